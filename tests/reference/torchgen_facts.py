@@ -1,0 +1,350 @@
+"""Ground-truth facts about PyTorch's autograd codegen, computed by torchgen itself.
+
+This is test support for the parity tests of ``vtgen_build``. It imports the
+torchgen package shipped inside the torch wheel, runs torchgen's own loaders and
+decision functions on the yaml files packaged with it, and reduces the result to
+plain Python values (ints, strings, tuples, dicts, sets) that a test can compare
+with what our generator plans.
+
+Nothing here re-implements torchgen's decisions: every fact is read off the
+objects torchgen builds, or off the text one of torchgen's per-operator
+functions returns for a single operator.  The module is only importable where
+torchgen is installed, so tests should guard it with
+``pytest.importorskip("torchgen")``.
+
+Run ``python -m tests.reference.torchgen_facts`` to print the counts (and, when
+``/tmp/ref`` holds a reference run of torchgen's gen_autograd, to cross-check
+them against the generated files).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import torchgen
+import yaml
+from torchgen.api import cpp
+from torchgen.api.autograd import (
+    DifferentiabilityInfo,
+    NativeFunctionWithDifferentiabilityInfo,
+    match_differentiability_info,
+)
+from torchgen.code_template import CodeTemplate
+from torchgen.gen import parse_native_yaml
+from torchgen.packaged.autograd.gen_autograd_functions import (
+    get_infos_with_derivatives_list,
+    process_function,
+)
+from torchgen.packaged.autograd.gen_inplace_or_view_type import use_derived
+from torchgen.packaged.autograd.gen_variable_type import gen_variable_type_func
+from torchgen.yaml_utils import YamlLoader
+
+if TYPE_CHECKING:
+    from torchgen.model import FunctionSchema, NativeFunction
+
+__all__ = [
+    "DEFAULT_KEY_SPELLING",
+    "Kind",
+    "RegKey",
+    "TorchgenPaths",
+    "derivative_entry_count",
+    "entry_count",
+    "native_function_count",
+    "node_for_kernel",
+    "nodes",
+    "paths",
+    "registrations",
+    "saved_members",
+    "used_dispatch_keys",
+]
+
+#: A registration: (operator name with overload, e.g. "add.Tensor"; autograd key).
+RegKey = tuple[str, str]
+#: "kernel" (a generated VariableType function) or "fallback"
+#: (torch::autograd::autogradNotImplementedFallback()).
+Kind = str
+
+#: derivatives.yaml calls the plain autograd key "Default"; it is registered as "Autograd".
+DEFAULT_KEY_SPELLING: Final = "Autograd"
+
+_FALLBACK_MARKER: Final = "autogradNotImplementedFallback"
+_NODE_CREATION: Final = re.compile(r"c10::make_intrusive<(\w+)>\(")
+_REGISTERED_NAME: Final = re.compile(r'm\.impl\("([^"]+)"')
+# Our own template, handed to torchgen's process_function so that it renders
+# only the data members it declares for one Node.
+_MEMBERS_ONLY: Final = CodeTemplate("${saved_variables}\n${saved_list_sizes}\n")
+_MEMBER_DECL: Final = re.compile(r"^(?P<type>.+?)\s+(?P<name>\w+)(?:\s*=\s*[^;]+)?;$")
+
+
+@dataclass(frozen=True)
+class TorchgenPaths:
+    """The three yaml files torchgen ships, as gen_autograd reads them."""
+
+    native_functions: Path
+    tags: Path
+    derivatives: Path
+
+
+@functools.lru_cache(maxsize=1)
+def paths() -> TorchgenPaths:
+    root = Path(torchgen.__file__).parent / "packaged"
+    return TorchgenPaths(
+        native_functions=root / "ATen" / "native" / "native_functions.yaml",
+        tags=root / "ATen" / "native" / "tags.yaml",
+        derivatives=root / "autograd" / "derivatives.yaml",
+    )
+
+
+def _load_yaml_list(path: Path) -> list[object]:
+    with path.open() as f:
+        data = yaml.load(f, Loader=YamlLoader)
+    if not isinstance(data, list):
+        raise TypeError(f"{path}: expected a yaml list, got {type(data).__name__}")
+    return data
+
+
+@functools.lru_cache(maxsize=1)
+def entry_count() -> int:
+    """Top-level entries in native_functions.yaml (before generated variants)."""
+    return len(_load_yaml_list(paths().native_functions))
+
+
+@functools.lru_cache(maxsize=1)
+def derivative_entry_count() -> int:
+    """Top-level entries in derivatives.yaml."""
+    return len(_load_yaml_list(paths().derivatives))
+
+
+@functools.lru_cache(maxsize=1)
+def _native_functions() -> tuple[NativeFunction, ...]:
+    p = paths()
+    return tuple(parse_native_yaml(str(p.native_functions), str(p.tags)).native_functions)
+
+
+@functools.lru_cache(maxsize=1)
+def native_function_count() -> int:
+    """NativeFunctions after torchgen adds its generated variants (out=, functional)."""
+    return len(_native_functions())
+
+
+@dataclass(frozen=True)
+class _Model:
+    infos: dict[FunctionSchema, dict[str, DifferentiabilityInfo]]
+    used_keys: frozenset[str]
+    matched: tuple[NativeFunctionWithDifferentiabilityInfo, ...]
+
+
+@functools.lru_cache(maxsize=1)
+def _model() -> _Model:
+    """Load derivatives and match them the way gen_autograd.gen_autograd does.
+
+    torchgen's load_derivatives keeps a module-global cache and
+    match_differentiability_info adds the generated out-of-place _foreach_
+    infos to that same dict, so we copy the dict first and match exactly once.
+    """
+    # Imported here: load_derivatives pulls in the whole packaged autograd codegen.
+    from torchgen.packaged.autograd.load_derivatives import load_derivatives
+
+    p = paths()
+    loaded, used_keys = load_derivatives(
+        str(p.derivatives), str(p.native_functions), str(p.tags)
+    )
+    infos = dict(loaded)
+    # gen_autograd matches the functions in this order (the nop selector keeps all).
+    fns = sorted(_native_functions(), key=lambda f: cpp.name(f.func))
+    matched = match_differentiability_info(fns, infos)
+    return _Model(infos=infos, used_keys=frozenset(used_keys), matched=tuple(matched))
+
+
+@functools.lru_cache(maxsize=1)
+def used_dispatch_keys() -> frozenset[str]:
+    """Autograd keys that get a TORCH_LIBRARY_IMPL block, spelled as registered."""
+    return frozenset(
+        DEFAULT_KEY_SPELLING if k == "Default" else k for k in _model().used_keys
+    )
+
+
+@dataclass(frozen=True)
+class _Emitted:
+    kind: Kind
+    node: str | None
+
+
+@functools.lru_cache(maxsize=1)
+def _emitted() -> dict[RegKey, _Emitted]:
+    """Ask torchgen, one operator at a time, what VariableType gets.
+
+    gen_variable_type feeds every matched function for which use_derived() holds
+    to gen_variable_type_func; that returns, per derivatives.yaml key, the
+    registration line and the kernel definition.  We read the operator name
+    from the registration, the kind from whether it is the not-implemented
+    fallback, and the Node from the first c10::make_intrusive<...> in the body.
+    """
+    out: dict[RegKey, _Emitted] = {}
+    for fn in _model().matched:
+        if not use_derived(fn):
+            continue
+        emitted = gen_variable_type_func(fn)
+        for field, lines in emitted.items():
+            if not field.startswith("wrapper_registrations_"):
+                continue
+            key = field.removeprefix("wrapper_registrations_")
+            spelled = DEFAULT_KEY_SPELLING if key == "Default" else key
+            (registration,) = lines
+            found = _REGISTERED_NAME.search(registration)
+            if found is None:
+                raise AssertionError(f"unrecognised registration: {registration!r}")
+            op = found.group(1)
+            if op != str(fn.func.func.name):
+                raise AssertionError(f"{op} registered for {fn.func.func.name}")
+            (definition,) = emitted[f"type_derived_method_definitions_{key}"]
+            if _FALLBACK_MARKER in registration:
+                record = _Emitted(kind="fallback", node=None)
+            else:
+                node = _NODE_CREATION.search(definition)
+                record = _Emitted(kind="kernel", node=node.group(1) if node else None)
+            if (op, spelled) in out:
+                raise AssertionError(f"duplicate registration {(op, spelled)}")
+            out[(op, spelled)] = record
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def registrations() -> dict[RegKey, Kind]:
+    """Every VariableType registration: (op, autograd key) -> "kernel" | "fallback"."""
+    return {k: v.kind for k, v in _emitted().items()}
+
+
+@functools.lru_cache(maxsize=1)
+def node_for_kernel() -> dict[RegKey, str | None]:
+    """For each generated kernel, the Node type it creates as grad_fn.
+
+    None when the kernel creates no Node (out= variants, ops whose outputs or
+    inputs are not differentiable, DONT_REQUIRE_DERIVATIVE ops).  Ops that
+    require a derivative but have no formula get torchgen's "NotImplemented"
+    Node.  Fallback registrations are not listed.
+    """
+    return {k: v.node for k, v in _emitted().items() if v.kind == "kernel"}
+
+
+@functools.lru_cache(maxsize=1)
+def _node_infos() -> tuple[DifferentiabilityInfo, ...]:
+    # Same selection gen_autograd_functions_lib makes, after matching (which
+    # adds the generated _foreach_ infos).
+    return tuple(get_infos_with_derivatives_list(_model().infos))
+
+
+@functools.lru_cache(maxsize=1)
+def nodes() -> frozenset[str]:
+    """Names of the Node subclasses declared in Functions.h."""
+    names = [info.op for info in _node_infos()]
+    if None in names or len(set(names)) != len(names):
+        raise AssertionError("Node names are missing or duplicated")
+    return frozenset(n for n in names if n is not None)
+
+
+def _parse_members(text: str, node: str) -> tuple[tuple[str, str], ...]:
+    members: list[tuple[str, str]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        m = _MEMBER_DECL.match(line)
+        if m is None:
+            raise AssertionError(f"{node}: cannot read member declaration {line!r}")
+        members.append((m.group("name"), m.group("type")))
+    return tuple(members)
+
+
+@functools.lru_cache(maxsize=1)
+def saved_members() -> dict[str, tuple[tuple[str, str], ...]]:
+    """node -> data members torchgen declares for it, in declaration order.
+
+    Each member is (name, C++ type), e.g. ("self_", "SavedVariable"),
+    ("self_sym_sizes", "std::vector<c10::SymInt>"), ("tensors_released_",
+    "bool"), ("tensors_size_", "size_t").  Saved inputs come first, then saved
+    outputs, each sorted by name; list sizes come last.  The
+    ``retain_variables`` flag (for formulas using retain_variables) is not a
+    saved member and is not listed.
+    """
+    result: dict[str, tuple[tuple[str, str], ...]] = {}
+    for info in _node_infos():
+        assert info.op is not None
+        result[info.op] = _parse_members(process_function(info, _MEMBERS_ONLY), info.op)
+    return result
+
+
+# --------------------------------------------------------------------------
+# Cross-check against a reference run of gen_autograd (not used by tests).
+
+
+def _reference_registrations(ref: Path) -> dict[RegKey, Kind]:
+    block = re.compile(r"TORCH_LIBRARY_IMPL\(aten, (\w+), m\) \{(.*?)\n\}", re.S)
+    impl = re.compile(r'm\.impl\("([^"]+)",\s*(TORCH_FN|torch::autograd::autogradNotImplementedFallback)')
+    found: dict[RegKey, Kind] = {}
+    for shard in sorted(ref.glob("VariableType_*.cpp")):
+        for key, body in block.findall(shard.read_text()):
+            for op, how in impl.findall(body):
+                found[(op, key)] = "kernel" if how == "TORCH_FN" else "fallback"
+    return found
+
+
+def _reference_members(ref: Path) -> dict[str, tuple[tuple[str, str], ...]]:
+    text = (ref / "Functions.h").read_text()
+    struct = re.compile(
+        r"struct TORCH_API (\w+) : public \w+ \{\n#endif\n(.*?)\n\};", re.S
+    )
+    out: dict[str, tuple[tuple[str, str], ...]] = {}
+    for name, body in struct.findall(text):
+        tail = body.split("SwapSavedVariables& saved) override;", 1)[1]
+        out[name] = _parse_members(tail, name)
+    return out
+
+
+def _cross_check(ref: Path) -> list[str]:
+    problems: list[str] = []
+    ref_regs = _reference_registrations(ref)
+    if ref_regs != registrations():
+        problems.append(
+            f"registrations differ: {len(ref_regs)} in {ref}, {len(registrations())} computed"
+        )
+    ref_members = _reference_members(ref)
+    if set(ref_members) != nodes():
+        problems.append("Node names differ from Functions.h")
+    elif ref_members != saved_members():
+        bad = sorted(n for n in ref_members if ref_members[n] != saved_members()[n])
+        problems.append(f"saved members differ for {len(bad)} nodes, e.g. {bad[:5]}")
+    return problems
+
+
+def _main() -> int:
+    regs = registrations()
+    kinds = list(regs.values())
+    per_key = {k: sum(1 for (_, key) in regs if key == k) for k in sorted(used_dispatch_keys())}
+    kernel_nodes = node_for_kernel()
+    print(f"native_functions.yaml entries : {entry_count()}")
+    print(f"native functions (generated)  : {native_function_count()}")
+    print(f"derivatives.yaml entries      : {derivative_entry_count()}")
+    print(f"registrations                 : {len(regs)}  per key {per_key}")
+    print(f"  kernels / fallbacks         : {kinds.count('kernel')} / {kinds.count('fallback')}")
+    print(f"  kernels creating a Node     : {sum(1 for n in kernel_nodes.values() if n)}")
+    print(
+        "  kernels creating NotImplemented: "
+        f"{sum(1 for n in kernel_nodes.values() if n == 'NotImplemented')}"
+    )
+    print(f"Nodes                         : {len(nodes())}")
+    print(f"Nodes with saved members      : {sum(1 for m in saved_members().values() if m)}")
+    ref = Path("/tmp/ref")
+    if (ref / "Functions.h").exists():
+        problems = _cross_check(ref)
+        print("cross-check with /tmp/ref    :", "OK" if not problems else problems)
+        return 1 if problems else 0
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,0 +1,85 @@
+"""Command line: ``vtgen-build {inspect,generate,check}``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from . import __version__, get_cmake_dir
+from .errors import VtgenError
+from .model import Inputs, load_model
+from .paths import find_pytorch_layout
+
+__all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; bad input prints ``path:line: error: message`` and returns 1."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.cmakedir:
+        print(get_cmake_dir())
+        return 0
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(args.run(args))
+    except VtgenError as exc:
+        print(f"vtgen-build: {exc}" if exc.location is None else str(exc), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vtgen-build", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"vtgen-build {__version__}")
+    parser.add_argument("--cmakedir", action="store_true", help="print the CMake package directory and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    inspect = sub.add_parser("inspect", help="load the inputs and print a summary (or one op's plan)")
+    _add_inputs(inspect)
+    inspect.add_argument("--json", action="store_true", help="print the summary as JSON")
+    inspect.add_argument("--op", action="append", default=[], help="print the plan of this op (repeatable)")
+    inspect.set_defaults(run=_run_inspect)
+    return parser
+
+
+def _add_inputs(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("inputs")
+    g.add_argument("--native-functions", metavar="FILE", help="native_functions.yaml")
+    g.add_argument("--derivatives", metavar="FILE", help="derivatives.yaml")
+    g.add_argument("--tags", metavar="FILE", help="tags.yaml (optional)")
+    g.add_argument("--pytorch-root", metavar="DIR", help="fill the three paths from a PyTorch checkout or torchgen")
+
+
+def resolve_inputs(args: argparse.Namespace) -> Inputs:
+    """The input paths from explicit flags, falling back to ``--pytorch-root``."""
+    native, derivatives, tags = args.native_functions, args.derivatives, args.tags
+    if args.pytorch_root:
+        layout = find_pytorch_layout(args.pytorch_root)
+        native = native or layout.native_functions
+        derivatives = derivatives or layout.derivatives
+        tags = tags or layout.tags
+    if not native or not derivatives:
+        raise VtgenError("give --native-functions and --derivatives, or --pytorch-root")
+    return Inputs(native, derivatives, tags)
+
+
+def _run_inspect(args: argparse.Namespace) -> int:
+    model = load_model(resolve_inputs(args))
+    summary = {
+        "entries": model.entry_count,
+        "native_functions": len(model.native_functions),
+        "generated_native_functions": sum(f.generated for f in model.native_functions),
+        "derivative_entries": len(model.derivatives),
+        "tags": len(model.tags),
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2, sort_keys=True))
+    else:
+        for key, value in summary.items():
+            print(f"{key.replace('_', ' ')}: {value}")
+    return 0

@@ -1,0 +1,143 @@
+"""Load layer: YAML text → located records.
+
+Only safe YAML is read (libyaml's C parser when pyyaml has it, the pure-Python
+safe loader otherwise).  Every mapping key keeps the line it was written on and
+every top-level entry keeps its own source text, so later layers can report
+errors at ``file:line`` and hash each entry on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+import yaml
+
+from .errors import Location, VtgenError
+
+__all__ = ["Field", "Entry", "Scalar", "Value", "load_entries", "load_text", "read_text"]
+
+try:  # pragma: no branch - depends on how pyyaml was built
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+Scalar = Union[str, bool, int, float, None]
+Value = Union[Scalar, "tuple[Field, ...]", "tuple[Value, ...]"]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One ``key: value`` of a YAML mapping, with the line of its key."""
+
+    key: str
+    value: Value
+    location: Location
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One top-level list item: its fields, where it starts, and its own text."""
+
+    fields: tuple[Field, ...]
+    location: Location
+    text: str
+
+
+def read_text(path: str) -> str:
+    """The file's text, or a located error when it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise VtgenError(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VtgenError(f"cannot read {path}: {exc}") from None
+
+
+def load_entries(path: str) -> tuple[Entry, ...]:
+    """Read ``path``, a YAML list of mappings, into located entries."""
+    return load_text(read_text(path), path)
+
+
+def load_text(text: str, path: str) -> tuple[Entry, ...]:
+    """Parse ``text`` (named ``path`` in errors) into located entries."""
+    try:
+        root = yaml.compose(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        raise VtgenError(f"invalid YAML: {exc.problem or exc.context}", Location(path, line)) from None
+    except yaml.YAMLError as exc:
+        raise VtgenError(f"invalid YAML: {exc}", Location(path, 1)) from None
+    if root is None:
+        return ()
+    if not isinstance(root, yaml.SequenceNode):
+        raise VtgenError("expected a list of entries at the top level", _loc(path, root))
+    lines = text.splitlines(keepends=True)
+    starts = [item.start_mark.line for item in root.value] + [len(lines)]
+    entries = []
+    for index, item in enumerate(root.value):
+        if not isinstance(item, yaml.MappingNode):
+            raise VtgenError("expected each entry to be a mapping ('- key: value')", _loc(path, item))
+        entry_text = _entry_text(lines, starts[index], starts[index + 1])
+        fields = _mapping(item, path)
+        entries.append(Entry(fields, _loc(path, item), entry_text))
+    return tuple(entries)
+
+
+def _entry_text(lines: list[str], start: int, end: int) -> str:
+    """The entry's source lines, without the trailing blank and comment lines."""
+    while end > start + 1 and lines[end - 1].strip()[:1] in ("", "#"):
+        end -= 1
+    return "".join(lines[start:end])
+
+
+def _loc(path: str, node: yaml.Node) -> Location:
+    return Location(path, node.start_mark.line + 1)
+
+
+def _mapping(node: yaml.MappingNode, path: str) -> tuple[Field, ...]:
+    fields: list[Field] = []
+    seen: dict[str, Location] = {}
+    for key_node, value_node in node.value:
+        key = _scalar(key_node, path)
+        location = _loc(path, key_node)
+        if not isinstance(key, str):
+            raise VtgenError(f"expected a text key, found {key!r}", location)
+        if key in seen:
+            raise VtgenError(f"duplicate key '{key}' (first at line {seen[key].line})", location)
+        seen[key] = location
+        fields.append(Field(key, _value(value_node, path), location))
+    return tuple(fields)
+
+
+def _value(node: yaml.Node, path: str) -> Value:
+    if isinstance(node, yaml.MappingNode):
+        return _mapping(node, path)
+    if isinstance(node, yaml.SequenceNode):
+        return tuple(_value(item, path) for item in node.value)
+    return _scalar(node, path)
+
+
+_TRUE = frozenset({"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"})
+
+
+def _scalar(node: yaml.Node, path: str) -> Scalar:
+    if not isinstance(node, yaml.ScalarNode):
+        raise VtgenError("expected a plain value here", _loc(path, node))
+    tag, text = node.tag, node.value
+    if tag.endswith(":str"):
+        return str(text)
+    if tag.endswith(":bool"):
+        return text in _TRUE
+    if tag.endswith(":null"):
+        return None
+    try:
+        if tag.endswith(":int"):
+            return int(text.replace("_", ""), 0)
+        if tag.endswith(":float"):
+            return float(text.replace("_", ""))
+    except ValueError:
+        return str(text)
+    return str(text)

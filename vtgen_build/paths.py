@@ -1,0 +1,46 @@
+"""Finding the input files from a PyTorch checkout or an installed torchgen package."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import VtgenError
+
+__all__ = ["PytorchLayout", "find_pytorch_layout"]
+
+
+@dataclass(frozen=True)
+class PytorchLayout:
+    native_functions: str
+    tags: str
+    derivatives: str
+    manual_header: str | None
+
+
+_LAYOUTS = (
+    # PyTorch source checkout
+    ("aten/src/ATen/native/native_functions.yaml", "aten/src/ATen/native/tags.yaml",
+     "tools/autograd/derivatives.yaml", "torch/csrc/autograd/FunctionsManual.h"),
+    # installed torchgen package (or the site-packages directory holding it)
+    ("packaged/ATen/native/native_functions.yaml", "packaged/ATen/native/tags.yaml",
+     "packaged/autograd/derivatives.yaml", "../torch/include/torch/csrc/autograd/FunctionsManual.h"),
+    ("torchgen/packaged/ATen/native/native_functions.yaml", "torchgen/packaged/ATen/native/tags.yaml",
+     "torchgen/packaged/autograd/derivatives.yaml", "torch/include/torch/csrc/autograd/FunctionsManual.h"),
+)  # fmt: skip
+
+
+def find_pytorch_layout(root: str) -> PytorchLayout:
+    """The input paths under ``root``; an error says which layouts were tried."""
+    base = Path(root)
+    for native, tags, derivatives, manual in _LAYOUTS:
+        if (base / native).is_file() and (base / derivatives).is_file():
+            header = base / manual
+            return PytorchLayout(
+                str(base / native), str(base / tags), str(base / derivatives),
+                str(header.resolve()) if header.is_file() else None,
+            )  # fmt: skip
+    raise VtgenError(
+        f"{root}: not a PyTorch checkout (aten/src/ATen/native/, tools/autograd/) "
+        "nor an installed torchgen package (packaged/...)"
+    )
