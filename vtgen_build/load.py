@@ -16,14 +16,14 @@ import yaml
 
 from .errors import Location, VtgenError
 
-__all__ = ["Field", "Entry", "Scalar", "Value", "load_entries", "load_text", "read_text"]
+__all__ = ["Entry", "Field", "Scalar", "Value", "load_entries", "load_text", "read_text"]
 
 try:  # pragma: no branch - depends on how pyyaml was built
     _Loader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
-Scalar = Union[str, bool, int, float, None]
+Scalar = str | bool | int | float | None
 Value = Union[Scalar, "tuple[Field, ...]", "tuple[Value, ...]"]
 
 
@@ -67,7 +67,10 @@ def load_text(text: str, path: str) -> tuple[Entry, ...]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
-        raise VtgenError(f"invalid YAML: {exc.problem or exc.context}", Location(path, line)) from None
+        message = f"invalid YAML: {exc.problem or exc.context}"
+        if exc.problem and exc.context and exc.context_mark is not None and exc.context_mark.line + 1 != line:
+            message += f" ({exc.context} at line {exc.context_mark.line + 1})"
+        raise VtgenError(message, Location(path, line)) from None
     except yaml.YAMLError as exc:
         raise VtgenError(f"invalid YAML: {exc}", Location(path, 1)) from None
     if root is None:

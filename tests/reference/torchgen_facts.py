@@ -150,9 +150,7 @@ def _model() -> _Model:
     from torchgen.packaged.autograd.load_derivatives import load_derivatives
 
     p = paths()
-    loaded, used_keys = load_derivatives(
-        str(p.derivatives), str(p.native_functions), str(p.tags)
-    )
+    loaded, used_keys = load_derivatives(str(p.derivatives), str(p.native_functions), str(p.tags))
     infos = dict(loaded)
     # gen_autograd matches the functions in this order (the nop selector keeps all).
     fns = sorted(_native_functions(), key=lambda f: cpp.name(f.func))
@@ -163,9 +161,7 @@ def _model() -> _Model:
 @functools.lru_cache(maxsize=1)
 def used_dispatch_keys() -> frozenset[str]:
     """Autograd keys that get a TORCH_LIBRARY_IMPL block, spelled as registered."""
-    return frozenset(
-        DEFAULT_KEY_SPELLING if k == "Default" else k for k in _model().used_keys
-    )
+    return frozenset(DEFAULT_KEY_SPELLING if k == "Default" else k for k in _model().used_keys)
 
 
 @dataclass(frozen=True)
@@ -284,7 +280,9 @@ def saved_members() -> dict[str, tuple[tuple[str, str], ...]]:
 
 def _reference_registrations(ref: Path) -> dict[RegKey, Kind]:
     block = re.compile(r"TORCH_LIBRARY_IMPL\(aten, (\w+), m\) \{(.*?)\n\}", re.S)
-    impl = re.compile(r'm\.impl\("([^"]+)",\s*(TORCH_FN|torch::autograd::autogradNotImplementedFallback)')
+    impl = re.compile(
+        r'm\.impl\("([^"]+)",\s*(TORCH_FN|torch::autograd::autogradNotImplementedFallback)'
+    )
     found: dict[RegKey, Kind] = {}
     for shard in sorted(ref.glob("VariableType_*.cpp")):
         for key, body in block.findall(shard.read_text()):
@@ -295,9 +293,7 @@ def _reference_registrations(ref: Path) -> dict[RegKey, Kind]:
 
 def _reference_members(ref: Path) -> dict[str, tuple[tuple[str, str], ...]]:
     text = (ref / "Functions.h").read_text()
-    struct = re.compile(
-        r"struct TORCH_API (\w+) : public \w+ \{\n#endif\n(.*?)\n\};", re.S
-    )
+    struct = re.compile(r"struct TORCH_API (\w+) : public \w+ \{\n#endif\n(.*?)\n\};", re.S)
     out: dict[str, tuple[tuple[str, str], ...]] = {}
     for name, body in struct.findall(text):
         tail = body.split("SwapSavedVariables& saved) override;", 1)[1]
@@ -341,7 +337,7 @@ def _main() -> int:
     ref = Path("/tmp/ref")
     if (ref / "Functions.h").exists():
         problems = _cross_check(ref)
-        print("cross-check with /tmp/ref    :", "OK" if not problems else problems)
+        print("cross-check with /tmp/ref    :", problems or "OK")
         return 1 if problems else 0
     return 0
 

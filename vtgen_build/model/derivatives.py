@@ -18,10 +18,13 @@ from .schema import FunctionSchema, SchemaError
 __all__ = ["AUTOGRAD_KEYS", "DerivativeEntry", "Formula", "FormulaSet", "output_names"]
 
 AUTOGRAD_KEYS = frozenset(
-    """Default Autograd AutogradOther AutogradFunctionality AutogradCPU AutogradCUDA AutogradXLA
-    AutogradLazy AutogradIPU AutogradXPU AutogradMPS AutogradHPU AutogradMTIA AutogradMAIA
-    AutogradPrivateUse1 AutogradPrivateUse2 AutogradPrivateUse3 AutogradMeta AutogradNestedTensor""".split()
-)
+    (
+        "Default", "Autograd", "AutogradOther", "AutogradFunctionality", "AutogradCPU", "AutogradCUDA",
+        "AutogradXLA", "AutogradLazy", "AutogradIPU", "AutogradXPU", "AutogradMPS", "AutogradHPU", "AutogradMTIA",
+        "AutogradMAIA", "AutogradPrivateUse1", "AutogradPrivateUse2", "AutogradPrivateUse3", "AutogradMeta",
+        "AutogradNestedTensor",
+    )
+)  # fmt: skip
 NON_DIFFERENTIABLE = "non_differentiable"
 AUTO_ELEMENT_WISE = "auto_element_wise"
 AUTO_LINEAR = "auto_linear"
@@ -136,11 +139,15 @@ def _parse_output_differentiability(f: Field, schema: FunctionSchema) -> tuple[t
         raise VtgenError("'output_differentiability' must be a list of True/False", f.location)
     if len(value) != len(schema.returns):
         raise VtgenError(
-            f"'output_differentiability' has {len(value)} entries but '{schema.name}' "
-            f"returns {len(schema.returns)} value(s)",
+            f"'output_differentiability' has {_count(len(value), 'entry', 'entries')} but '{schema.name}' "
+            f"returns {_count(len(schema.returns), 'value', 'values')}",
             f.location,
         )
     return tuple(bool(v) for v in value), None
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _parse_dispatch(f: Field, schema: FunctionSchema, outputs: tuple[str, ...]) -> tuple[FormulaSet, ...]:
@@ -171,7 +178,7 @@ def _formula_set(
         forward = all(n in outputs for n in names)
         for n in names:
             if n not in args and n not in outputs:
-                hint = did_you_mean(n, args + outputs)
+                hint = did_you_mean(n, args + outputs + ("output_differentiability", "dispatch"))
                 raise VtgenError(f"'{n}' is not an argument or output of '{schema.name}'{hint}", f.location)
             if n in seen:
                 raise VtgenError(f"more than one formula for '{n}'", f.location)

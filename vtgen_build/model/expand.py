@@ -69,7 +69,7 @@ def _missing_variants(family: dict[SchemaKind, NativeFunction]) -> list[NativeFu
 
 
 def _derive(base: NativeFunction, func: FunctionSchema) -> NativeFunction:
-    kernel = func.name.unambiguous_name() if func.kind() is SchemaKind.out else _cpp_name(func)
+    kernel = func.name.unambiguous_name() if func.kind() is SchemaKind.out else func.cpp_name()
     if base.func.has_symint():
         kernel += "_symint"
     tags = {"generated"} | (base.tags & _KEPT_TAGS)
@@ -87,15 +87,9 @@ def _derive(base: NativeFunction, func: FunctionSchema) -> NativeFunction:
         device_guard=False,
         use_const_ref_for_mutable_tensors=base.use_const_ref_for_mutable_tensors,
         generated=True,
+        abstract_override=base.is_abstract,
         text=base.text,
     )
-
-
-def _cpp_name(func: FunctionSchema) -> str:
-    name = func.name
-    if name.dunder:
-        return name.name
-    return name.base + ("_functional" if name.functional_overload else "") + ("_" if name.inplace else "")
 
 
 def _out_overload(name: OperatorName) -> str:

@@ -9,7 +9,7 @@ from ..load import Entry
 from .fields import FieldReader
 from .schema import FunctionSchema, OperatorName, SchemaError, SchemaKind
 
-__all__ = ["DISPATCH_KEYS", "COMPOSITE_KEYS", "Dispatch", "NativeFunction", "parse_tags"]
+__all__ = ["COMPOSITE_KEYS", "DISPATCH_KEYS", "Dispatch", "NativeFunction", "parse_tags"]
 
 KNOWN_KEYS = (
     "func", "variants", "dispatch", "structured", "structured_delegate", "structured_inherits",
@@ -19,12 +19,15 @@ KNOWN_KEYS = (
 )  # fmt: skip
 
 DISPATCH_KEYS = frozenset(
-    """CPU SparseCPU SparseCsrCPU MkldnnCPU CUDA MPS XPU SparseXPU SparseCsrXPU SparseCUDA
-    SparseCsrCUDA SparseMPS SparseCsrMPS QuantizedCPU QuantizedCUDA CompositeImplicitAutograd
-    CompositeImplicitAutogradNestedTensor CompositeExplicitAutograd
-    CompositeExplicitAutogradNonFunctional NestedTensorCPU NestedTensorCUDA NestedTensorXPU
-    NestedTensorHPU Meta SparseMeta SparseCsrMeta QuantizedMeta NestedTensorMeta ZeroTensor MTIA""".split()
-)
+    (
+        "CPU", "SparseCPU", "SparseCsrCPU", "MkldnnCPU", "CUDA", "MPS", "XPU", "SparseXPU", "SparseCsrXPU",
+        "SparseCUDA", "SparseCsrCUDA", "SparseMPS", "SparseCsrMPS", "QuantizedCPU", "QuantizedCUDA",
+        "CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor", "CompositeExplicitAutograd",
+        "CompositeExplicitAutogradNonFunctional", "NestedTensorCPU", "NestedTensorCUDA", "NestedTensorXPU",
+        "NestedTensorHPU", "Meta", "SparseMeta", "SparseCsrMeta", "QuantizedMeta", "NestedTensorMeta",
+        "ZeroTensor", "MTIA",
+    )
+)  # fmt: skip
 COMPOSITE_KEYS = frozenset(k for k in DISPATCH_KEYS if k.startswith("Composite"))
 _DEVICE_CHECKS = ("ExactSame", "NoCheck")
 _VARIANTS = ("function", "method")
@@ -63,6 +66,7 @@ class NativeFunction:
     ufunc_inner_loop: tuple[tuple[str, str], ...] = ()
     use_const_ref_for_mutable_tensors: bool = False
     generated: bool = False
+    abstract_override: bool | None = None  # derived variants inherit their base's answer
     text: str = field(default="", compare=False, repr=False)
 
     @classmethod
@@ -125,6 +129,21 @@ class NativeFunction:
         return "CompositeExplicitAutogradNonFunctional" in self.dispatch_keys
 
     @property
+    def is_abstract(self) -> bool:
+        """Has a backend kernel of its own (not only a CompositeImplicitAutograd decomposition)."""
+        if self.abstract_override is not None:
+            return self.abstract_override
+        if self.structured_delegate is not None:
+            return True
+        implicit = {"CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor"}
+        return not (self.dispatch_keys and self.dispatch_keys <= implicit)
+
+    @property
+    def cpp_name(self) -> str:
+        """The C++ function name: ``add_``, ``sin_out``, ``_foo_functional``."""
+        return self.func.cpp_name()
+
+    @property
     def is_view_op(self) -> bool:
         """Returns an alias, is an in-place view, or has a wildcard (``a -> *``) input."""
         inplace_view = "inplace_view" in self.tags and str(self.name) not in ("resize_", "resize_as_")
@@ -143,7 +162,10 @@ def _parse_func(r: FieldReader) -> tuple[str, FunctionSchema]:
     try:
         return namespace, FunctionSchema.parse(rest)
     except SchemaError as exc:
-        raise VtgenError(f"malformed schema: {exc.message}", r.location("func")) from None
+        # Count the column from the start of 'func', namespace included.
+        column = exc.column + len(text) - len(rest)
+        message = f"malformed schema: {exc.message.rsplit(' (column', 1)[0]} (column {column})"
+        raise VtgenError(message, r.location("func")) from None
 
 
 def _op_name(text: str | None, r: FieldReader, key: str) -> OperatorName | None:
@@ -176,7 +198,9 @@ def _parse_variants(r: FieldReader) -> frozenset[str]:
 def _parse_dispatch(r: FieldReader, func: FunctionSchema, manual: bool, structured: bool) -> tuple[Dispatch, ...]:
     if not r.has("dispatch"):
         # No table: the function is a composite of other ops (unless structured).
-        return () if structured else (Dispatch("CompositeImplicitAutograd", func.name.unambiguous_name()),)
+        # Its kernel is named after the operator, without the overload (``_out`` for out= ops).
+        kernel = func.name.name + ("_out" if func.arguments.out else "")
+        return () if structured else (Dispatch("CompositeImplicitAutograd", kernel),)
     if manual:
         raise VtgenError("'dispatch' has no effect with manual_kernel_registration", r.location("dispatch"))
     result: list[Dispatch] = []

@@ -8,9 +8,11 @@ ships, and ``parse`` checks that before returning.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from enum import Enum
+from functools import cache
+from typing import TypeVar
 
 from ..errors import VtgenError, did_you_mean
 
@@ -31,10 +33,14 @@ __all__ = [
 ]
 
 BASE_TYPES = frozenset(
-    """Tensor int SymInt SymBool float bool str Scalar ScalarType Layout Device
-    DeviceIndex MemoryFormat Generator Dimname DimVector Storage Stream QScheme
-    ConstQuantizerPtr GraphModule""".split()
-)
+    (
+        "Tensor", "int", "SymInt", "SymBool", "float", "bool", "str", "Scalar", "ScalarType", "Layout", "Device",
+        "DeviceIndex", "MemoryFormat", "Generator", "Dimname", "DimVector", "Storage", "Stream", "QScheme",
+        "ConstQuantizerPtr", "GraphModule",
+    )
+)  # fmt: skip
+
+_T = TypeVar("_T")
 
 
 class SchemaError(VtgenError):
@@ -166,17 +172,17 @@ class ListType(Type):
         return True
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parse_type(text: str) -> Type:
     return Type._parse_uncached(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parse_argument(text: str) -> Argument:
     return Argument._parse_uncached(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parse_return(text: str) -> Return:
     return Return._parse_uncached(text)
 
@@ -214,6 +220,8 @@ class Argument:
         type_text, sep, name_default = text.rpartition(" ")
         if not sep or not type_text:
             raise SchemaError(f"expected 'Type name', found '{text}'", 1)
+        if "," in type_text:
+            raise SchemaError("expected ', ' between arguments", type_text.index(",") + 1)
         name, eq, default = name_default.partition("=")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
             raise SchemaError(f"bad argument name '{name}'", len(type_text) + 2)
@@ -296,7 +304,7 @@ class Arguments:
             window = self.kwarg_only[i : i + 4]
             if all(
                 a.name == name and str(a.type) in (ty, ty + "?")
-                for a, (name, ty) in zip(window, _TENSOR_OPTION_NAMES)
+                for a, (name, ty) in zip(window, _TENSOR_OPTION_NAMES, strict=True)
             ):
                 return i
         return None
@@ -347,7 +355,9 @@ class Return:
         return self.annotation is not None and self.annotation.is_write
 
 
-_AUGMENTED = frozenset("add sub mul div mod pow lshift rshift and xor or matmul truediv floordiv".split())
+_AUGMENTED = frozenset(
+    ("add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or", "matmul", "truediv", "floordiv")
+)
 
 
 @dataclass(frozen=True)
@@ -362,8 +372,8 @@ class OperatorName:
 
     @classmethod
     def parse(cls, text: str) -> OperatorName:
-        name, _, overload = text.partition(".")
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or "." in overload:
+        name, dot, overload = text.partition(".")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or (dot and not re.fullmatch(r"[A-Za-z0-9_]+", overload)):
             raise SchemaError(f"bad operator name '{text}'", 1)
         if name.startswith("__") and name.endswith("__") and len(name) > 4:
             core = name[2:-2]
@@ -433,25 +443,27 @@ class FunctionSchema:
         raise _fail("unbalanced parentheses", text, open_at)
 
     @staticmethod
-    def _located(parse: object, piece: str, offset: int) -> object:
+    def _located(parse: Callable[[str], _T], piece: str, offset: int) -> _T:
         try:
-            return parse(piece)  # type: ignore[operator]
+            return parse(piece)
         except SchemaError as exc:
             message = exc.message.rsplit(" (column", 1)[0]
             raise SchemaError(message, offset + exc.column) from None
 
     @staticmethod
     def _parse_returns(text: str) -> tuple[Return, ...]:
-        if text.startswith("(") and text.endswith(")"):
-            inner = text[1:-1]
-            return tuple(Return.parse(r) for r in inner.split(", ")) if inner else ()
-        return (Return.parse(text),)
+        if not text.startswith("("):
+            return (Return.parse(text),)
+        if not text.endswith(")"):
+            raise SchemaError("expected ')' at the end of the returns", len(text) + 1)
+        returns, offset = [], 1
+        for piece in text[1:-1].split(", ") if len(text) > 2 else []:
+            returns.append(FunctionSchema._located(Return.parse, piece, offset))
+            offset += len(piece) + 2
+        return tuple(returns)
 
     def __str__(self) -> str:
-        if len(self.returns) == 1:
-            returns = str(self.returns[0])
-        else:
-            returns = "(" + ", ".join(map(str, self.returns)) + ")"
+        returns = str(self.returns[0]) if len(self.returns) == 1 else f"({', '.join(map(str, self.returns))})"
         return f"{self.name}({self.arguments}) -> {returns}"
 
     def kind(self) -> SchemaKind:
@@ -468,6 +480,10 @@ class FunctionSchema:
 
     def has_symint(self) -> bool:
         return any(a.type.base().name == "SymInt" for a in self.arguments.all)
+
+    def cpp_name(self) -> str:
+        """The C++ API name: the operator name, plus ``_out`` for out= schemas."""
+        return self.name.name + ("_out" if self.arguments.out else "")
 
     def is_view(self) -> bool:
         """Returns an alias of an input that is not written (``Tensor(a)``)."""
@@ -494,7 +510,8 @@ class FunctionSchema:
                 base = base.replace("scatter", "inverse")
         returned = {r.annotation for r in self.returns if r.annotation is not None}
         self_arg = self.arguments.self_arg
-        mutated = ([self_arg] if self_arg else []) + list(self.arguments.out) + list(self.arguments.post_self_positional())
+        mutated = [self_arg] if self_arg else []
+        mutated += list(self.arguments.out) + list(self.arguments.post_self_positional())
         extra = tuple(
             Return(f"{a.name}_out" if keep_return_names else None, a.type)
             for a in mutated

@@ -1,0 +1,114 @@
+"""Reading formulas: which values a backward formula needs saved, and how it is rewritten.
+
+A backward formula is C++ over the op's inputs and outputs.  Some uses of an
+input only need a cheap property of it (``self.sym_sizes()``,
+``self.scalar_type()``); those are saved as their own members and the formula
+is rewritten to use the member.  Any input still named after that is saved whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..errors import Location, VtgenError
+from .values import CppValue
+
+__all__ = ["SavedValue", "extract_saved", "ident_re", "uses_ident"]
+
+
+@dataclass(frozen=True)
+class SavedValue:
+    """A value the kernel stores on the Node: member name, C++ value type, forward-time expression."""
+
+    name: str
+    cpp_type: str
+    expr: str
+    is_output: bool = False
+
+
+def ident_re(name: str) -> str:
+    """A regex matching ``name`` as a whole C++ identifier (group 1 and 2 are the borders)."""
+    return rf"(^|\W){name}($|\W)"
+
+
+def uses_ident(text: str, name: str) -> bool:
+    return name in text and re.search(ident_re(name), text) is not None
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """``pattern`` (with ``{}`` for the value name) → member ``name + suffix`` of ``cpp_type``."""
+
+    pattern: str
+    suffix: str | Callable[[re.Match[str]], str]
+    cpp_type: str
+    expr: Callable[[str], str] | None = None  # forward-time expression, default: the match
+    rewrite: Callable[[str], str] | None = None  # formula text, default: the member name
+
+
+_RULES = (
+    _Rule(r"{}.sym_sizes\(\)", "_sym_sizes", "c10::SymIntArrayRef"),
+    _Rule(r"{}->sym_sizes\(\)", "_sym_sizes_opt", "::std::optional<c10::SymIntArrayRef>",
+          expr=lambda n: f"{n}.has_value() ? std::optional<c10::SymIntArrayRef>({n}->sym_sizes()) : std::nullopt"),
+    _Rule(r"{}.sym_blocksize\(\)", "_self_sym_blocksize_opt", "::std::optional<c10::SymIntArrayRef>",
+          expr=lambda n: f"at::sparse_csr::getSymIntBlockSize({n})"),
+    _Rule(r"{}.options\(\)", "_options", "at::TensorOptions"),
+    _Rule(r"zeros_like\({}\)", "_info", "torch::autograd::generated::TypeAndSize",
+          expr=lambda n: n, rewrite=lambda n: f"{n}_info.zeros()"),
+    _Rule(r"{}.sym_size\((-?\w+)\)", lambda m: f"_sym_argsize_{m.group(1).replace('-', 'minus_')}", "c10::SymInt"),
+    _Rule(r"{}.numel\(\)", "_numel", "int64_t"),
+    _Rule(r"{}.sym_numel\(\)", "_sym_numel", "c10::SymInt"),
+    _Rule(r"to_args_sizes\({}\)", "_args_sizes", "::std::vector<::std::vector<int64_t>>"),
+    _Rule(r"to_args_sizes_symint\({}\)", "_args_sizes_symint", "::std::vector<::std::vector<c10::SymInt>>"),
+    _Rule(r"to_args_scalartypes\({}\)", "_args_scalartypes", "::std::vector<at::ScalarType>"),
+    _Rule(r"TensorGeometry\({}\)", "_geometry", "at::TensorGeometry"),
+    _Rule(r"{}.scalar_type\(\)", "_scalar_type", "at::ScalarType"),
+    _Rule(r"{}.dim\(\)", "_dim", "int64_t"),
+    _Rule(r"{}.sym_strides\(\)", "_sym_strides", "c10::SymIntArrayRef", expr=lambda n: f'strides_or_error({n}, "{n}")'),
+    _Rule(r"{}.layout\(\)", "_layout", "at::Layout"),
+    _Rule(r"{}.is_conj\(\)", "_conjugate", "bool"),
+)  # fmt: skip
+
+_FORBIDDEN = (
+    (re.compile(r"\.sizes\(\)|->sizes\(\)"), ".sizes() is not supported in formulas; use .sym_sizes()"),
+    (re.compile(r"(\.|->)size\(-?\d+\)"), ".size(int) is not supported in formulas; use .sym_size(int)"),
+    (re.compile(r"\.strides\(\)|->strides\(\)"), ".strides() is not supported in formulas; use .sym_strides()"),
+)
+
+
+def extract_saved(
+    formula: str, values: tuple[CppValue, ...], var_names: tuple[str, ...], where: Location, *, outputs: bool
+) -> tuple[str, tuple[SavedValue, ...]]:
+    """Rewrite ``formula`` to use saved members; return it with the values to save."""
+    for pattern, message in _FORBIDDEN:
+        if pattern.search(formula):
+            raise VtgenError(message, where)
+    saved: list[SavedValue] = []
+    for value in values:
+        if value.name not in formula:
+            continue  # cheap test first: most arguments never appear in a formula
+        for rule in _RULES:
+            formula = _apply_rule(rule, value.name, formula, saved, var_names, where, outputs)
+        if value.cpp_type == "::std::optional<c10::string_view>":
+            optional_view = f"{value.name}.has_value() ? std::optional<std::string_view>({value.name}.value()) : std::nullopt"
+            formula = re.sub(rf"\b{value.name}\b", optional_view, formula)
+        if uses_ident(formula, value.name):
+            saved.append(SavedValue(value.name, value.cpp_type, value.name, outputs))
+    return formula, tuple(saved)
+
+
+def _apply_rule(
+    rule: _Rule, name: str, formula: str, saved: list[SavedValue], var_names: tuple[str, ...],
+    where: Location, outputs: bool,
+) -> str:  # fmt: skip
+    def replace(m: re.Match[str]) -> str:
+        suffix = rule.suffix(m) if callable(rule.suffix) else rule.suffix
+        if rule.suffix == "_sym_strides" and var_names != (name,):
+            raise VtgenError(f"'{name}.sym_strides()' may only be used in the formula for '{name}' alone", where)
+        expr = rule.expr(name) if rule.expr else m.group(0)
+        saved.append(SavedValue(name + suffix, rule.cpp_type, expr, outputs))
+        return rule.rewrite(name) if rule.rewrite else name + suffix
+
+    return re.sub(rule.pattern.format(name), replace, formula)

@@ -1,0 +1,196 @@
+"""The per-op decision record: what an Autograd kernel must do.
+
+``plan_kernels`` answers, for every native function and autograd key: is a
+kernel generated, is the not-implemented fallback registered, or nothing; and
+for a kernel, which inputs and outputs are differentiable, which Node it
+creates, what it saves, which guard it dispatches under.  Emitters only spell
+these decisions in C++.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model import Model
+from ..model.native import NativeFunction
+from ..model.schema import SchemaKind, Type
+from .infos import DerivativeInfo, build_infos
+from .match import Match, match_infos
+from .policy import Policy
+from .values import CppValue, cpp_return_names, value_type
+
+__all__ = ["KernelPlan", "Plan", "Value", "build_plan"]
+
+NOT_IMPLEMENTED_NODE = "NotImplemented"
+
+
+@dataclass(frozen=True)
+class Value:
+    """A differentiable input or output of a kernel."""
+
+    name: str
+    type: Type
+    cpp_type: str
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    function: NativeFunction
+    dispatch_key: str  # the registration key: Autograd, AutogradNestedTensor, ...
+    kind: str  # "kernel" or "fallback"
+    info: DerivativeInfo | None
+    node: str | None  # the Node type the kernel creates (None: creates none)
+    requires_derivative: bool
+    differentiable_inputs: tuple[Value, ...]
+    differentiable_outputs: tuple[Value, ...]
+    args_with_derivatives: tuple[Value, ...]
+    check_no_requires_grad: tuple[str, ...]
+    view_of: str | None  # the input a view op's output aliases
+
+    @property
+    def op(self) -> str:
+        """The registered operator name: ``add.Tensor``."""
+        return str(self.function.name)
+
+    @property
+    def wrapper(self) -> str:
+        """The C++ kernel function name: ``add_Tensor``, ``mean_AutogradNestedTensor``."""
+        name = self.function.cpp_name
+        overload = self.function.name.overload
+        key = "" if self.dispatch_key == "Autograd" else f"_{self.dispatch_key}"
+        return f"{name}{'_' + overload if overload else ''}{key}"
+
+    @property
+    def modifies_arguments(self) -> bool:
+        return self.function.kind in (SchemaKind.inplace, SchemaKind.out, SchemaKind.mutable)
+
+    @property
+    def guard(self) -> str:
+        """Views and mutating ops skip ADInplaceOrView too (it already ran for them)."""
+        if self.view_of is not None or self.modifies_arguments:
+            return "at::AutoDispatchBelowAutograd"
+        return "at::AutoDispatchBelowADInplaceOrView"
+
+
+@dataclass(frozen=True)
+class Plan:
+    kernels: tuple[KernelPlan, ...]
+    infos: tuple[DerivativeInfo, ...]  # every info with a Node, in Node-emission order
+
+    def by_op(self, op: str) -> tuple[KernelPlan, ...]:
+        return tuple(k for k in self.kernels if k.op == op)
+
+
+def build_plan(model: Model, policy: Policy) -> Plan:
+    infos = build_infos(model)
+    matches = match_infos(model.native_functions, infos, policy)
+    kernels = tuple(k for m in matches for k in _plan_function(m, policy))
+    nodes: dict[str, DerivativeInfo] = {}
+    for info in [i for per_key in infos.values() for i in per_key] + [i for m in matches for i in m.infos]:
+        if info.node is not None:
+            nodes.setdefault(info.node, info)  # foreach infos are made while matching
+    return Plan(kernels, tuple(nodes.values()))
+
+
+def _plan_function(m: Match, policy: Policy) -> list[KernelPlan]:
+    f = m.function
+    has_derivatives = any(i.has_derivatives for i in m.infos)
+    if f.cpp_name in policy.manual_autograd or not (f.is_abstract or has_derivatives):
+        return []  # written by hand, or decomposes into ops that have kernels
+    if not m.infos:
+        if _uses_fallback(f, policy):
+            return [_fallback(f)]
+        return [_kernel(f, None, policy)]
+    return [_kernel(f, info, policy) for info in m.infos]
+
+
+def _uses_fallback(f: NativeFunction, policy: Policy) -> bool:
+    """No formula at all: the boxed fallback errors on backward, unless a name list says otherwise."""
+    wrapper = f.cpp_name + (f"_{f.name.overload}" if f.name.overload else "")
+    return (
+        f.name.name not in policy.reset_grad_accumulator
+        and f.name.base not in policy.dont_require_derivative
+        and bool(_outputs(f, None))
+        and f.cpp_name not in policy.dont_enforce_same_tensor_impl_or_storage
+        and wrapper not in policy.dont_enforce_storage_impl_use_count
+        and wrapper not in policy.dont_enforce_tensor_impl_use_count
+    )
+
+
+def _fallback(f: NativeFunction) -> KernelPlan:
+    return KernelPlan(f, "Autograd", "fallback", None, None, False, (), (), (), (), None)
+
+
+def _autograd_key(info: DerivativeInfo | None) -> str:
+    return "Autograd" if info is None or info.dispatch_key == "Default" else info.dispatch_key
+
+
+def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> KernelPlan:
+    inputs = _inputs(f, info)
+    outputs = _outputs(f, info)
+    is_inplace_foreach = f.name.base.startswith("_foreach_") and f.kind is SchemaKind.inplace
+    requires = (
+        f.name.base not in policy.dont_require_derivative
+        and f.cpp_name not in policy.dont_require_derivative
+        and bool(inputs)
+        and (bool(outputs) or is_inplace_foreach)
+    )
+    with_derivs = _args_with_derivatives(f, info, inputs)
+    node = None
+    if requires and f.kind is not SchemaKind.out:
+        node = info.node if info is not None and info.has_derivatives else NOT_IMPLEMENTED_NODE
+    unchecked = _no_requires_grad_checks(f, info, inputs, with_derivs) if requires else ()
+    return KernelPlan(
+        f, _autograd_key(info), "kernel", info, node, requires, inputs, outputs, with_derivs, unchecked,
+        policy.view_of(f.name.base),
+    )  # fmt: skip
+
+
+def _inputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...]:
+    """Tensor-like non-out arguments not declared non-differentiable."""
+    skip = set(info.non_differentiable) if info else set()
+    return tuple(
+        Value(a.name, a.type, value_type(a.type))
+        for a in f.func.arguments.non_out
+        if a.type.is_tensor_like() and a.name not in skip
+    )
+
+
+def _outputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...]:
+    names = cpp_return_names(f)
+    outs = [Value(n, r.type, value_type(r.type)) for n, r in zip(names, f.func.returns)]
+    od = info.output_differentiability if info else None
+    if od is not None:
+        return tuple(o for o, d in zip(outs, od) if d)
+    skip = set(info.non_differentiable) if info else set()
+    candidates = tuple(o for o in outs if o.type.is_tensor_like() and o.name not in skip)
+    if info is not None and info.uses("grad"):
+        return candidates[:1]
+    return candidates
+
+
+def _args_with_derivatives(f: NativeFunction, info: DerivativeInfo | None, inputs: tuple[Value, ...]) -> tuple[Value, ...]:
+    if info is None or not info.has_derivatives:
+        return inputs
+    names = {a.name for a in info.args_with_derivatives}
+    if f.name.base.startswith("_foreach_") and f.kind is SchemaKind.inplace and info.func is not f:
+        # an in-place foreach op runs the per-tensor op's formulas: match arguments by position
+        ref_names = [a.name for a in info.func.func.arguments.non_out]
+        by_position = dict(zip((a.name for a in f.func.arguments.non_out), ref_names))
+        return tuple(i for i in inputs if by_position.get(i.name) in names)
+    return tuple(i for i in inputs if i.name in names)
+
+
+def _no_requires_grad_checks(
+    f: NativeFunction, info: DerivativeInfo | None, inputs: tuple[Value, ...], with_derivs: tuple[Value, ...]
+) -> tuple[str, ...]:
+    """Differentiable inputs without a formula must not require grad (the kernel checks)."""
+    if info is None or not info.has_derivatives or f.kind is SchemaKind.out:
+        return ()
+    covered = {v.name for v in with_derivs}
+    skip = set(info.non_differentiable) | {"output"}
+    return tuple(i.name for i in inputs if i.name not in covered and i.name not in skip)
+
+
+def cpp_value(v: Value) -> CppValue:
+    return CppValue(v.name, v.cpp_type, v.type)

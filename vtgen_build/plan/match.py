@@ -1,0 +1,213 @@
+"""Which derivative info each native function uses.
+
+An op uses the info written for its own schema; otherwise an in-place or out=
+variant borrows the info of its out-of-place sibling (same signature); a
+derived functional variant may borrow its mutable sibling's; and ``_foreach_``
+ops borrow (and, out of place, adapt) the info of the per-tensor op.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from ..model.native import NativeFunction
+from ..model.schema import Argument, FunctionSchema, ListType, SchemaKind
+from .formulas import SavedValue, ident_re
+from .infos import Backward, DerivativeInfo, Forward
+from .policy import Policy
+from .values import CppValue, value_type
+
+__all__ = ["Match", "match_infos"]
+
+
+@dataclass(frozen=True)
+class Match:
+    """A function with the infos it uses (one per autograd key; empty when none)."""
+
+    function: NativeFunction
+    infos: tuple[DerivativeInfo, ...]
+    exact: bool
+
+
+@dataclass(frozen=True)
+class _Index:
+    exact: dict[FunctionSchema, tuple[DerivativeInfo, ...]]
+    functional: dict[FunctionSchema, tuple[DerivativeInfo, ...]]
+    non_functional: dict[FunctionSchema, tuple[DerivativeInfo, ...]]
+
+
+def match_infos(
+    functions: tuple[NativeFunction, ...], infos: dict[FunctionSchema, tuple[DerivativeInfo, ...]], policy: Policy
+) -> tuple[Match, ...]:
+    """Match every function (sorted by C++ name, as registration order needs) to its infos."""
+    index = _Index(
+        dict(infos),
+        {s.signature(strip_default=True): i for s, i in infos.items() if s.kind() is SchemaKind.functional},
+        {s.signature(strip_default=True): i for s, i in infos.items() if s.kind() is not SchemaKind.functional},
+    )
+    result = []
+    for f in sorted(functions, key=lambda f: f.cpp_name):
+        found, exact = _find(f, index, policy)
+        if found and f.kind is SchemaKind.inplace:
+            found = tuple(_inplace_forward(i, f, exact) for i in found)
+        result.append(Match(f, found, exact))
+    return tuple(result)
+
+
+def _is_foreach(f: NativeFunction) -> bool:
+    return f.name.base.startswith("_foreach_")
+
+
+def _find(f: NativeFunction, index: _Index, policy: Policy) -> tuple[tuple[DerivativeInfo, ...], bool]:
+    if "generated" in f.tags and f.kind is SchemaKind.out:
+        return (), False
+    if f.func in index.exact:
+        return index.exact[f.func], True
+    sig = f.func.signature(strip_default=True)
+    if sig in index.functional and not _is_foreach(f):
+        return index.functional[sig], False
+    if "generated" in f.tags and sig in index.non_functional:
+        return index.non_functional[sig], False
+    if _is_foreach(f):
+        info, generated = _foreach_info(f, index, policy)
+        if info is None:
+            return (), False
+        if generated:
+            index.exact[f.func] = (info,)
+            index.functional[f.func] = (info,)
+        return (info,), generated
+    return (), False
+
+
+def _flat_non_out(schema: FunctionSchema) -> tuple[Argument, ...]:
+    return schema.arguments.non_out
+
+
+def _is_reference(f: NativeFunction, ref: FunctionSchema, policy: Policy) -> bool:
+    """Is ``ref`` the per-tensor op a ``_foreach_`` op is built from?"""
+    if f.name.base.split("_foreach_")[-1] != ref.name.base:
+        return False
+    if ref.name.inplace and str(f.name) not in policy.foreach_with_inplace_ref:
+        return False
+    args, ref_args = _flat_non_out(f.func), _flat_non_out(ref)
+    if str(f.name) not in policy.foreach_skip_argument_len_check and len(args) != len(ref_args):
+        return False
+    return all(
+        r.type == a.type or (isinstance(a.type, ListType) and r.type == a.type.elem) for a, r in zip(args, ref_args)
+    )
+
+
+def _foreach_info(f: NativeFunction, index: _Index, policy: Policy) -> tuple[DerivativeInfo | None, bool]:
+    ref = _reference(f, index.functional, policy)
+    if ref is None and f.kind is SchemaKind.inplace and str(f.name) in policy.foreach_with_inplace_ref:
+        ref = _reference(f, index.non_functional, policy)
+    if ref is None:
+        return None, False
+    if f.kind is SchemaKind.inplace:
+        return ref, False
+    return _adapt_to_foreach(f, ref, policy), True
+
+
+def _reference(
+    f: NativeFunction, table: dict[FunctionSchema, tuple[DerivativeInfo, ...]], policy: Policy
+) -> DerivativeInfo | None:
+    for schema, per_key in table.items():
+        if _is_reference(f, schema, policy):
+            default = next((i for i in per_key if i.dispatch_key == "Default"), None)
+            if default is not None:
+                return default
+    return None
+
+
+def _adapt_to_foreach(f: NativeFunction, ref: DerivativeInfo, policy: Policy) -> DerivativeInfo:
+    """The per-tensor op's formulas, applied element by element over the lists."""
+    pairs = list(zip(_flat_non_out(f.func), _flat_non_out(ref.func.func)))
+    to_foreach = {r.name: a for a, r in pairs}
+    backward = tuple(_foreach_backward(b, to_foreach) for b in ref.backward)
+    var_names = {n for b in backward for n in b.var_names}
+    with_derivs = tuple(CppValue(a.name, value_type(a.type), a.type) for a in _flat_non_out(f.func) if a.name in var_names)
+    forward = tuple(_foreach_forward(fw, f, pairs, policy) for fw in ref.forward)
+    return DerivativeInfo(
+        name=f.name.base, func=f, dispatch_key="Default", node=f"Foreach{ref.node}{f.name.overload}",
+        backward=backward, forward=forward, args_with_derivatives=with_derivs, non_differentiable=(),
+        available_named_gradients=(), output_differentiability=None, output_differentiability_condition=None,
+        location=ref.location,
+    )  # fmt: skip
+
+
+def _foreach_backward(b: Backward, to_foreach: dict[str, Argument]) -> Backward:
+    text = b.formula.replace("grad", "grads[i]").replace("result", "result[i]")
+    saved_in = []
+    for value in b.saved_inputs:
+        ref_name = value.expr.split(".")[0]
+        arg = to_foreach[ref_name]
+        element = arg.name + "[i]" if isinstance(arg.type, ListType) else arg.name
+        text = text.replace(value.name, value.expr.replace(ref_name, element))
+        saved_in.append(SavedValue(arg.name, value_type(arg.type), arg.name))
+    saved_out = tuple(SavedValue("result", "at::TensorList", "result", True) for v in b.saved_outputs if v.name == "result")
+    names = tuple(to_foreach[n].name for n in b.var_names)
+    return Backward(names, text, b.original, tuple(saved_in), saved_out, frozenset(), b.location)
+
+
+def _foreach_forward(fw: Forward, f: NativeFunction, pairs: list[tuple[Argument, Argument]], policy: Policy) -> Forward:
+    text = fw.formula.replace("result", "result[i]") if "result" in fw.formula else fw.formula
+    names, types = list(fw.var_names), list(fw.var_types)
+    tangents, primals = list(fw.required_tangents), list(fw.required_primals)
+    for arg, ref in pairs:
+        if isinstance(arg.type, ListType) and not arg.type.is_tensor_like():
+            text = text.replace(ref.name, arg.name + "[i]")
+        elif arg.type.is_tensor_like():
+            for suffix in ("_p", "_t"):
+                if ref.name + suffix in text:
+                    text = text.replace(ref.name + suffix, arg.name + suffix)
+        elif arg.name != ref.name:
+            text = text.replace(ref.name, arg.name)
+        names = [arg.name if n == ref.name else n for n in names]
+        types = [arg.type if n == arg.name and o == ref.name else t for n, o, t in zip(names, fw.var_names, types)]
+        tangents = [arg.name if n == ref.name else n for n in tangents]
+        primals = [arg.name if n == ref.name else n for n in primals]
+    return replace(fw, formula=text, var_names=tuple(names), var_types=tuple(types),
+                   required_tangents=tuple(tangents), required_primals=tuple(primals))  # fmt: skip
+
+
+def _inplace_forward(info: DerivativeInfo, f: NativeFunction, exact: bool) -> DerivativeInfo:
+    """Forward formulas of an in-place op: ``result`` is the updated ``self``."""
+    if not info.forward:
+        return info
+    if len(info.forward) != 1:
+        return info
+    fw = info.forward[0]
+    text = fw.formula
+    if re.search(ident_re("self_p"), text):
+        text = _rename(_rename(text, "self_p", "original_self_p"), "self_t", "original_self_t")
+    text = _rename(text, "result", "self_p")
+    primals = fw.required_primals
+    if re.search(ident_re("self_p"), text):
+        primals = (*primals, "self")
+    if not exact:
+        text = _inplace_update(text, info.name)
+    needs_original = bool(re.search(ident_re("original_self_p"), text) or re.search(ident_re("original_self_t"), text))
+    new = replace(fw, formula=text, var_names=("self",), required_primals=primals,
+                  required_original_self=needs_original, reuses_outplace=not exact)  # fmt: skip
+    return replace(info, forward=(new,))
+
+
+def _rename(text: str, old: str, new: str) -> str:
+    return re.sub(ident_re(old), lambda m: f"{m.group(1)}{new}{m.group(2)}", text)
+
+
+def _inplace_update(text: str, op: str) -> str:
+    m = re.fullmatch(r"self_t.([\w]*)\((.*)\)", text)
+    if m and _single_call(m.group(2)) and m.group(1) == op:
+        return f"self_t_raw.defined() ? self_t_raw.{m.group(1)}_({m.group(2)}) : {text}"
+    return f"self_t_raw.defined() ? self_t_raw.copy_({text}) : {text}"
+
+
+def _single_call(inside: str) -> bool:
+    level = 1
+    for ch in inside:
+        level += {"(": 1, ")": -1}.get(ch, 0)
+        if level == 0:
+            return False
+    return True
