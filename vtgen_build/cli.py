@@ -6,9 +6,11 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from . import __version__, get_cmake_dir
 from .errors import VtgenError
+from .generate import GenerateOptions, generate, touch, write_depfile
 from .model import Inputs, load_model
 from .paths import find_pytorch_layout
 
@@ -44,7 +46,23 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true", help="print the summary as JSON")
     inspect.add_argument("--op", action="append", default=[], help="print the plan of this op (repeatable)")
     inspect.set_defaults(run=_run_inspect)
+    gen = sub.add_parser("generate", help="write VariableType_<k>.cpp, Functions_<k>.cpp and Node headers")
+    _add_inputs(gen)
+    _add_generate_options(gen)
+    gen.set_defaults(run=_run_generate)
     return parser
+
+
+def _add_generate_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("output")
+    g.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards (default: 10)")
+    g.add_argument("--namespace", default="aten", metavar="NS", help="operator namespace (default: aten)")
+    g.add_argument("--manual-header", action="append", default=[], metavar="H",
+                   help="helper header formulas call, as it is #included (repeatable)")
+    g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
+    g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
+    g.add_argument("--explain", action="store_true", help="say which inputs changed")
 
 
 def _add_inputs(p: argparse.ArgumentParser) -> None:
@@ -66,6 +84,27 @@ def resolve_inputs(args: argparse.Namespace) -> Inputs:
     if not native or not derivatives:
         raise VtgenError("give --native-functions and --derivatives, or --pytorch-root")
     return Inputs(native, derivatives, tags)
+
+
+def _generate_options(args: argparse.Namespace) -> GenerateOptions:
+    headers = list(args.manual_header)
+    if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
+        headers = ["torch/csrc/autograd/FunctionsManual.h"]
+    return GenerateOptions(args.out, args.shards, args.namespace, tuple(headers))
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    inputs = resolve_inputs(args)
+    result = generate(inputs, _generate_options(args))
+    if args.explain:
+        for path in result.changed_inputs:
+            print(f"changed: {path}")
+    if args.depfile:
+        write_depfile(args.depfile, args.stamp or str(Path(args.out) / "Functions.h"), inputs)
+    if args.stamp:
+        touch(args.stamp)
+    print(result.summary())
+    return 0
 
 
 def _run_inspect(args: argparse.Namespace) -> int:

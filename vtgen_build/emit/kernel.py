@@ -1,0 +1,218 @@
+"""Spelling one Autograd kernel in C++ from its KernelPlan (no decisions are made here)."""
+
+from __future__ import annotations
+
+from ..cpp_api import dispatcher_arguments, dispatcher_returns
+from ..model.schema import SchemaKind
+from ..plan.formulas import SavedValue
+from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
+
+__all__ = ["kernel_definition", "registration"]
+
+
+def registration(k: KernelPlan) -> str:
+    """The ``m.impl`` line registering a kernel or the not-implemented fallback."""
+    if k.kind == "fallback":
+        return f'm.impl("{k.op}", torch::autograd::autogradNotImplementedFallback());'
+    return f'm.impl("{k.op}", TORCH_FN(VariableType::{k.wrapper}));'
+
+
+def kernel_definition(k: KernelPlan) -> str:
+    f = k.function
+    params = dispatcher_arguments(f.func, const_mutable=f.use_const_ref_for_mutable_tensors)
+    signature = ", ".join(["c10::DispatchKeySet ks", *(f"{b.type.cpp()} {b.name}" for b in params)])
+    lines = [*_unpack(k), *_derivative_setup(k), *_call(k), *_after_call(k)]
+    if f.func.returns:
+        lines.append(f"return {_return_value(k)};")
+    body = "\n".join("  " + line for line in "\n".join(lines).split("\n"))
+    return f"{dispatcher_returns(f.func).cpp()} {k.wrapper}({signature}) {{\n{body}\n}}"
+
+
+def _tensor_args(k: KernelPlan) -> list[tuple[int, str, str]]:
+    """(position, name, type) of the arguments that get unpacked: non-optional tensors and lists."""
+    out = []
+    for i, a in enumerate(k.function.func.arguments.all):
+        if a.type.is_tensor_like() and not a.type.is_optional() and str(a.type) != "Tensor?[]":
+            out.append((i, a.name, str(a.type)))
+    return out
+
+
+def _unpack(k: KernelPlan) -> list[str]:
+    lines = []
+    for i, name, ty in _tensor_args(k):
+        ref = "auto " if ty.endswith("[]") else "auto& "
+        lines.append(f'{ref}{name}_ = unpack({name}, "{name}", {i});')
+    return lines
+
+
+def _names(values: tuple[object, ...]) -> str:
+    return ", ".join(v.name for v in values)  # type: ignore[attr-defined]
+
+
+def _derivative_setup(k: KernelPlan) -> list[str]:
+    if not k.requires_derivative:
+        return []
+    lines = [f"[[maybe_unused]] auto _any_requires_grad = compute_requires_grad( {_names(k.args_with_derivatives)} );"]
+    if k.info is not None and k.info.output_differentiability_condition:
+        lines.append(f"_any_requires_grad &= ({k.info.output_differentiability_condition});")
+    if k.function.kind is SchemaKind.out:
+        return [*lines, "c10::intrusive_ptr<Node> grad_fn;", *_forbid_out_grad(k)]
+    if _is_inplace_foreach(k):
+        return [*lines, *_forbid_out_grad(k, "is an in-place foreach op")]
+    if k.function.kind is SchemaKind.inplace:
+        lines += [f"check_inplace({o.name}, _any_requires_grad);" for o in k.differentiable_outputs]
+        if _saves_self_before_update(k):
+            lines += ["::std::optional<at::Tensor> original_self;"]
+    lines += [f'check_no_requires_grad({n}, "{n}", "{k.function.cpp_name}");' for n in k.check_no_requires_grad]
+    lines += _create_node(k)
+    return lines
+
+
+def _is_inplace_foreach(k: KernelPlan) -> bool:
+    return k.function.name.base.startswith("_foreach_") and k.function.kind is SchemaKind.inplace
+
+
+def _forbid_out_grad(k: KernelPlan, why: str = "") -> list[str]:
+    outs = ", ".join(a.name for a in k.function.func.arguments.out if a.type.is_tensor_like())
+    base = k.function.name.base
+    if why:  # not supported by this generator yet: refuse instead of computing a wrong gradient
+        return ["c10::intrusive_ptr<Node> grad_fn;",
+                f"TORCH_CHECK(!_any_requires_grad, \"{k.function.cpp_name}: autograd {why} is not supported\");"]
+    lines = [f'if (compute_requires_grad( {_names(k.differentiable_inputs)} )) {{',
+             f'  throw_error_out_requires_grad("{base}");', "}"]  # fmt: skip
+    if outs:
+        lines += [f"if (compute_requires_grad( {outs} )) {{", f'  throw_error_out_requires_grad("{base}");', "}"]
+    return lines
+
+
+def _saves_self_before_update(k: KernelPlan) -> bool:
+    return k.info is not None and any(v.name == "self" for v in k.info.saved_inputs)
+
+
+def _create_node(k: KernelPlan) -> list[str]:
+    node = k.node or "Node"
+    lines = [f"c10::intrusive_ptr<{node}> grad_fn;", "if (_any_requires_grad) {"]
+    if node == NOT_IMPLEMENTED_NODE:
+        lines.append(f'  grad_fn = c10::make_intrusive<NotImplemented>("{k.function.cpp_name}");')
+    else:
+        lines.append(f"  grad_fn = c10::make_intrusive<{node}>();")
+    lines.append(f"  grad_fn->set_next_edges(collect_next_edges( {_names(k.args_with_derivatives)} ));")
+    if k.info is not None and k.node != NOT_IMPLEMENTED_NODE:
+        if _saves_self_before_update(k) and k.function.kind is SchemaKind.inplace:
+            lines.append("  original_self = self.clone();")
+        lines += ["  " + _save(v, k) for v in sorted(k.info.saved_inputs, key=lambda v: v.name)]
+        lines += [f"  grad_fn->{a.name}_size_ = {a.name}.size();" for a in _list_args(k)]
+    lines.append("}")
+    return lines
+
+
+def _list_args(k: KernelPlan) -> list[object]:
+    if k.info is None:
+        return []
+    return [a for a in k.info.args_with_derivatives if a.cpp_type in ("at::TensorList", "at::ITensorListRef")]
+
+
+def _save(v: SavedValue, k: KernelPlan) -> str:
+    t = v.cpp_type
+    expr = v.expr
+    if k.function.kind is SchemaKind.inplace and expr == "self":
+        expr = "original_self.value()"
+    if t in ("at::Tensor", "::std::optional<at::Tensor>"):
+        return f"grad_fn->{v.name}_ = SavedVariable({expr}, false);"
+    if t in ("at::TensorList", "at::ITensorListRef", "c10::List<::std::optional<at::Tensor>>"):
+        return f"grad_fn->{v.name}_ = make_saved_variable_list({expr});"
+    if t in ("at::IntArrayRef", "c10::SymIntArrayRef", "at::ArrayRef<at::Scalar>"):
+        return f"grad_fn->{v.name} = {expr}.vec();"
+    if t == "c10::string_view":
+        return f"grad_fn->{v.name} = std::string({expr});"
+    if t == "::std::optional<c10::string_view>":
+        return f"grad_fn->{v.name} = {expr}.has_value() ? ::std::optional<std::string>(std::string({expr}.value())) : ::std::nullopt;"
+    return f"grad_fn->{v.name} = {expr};"
+
+
+def _call_args(k: KernelPlan) -> str:
+    unpacked = {name for _, name, _ in _tensor_args(k)}
+    return ", ".join(a.name + ("_" if a.name in unpacked else "") for a in k.function.func.arguments.all)
+
+
+def _redispatch_name(k: KernelPlan) -> str:
+    func = k.function.func
+    name = func.name.name + ("_symint" if func.has_symint() else "")
+    return name + "_outf" if func.arguments.out else name
+
+
+def _call(k: KernelPlan) -> list[str]:
+    call = f"at::redispatch::{_redispatch_name(k)}(ks & c10::after_autograd_keyset, {_call_args(k)})"
+    returns = k.function.func.returns
+    if not returns or k.modifies_arguments:
+        return ["{", f"  {k.guard} guard;", f"  {call};", "}"]
+    lambda_ = f"auto _tmp = ([&]() {{\n  {k.guard} guard;\n  return {call};\n}})();"
+    names = _result_names(k)
+    if len(names) == 1:
+        return [lambda_, f"auto {names[0]} = std::move(_tmp);"]
+    return [lambda_, f"auto [{', '.join(names)}] = std::move(_tmp);"]
+
+
+def _result_names(k: KernelPlan) -> list[str]:
+    from ..plan.values import cpp_return_names
+
+    return list(cpp_return_names(k.function))
+
+
+def _return_value(k: KernelPlan) -> str:
+    f = k.function
+    names = _result_names(k)
+    if len(names) == 1:
+        return names[0]
+    if f.kind is SchemaKind.out or f.kind is SchemaKind.inplace:
+        return f"std::forward_as_tuple({', '.join(names)})"
+    return f"std::make_tuple({', '.join('std::move(' + n + ')' for n in names)})"
+
+
+def _after_call(k: KernelPlan) -> list[str]:
+    if not k.requires_derivative:
+        return []
+    outs = _names(k.differentiable_outputs)
+    lines = []
+    if outs:
+        history = "rebase_history" if k.modifies_arguments and k.view_of is None else "set_history"
+        lines += ["if (grad_fn) {", f"    {history}(flatten_tensor_args( {outs} ), grad_fn);", "}"]
+    if k.function.kind is SchemaKind.out:
+        return [*lines, _forbid_forward(k, " because it is an out= function")]
+    if _is_inplace_foreach(k):
+        return [*lines, _forbid_forward(k, "")]
+    lines.append(_forbid_forward(k, ""))
+    lines += _save_outputs(k)
+    if k.function.name.name in ("set_", "resize_"):
+        lines.append("reset_grad_accumulator(self);")
+    return lines
+
+
+def _forbid_forward(k: KernelPlan, why: str) -> str:
+    tensors = [a for a in k.function.func.arguments.all if a.type.is_tensor_like()]
+    checks = " || ".join(
+        f"isFwGradDefinedTensorList({a.name})" if a.type.is_list() else f"isFwGradDefined({a.name})" for a in tensors
+    ) or "false"
+    return (f'TORCH_CHECK_NOT_IMPLEMENTED(!({checks}), "Trying to use forward AD with {k.function.cpp_name} '
+            f'that does not support it{why}.");')  # fmt: skip
+
+
+def _save_outputs(k: KernelPlan) -> list[str]:
+    if k.info is None or k.node in (None, NOT_IMPLEMENTED_NODE) or not k.info.saved_outputs:
+        return []
+    lines = ["if (grad_fn) {"]
+    for v in sorted(k.info.saved_outputs, key=lambda v: v.name):
+        lines.append("  " + _save_output(v, k))
+    return [*lines, "}"]
+
+
+def _save_output(v: SavedValue, k: KernelPlan) -> str:
+    value = "self" if k.function.kind is SchemaKind.inplace else v.expr
+    if v.cpp_type in ("::std::vector<at::Tensor>", "at::TensorList"):
+        return f"grad_fn->{v.name}_ = make_saved_variable_list({value}, true);"
+    if v.cpp_type in ("at::Tensor", "at::Scalar", "::std::optional<at::Tensor>"):
+        extra = ", self.is_view()" if k.function.kind is SchemaKind.inplace else ""
+        return f"grad_fn->{v.name}_ = SavedVariable({value}, true{extra});"
+    if v.cpp_type in ("at::IntArrayRef", "c10::SymIntArrayRef"):
+        return f"grad_fn->{v.name} = {v.expr}.vec();"
+    return f"grad_fn->{v.name} = {v.expr};"
