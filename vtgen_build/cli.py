@@ -60,6 +60,8 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--namespace", default="aten", metavar="NS", help="operator namespace (default: aten)")
     g.add_argument("--manual-header", action="append", default=[], metavar="H",
                    help="helper header formulas call, as it is #included (repeatable)")
+    g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
+                   help="namespace of the manual helpers, brought into scope for formulas (repeatable)")
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
     g.add_argument("--explain", action="store_true", help="say which inputs changed")
@@ -87,10 +89,11 @@ def resolve_inputs(args: argparse.Namespace) -> Inputs:
 
 
 def _generate_options(args: argparse.Namespace) -> GenerateOptions:
-    headers = list(args.manual_header)
+    headers, namespaces = list(args.manual_header), list(args.using_namespace)
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
         headers = ["torch/csrc/autograd/FunctionsManual.h"]
-    return GenerateOptions(args.out, args.shards, args.namespace, tuple(headers))
+        namespaces = namespaces or ["torch::autograd::generated::details"]
+    return GenerateOptions(args.out, args.shards, args.namespace, tuple(headers), tuple(namespaces))
 
 
 def _run_generate(args: argparse.Namespace) -> int:

@@ -35,6 +35,7 @@ class GenerateOptions:
     shards: int = 10
     namespace: str = "aten"
     manual_headers: tuple[str, ...] = ()
+    using_namespaces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def _generator_digest() -> str:
 
 def _settings(options: GenerateOptions) -> dict[str, object]:
     return {"version": __version__, "shards": options.shards, "namespace": options.namespace,
-            "manual_headers": list(options.manual_headers), "generator": _generator_digest()}  # fmt: skip
+            "manual_headers": list(options.manual_headers), "using": list(options.using_namespaces), "generator": _generator_digest()}  # fmt: skip
 
 
 def _read_manifest(out_dir: Path) -> dict[str, object]:
@@ -131,7 +132,7 @@ def generate(inputs: Inputs, options: GenerateOptions) -> GenerateResult:
         policy = load_policy()
         plan = build_plan(model, policy)
         views = frozenset(n for n, _ in policy.view_functions)
-        files = render_outputs(plan, EmitOptions(options.shards, options.manual_headers, views))
+        files = render_outputs(plan, EmitOptions(options.shards, options.manual_headers, views, options.using_namespaces))
         owned = {str(f) for f in manifest.get("files", []) or []}  # type: ignore[union-attr]
         result = write_outputs(out_dir, files, owned)
         _write_manifest(out_dir, inputs, options, sorted(files))

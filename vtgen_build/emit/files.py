@@ -20,6 +20,7 @@ class EmitOptions:
     shards: int = 10
     manual_headers: tuple[str, ...] = ()  # include spellings, e.g. torch/csrc/autograd/FunctionsManual.h
     view_functions: frozenset[str] = frozenset()  # Nodes of these ops derive from Node
+    using_namespaces: tuple[str, ...] = ()  # where the manual helpers live
 
 
 def shard_of(name: str, shards: int) -> int:
@@ -77,4 +78,5 @@ def _functions_shard(plan: Plan, shard: int, options: EmitOptions, base: dict[st
     return render("Functions.cpp", template_text("Functions.cpp"), {
         **base, "shard": str(shard), "applies": "\n\n".join(node_apply(i) for i in infos),
         "node_includes": _includes(i.node for i in infos), "manual_includes": manual,
+        "using_namespaces": "\n".join(f"using namespace {ns};" for ns in options.using_namespaces),
     })  # fmt: skip

@@ -68,9 +68,9 @@ def node_header(info: DerivativeInfo, view_names: frozenset[str]) -> str:
 
 def _unpack_member(v: SavedValue) -> str | None:
     types = saved_member_type(v.cpp_type, is_output=v.is_output)
-    owner = "shared_from_this()" if v.is_output else "nullptr"
+    owner = "getptr()" if v.is_output else "nullptr"
     if types[0] == "SavedVariable":
-        return f"auto {v.name} = {v.name}_.unpack({'shared_from_this()' if v.is_output else ''});"
+        return f"auto {v.name} = {v.name}_.unpack({'getptr()' if v.is_output else ''});"
     if types[0] == "std::vector<SavedVariable>":
         helper = "unpack_opt_list" if "optional" in v.cpp_type else "unpack_list"
         return f"auto {v.name} = {helper}({v.name}_, {owner});"
@@ -80,7 +80,7 @@ def _unpack_member(v: SavedValue) -> str | None:
 def node_apply(info: DerivativeInfo) -> str:
     """``<Node>::apply``: evaluate each formula only for the inputs that need a gradient."""
     assert info.node is not None
-    lines = ["IndexRangeGenerator gen;"]
+    lines = ["vtgen_detail::IndexRanges gen;"]
     for a in info.args_with_derivatives:
         size = f"{a.name}_size_" if a.cpp_type in _LIST_TYPES else "1"
         lines.append(f"auto {a.name}_ix = gen.range({size});")
@@ -93,7 +93,7 @@ def node_apply(info: DerivativeInfo) -> str:
     lines += [u for v in members if (u := _unpack_member(v)) is not None]
     lines += _grad_aliases(info)
     if any(_wants_any_grad_defined(info, b) for b in info.backward):
-        lines.append("bool any_grad_defined = any_variable_defined(grads);")
+        lines.append("bool any_grad_defined = vtgen_detail::any_variable_defined(grads);")
     for b in info.backward:
         lines += _formula(info, b)
     lines.append("return grad_inputs;")
@@ -124,7 +124,7 @@ def _formula(info: DerivativeInfo, b: Backward) -> list[str]:
     if len(b.var_names) == 1:
         expr = f"any_grad_defined ? ({b.formula}) : Tensor()" if _wants_any_grad_defined(info, b) else b.formula
         return [f"if ({checks}) {{", f"  auto grad_result = {expr};",
-                f"  copy_range(grad_inputs, {b.var_names[0]}_ix, grad_result);", "}"]  # fmt: skip
+                f"  vtgen_detail::copy_range(grad_inputs, {b.var_names[0]}_ix, grad_result);", "}"]  # fmt: skip
     lines = [f"if ({checks}) {{"]
     if uses_ident(b.formula, "grad_input_mask"):
         masks = ", ".join(f"task_should_compute_output({{ {n}_ix }})" for n in b.var_names)
@@ -132,7 +132,7 @@ def _formula(info: DerivativeInfo, b: Backward) -> list[str]:
     lines.append(f"  auto grad_result = {b.formula};")
     for i, n in enumerate(b.var_names):
         lines += [f"  if (task_should_compute_output({{ {n}_ix }})) {{",
-                  f"    copy_range(grad_inputs, {n}_ix, std::get<{i}>(grad_result));", "  }"]  # fmt: skip
+                  f"    vtgen_detail::copy_range(grad_inputs, {n}_ix, std::get<{i}>(grad_result));", "  }"]  # fmt: skip
     return [*lines, "}"]
 
 
@@ -145,6 +145,6 @@ def _foreach_formula(b: Backward, checks: str) -> list[str]:
         "  for (const auto & i : c10::irange(grads.size())) {",
         f"    grad_result.emplace_back(grads[i].defined() ? Tensor({b.formula}) : Tensor());",
         "  }",
-        f"  copy_range(grad_inputs, {target}_ix, grad_result);",
+        f"  vtgen_detail::copy_range(grad_inputs, {target}_ix, grad_result);",
         "}",
     ]

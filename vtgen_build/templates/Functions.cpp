@@ -3,6 +3,7 @@ ${manual_includes}
 #include "FunctionsBase.h"
 ${node_includes}
 
+${using_namespaces}
 using at::IntArrayRef;
 using at::Scalar;
 using at::Tensor;

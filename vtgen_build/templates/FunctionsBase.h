@@ -20,6 +20,40 @@ using at::TensorGeometry;
 using std::optional;
 using torch::autograd::TypeAndSize;
 
+// Index bookkeeping for Node::apply: each differentiable input owns a range of output slots.
+namespace vtgen_detail {
+using IndexRange = std::pair<size_t, size_t>;
+
+struct IndexRanges {
+  size_t next = 0;
+  IndexRange range(size_t count) {
+    IndexRange r{next, next + count};
+    next += count;
+    return r;
+  }
+  size_t size() const { return next; }
+};
+
+inline void copy_range(variable_list& out, IndexRange r, const at::Tensor& t) {
+  TORCH_CHECK(r.second <= out.size() && r.second - r.first == 1, "vtgen: gradient slot out of range");
+  out[r.first] = t;
+}
+
+inline void copy_range(variable_list& out, IndexRange r, at::ArrayRef<at::Tensor> ts) {
+  TORCH_CHECK(r.second <= out.size() && ts.size() == r.second - r.first, "vtgen: gradient list size mismatch");
+  std::copy(ts.begin(), ts.end(), out.begin() + static_cast<std::ptrdiff_t>(r.first));
+}
+
+inline bool any_variable_defined(const variable_list& grads) {
+  for (const auto& g : grads) {
+    if (g.defined()) {
+      return true;
+    }
+  }
+  return false;
+}
+} // namespace vtgen_detail
+
 // Saved tensor lists come back as plain tensors (unpacked for the Node that saved them).
 inline std::vector<Tensor> unpack_list(at::ArrayRef<SavedVariable> saved,
                                        c10::intrusive_ptr<Node> owner = nullptr) {

@@ -1,0 +1,91 @@
+"""Parity with torchgen 2.13 on the real yaml: registrations, Nodes per kernel, Node set, saved members.
+
+torchgen itself (from the installed torch wheel) is the reference, through
+tests/reference/torchgen_facts.py; nothing is hard-coded from its output.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from vtgen_build.model import Model
+from vtgen_build.plan.infos import DerivativeInfo
+from vtgen_build.plan.kernel import Plan, build_plan
+from vtgen_build.plan.policy import load_policy
+from vtgen_build.plan.values import saved_member_type
+
+pytestmark = pytest.mark.torch
+
+facts = pytest.importorskip("tests.reference.torchgen_facts", reason="needs torchgen (pip install torch==2.13.0)")
+
+
+@pytest.fixture(scope="module")
+def plan(real_model: Model) -> Plan:
+    return build_plan(real_model, load_policy())
+
+
+def test_registrations_and_kinds_match_torchgen(plan: Plan) -> None:
+    ours = {(k.op, k.dispatch_key): k.kind for k in plan.kernels}
+    theirs = facts.registrations()
+    assert len(theirs) == 2385
+    assert ours == theirs
+
+
+def test_node_created_by_each_kernel_matches_torchgen(plan: Plan) -> None:
+    ours = {(k.op, k.dispatch_key): k.node for k in plan.kernels if k.kind == "kernel"}
+    theirs = {key: node for key, node in facts.node_for_kernel().items() if key in ours}
+    assert set(theirs) == set(ours)
+    assert ours == theirs
+
+
+def test_node_set_matches_torchgen(plan: Plan) -> None:
+    ours = {i.node for i in plan.infos}
+    assert len(ours) == len(plan.infos) == 711
+    assert ours == facts.nodes()
+
+
+def _members(info: DerivativeInfo) -> list[tuple[str, str]]:
+    out = []
+    values = sorted(info.saved_inputs, key=lambda v: v.name) + sorted(info.saved_outputs, key=lambda v: v.name)
+    for v in values:
+        types = saved_member_type(v.cpp_type, is_output=v.is_output)
+        suffix = "_" if types[0] in ("SavedVariable", "std::vector<SavedVariable>") else ""
+        out.append((v.name + suffix, types[0]))
+        if len(types) > 1:
+            out.append((v.name + "_released_", "bool"))
+    out += [(a.name + "_size_", "size_t") for a in info.args_with_derivatives
+            if a.cpp_type in ("at::TensorList", "at::ITensorListRef")]  # fmt: skip
+    return out
+
+
+# Differences we accept, each with its reason.  Empty today: every Node matches.
+KNOWN_SAVED_MEMBER_DIFFERENCES: dict[str, str] = {}
+
+
+def test_saved_members_match_torchgen(plan: Plan) -> None:
+    reference = facts.saved_members()
+    differing = {
+        info.node: (sorted(_members(info)), sorted(reference.get(str(info.node), ())))
+        for info in plan.infos
+        if sorted(_members(info)) != sorted(reference.get(str(info.node), ()))
+    }
+    unexplained = {n: d for n, d in differing.items() if n not in KNOWN_SAVED_MEMBER_DIFFERENCES}
+    assert not unexplained
+    assert len(differing) <= 0.01 * len(plan.infos)
+
+
+@pytest.mark.parametrize(
+    ("op", "node", "saved"),
+    [
+        ("sin", "SinBackward0", {"self"}),
+        ("mul.Tensor", "MulBackward0", {"self", "other", "self_scalar_type", "other_scalar_type"}),
+        ("add_.Tensor", "AddBackward0", {"alpha", "other_scalar_type", "self_scalar_type"}),
+        ("sin.out", None, None),
+    ],
+)
+def test_spot_checks(plan: Plan, op: str, node: str | None, saved: set[str] | None) -> None:
+    (kernel,) = plan.by_op(op)
+    assert kernel.node == node
+    if saved is not None:
+        assert kernel.info is not None
+        assert {v.name for v in kernel.info.saved_inputs} == saved
