@@ -199,8 +199,7 @@ def _parse_dispatch(r: FieldReader, func: FunctionSchema, manual: bool, structur
     if not r.has("dispatch"):
         # No table: the function is a composite of other ops (unless structured).
         # Its kernel is named after the operator, without the overload (``_out`` for out= ops).
-        kernel = func.name.name + ("_out" if func.arguments.out else "")
-        return () if structured else (Dispatch("CompositeImplicitAutograd", kernel),)
+        return () if structured else (Dispatch("CompositeImplicitAutograd", func.cpp_name()),)
     if manual:
         raise VtgenError("'dispatch' has no effect with manual_kernel_registration", r.location("dispatch"))
     result: list[Dispatch] = []

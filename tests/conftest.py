@@ -1,0 +1,91 @@
+"""Shared fixtures: the real PyTorch yaml files, small yaml files written per test, and a CLI runner."""
+
+from __future__ import annotations
+
+import importlib.util
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from vtgen_build import cli
+from vtgen_build.model import Inputs, Model, load_model
+
+
+@dataclass(frozen=True)
+class RealYaml:
+    """The three files shipped in the installed torchgen package."""
+
+    torchgen_dir: Path
+    native_functions: Path
+    tags: Path
+    derivatives: Path
+
+    @property
+    def inputs(self) -> Inputs:
+        return Inputs(str(self.native_functions), str(self.derivatives), str(self.tags))
+
+
+@pytest.fixture(scope="session")
+def real_yaml() -> RealYaml:
+    """The real native_functions.yaml / tags.yaml / derivatives.yaml, found without importing torch."""
+    spec = importlib.util.find_spec("torchgen")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("torch is not installed: the real yaml files ship in its torchgen package")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    packaged = root / "packaged"
+    found = RealYaml(
+        root,
+        packaged / "ATen" / "native" / "native_functions.yaml",
+        packaged / "ATen" / "native" / "tags.yaml",
+        packaged / "autograd" / "derivatives.yaml",
+    )
+    missing = [p for p in (found.native_functions, found.tags, found.derivatives) if not p.is_file()]
+    if missing:
+        pytest.skip(f"torchgen at {root} does not ship {', '.join(map(str, missing))}")
+    return found
+
+
+@pytest.fixture(scope="session")
+def real_model(real_yaml: RealYaml) -> Model:
+    """Our model of the real files, loaded once per session."""
+    return load_model(real_yaml.inputs)
+
+
+YamlWriter = Callable[[str, str], str]
+
+
+@pytest.fixture
+def tmp_yaml(tmp_path: Path) -> YamlWriter:
+    """``tmp_yaml(name, text)`` writes dedented ``text`` to ``tmp_path/name`` and returns the path."""
+
+    def write(name: str, text: str) -> str:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+        return str(path)
+
+    return write
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+
+CliRunner = Callable[..., CliResult]
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> CliRunner:
+    """Run ``vtgen_build.cli.main(args)`` in-process and capture its exit code and output."""
+
+    def run(*args: str) -> CliResult:
+        code = cli.main(list(args))
+        captured = capsys.readouterr()
+        return CliResult(code, captured.out, captured.err)
+
+    return run
