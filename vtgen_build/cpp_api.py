@@ -176,11 +176,15 @@ def _value_type(ty: Type, symint: bool) -> CType | None:
     return None
 
 
-def argument_type(ty: Type, *, mutable: bool, symint: bool, const_mutable: bool = False) -> CType:
+def argument_type(
+    ty: Type, *, mutable: bool, symint: bool, const_mutable: bool = False, ilistref: bool = False
+) -> CType:
     """The parameter type of an argument of schema type ``ty``.
 
     ``mutable`` is true for ``Tensor(a!)``; ``const_mutable`` gives such
-    tensors as ``const at::Tensor &`` (``use_const_ref_for_mutable_tensors``).
+    tensors as ``const at::Tensor &`` (``use_const_ref_for_mutable_tensors``);
+    ``ilistref`` gives ``Tensor[]`` as ``const at::ITensorListRef &`` (ops of a
+    structured group).
     """
     value = _value_type(ty, symint)
     if value is not None:
@@ -194,7 +198,7 @@ def argument_type(ty: Type, *, mutable: bool, symint: bool, const_mutable: bool 
     if isinstance(ty, OptionalType):
         return _optional_argument_type(ty, mutable, symint, const_mutable)
     if isinstance(ty, ListType):
-        return _list_argument_type(ty, mutable, symint)
+        return _list_argument_type(ty, mutable, symint, ilistref)
     raise ValueError(f"no C++ type for '{ty}'")
 
 
@@ -210,14 +214,14 @@ def _optional_argument_type(ty: OptionalType, mutable: bool, symint: bool, const
     return OptionalC(argument_type(ty.elem, mutable=mutable, symint=symint))
 
 
-def _list_argument_type(ty: ListType, mutable: bool, symint: bool) -> CType:
+def _list_argument_type(ty: ListType, mutable: bool, symint: bool, ilistref: bool) -> CType:
     elem = str(ty.elem)
     if elem == "int" or (elem == "SymInt" and not symint):
         return BaseC("at::IntArrayRef")
     if elem == "SymInt":
         return BaseC("c10::SymIntArrayRef")
     if elem == "Tensor":
-        return BaseC("at::TensorList")
+        return ConstRefC(BaseC("at::ITensorListRef")) if ilistref else BaseC("at::TensorList")
     if elem == "Tensor?":
         return ConstRefC(ListC(OptionalC(TENSOR)))
     if elem == "Scalar":
@@ -343,9 +347,13 @@ def _binding(fn: NativeFunction, arg: Argument, *, symint: bool, defaults: bool)
     default = None
     if defaults and arg.default is not None and arg.name not in fn.cpp_no_default_args:
         default = default_expr(arg.default, arg.type, symint=symint)
-    ty = argument_type(arg.type, mutable=arg.is_write, symint=symint,
-                       const_mutable=fn.use_const_ref_for_mutable_tensors)  # fmt: skip
-    return Binding(ty, arg.name, default)
+    return Binding(_fn_argument_type(fn, arg, symint=symint), arg.name, default)
+
+
+def _fn_argument_type(fn: NativeFunction, arg: Argument, *, symint: bool) -> CType:
+    structured_group = fn.structured or fn.structured_delegate is not None
+    return argument_type(arg.type, mutable=arg.is_write, symint=symint,
+                         const_mutable=fn.use_const_ref_for_mutable_tensors, ilistref=structured_group)  # fmt: skip
 
 
 def _options_binding(fn: NativeFunction) -> Binding:
@@ -426,13 +434,10 @@ def redispatch_signatures(fn: NativeFunction) -> tuple[CppSignature, ...]:
     return tuple(replace(s, params=(ks, *s.params)) for s in cpp_signatures(fn))
 
 
-def dispatcher_arguments(func: FunctionSchema, *, const_mutable: bool = False) -> tuple[Binding, ...]:
+def dispatcher_arguments(fn: NativeFunction) -> tuple[Binding, ...]:
     """A kernel's parameters: schema order, symbolic, ungrouped, no defaults."""
-    return tuple(
-        Binding(argument_type(a.type, mutable=a.is_write, symint=True, const_mutable=const_mutable), a.name)
-        for a in func.arguments.all
-    )
+    return tuple(Binding(_fn_argument_type(fn, a, symint=True), a.name) for a in fn.func.arguments.all)
 
 
-def dispatcher_returns(func: FunctionSchema) -> CType:
-    return returns_type(func.returns)
+def dispatcher_returns(fn: NativeFunction) -> CType:
+    return returns_type(fn.func.returns)

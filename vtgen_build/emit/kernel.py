@@ -19,13 +19,13 @@ def registration(k: KernelPlan) -> str:
 
 def kernel_definition(k: KernelPlan) -> str:
     f = k.function
-    params = dispatcher_arguments(f.func, const_mutable=f.use_const_ref_for_mutable_tensors)
+    params = dispatcher_arguments(f)
     signature = ", ".join(["c10::DispatchKeySet ks", *(f"{b.type.cpp()} {b.name}" for b in params)])
     lines = [*_unpack(k), *_derivative_setup(k), *_call(k), *_after_call(k)]
     if f.func.returns:
         lines.append(f"return {_return_value(k)};")
     body = "\n".join("  " + line for line in "\n".join(lines).split("\n"))
-    return f"{dispatcher_returns(f.func).cpp()} {k.wrapper}({signature}) {{\n{body}\n}}"
+    return f"{dispatcher_returns(f).cpp()} {k.wrapper}({signature}) {{\n{body}\n}}"
 
 
 def _tensor_args(k: KernelPlan) -> list[tuple[int, str, str]]:

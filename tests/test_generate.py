@@ -1,0 +1,92 @@
+"""`generate` on the real yaml: deterministic output, no-op reruns, minimal rewrites after an edit."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vtgen_build.generate import GenerateOptions, generate
+from vtgen_build.model import Inputs
+
+pytestmark = pytest.mark.torch
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.name.startswith(".vtgen")
+    }
+
+
+def _run_cli(args: list[str], cwd: Path, seed: str) -> None:
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    subprocess.run([sys.executable, "-m", "vtgen_build", "generate", *args], cwd=cwd, env=env, check=True,
+                   capture_output=True)  # fmt: skip
+
+
+def test_output_is_identical_across_hash_seeds_and_directories(real_yaml, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    a, b = tmp_path / "a", tmp_path / "elsewhere" / "b"
+    b.parent.mkdir()
+    common = ["--pytorch-root", str(real_yaml.torchgen_dir), "--shards", "3"]
+    _run_cli([*common, "--out", str(a)], tmp_path, "1")
+    _run_cli([*common, "--out", "b"], b.parent, "4242")
+    digest = _tree_digest(a)
+    assert digest == _tree_digest(b)
+    assert len([p for p in digest if p.startswith("nodes/")]) == 711
+    text = (a / "VariableType_0.cpp").read_text()
+    assert str(tmp_path) not in text and str(real_yaml.torchgen_dir) not in text
+
+
+def _copy_inputs(real_yaml, tmp_path: Path) -> Inputs:  # type: ignore[no-untyped-def]
+    native, deriv, tags = (tmp_path / n for n in ("native_functions.yaml", "derivatives.yaml", "tags.yaml"))
+    shutil.copy(real_yaml.native_functions, native)
+    shutil.copy(real_yaml.derivatives, deriv)
+    shutil.copy(real_yaml.tags, tags)
+    return Inputs(str(native), str(deriv), str(tags))
+
+
+def test_rerun_is_a_no_op_and_one_formula_edit_rewrites_one_file(real_yaml, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    inputs = _copy_inputs(real_yaml, tmp_path)
+    options = GenerateOptions(str(tmp_path / "out"))
+    first = generate(inputs, options)
+    assert first.plan is not None and len(first.written) == 10 + 10 + 2 + 711
+    again = generate(inputs, options)
+    assert again.plan is None and again.written == ()
+    os.utime(inputs.derivatives)  # touched, same content: still nothing to do
+    assert generate(inputs, options).written == ()
+    deriv = Path(inputs.derivatives)
+    text = deriv.read_text()
+    edited = text.replace("self: grad * self.cos().conj()", "self: grad * self.cos().conj() * 1", 1)
+    assert edited != text
+    deriv.write_text(edited)
+    after = generate(inputs, options)
+    assert after.plan is not None
+    assert len(after.written) == 1 and after.written[0].startswith("Functions_")
+    assert "self.cos().conj() * 1" in (tmp_path / "out" / after.written[0]).read_text()
+
+
+def test_bad_formula_is_reported_at_its_line_and_nothing_is_written(real_yaml, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from vtgen_build import cli
+
+    inputs = _copy_inputs(real_yaml, tmp_path)
+    deriv = Path(inputs.derivatives)
+    lines = deriv.read_text().splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if line.startswith("- name: sin(Tensor self)"))
+    lines.insert(index + 1, "  selff: grad\n")
+    deriv.write_text("".join(lines))
+    out = tmp_path / "out"
+    code = cli.main(["generate", "--native-functions", inputs.native_functions, "--derivatives", inputs.derivatives,
+                     "--tags", str(inputs.tags), "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"{inputs.derivatives}:{index + 2}: error: 'selff' is not an argument or output of 'sin'" in err
+    assert "did you mean 'self'?" in err
+    assert "Traceback" not in err
+    assert not list(out.glob("*.cpp"))
