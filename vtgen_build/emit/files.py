@@ -60,6 +60,7 @@ def _variable_type_shard(plan: Plan, shard: int, options: EmitOptions, base: dic
     return render("VariableType.cpp", template_text("VariableType.cpp"), {
         **base, "shard": str(shard), "kernels": "\n\n".join(bodies), "registrations": _registrations(kernels),
         "node_includes": _includes(nodes), "manual_includes": manual,
+        "using_namespaces": "\n".join(f"using namespace {ns};" for ns in options.using_namespaces),
     })  # fmt: skip
 
 

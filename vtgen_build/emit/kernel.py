@@ -86,7 +86,7 @@ def _forbid_out_grad(k: KernelPlan, why: str = "") -> list[str]:
 
 
 def _saves_self_before_update(k: KernelPlan) -> bool:
-    return k.info is not None and any(v.name == "self" for v in k.info.saved_inputs)
+    return k.info is not None and any(v.expr == "self" for v in k.info.saved_inputs)
 
 
 def _create_node(k: KernelPlan) -> list[str]:

@@ -9,6 +9,7 @@ ${node_includes}
 ${manual_includes}
 using namespace at;
 using namespace torch::autograd::generated;
+${using_namespaces}
 
 namespace torch::autograd {
 namespace VariableType {
