@@ -1,0 +1,19 @@
+// vtgen_build stub header: everything at:: generated code and FunctionsManual.h use.
+#pragma once
+#include <cmath>
+#include <c10/core/GradMode.h>
+#include <c10/core/InferenceMode.h>
+#include <c10/util/Exception.h>
+#include <c10/util/irange.h>
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/core/TensorBody.h>
+#include <ATen/core/ivalue.h>
+#include <ATen/core/functional.h>
+#include <ATen/Context.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/Functions.h>
+#include <ATen/NestedTensorImpl.h>
+#include <ATen/TensorGeometry.h>
+#include <ATen/TensorIndexing.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/TracerMode.h>

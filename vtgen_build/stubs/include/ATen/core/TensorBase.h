@@ -1,0 +1,3 @@
+// vtgen_build stub header.
+#pragma once
+#include <ATen/core/TensorBody.h>

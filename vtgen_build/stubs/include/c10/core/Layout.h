@@ -1,0 +1,21 @@
+// vtgen_build stub header.
+#pragma once
+#include <cstdint>
+#include <ostream>
+namespace c10 {
+enum class Layout : int8_t { Strided, Sparse, SparseCsr, Mkldnn, SparseCsc, SparseBsr, SparseBsc, Jagged, NumOptions };
+constexpr auto kStrided = Layout::Strided;
+constexpr auto kSparse = Layout::Sparse;
+constexpr auto kSparseCsr = Layout::SparseCsr;
+constexpr auto kMkldnn = Layout::Mkldnn;
+constexpr auto kSparseCsc = Layout::SparseCsc;
+constexpr auto kSparseBsr = Layout::SparseBsr;
+constexpr auto kSparseBsc = Layout::SparseBsc;
+constexpr auto kJagged = Layout::Jagged;
+std::ostream& operator<<(std::ostream& stream, Layout layout);
+} // namespace c10
+namespace at {
+using c10::Layout;
+using c10::kStrided; using c10::kSparse; using c10::kSparseCsr; using c10::kMkldnn;
+using c10::kSparseCsc; using c10::kSparseBsr; using c10::kSparseBsc; using c10::kJagged;
+} // namespace at
