@@ -10,9 +10,10 @@ __version__ = "0.1.0"
 
 
 def get_cmake_dir() -> str:
-    """The directory holding ``vtgen_buildConfig.cmake`` (for ``vtgen_build_DIR``)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "cmake", here.parent / "cmake"):
-        if (candidate / "vtgen_buildConfig.cmake").is_file():
-            return str(candidate)
-    return str(here / "cmake")
+    """The directory holding ``vtgen_buildConfig.cmake`` (for ``vtgen_build_DIR``).
+
+    It lives inside the package (``vtgen_build/cmake``), so the same path is right
+    in a source checkout, an editable install and an installed wheel; the
+    ``cmake.root`` / ``cmake.prefix`` entry points name the package for the same reason.
+    """
+    return str(Path(__file__).resolve().parent / "cmake")

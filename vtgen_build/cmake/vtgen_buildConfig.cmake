@@ -1,0 +1,500 @@
+# vtgen_buildConfig.cmake -- the CMake package of vtgen_build.
+#
+# Finding it
+# ----------
+#   find_package(vtgen_build 0.1 CONFIG REQUIRED)
+#
+# works when any of these holds:
+#   * vtgen_build_DIR is the output of `python -m vtgen_build --cmakedir`
+#     (or `vtgen-build --cmakedir`), e.g.
+#       cmake -S . -B build -Dvtgen_build_DIR="$(python -m vtgen_build --cmakedir)"
+#   * the project is built by scikit-build-core with vtgen_build in
+#     build-system.requires: the package's `cmake.root` and `cmake.prefix`
+#     entry points point CMake here, no path needed;
+#   * CMAKE_PREFIX_PATH holds the site-packages directory vtgen_build is in.
+#
+# What it defines
+# ---------------
+#   vtgen_build_FOUND, vtgen_build_VERSION   as for any package.
+#   vtgen_build_PYTHON_EXECUTABLE            the interpreter that runs the generator:
+#       the first of these that imports this very copy of vtgen_build:
+#       the value you set (-Dvtgen_build_PYTHON_EXECUTABLE=...; then it must),
+#       Python_EXECUTABLE / Python3_EXECUTABLE / PYTHON_EXECUTABLE (scikit-build-core
+#       sets them to the interpreter running the build), the interpreter of the
+#       environment this package is installed in (the one `--cmakedir` ran with),
+#       and finally the one find_package(Python3 COMPONENTS Interpreter) finds.
+#   vtgen_build_STUB_INCLUDE_DIR             the stub ATen/c10/autograd headers shipped
+#                                            with the package.
+#   vtgen::stub_aten                         an IMPORTED INTERFACE target carrying
+#                                            that include directory.
+#
+# vtgen_generate()
+# ----------------
+#   vtgen_generate(<target>
+#                  NATIVE_FUNCTIONS <file>       # required: native_functions.yaml
+#                  DERIVATIVES <file>            # required: derivatives.yaml
+#                  [TAGS <file>]                 # tags.yaml
+#                  [MANUAL_HEADERS <header>...]  # helpers formulas call, spelled as #included
+#                  [USING_NAMESPACES <ns>...]    # namespaces of those helpers (using namespace <ns>;)
+#                  [SHARDS <n>]                  # translation units per kind (default 10)
+#                  [OUTPUT_DIR <dir>]            # default ${CMAKE_CURRENT_BINARY_DIR}/vtgen/<target>
+#                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
+#                  [USE_TORCH])                  # compile against find_package(Torch), not the stubs
+#
+#   Adds to <target> (a library or executable created in the same directory)
+#   the generated VariableType_<k>.cpp and Functions_<k>.cpp (k < SHARDS), puts
+#   OUTPUT_DIR (Functions.h, nodes/) on its include path (PUBLIC) and links
+#   vtgen::stub_aten -- or, with USE_TORCH, the `torch` target (Torch_DIR is
+#   taken from the generator's Python when it has torch and Torch_DIR is unset).
+#   MANUAL_HEADERS are written into the generated code as `#include "<header>"`
+#   (e.g. myops/helpers.h): put their directory on <target>'s include path.
+#   Relative input paths are taken from the current source directory, a
+#   relative OUTPUT_DIR from the current binary directory.  The target property
+#   VTGEN_OUTPUT_DIR holds the output directory (e.g. to install its headers).
+#
+#   The generator runs as a build step (one add_custom_command): its stamp file
+#   is the OUTPUT and the generated files are BYPRODUCTS; the inputs come from
+#   the generator's own depfile (every file it read), so nothing is listed by
+#   hand.  It rewrites only the files whose content changed, so Ninja (restat)
+#   and Make (byproducts have no rule of their own, sources are checked after
+#   the generator ran) recompile only those.  A YAML mistake fails the build
+#   with `<file>:<line>: error: <message>` from the generator.
+#
+#   Example:
+#     find_package(vtgen_build CONFIG REQUIRED)
+#     add_library(myops OBJECT)
+#     target_include_directories(myops PUBLIC include)
+#     vtgen_generate(myops
+#       NATIVE_FUNCTIONS native_functions.yaml
+#       DERIVATIVES derivatives.yaml
+#       MANUAL_HEADERS myops/helpers.h
+#       USING_NAMESPACES myops::autograd_helpers
+#       NAMESPACE myops
+#       SHARDS 2)
+#
+# Names: public functions vtgen_*, imported targets vtgen::*, variables
+# vtgen_build_*; everything named _vtgen_* is private.
+
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  set(vtgen_build_FOUND FALSE)
+  set(vtgen_build_NOT_FOUND_MESSAGE
+      "vtgen_build needs CMake 3.20 or newer (DEPFILE with Makefiles); this is CMake ${CMAKE_VERSION}")
+  return()
+endif()
+
+# A failure is remembered for the rest of this configure run, so a second
+# find_package() (e.g. from a subdirectory) does not report success.
+get_property(_vtgen_failure GLOBAL PROPERTY _vtgen_build_NOT_FOUND_MESSAGE)
+if(_vtgen_failure)
+  set(vtgen_build_FOUND FALSE)
+  set(vtgen_build_NOT_FOUND_MESSAGE "${_vtgen_failure}")
+  unset(_vtgen_failure)
+  return()
+endif()
+unset(_vtgen_failure)
+
+include_guard(GLOBAL)
+
+# Policies for this file and for the functions it defines (a function runs
+# with the policies recorded where it was defined, not the caller's).
+cmake_policy(VERSION 3.20...3.31)
+
+# ---------------------------------------------------------------------------
+# Locating the interpreter that runs the generator
+# ---------------------------------------------------------------------------
+
+# The package directory: this file is <package>/cmake/vtgen_buildConfig.cmake.
+get_filename_component(_vtgen_cmake_dir "${CMAKE_CURRENT_LIST_DIR}" REALPATH)
+get_filename_component(_vtgen_package_dir "${_vtgen_cmake_dir}" DIRECTORY)
+
+# _vtgen_check_python(<python> <ok-var> <why-var>): does <python> import this
+# copy of vtgen_build (and its dependencies)?  <ok-var> is then the
+# interpreter's own sys.executable (a pyenv shim or a wrapper script resolves
+# to the real interpreter, so the build does not depend on how it was named).
+function(_vtgen_check_python python ok_var why_var)
+  set(${ok_var} "" PARENT_SCOPE)
+  if(NOT EXISTS "${python}" OR IS_DIRECTORY "${python}")
+    set(${why_var} "no such file" PARENT_SCOPE)
+    return()
+  endif()
+  execute_process(
+    COMMAND "${python}" -c "import sys, vtgen_build, vtgen_build.cli; print(vtgen_build.get_cmake_dir()); print(sys.executable)"
+    # `-c` puts the working directory first on sys.path: not the caller's,
+    # which may be a checkout holding another vtgen_build.
+    WORKING_DIRECTORY "${_vtgen_cmake_dir}"
+    RESULT_VARIABLE rc
+    OUTPUT_VARIABLE out
+    ERROR_VARIABLE err
+    OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_STRIP_TRAILING_WHITESPACE)
+  if(NOT rc EQUAL 0)
+    string(REGEX REPLACE "^.*\n" "" err "${err}")  # the last line: the exception
+    set(${why_var} "cannot import vtgen_build (${err})" PARENT_SCOPE)
+    return()
+  endif()
+  string(REPLACE "\n" ";" out "${out}")
+  list(GET out 0 cmake_dir)
+  list(GET out -1 executable)
+  get_filename_component(cmake_dir "${cmake_dir}" REALPATH)
+  if(NOT cmake_dir STREQUAL _vtgen_cmake_dir)
+    set(${why_var} "imports another copy of vtgen_build (${cmake_dir})" PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT EXISTS "${executable}")
+    set(executable "${python}")
+  endif()
+  set(${ok_var} "${executable}" PARENT_SCOPE)
+endfunction()
+
+# _vtgen_installed_python(<out-var>): the interpreter(s) of the environment
+# whose site-packages holds this package, by the standard layouts.
+function(_vtgen_installed_python out_var)
+  set(found "")
+  get_filename_component(site "${_vtgen_package_dir}" DIRECTORY)
+  get_filename_component(site_name "${site}" NAME)
+  if(site_name MATCHES "^(site|dist)-packages$")
+    get_filename_component(libdir "${site}" DIRECTORY)          # <prefix>/lib/pythonX.Y or <prefix>/Lib
+    get_filename_component(libdir_name "${libdir}" NAME)
+    if(libdir_name MATCHES "^python([0-9]+\\.[0-9]+t?)$")
+      set(minor "${CMAKE_MATCH_1}")
+      get_filename_component(prefix "${libdir}/../.." ABSOLUTE)
+      foreach(name IN ITEMS "python${minor}" python3 python)
+        list(APPEND found "${prefix}/bin/${name}")
+      endforeach()
+    elseif(libdir_name STREQUAL "python3")                        # Debian: /usr/lib/python3/dist-packages
+      get_filename_component(prefix "${libdir}/../.." ABSOLUTE)
+      list(APPEND found "${prefix}/bin/python3")
+    elseif(libdir_name STREQUAL "Lib")                            # Windows
+      get_filename_component(prefix "${libdir}" DIRECTORY)
+      list(APPEND found "${prefix}/python.exe" "${prefix}/Scripts/python.exe")
+    endif()
+  endif()
+  set(${out_var} "${found}" PARENT_SCOPE)
+endfunction()
+
+function(_vtgen_find_python out_var error_var)
+  set(${out_var} "" PARENT_SCOPE)
+  set(${error_var} "" PARENT_SCOPE)
+  set(tried "")
+  # 1. The interpreter the user named: the only candidate then.
+  if(_vtgen_user_python)
+    _vtgen_check_python("${vtgen_build_PYTHON_EXECUTABLE}" ok why)
+    if(ok)
+      set(${out_var} "${ok}" PARENT_SCOPE)
+    else()
+      string(CONCAT message
+          "vtgen_build_PYTHON_EXECUTABLE=${vtgen_build_PYTHON_EXECUTABLE}: ${why}.  Install vtgen_build for that "
+          "interpreter (`${vtgen_build_PYTHON_EXECUTABLE} -m pip install vtgen_build`) or unset the variable.")
+      set(${error_var} "${message}" PARENT_SCOPE)
+    endif()
+    return()
+  endif()
+  # 2. An interpreter the project (or scikit-build-core) already chose,
+  # 3. the interpreter of the environment this package is installed in.
+  _vtgen_installed_python(installed)
+  set(candidates "")
+  foreach(var IN ITEMS Python_EXECUTABLE Python3_EXECUTABLE PYTHON_EXECUTABLE)
+    if(${var})
+      list(APPEND candidates "${${var}}")
+    endif()
+  endforeach()
+  list(APPEND candidates ${installed})
+  list(REMOVE_DUPLICATES candidates)
+  foreach(python IN LISTS candidates)
+    if(EXISTS "${python}")
+      _vtgen_check_python("${python}" ok why)
+      if(ok)
+        set(${out_var} "${ok}" PARENT_SCOPE)
+        return()
+      endif()
+      string(APPEND tried "\n  ${python}: ${why}")
+    endif()
+  endforeach()
+  # 4. Whatever FindPython3 finds.
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    list(FIND candidates "${Python3_EXECUTABLE}" seen)
+    if(seen EQUAL -1)
+      _vtgen_check_python("${Python3_EXECUTABLE}" ok why)
+      if(ok)
+        set(${out_var} "${ok}" PARENT_SCOPE)
+        return()
+      endif()
+      string(APPEND tried "\n  ${Python3_EXECUTABLE}: ${why}")
+    endif()
+  else()
+    string(APPEND tried "\n  find_package(Python3 COMPONENTS Interpreter): not found")
+  endif()
+  string(CONCAT message
+      "no Python interpreter imports the vtgen_build package in ${_vtgen_package_dir}.  Tried:${tried}\n"
+      "Pass -Dvtgen_build_PYTHON_EXECUTABLE=<python> naming the interpreter that has vtgen_build installed "
+      "(the one that printed `--cmakedir`), or point vtgen_build_DIR at the copy your interpreter imports "
+      "(a reused build directory may still remember one from another environment).")
+  set(${error_var} "${message}" PARENT_SCOPE)
+endfunction()
+
+# A value of vtgen_build_PYTHON_EXECUTABLE that we did not write ourselves was set by the user.
+set(_vtgen_user_python FALSE)
+if(vtgen_build_PYTHON_EXECUTABLE AND NOT vtgen_build_PYTHON_EXECUTABLE STREQUAL "${_vtgen_build_PYTHON_DETECTED}")
+  set(_vtgen_user_python TRUE)
+endif()
+_vtgen_find_python(_vtgen_python _vtgen_error)
+if(_vtgen_error)
+  set_property(GLOBAL PROPERTY _vtgen_build_NOT_FOUND_MESSAGE "${_vtgen_error}")
+  set(vtgen_build_FOUND FALSE)
+  set(vtgen_build_NOT_FOUND_MESSAGE "${_vtgen_error}")
+  unset(_vtgen_python)
+  unset(_vtgen_user_python)
+  unset(_vtgen_error)
+  unset(_vtgen_cmake_dir)
+  unset(_vtgen_package_dir)
+  return()
+endif()
+unset(_vtgen_error)
+
+# Results live in the cache so that every directory sees them (this file runs
+# once per configure, whichever directory calls find_package first).  A value
+# we detected is re-detected on the next configure; a value the user set is kept.
+if(_vtgen_user_python)
+  set(_vtgen_build_PYTHON_DETECTED "" CACHE INTERNAL "")
+else()
+  set(vtgen_build_PYTHON_EXECUTABLE "${_vtgen_python}" CACHE FILEPATH
+      "Python interpreter that runs vtgen_build (empty: detect)" FORCE)
+  set(_vtgen_build_PYTHON_DETECTED "${_vtgen_python}" CACHE INTERNAL "")
+endif()
+set(vtgen_build_STUB_INCLUDE_DIR "${_vtgen_package_dir}/stubs/include" CACHE INTERNAL
+    "Stub ATen/c10/autograd headers of vtgen_build")
+set_property(GLOBAL PROPERTY _vtgen_python "${_vtgen_python}")
+set_property(GLOBAL PROPERTY _vtgen_version "${vtgen_build_VERSION}")
+unset(_vtgen_python)
+unset(_vtgen_user_python)
+unset(_vtgen_cmake_dir)
+unset(_vtgen_package_dir)
+
+if(NOT TARGET vtgen::stub_aten)
+  add_library(vtgen::stub_aten INTERFACE IMPORTED GLOBAL)
+  if(IS_DIRECTORY "${vtgen_build_STUB_INCLUDE_DIR}")
+    set_target_properties(vtgen::stub_aten PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${vtgen_build_STUB_INCLUDE_DIR}"
+      INTERFACE_COMPILE_FEATURES cxx_std_17)
+  endif()
+endif()
+
+# ---------------------------------------------------------------------------
+# vtgen_generate()
+# ---------------------------------------------------------------------------
+
+function(vtgen_generate target)
+  # -- arguments --------------------------------------------------------------
+  set(options USE_TORCH)
+  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE)
+  set(multi_value MANUAL_HEADERS USING_NAMESPACES)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
+
+  if(target STREQUAL "" OR target IN_LIST one_value OR target IN_LIST multi_value OR target IN_LIST options)
+    message(FATAL_ERROR "vtgen_generate(): the first argument must be the target to add the kernels to")
+  endif()
+  if(arg_UNPARSED_ARGUMENTS)
+    list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
+    message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
+                        "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
+                        "NAMESPACE USE_TORCH")
+  endif()
+  if(arg_KEYWORDS_MISSING_VALUES)
+    list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
+    message(FATAL_ERROR "vtgen_generate(): missing value for ${missing}")
+  endif()
+  # An explicit empty string (`OUTPUT_DIR ""`, often an unset variable) is
+  # dropped by cmake_parse_arguments as if the keyword had not been given:
+  # find it in the raw arguments instead.
+  set(keyword "")
+  math(EXPR last_arg "${ARGC} - 1")
+  if(last_arg GREATER_EQUAL 1)  # (RANGE 1 0 would count down)
+    foreach(i RANGE 1 ${last_arg})
+      if("${ARGV${i}}" IN_LIST one_value OR "${ARGV${i}}" IN_LIST multi_value)
+        set(keyword "${ARGV${i}}")
+      elseif("${ARGV${i}}" STREQUAL "")
+        message(FATAL_ERROR "vtgen_generate(): missing value for ${keyword} (an empty string was given)")
+      endif()
+    endforeach()
+  endif()
+  foreach(keyword IN ITEMS NATIVE_FUNCTIONS DERIVATIVES)
+    if(NOT DEFINED arg_${keyword})
+      message(FATAL_ERROR "vtgen_generate(): ${keyword} <file> is required")
+    endif()
+  endforeach()
+
+  # -- the target -------------------------------------------------------------
+  if(NOT TARGET "${target}")
+    message(FATAL_ERROR "vtgen_generate(): '${target}' is not a target; create it first "
+                        "(e.g. add_library(${target} OBJECT))")
+  endif()
+  get_target_property(type "${target}" TYPE)
+  get_target_property(imported "${target}" IMPORTED)
+  get_target_property(aliased "${target}" ALIASED_TARGET)
+  if(imported OR aliased)
+    message(FATAL_ERROR "vtgen_generate(): '${target}' is an imported or alias target; give a target this project builds")
+  endif()
+  if(NOT type MATCHES "^(STATIC_LIBRARY|SHARED_LIBRARY|MODULE_LIBRARY|OBJECT_LIBRARY|EXECUTABLE)$")
+    message(FATAL_ERROR "vtgen_generate(): '${target}' has type ${type}; it must be a library or executable "
+                        "that compiles sources (e.g. add_library(${target} OBJECT))")
+  endif()
+  get_target_property(target_dir "${target}" SOURCE_DIR)
+  if(NOT target_dir STREQUAL CMAKE_CURRENT_SOURCE_DIR)
+    message(FATAL_ERROR "vtgen_generate(): call it in the directory that created '${target}' (${target_dir}): "
+                        "generated sources can only be attached there")
+  endif()
+  get_target_property(done "${target}" VTGEN_OUTPUT_DIR)
+  if(done)
+    message(FATAL_ERROR "vtgen_generate(): '${target}' already has generated kernels (in ${done}); "
+                        "one vtgen_generate() per target")
+  endif()
+
+  # -- values -----------------------------------------------------------------
+  set(shards 10)
+  if(DEFINED arg_SHARDS)
+    if(NOT arg_SHARDS MATCHES "^[1-9][0-9]*$")
+      message(FATAL_ERROR "vtgen_generate(): SHARDS must be a positive integer, got '${arg_SHARDS}'")
+    endif()
+    set(shards "${arg_SHARDS}")
+  endif()
+  set(namespace aten)
+  if(DEFINED arg_NAMESPACE)
+    if(NOT arg_NAMESPACE MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+      message(FATAL_ERROR "vtgen_generate(): NAMESPACE must be an identifier, got '${arg_NAMESPACE}'")
+    endif()
+    set(namespace "${arg_NAMESPACE}")
+  endif()
+  foreach(ns IN LISTS arg_USING_NAMESPACES)
+    if(NOT ns MATCHES "^(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$")
+      message(FATAL_ERROR "vtgen_generate(): USING_NAMESPACES: '${ns}' is not a C++ namespace name")
+    endif()
+  endforeach()
+  set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/vtgen/${target}")
+  if(DEFINED arg_OUTPUT_DIR)
+    get_filename_component(out_dir "${arg_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  get_property(used_dirs GLOBAL PROPERTY _vtgen_output_dirs)
+  if(out_dir IN_LIST used_dirs)
+    message(FATAL_ERROR "vtgen_generate(): OUTPUT_DIR ${out_dir} is already used by another vtgen_generate()")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY _vtgen_output_dirs "${out_dir}")
+
+  set(inputs "")
+  foreach(keyword IN ITEMS NATIVE_FUNCTIONS DERIVATIVES TAGS)
+    if(DEFINED arg_${keyword})
+      _vtgen_input_path("${keyword}" "${arg_${keyword}}" path)
+      set(${keyword} "${path}")
+      list(APPEND inputs "${path}")
+    endif()
+  endforeach()
+
+  get_property(python GLOBAL PROPERTY _vtgen_python)
+
+  # -- the command --------------------------------------------------------------
+  set(stamp "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.stamp")
+  set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.d")
+  set(sources "")
+  math(EXPR last "${shards} - 1")
+  foreach(kind IN ITEMS VariableType Functions)
+    foreach(k RANGE 0 ${last})
+      list(APPEND sources "${out_dir}/${kind}_${k}.cpp")
+    endforeach()
+  endforeach()
+
+  set(command "${python}" -m vtgen_build generate
+      --native-functions "${NATIVE_FUNCTIONS}" --derivatives "${DERIVATIVES}")
+  if(DEFINED TAGS)
+    list(APPEND command --tags "${TAGS}")
+  endif()
+  foreach(header IN LISTS arg_MANUAL_HEADERS)
+    list(APPEND command --manual-header "${header}")
+  endforeach()
+  foreach(ns IN LISTS arg_USING_NAMESPACES)
+    list(APPEND command --using-namespace "${ns}")
+  endforeach()
+  list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
+       --depfile "${depfile}" --stamp "${stamp}")
+
+  # Everything that shapes the output but is not a file the generator reads
+  # (vtgen_build's version, interpreter, options) goes into this file,
+  # rewritten only when it changes: a new option or an upgrade reruns the
+  # generator under Make too (Ninja reruns on a changed command line anyway).
+  # The package's own files are deliberately not dependencies: under pip's
+  # build isolation they are reinstalled (new mtimes) for every build.
+  set(options_file "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.options")
+  get_property(version GLOBAL PROPERTY _vtgen_version)
+  list(JOIN command "\n" command_text)
+  _vtgen_write_if_changed("${options_file}" "vtgen_build ${version}\n${command_text}\n")
+
+  add_custom_command(
+    OUTPUT "${stamp}"
+    BYPRODUCTS ${sources} "${out_dir}/Functions.h"
+    COMMAND ${command}
+    DEPENDS ${inputs} "${options_file}"
+    DEPFILE "${depfile}"
+    COMMENT "vtgen_build: generating autograd kernels for ${target}"
+    VERBATIM)
+
+  # The stamp is a source of the target so the command is attached to it (a
+  # byproduct alone does not attach it); it is not compiled.
+  target_sources("${target}" PRIVATE "${stamp}" ${sources})
+  target_include_directories("${target}" PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
+  target_compile_features("${target}" PUBLIC cxx_std_17)
+  set_target_properties("${target}" PROPERTIES VTGEN_OUTPUT_DIR "${out_dir}")
+
+  if(arg_USE_TORCH)
+    _vtgen_find_torch("${python}")
+    target_link_libraries("${target}" PUBLIC torch)
+  else()
+    if(NOT IS_DIRECTORY "${vtgen_build_STUB_INCLUDE_DIR}")
+      message(FATAL_ERROR "vtgen_generate(): the stub headers are missing from the vtgen_build package "
+                          "(${vtgen_build_STUB_INCLUDE_DIR}); reinstall vtgen_build, or pass USE_TORCH")
+    endif()
+    target_link_libraries("${target}" PUBLIC vtgen::stub_aten)
+  endif()
+endfunction()
+
+# _vtgen_write_if_changed(<file> <text>): keep the file's mtime when its text is the same.
+function(_vtgen_write_if_changed file text)
+  if(EXISTS "${file}")
+    file(READ "${file}" old)
+    if(old STREQUAL text)
+      return()
+    endif()
+  endif()
+  file(WRITE "${file}" "${text}")
+endfunction()
+
+# _vtgen_input_path(<keyword> <path> <out-var>): absolute path of an input file.
+function(_vtgen_input_path keyword path out_var)
+  get_filename_component(path "${path}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(NOT EXISTS "${path}")
+    get_source_file_property(generated "${path}" GENERATED)
+    if(NOT generated)
+      message(FATAL_ERROR "vtgen_generate(): ${keyword}: no such file: ${path}")
+    endif()
+  endif()
+  set(${out_var} "${path}" PARENT_SCOPE)
+endfunction()
+
+# _vtgen_find_torch(<python>): the `torch` target, from find_package(Torch);
+# when Torch_DIR is not set, the generator's interpreter tells where its torch is.
+macro(_vtgen_find_torch python)
+  if(NOT TARGET torch)
+    if(NOT Torch_DIR)
+      execute_process(
+        COMMAND "${python}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
+        RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_torch_prefix ERROR_QUIET
+        OUTPUT_STRIP_TRAILING_WHITESPACE)
+      if(_vtgen_rc EQUAL 0)
+        list(APPEND CMAKE_PREFIX_PATH "${_vtgen_torch_prefix}")
+      endif()
+    endif()
+    find_package(Torch QUIET)
+    if(NOT TARGET torch)
+      message(FATAL_ERROR "vtgen_generate(): USE_TORCH: find_package(Torch) found no `torch` target; "
+                          "set Torch_DIR (e.g. `python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)'`/Torch)")
+    endif()
+  endif()
+endmacro()
