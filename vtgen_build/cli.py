@@ -57,7 +57,6 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     g.add_argument("--out", required=True, metavar="DIR", help="output directory")
     g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards (default: 10)")
-    g.add_argument("--namespace", default="aten", metavar="NS", help="operator namespace (default: aten)")
     g.add_argument("--manual-header", action="append", default=[], metavar="H",
                    help="helper header formulas call, as it is #included (repeatable)")
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
@@ -73,6 +72,8 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--derivatives", metavar="FILE", help="derivatives.yaml")
     g.add_argument("--tags", metavar="FILE", help="tags.yaml (optional)")
     g.add_argument("--pytorch-root", metavar="DIR", help="fill the three paths from a PyTorch checkout or torchgen")
+    g.add_argument("--namespace", default="aten", metavar="NS",
+                   help="operator namespace of entries written without 'ns::' (default: aten)")
 
 
 def resolve_inputs(args: argparse.Namespace) -> Inputs:
@@ -85,7 +86,7 @@ def resolve_inputs(args: argparse.Namespace) -> Inputs:
         tags = tags or layout.tags
     if not native or not derivatives:
         raise VtgenError("give --native-functions and --derivatives, or --pytorch-root")
-    return Inputs(native, derivatives, tags)
+    return Inputs(native, derivatives, tags, args.namespace)
 
 
 def _generate_options(args: argparse.Namespace) -> GenerateOptions:

@@ -22,6 +22,7 @@ from .errors import VtgenError
 from .model import Inputs, load_model
 from .plan.kernel import Plan, build_plan
 from .plan.policy import load_policy
+from .stubs.gen_decls import render_decls
 from .write import locked, write_atomic, write_outputs
 
 __all__ = ["GenerateOptions", "GenerateResult", "generate"]
@@ -133,6 +134,7 @@ def generate(inputs: Inputs, options: GenerateOptions) -> GenerateResult:
         plan = build_plan(model, policy)
         views = frozenset(n for n, _ in policy.view_functions)
         files = render_outputs(plan, EmitOptions(options.shards, options.manual_headers, views, options.using_namespaces))
+        files.update(render_decls(model.native_functions))  # declarations the stub headers include
         owned = {str(f) for f in manifest.get("files", []) or []}  # type: ignore[union-attr]
         result = write_outputs(out_dir, files, owned)
         _write_manifest(out_dir, inputs, options, sorted(files))

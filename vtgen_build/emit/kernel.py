@@ -142,7 +142,8 @@ def _redispatch_name(k: KernelPlan) -> str:
 
 
 def _call(k: KernelPlan) -> list[str]:
-    call = f"at::redispatch::{_redispatch_name(k)}(ks & c10::after_autograd_keyset, {_call_args(k)})"
+    ns = "at" if k.function.namespace == "aten" else k.function.namespace
+    call = f"{ns}::redispatch::{_redispatch_name(k)}(ks & c10::after_autograd_keyset, {_call_args(k)})"
     returns = k.function.func.returns
     if not returns or k.modifies_arguments:
         return ["{", f"  {k.guard} guard;", f"  {call};", "}"]

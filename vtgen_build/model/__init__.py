@@ -20,6 +20,7 @@ class Inputs:
     native_functions: str
     derivatives: str
     tags: str | None = None
+    namespace: str = "aten"  # operator namespace of entries written without ``ns::``
 
 
 @dataclass(frozen=True)
@@ -35,12 +36,16 @@ class Model:
 def load_model(inputs: Inputs) -> Model:
     """Read and check the three files."""
     tag_entries = load_entries(inputs.tags) if inputs.tags else ()
-    return build_model(load_entries(inputs.native_functions), load_entries(inputs.derivatives), tag_entries)
+    return build_model(
+        load_entries(inputs.native_functions), load_entries(inputs.derivatives), tag_entries, inputs.namespace
+    )
 
 
-def build_model(native: tuple[Entry, ...], derivatives: tuple[Entry, ...], tags: tuple[Entry, ...]) -> Model:
+def build_model(
+    native: tuple[Entry, ...], derivatives: tuple[Entry, ...], tags: tuple[Entry, ...], namespace: str = "aten"
+) -> Model:
     valid_tags = parse_tags(tags)
-    functions = tuple(NativeFunction.parse(e, valid_tags) for e in native)
+    functions = tuple(NativeFunction.parse(e, valid_tags, namespace) for e in native)
     _check_unique((f"{f.namespace}::{f.name}", f.location) for f in functions)
     entries = tuple(DerivativeEntry.parse(e) for e in derivatives)
     _check_unique((str(e.schema), e.location) for e in entries)

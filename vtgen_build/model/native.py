@@ -70,10 +70,10 @@ class NativeFunction:
     text: str = field(default="", compare=False, repr=False)
 
     @classmethod
-    def parse(cls, entry: Entry, valid_tags: frozenset[str]) -> NativeFunction:
+    def parse(cls, entry: Entry, valid_tags: frozenset[str], default_namespace: str = "aten") -> NativeFunction:
         """Build from one located YAML entry; every problem is a located error."""
         r = FieldReader(entry.fields, entry.location, KNOWN_KEYS)
-        namespace, func = _parse_func(r)
+        namespace, func = _parse_func(r, default_namespace)
         variants = _parse_variants(r)
         manual_reg = r.flag("manual_kernel_registration", False)
         structured = r.flag("structured", False)
@@ -154,11 +154,11 @@ class NativeFunction:
         return self.func.kind()
 
 
-def _parse_func(r: FieldReader) -> tuple[str, FunctionSchema]:
+def _parse_func(r: FieldReader, default_namespace: str) -> tuple[str, FunctionSchema]:
     text = r.required_text("func")
     namespace, sep, rest = text.partition("::")
     if not sep or "(" in namespace:
-        namespace, rest = "aten", text
+        namespace, rest = default_namespace, text
     try:
         return namespace, FunctionSchema.parse(rest)
     except SchemaError as exc:
