@@ -1,0 +1,218 @@
+"""Real ``pip`` runs in temporary venvs, build isolation on: ``pip install`` runs the code generation.
+
+The isolated build environments get vtgen_build from a wheel of this checkout; pip resolves
+every build requirement from one local wheelhouse (``--no-index --find-links``): that wheel
+plus setuptools, scikit-build-core and pyyaml, downloaded once per session (from pip's cache
+when it has them).  ``--python`` points pip at each venv, so the venvs need no pip of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_project"
+FIXTURE = ROOT / "tests" / "packages" / "setuptools_ops"
+BUILD_REQUIREMENTS = ["setuptools>=68", "scikit-build-core>=0.10", "pyyaml>=6"]
+
+pytestmark = pytest.mark.slow
+
+# What the generator prints: a run that wrote files, and the no-op fast path.
+_WROTE = re.compile(r"vtgen-build: .*; (\d+) files written")
+_UP_TO_DATE = "vtgen-build: up to date (0 files written)"
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PIP_"))}
+    env.pop("CMAKE_GENERATOR", None)
+    env.pop("MAKEFLAGS", None)
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
+
+
+def _run(args: list[str | Path], cwd: Path) -> tuple[int, str]:
+    proc = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    return proc.returncode, proc.stdout
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """vtgen_build's wheel (built from a copy of this checkout) and the other build requirements."""
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not on PATH")
+    tmp = tmp_path_factory.mktemp("wheelhouse")
+    house = tmp / "wheels"
+    src = tmp / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    shutil.copytree(ROOT / "vtgen_build", src / "vtgen_build", ignore=shutil.ignore_patterns("__pycache__"))
+    code, log = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", house, src], tmp)
+    assert code == 0, log
+    code, log = _run([sys.executable, "-m", "pip", "download", "-q", "-d", house, *BUILD_REQUIREMENTS], tmp)
+    if code != 0:
+        pytest.skip(f"cannot download the build requirements (offline?):\n{log[-2000:]}")
+    return house
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> Path:
+    path = tmp_path / "venv"
+    code, log = _run([sys.executable, "-m", "venv", "--without-pip", path], tmp_path)
+    assert code == 0, log
+    return path
+
+
+def _python(venv: Path) -> Path:
+    return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def _pip_install(venv: Path, house: Path, *args: str | Path) -> tuple[int, str]:
+    """``pip install -v`` into ``venv`` with build isolation on, everything from ``house``."""
+    return _run(
+        [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index", "--find-links", house,
+         *args],
+        house,
+    )  # fmt: skip
+
+
+def _in_venv(venv: Path, code: str) -> str:
+    rc, out = _run([_python(venv), "-c", code], venv)
+    assert rc == 0, out
+    return out.strip()
+
+
+def _installed_files(venv: Path, dist: str) -> set[str]:
+    return set(
+        _in_venv(venv, f"from importlib import metadata\nfor f in metadata.files({dist!r}): print(f)").splitlines()
+    )
+
+
+def _break(derivatives: Path, old: str, new: str) -> int:
+    """Replace ``old`` (a whole line) by ``new``; return the line number."""
+    lines = derivatives.read_text().splitlines()
+    index = lines.index(old)
+    lines[index] = new
+    derivatives.write_text("\n".join(lines) + "\n")
+    return index + 1
+
+
+def _stub_blocker(log: str) -> str | None:
+    """The first compiler error when the generated kernels do not compile against the stub headers."""
+    match = re.search(r"^.*/vtgen/\S+\.cpp:\d+:\d+: (?:fatal )?error: .*$", log, re.M)
+    return match.group(0).strip() if match else None
+
+
+# ---------------------------------------------------------------------------------------------
+# The setuptools fixture
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def setuptools_project(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(FIXTURE, tmp_path / "setuptools_ops"))
+
+
+def test_setuptools_install_then_no_codegen(wheelhouse: Path, venv: Path, setuptools_project: Path) -> None:
+    code, log = _pip_install(venv, wheelhouse, setuptools_project)
+    assert code == 0, log
+    assert "running build_vtgen" in log, log
+    assert [int(n) for n in _WROTE.findall(log)] == [11], log
+    files = _installed_files(venv, "setuptools_ops")
+    generated = {f.split("/_autograd/", 1)[1] for f in files if "/_autograd/" in f}
+    assert {"Functions.h", "VariableType_0.cpp", "Functions_1.cpp", "nodes/CubeBackward0.h"} <= generated, files
+    assert ".vtgen-manifest.json" not in generated, files
+    path = _in_venv(venv, "import setuptools_ops; print(setuptools_ops.generated_dir() / 'Functions.h')")
+    assert Path(path).is_file() and Path(path).is_relative_to(venv), path
+
+    # The same install again (setuptools' build/ in the project persists): no codegen.
+    code, log = _pip_install(venv, wheelhouse, "--force-reinstall", "--no-deps", setuptools_project)
+    assert code == 0, log
+    assert _UP_TO_DATE in log and not _WROTE.search(log), log
+
+
+def test_setuptools_editable_regenerates(wheelhouse: Path, venv: Path, setuptools_project: Path) -> None:
+    code, log = _pip_install(venv, wheelhouse, "-e", setuptools_project)
+    assert code == 0, log
+    in_place = setuptools_project / "src" / "setuptools_ops" / "_autograd"
+    found = _in_venv(venv, "import setuptools_ops; print(setuptools_ops.generated_dir())")
+    assert Path(found).resolve() == in_place.resolve(), log
+    assert (in_place / "Functions.h").is_file(), log
+
+    # A formula edit, then the editable install again: the generator rewrites what changed, in place.
+    derivatives = setuptools_project / "ops" / "derivatives.yaml"
+    _break(derivatives, "  self: cube_backward(grad, self)", "  self: cube_backward(grad, self) * 2")
+    before = {p.name: p.read_text() for p in in_place.glob("*.cpp")}
+    code, log = _pip_install(venv, wheelhouse, "-e", setuptools_project)
+    assert code == 0, log
+    after = {p.name: p.read_text() for p in in_place.glob("*.cpp")}
+    changed = {name for name in after if after[name] != before[name]}
+    assert 1 <= len(changed) <= 2, log
+    assert any("cube_backward(grad, self) * 2" in after[name] for name in changed), changed
+    assert [int(n) for n in _WROTE.findall(log)] == [len(changed)], log
+
+
+def test_setuptools_broken_formula(wheelhouse: Path, venv: Path, setuptools_project: Path) -> None:
+    line = _break(
+        setuptools_project / "ops" / "derivatives.yaml",
+        "  end: scaled(grad, weight.toDouble())",
+        "  ende: scaled(grad, weight.toDouble())",
+    )
+    for editable in ((), ("-e",)):
+        code, log = _pip_install(venv, wheelhouse, *editable, setuptools_project)
+        assert code != 0, log
+        assert f"ops/derivatives.yaml:{line}: error: 'ende' is not an argument or output of 'lerp_to'" in log, log
+
+
+# ---------------------------------------------------------------------------------------------
+# sample_project (scikit-build-core + vtgen_generate())
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> Path:
+    return Path(
+        shutil.copytree(SAMPLE, tmp_path / "sample", ignore=shutil.ignore_patterns("build", "dist", "*.egg-info"))
+    )
+
+
+def test_sample_project_install_then_no_codegen(wheelhouse: Path, venv: Path, sample: Path) -> None:
+    code, log = _pip_install(venv, wheelhouse, sample)
+    if code != 0 and (blocker := _stub_blocker(log)):
+        pytest.xfail(f"issue 4: the vtsample kernels do not compile against the stub headers yet: {blocker}")
+    assert code == 0, log
+    assert "vtgen_build: generating autograd kernels for vtsample_autograd" in log, log
+    files = _installed_files(venv, "vtsample")
+    include = {f.split("vtsample/include/", 1)[1] for f in files if "vtsample/include/" in f}
+    assert {"Functions.h", "FunctionsBase.h", "vtsample/helpers.h", "nodes/SoftsignBackward0.h"} <= include, files
+    assert not [f for f in files if f.endswith(".cpp")], files
+    got = _in_venv(
+        venv, "import vtsample, os; print(os.path.isfile(os.path.join(vtsample.get_include(), 'Functions.h')))"
+    )
+    assert got == "True"
+
+    # Again, same persistent build dir (build/<wheel tag>): the generator writes nothing.
+    code, log = _pip_install(venv, wheelhouse, "--force-reinstall", "--no-deps", sample)
+    assert code == 0, log
+    assert not _WROTE.search(log), log
+    assert _UP_TO_DATE in log or "vtgen_build: generating" not in log, log
+
+
+def test_sample_project_broken_formula(wheelhouse: Path, venv: Path, sample: Path) -> None:
+    line = _break(
+        sample / "derivatives.yaml",
+        "  tensors: stack_mean_backward(grad, dim, tensors.size())",
+        "  tensor: stack_mean_backward(grad, dim, tensors.size())",
+    )
+    code, log = _pip_install(venv, wheelhouse, sample)
+    assert code != 0, log
+    assert f"derivatives.yaml:{line}: error: 'tensor' is not an argument or output of 'stack_mean'" in log, log

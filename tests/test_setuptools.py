@@ -1,0 +1,200 @@
+"""The setuptools hook: ``[tool.vtgen_build]`` read strictly, and ``build``/``sdist`` of the fixture project.
+
+The configuration tests are quick.  The build tests run the fixture (``tests/packages/setuptools_ops``)
+through pip *without* build isolation, so they use this checkout's vtgen_build and need its
+``setuptools.finalize_distribution_options`` entry point registered (``pip install -e .``);
+``tests/test_pip.py`` does the same with isolation on, from a wheel.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from vtgen_build.setuptools_hook import ConfigError, Settings, load_settings, read_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "packages" / "setuptools_ops"
+
+_MINIMAL = {"native-functions": "n.yaml", "derivatives": "d.yaml", "output-dir": "src/p/_gen"}
+
+
+def test_fixture_settings() -> None:
+    settings = load_settings(FIXTURE)
+    assert settings == Settings(
+        native_functions="ops/native_functions.yaml",
+        derivatives="ops/derivatives.yaml",
+        output_dir="src/setuptools_ops/_autograd",
+        tags="ops/tags.yaml",
+        namespace="setuptools_ops",
+        shards=2,
+        manual_headers=("setuptools_ops/helpers.h",),
+        include_dirs=("include",),
+        using_namespaces=("setuptools_ops::autograd_helpers",),
+        check=True,
+    )
+
+
+def test_no_table_is_not_ours(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.other]\nvtgen_build = 1\n')
+    assert load_settings(tmp_path) is None
+    assert load_settings(tmp_path / "missing") is None
+
+
+def test_unknown_key_did_you_mean_with_line(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.vtgen_build]\nnative-functions = "n.yaml"\nderivatives = "d.yaml"\n'
+        'output-dir = "src/p/_gen"\nshard = 2\n'
+    )
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path)
+    assert str(info.value) == "pyproject.toml:8: error: [tool.vtgen_build] unknown key 'shard'; did you mean 'shards'?"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"shards": 0}, "'shards' must be a positive integer, got 0"),
+        ({"shards": True}, "'shards' must be a positive integer"),
+        ({"check": "yes"}, "'check' must be true or false"),
+        ({"manual-headers": [1]}, "'manual-headers' must be a list of strings"),
+        ({"namespace": "a::b"}, "'namespace' must be an identifier"),
+        ({"using-namespaces": ["a b"]}, "'using-namespaces': 'a b' is not a C++ namespace name"),
+        ({"tags": ""}, "'tags' must be a non-empty string"),
+        ({"derivatives": "../d.yaml"}, "'derivatives': '../d.yaml' must be relative to the project"),
+        ({"output-dir": "/abs"}, "'output-dir': '/abs' must be relative to the project"),
+        ({"Derivatives": "d.yaml"}, "unknown key 'Derivatives'; did you mean 'derivatives'?"),
+    ],
+)
+def test_bad_values(extra: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=None) as info:
+        read_settings({**_MINIMAL, **extra})
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("missing", ["native-functions", "derivatives", "output-dir"])
+def test_required_keys(missing: str) -> None:
+    table = {k: v for k, v in _MINIMAL.items() if k != missing}
+    with pytest.raises(ConfigError, match=f"'{missing}' is required"):
+        read_settings(table)
+
+
+def test_a_single_string_is_a_list() -> None:
+    settings = read_settings({**_MINIMAL, "manual-headers": "p/h.h", "include-dirs": "include"})
+    assert settings.manual_headers == ("p/h.h",) and settings.include_dirs == ("include",)
+
+
+def test_entry_point_is_declared() -> None:
+    text = (ROOT / "pyproject.toml").read_text()
+    assert '[project.entry-points."setuptools.finalize_distribution_options"]' in text
+    assert 'vtgen_build = "vtgen_build.setuptools_hook:finalize_distribution_options"' in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the fixture (no isolation: this environment's setuptools and vtgen_build)
+# ---------------------------------------------------------------------------------------------
+
+
+def _hook_registered(cwd: Path) -> bool:
+    """Whether setuptools, run from ``cwd`` by this interpreter, would load our hook (asked in a
+    subprocess: a stale ``*.egg-info`` next to this checkout must not answer for the installed metadata)."""
+    code = (
+        "from importlib import metadata; import sys\n"
+        "sys.exit(not any(e.value.startswith('vtgen_build.') for e in "
+        "metadata.entry_points(group='setuptools.finalize_distribution_options')))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env).returncode == 0
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    if not _hook_registered(tmp_path):
+        pytest.skip("vtgen_build's setuptools entry point is not installed here: run `pip install -e .` again")
+    return Path(shutil.copytree(FIXTURE, tmp_path / "setuptools_ops"))
+
+
+def _pip(project: Path, *args: str) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", *args, "--no-build-isolation", "--no-deps", "-v", "--disable-pip-version-check",
+         str(project)],
+        cwd=project.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    return proc.returncode, proc.stdout
+
+
+GENERATED = {
+    "Functions.h",
+    "FunctionsBase.h",
+    *(f"{kind}_{k}.cpp" for kind in ("VariableType", "Functions") for k in range(2)),
+    "nodes/CubeBackward0.h",
+    "nodes/LerpToBackward0.h",
+    "vtgen_decls/Functions.inc",
+    "vtgen_decls/RedispatchFunctions.inc",
+    "vtgen_decls/TensorMethods.inc",
+}
+
+
+@pytest.mark.slow
+def test_wheel_and_sdist(project: Path) -> None:
+    code, log = _pip(project, "wheel", "-w", str(project / "dist"))
+    assert code == 0, log
+    assert "running build_vtgen" in log and "11 files written" in log, log
+    (wheel,) = (project / "dist").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    prefix = "setuptools_ops/_autograd/"
+    assert {n[len(prefix) :] for n in names if n.startswith(prefix)} == GENERATED, names
+    assert not (project / "src" / "setuptools_ops" / "_autograd").exists()  # a regular build writes in build/
+
+    # Again: the generator finds nothing changed.
+    code, log = _pip(project, "wheel", "-w", str(project / "dist"))
+    assert code == 0, log
+    assert "vtgen-build: up to date (0 files written)" in log, log
+
+    # The sdist carries the inputs and the manual header, never generated files (even after an
+    # editable build left some in the source tree).
+    (project / "src" / "setuptools_ops" / "_autograd").mkdir()
+    (project / "src" / "setuptools_ops" / "_autograd" / "Functions.h").write_text("// stale\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", "from setuptools.build_meta import build_sdist; print(build_sdist('sdist'))"],
+        cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout
+    (sdist,) = (project / "sdist").glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        members = {m.split("/", 1)[1] for m in archive.getnames() if "/" in m}
+    assert {"ops/native_functions.yaml", "ops/derivatives.yaml", "ops/tags.yaml"} <= members, members
+    assert "include/setuptools_ops/helpers.h" in members, members
+    assert not [m for m in members if "_autograd" in m], members
+
+
+@pytest.mark.slow
+def test_broken_formula_fails_the_build(project: Path) -> None:
+    derivatives = project / "ops" / "derivatives.yaml"
+    text = derivatives.read_text()
+    line = text.splitlines().index("  end: scaled(grad, weight.toDouble())") + 1
+    derivatives.write_text(text.replace("  end: scaled", "  ende: scaled"))
+    code, log = _pip(project, "wheel", "-w", str(project / "dist"))
+    assert code != 0, log
+    assert f"ops/derivatives.yaml:{line}: error: 'ende' is not an argument or output of 'lerp_to'" in log, log
+
+
+def test_readme_ci_job() -> None:
+    """The README's GitHub Actions job is valid YAML and runs the check on the checkout."""
+    import yaml
+
+    readme = (ROOT / "README.md").read_text()
+    (block,) = [b.split("```", 1)[0] for b in readme.split("```yaml\n")[1:] if "vtgen-build check" in b]
+    workflow = yaml.safe_load(block)
+    (job,) = workflow["jobs"].values()
+    runs = [step["run"] for step in job["steps"] if "run" in step]
+    assert "vtgen-build check --pytorch-root ." in runs, runs

@@ -1,0 +1,369 @@
+"""setuptools integration: ``[tool.vtgen_build]`` in pyproject.toml makes ``build`` generate the kernels.
+
+Enabled by listing ``vtgen_build`` in ``build-system.requires``: setuptools then calls
+:func:`finalize_distribution_options` (a ``setuptools.finalize_distribution_options`` entry
+point) for the project; a project without a ``[tool.vtgen_build]`` table is left alone.  With
+one, ``build`` gets a first sub-command, ``build_vtgen`` (setuptools' ``SubCommand``
+protocol), which
+
+* regular build (``pip install .``, ``pip wheel .``): generates into ``build/temp.*/vtgen/``
+  (kept between builds, so an unchanged input is a no-op: ``vtgen-build: up to date``) and
+  copies the generated files into the wheel, at the package path ``output-dir`` names;
+* editable build (``pip install -e .``, PEP 660): generates in place, into ``output-dir``
+  in the source tree, which the editable install then points at;
+* both: runs ``vtgen-build check`` (compile check) afterwards when ``check = true`` and the
+  installed vtgen_build has that command.
+
+``sdist`` carries the yaml inputs and the manual headers, never the generated files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from setuptools import Command  # type: ignore[import-untyped]
+from setuptools.errors import SetupError  # type: ignore[import-untyped]
+
+from .errors import VtgenError, did_you_mean
+from .generate import MANIFEST, GenerateOptions, GenerateResult, generate
+from .model import Inputs
+
+__all__ = ["ConfigError", "Settings", "finalize_distribution_options", "read_settings"]
+
+TABLE = "tool.vtgen_build"
+COMMAND = "build_vtgen"
+_CHECK_STAMP = ".vtgen-check-ok"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAMESPACE = re.compile(r"(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+class ConfigError(SetupError):  # type: ignore[misc]
+    """A bad ``[tool.vtgen_build]`` table (printed as ``pyproject.toml:<line>: error: ...``)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``[tool.vtgen_build]``; every path is relative to the project root, written with ``/``."""
+
+    native_functions: str
+    """``native-functions``: the ``native_functions.yaml`` (required)."""
+    derivatives: str
+    """``derivatives``: the ``derivatives.yaml`` (required)."""
+    output_dir: str
+    """``output-dir``: where the generated files live, inside one of the project's packages
+    (e.g. ``src/mypkg/_autograd``); the wheel holds them at that package path (required)."""
+    tags: str | None = None
+    """``tags``: the ``tags.yaml`` the entries' tags are checked against."""
+    namespace: str = "aten"
+    """``namespace``: operator namespace of ``func:``s written without ``ns::``."""
+    shards: int = 10
+    """``shards``: translation units per generated kind."""
+    manual_headers: tuple[str, ...] = ()
+    """``manual-headers``: helper headers formulas call, spelled as they are ``#include``d."""
+    include_dirs: tuple[str, ...] = ()
+    """``include-dirs``: where the manual headers are found (for the compile check and the sdist)."""
+    using_namespaces: tuple[str, ...] = ()
+    """``using-namespaces``: namespaces of the helpers, brought into scope for the formulas."""
+    check: bool = True
+    """``check``: compile-check the generated code after generating (``vtgen-build check``)."""
+
+    @staticmethod
+    def key(field_name: str) -> str:
+        return field_name.replace("_", "-")
+
+
+_REQUIRED = ("native_functions", "derivatives", "output_dir")
+
+
+def _find_line(text: str, key: str | None) -> int:
+    """The line of ``key =`` inside the ``[tool.vtgen_build]`` table (or of the table header)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith(f"[{TABLE}]")), None)
+    if start is None:
+        return 1
+    if key is not None:
+        for i in range(start + 1, len(lines)):
+            stripped = lines[i].strip()
+            if stripped.startswith("["):
+                break
+            if re.match(rf'["\']?{re.escape(key)}["\']?\s*=', stripped):
+                return i + 1
+    return start + 1
+
+
+def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text: str = "") -> Settings:
+    """Check ``table`` (the parsed ``[tool.vtgen_build]``) and build the settings; unknown keys are errors."""
+
+    def fail(message: str, key: str | None = None) -> ConfigError:
+        return ConfigError(f"{source}:{_find_line(text, key)}: error: [{TABLE}] {message}")
+
+    known = {Settings.key(f.name): f for f in fields(Settings)}
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        if key not in known:
+            raise fail(f"unknown key '{key}'{did_you_mean(key, known)}", key)
+        field = known[key]
+        if field.name in ("shards",):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise fail(f"'{key}' must be a positive integer, got {value!r}", key)
+        elif field.name == "check":
+            if not isinstance(value, bool):
+                raise fail(f"'{key}' must be true or false, got {value!r}", key)
+        elif field.name in ("manual_headers", "include_dirs", "using_namespaces"):
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise fail(f"'{key}' must be a list of strings, got {value!r}", key)
+            value = tuple(value)
+        elif not isinstance(value, str) or not value:
+            raise fail(f"'{key}' must be a non-empty string, got {value!r}", key)
+        values[field.name] = value
+    for name in _REQUIRED:
+        if name not in values:
+            raise fail(f"'{Settings.key(name)}' is required")
+    if not _IDENTIFIER.fullmatch(values.get("namespace", "aten")):
+        raise fail(f"'namespace' must be an identifier, got {values['namespace']!r}", "namespace")
+    for ns in values.get("using_namespaces", ()):
+        if not _NAMESPACE.fullmatch(ns):
+            raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name", "using-namespaces")
+    for name in ("native_functions", "derivatives", "tags", "output_dir", "include_dirs"):
+        for path in values[name] if isinstance(values.get(name), tuple) else [values.get(name)]:
+            if path is not None and (PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts):
+                raise fail(f"'{Settings.key(name)}': {path!r} must be relative to the project, without '..'",
+                           Settings.key(name))  # fmt: skip
+    return Settings(**values)
+
+
+def load_settings(project_dir: Path) -> Settings | None:
+    """The settings of the project in ``project_dir``; None when it has no ``[tool.vtgen_build]``."""
+    pyproject = project_dir / "pyproject.toml"
+    if not pyproject.is_file():
+        return None
+    text = pyproject.read_text(encoding="utf-8")
+    if TABLE not in text:  # cheap: most projects setuptools builds are not ours
+        return None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    data = tomllib.loads(text)
+    table = data.get("tool", {}).get("vtgen_build")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ConfigError(f"pyproject.toml:{_find_line(text, None)}: error: [{TABLE}] must be a table")
+    return read_settings(table, "pyproject.toml", text)
+
+
+# ---------------------------------------------------------------------------------------------
+# The hook
+# ---------------------------------------------------------------------------------------------
+
+
+def finalize_distribution_options(dist: Any) -> None:
+    """``setuptools.finalize_distribution_options`` entry point: wire ``build_vtgen`` into ``build``/``sdist``."""
+    settings = load_settings(Path(getattr(dist, "src_root", None) or os.curdir))
+    if settings is None:
+        return
+    dist.vtgen_build_settings = settings
+    base_build = dist.get_command_class("build")
+    if COMMAND not in {name for name, _ in base_build.sub_commands}:
+
+        class build(base_build):  # type: ignore[misc, valid-type]
+            sub_commands = [(COMMAND, None), *base_build.sub_commands]
+
+        dist.cmdclass["build"] = build
+    dist.cmdclass[COMMAND] = build_vtgen
+    base_sdist = dist.get_command_class("sdist")
+    output_dir = settings.output_dir
+
+    class sdist(base_sdist):  # type: ignore[misc, valid-type]
+        def prune_file_list(self) -> None:
+            super().prune_file_list()
+            self.filelist.exclude_pattern(None, prefix=output_dir)
+
+    dist.cmdclass["sdist"] = sdist
+
+
+# Late in the order: other hooks may replace `build` first; we wrap whatever is there.
+finalize_distribution_options.order = 100  # type: ignore[attr-defined]
+
+
+class build_vtgen(Command):  # type: ignore[misc]
+    """Generate the autograd kernels from ``[tool.vtgen_build]`` (and compile-check them)."""
+
+    description = "generate autograd kernels with vtgen_build"
+    user_options = [("force", "f", "regenerate even when no input changed")]
+    boolean_options = ["force"]
+
+    editable_mode: bool = False
+
+    def initialize_options(self) -> None:
+        self.build_lib: str | None = None
+        self.build_temp: str | None = None
+        self.force: bool | None = None
+        self.editable_mode = False
+
+    def finalize_options(self) -> None:
+        self.set_undefined_options(
+            "build", ("build_lib", "build_lib"), ("build_temp", "build_temp"), ("force", "force")
+        )
+        self.settings: Settings = self.distribution.vtgen_build_settings
+        self.root = Path(getattr(self.distribution, "src_root", None) or os.curdir).resolve()
+
+    # -- where things are ------------------------------------------------------------------
+
+    def _package_path(self) -> PurePosixPath:
+        """``output-dir`` as a path inside the wheel (through the packages' source directories)."""
+        build_py = self.get_finalized_command("build_py")
+        out = PurePosixPath(self.settings.output_dir)
+        best: tuple[int, PurePosixPath] | None = None
+        for package in self.distribution.packages or ():
+            source = PurePosixPath(Path(build_py.get_package_dir(package)).as_posix())
+            if source.parts[:1] == (".",):
+                source = PurePosixPath(*source.parts[1:])
+            if out.parts[: len(source.parts)] == source.parts and (best is None or len(source.parts) > best[0]):
+                best = (len(source.parts), PurePosixPath(*package.split("."), *out.parts[len(source.parts) :]))
+        if best is None:
+            raise ConfigError(
+                f"pyproject.toml: error: [{TABLE}] 'output-dir' {self.settings.output_dir!r} is not inside any "
+                f"of the packages ({', '.join(self.distribution.packages or []) or 'none'})"
+            )
+        return best[1]
+
+    def _generation_dir(self) -> Path:
+        if self.editable_mode:
+            return self.root / self.settings.output_dir
+        assert self.build_temp is not None
+        return Path(self.build_temp).resolve() / "vtgen" / self.settings.output_dir
+
+    def _generated_files(self) -> list[str]:
+        """The generated files (relative, ``/``-separated) without running anything: the manifest's
+        list when the generator ran before, else the files whose names depend only on ``shards``."""
+        manifest = self._generation_dir() / MANIFEST
+        if manifest.is_file():
+            import json
+
+            try:
+                files = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
+                return sorted(str(f) for f in files)
+            except (OSError, ValueError):
+                pass
+        n = self.settings.shards
+        return sorted(
+            ["Functions.h", "FunctionsBase.h"]
+            + [f"{kind}_{k}.cpp" for kind in ("VariableType", "Functions") for k in range(n)]
+        )
+
+    # -- SubCommand protocol -------------------------------------------------------------
+
+    def get_source_files(self) -> list[str]:
+        s = self.settings
+        files = [s.native_functions, s.derivatives] + ([s.tags] if s.tags else [])
+        for header in s.manual_headers:
+            for include_dir in s.include_dirs:
+                candidate = PurePosixPath(include_dir) / header
+                if (self.root / candidate).is_file():
+                    files.append(str(candidate))
+                    break
+        return files
+
+    def get_outputs(self) -> list[str]:
+        return list(self.get_output_mapping())
+
+    def get_output_mapping(self) -> dict[str, str]:
+        assert self.build_lib is not None
+        package = self._package_path()
+        mapping = {}
+        for name in self._generated_files():
+            destination = os.path.join(self.build_lib, *package.parts, *name.split("/"))
+            if self.editable_mode:
+                mapping[destination] = str(PurePosixPath(self.settings.output_dir) / name)
+            else:
+                mapping[destination] = str(self._generation_dir() / name)
+        return mapping
+
+    def run(self) -> None:
+        s = self.settings
+        out = self._generation_dir()
+        if self.force and (out / MANIFEST).exists():
+            (out / MANIFEST).unlink()
+        inputs = Inputs(
+            str(self.root / s.native_functions),
+            str(self.root / s.derivatives),
+            str(self.root / s.tags) if s.tags else None,
+            s.namespace,
+        )
+        options = GenerateOptions(str(out), s.shards, s.namespace, s.manual_headers, s.using_namespaces)
+        try:
+            result = generate(inputs, options)
+        except VtgenError as exc:
+            # `<file>:<line>: error: ...` on a line of its own (paths relative to the project),
+            # where editors and CI log parsers find it; setuptools prefixes its own message.
+            print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
+            raise SetupError("vtgen_build: generating the autograd kernels failed (see above)") from None
+        print(result.summary(), f"[{_relative(str(out), self.root)}]", flush=True)
+        if s.check:
+            self._check(result, out)
+        if not self.editable_mode:
+            package = self._package_path()
+            assert self.build_lib is not None
+            for name in self._generated_files():
+                destination = Path(self.build_lib, *package.parts, *name.split("/"))
+                self.mkpath(str(destination.parent))
+                self.copy_file(str(out / name), str(destination), preserve_mode=False)
+
+    # -- the compile check ---------------------------------------------------------------
+
+    def _check(self, result: GenerateResult, out: Path) -> None:
+        command = check_command(self.settings, self.root)
+        if command is None:
+            print("vtgen_build: compile check skipped: this vtgen_build has no `vtgen-build check` command yet",
+                  flush=True)  # fmt: skip
+            return
+        stamp = out / _CHECK_STAMP
+        fingerprint = hashlib.sha256((out / MANIFEST).read_bytes()).hexdigest()
+        if result.plan is None and stamp.is_file() and stamp.read_text().strip() == fingerprint:
+            print("vtgen_build: compile check: up to date", flush=True)
+            return
+        stamp.unlink(missing_ok=True)
+        print("vtgen_build: compile check:", " ".join(command), flush=True)
+        proc = subprocess.run(command, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        sys.stdout.write(proc.stdout)
+        if proc.returncode != 0:
+            raise SetupError(f"vtgen-build check failed (exit {proc.returncode}):\n{proc.stdout}")
+        stamp.write_text(fingerprint + "\n")
+
+
+def check_command(settings: Settings, root: Path) -> list[str] | None:
+    """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check."""
+    import importlib.util
+
+    if importlib.util.find_spec("vtgen_build.check") is None:
+        return None
+    s = settings
+    command = [sys.executable, "-m", "vtgen_build", "check",
+               "--native-functions", s.native_functions, "--derivatives", s.derivatives]  # fmt: skip
+    if s.tags:
+        command += ["--tags", s.tags]
+    command += ["--namespace", s.namespace, "--shards", str(s.shards)]
+    for header in s.manual_headers:
+        command += ["--manual-header", header]
+    for ns in s.using_namespaces:
+        command += ["--using-namespace", ns]
+    for include_dir in s.include_dirs:
+        command += ["-I", str(root / include_dir)]
+    return command
+
+
+def _relative(text: str, root: Path) -> str:
+    prefix = str(root) + os.sep
+    return text.replace(prefix, "")
