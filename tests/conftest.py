@@ -89,3 +89,12 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> CliRunner:
         return CliResult(code, captured.out, captured.err)
 
     return run
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/* from the current output")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))

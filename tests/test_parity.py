@@ -89,3 +89,9 @@ def test_spot_checks(plan: Plan, op: str, node: str | None, saved: set[str] | No
     if saved is not None:
         assert kernel.info is not None
         assert {v.name for v in kernel.info.saved_inputs} == saved
+
+
+def test_complex_autograd_checks_match_torchgen(plan: Plan) -> None:
+    ours = {(k.op, k.dispatch_key): frozenset(k.complex_checked) for k in plan.kernels if k.kind == "kernel"}
+    assert ours == facts.complex_checked()
+    assert sum(map(len, ours.values())) > 400

@@ -440,4 +440,8 @@ def dispatcher_arguments(fn: NativeFunction) -> tuple[Binding, ...]:
 
 
 def dispatcher_returns(fn: NativeFunction) -> CType:
-    return returns_type(fn.func.returns)
+    """A kernel's return type; ``use_const_ref_for_mutable_tensors`` returns ``const Tensor &``."""
+    result = returns_type(fn.func.returns)
+    if fn.use_const_ref_for_mutable_tensors and result == MutRefC(TENSOR):
+        return ConstRefC(TENSOR)
+    return result

@@ -57,6 +57,7 @@ __all__ = [
     "node_for_kernel",
     "nodes",
     "paths",
+    "complex_checked",
     "registrations",
     "saved_members",
     "used_dispatch_keys",
@@ -74,6 +75,7 @@ DEFAULT_KEY_SPELLING: Final = "Autograd"
 _FALLBACK_MARKER: Final = "autogradNotImplementedFallback"
 _NODE_CREATION: Final = re.compile(r"c10::make_intrusive<(\w+)>\(")
 _REGISTERED_NAME: Final = re.compile(r'm\.impl\("([^"]+)"')
+_COMPLEX_CHECK: Final = re.compile(r'throw_error_for_complex_autograd\((\w+), "')
 # Our own template, handed to torchgen's process_function so that it renders
 # only the data members it declares for one Node.
 _MEMBERS_ONLY: Final = CodeTemplate("${saved_variables}\n${saved_list_sizes}\n")
@@ -168,6 +170,7 @@ def used_dispatch_keys() -> frozenset[str]:
 class _Emitted:
     kind: Kind
     node: str | None
+    complex_checked: frozenset[str] = frozenset()
 
 
 @functools.lru_cache(maxsize=1)
@@ -202,7 +205,8 @@ def _emitted() -> dict[RegKey, _Emitted]:
                 record = _Emitted(kind="fallback", node=None)
             else:
                 node = _NODE_CREATION.search(definition)
-                record = _Emitted(kind="kernel", node=node.group(1) if node else None)
+                checked = frozenset(_COMPLEX_CHECK.findall(definition))
+                record = _Emitted(kind="kernel", node=node.group(1) if node else None, complex_checked=checked)
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
             out[(op, spelled)] = record
@@ -213,6 +217,12 @@ def _emitted() -> dict[RegKey, _Emitted]:
 def registrations() -> dict[RegKey, Kind]:
     """Every VariableType registration: (op, autograd key) -> "kernel" | "fallback"."""
     return {k: v.kind for k, v in _emitted().items()}
+
+
+@functools.lru_cache(maxsize=1)
+def complex_checked() -> dict[RegKey, frozenset[str]]:
+    """For each generated kernel, the outputs it checks are not complex (empty: none)."""
+    return {k: v.complex_checked for k, v in _emitted().items() if v.kind == "kernel"}
 
 
 @functools.lru_cache(maxsize=1)

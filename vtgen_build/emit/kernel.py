@@ -6,6 +6,8 @@ from ..cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.schema import SchemaKind
 from ..plan.formulas import SavedValue
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
+from .foreach import foreach_history, foreach_nodes
+from .forward import forward_flags, forward_formulas, keep_original_self, needs_original_self, supports_forward
 
 __all__ = ["kernel_definition", "registration"]
 
@@ -58,11 +60,15 @@ def _derivative_setup(k: KernelPlan) -> list[str]:
     if k.function.kind is SchemaKind.out:
         return [*lines, "c10::intrusive_ptr<Node> grad_fn;", *_forbid_out_grad(k)]
     if _is_inplace_foreach(k):
-        return [*lines, *_forbid_out_grad(k, "is an in-place foreach op")]
+        return [*lines, *foreach_nodes(k)]
+    if supports_forward(k):
+        lines += forward_flags(k)
     if k.function.kind is SchemaKind.inplace:
         lines += [f"check_inplace({o.name}, _any_requires_grad);" for o in k.differentiable_outputs]
-        if _saves_self_before_update(k):
+        if _saves_self_before_update(k) or needs_original_self(k):
             lines += ["::std::optional<at::Tensor> original_self;"]
+        if needs_original_self(k):
+            lines += keep_original_self(k)
     lines += [f'check_no_requires_grad({n}, "{n}", "{k.function.cpp_name}");' for n in k.check_no_requires_grad]
     lines += _create_node(k)
     return lines
@@ -72,12 +78,10 @@ def _is_inplace_foreach(k: KernelPlan) -> bool:
     return k.function.name.base.startswith("_foreach_") and k.function.kind is SchemaKind.inplace
 
 
-def _forbid_out_grad(k: KernelPlan, why: str = "") -> list[str]:
+def _forbid_out_grad(k: KernelPlan) -> list[str]:
+    """out= ops are never differentiable: refuse inputs or outputs that require grad."""
     outs = ", ".join(a.name for a in k.function.func.arguments.out if a.type.is_tensor_like())
     base = k.function.name.base
-    if why:  # not supported by this generator yet: refuse instead of computing a wrong gradient
-        return ["c10::intrusive_ptr<Node> grad_fn;",
-                f"TORCH_CHECK(!_any_requires_grad, \"{k.function.cpp_name}: autograd {why} is not supported\");"]
     lines = [f'if (compute_requires_grad( {_names(k.differentiable_inputs)} )) {{',
              f'  throw_error_out_requires_grad("{base}");', "}"]  # fmt: skip
     if outs:
@@ -99,7 +103,7 @@ def _create_node(k: KernelPlan) -> list[str]:
     lines.append(f"  grad_fn->set_next_edges(collect_next_edges( {_names(k.args_with_derivatives)} ));")
     if k.info is not None and k.node != NOT_IMPLEMENTED_NODE:
         if _saves_self_before_update(k) and k.function.kind is SchemaKind.inplace:
-            lines.append("  original_self = self.clone();")
+            lines.append("  if (!original_self.has_value()) original_self = self.clone();")
         lines += ["  " + _save(v, k) for v in sorted(k.info.saved_inputs, key=lambda v: v.name)]
         lines += [f"  grad_fn->{a.name}_size_ = {a.name}.size();" for a in _list_args(k)]
     lines.append("}")
@@ -145,7 +149,7 @@ def _call(k: KernelPlan) -> list[str]:
     ns = "at" if k.function.namespace == "aten" else k.function.namespace
     call = f"{ns}::redispatch::{_redispatch_name(k)}(ks & c10::after_autograd_keyset, {_call_args(k)})"
     returns = k.function.func.returns
-    if not returns or k.modifies_arguments:
+    if not returns or k.function.kind in (SchemaKind.inplace, SchemaKind.out):  # returns its arguments
         return ["{", f"  {k.guard} guard;", f"  {call};", "}"]
     lambda_ = f"auto _tmp = ([&]() {{\n  {k.guard} guard;\n  return {call};\n}})();"
     names = _result_names(k)
@@ -181,8 +185,10 @@ def _after_call(k: KernelPlan) -> list[str]:
     if k.function.kind is SchemaKind.out:
         return [*lines, _forbid_forward(k, " because it is an out= function")]
     if _is_inplace_foreach(k):
-        return [*lines, _forbid_forward(k, "")]
-    lines.append(_forbid_forward(k, ""))
+        return [*foreach_history(k), _forbid_forward(k, "")]
+    base = k.function.name.base
+    lines += [f'throw_error_for_complex_autograd({o}, "{base}");' for o in k.complex_checked]
+    lines += forward_formulas(k) if supports_forward(k) else [_forbid_forward(k, "")]
     lines += _save_outputs(k)
     if k.function.name.name in ("set_", "resize_"):
         lines.append("reset_grad_accumulator(self);")

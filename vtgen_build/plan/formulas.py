@@ -8,6 +8,7 @@ is rewritten to use the member.  Any input still named after that is saved whole
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,8 +34,14 @@ def ident_re(name: str) -> str:
     return rf"(^|\W){name}($|\W)"
 
 
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """Patterns are built per argument name; compile each once (re's own cache is too small)."""
+    return re.compile(pattern)
+
+
 def uses_ident(text: str, name: str) -> bool:
-    return name in text and re.search(ident_re(name), text) is not None
+    return name in text and _compiled(ident_re(name)).search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -111,4 +118,4 @@ def _apply_rule(
         saved.append(SavedValue(name + suffix, rule.cpp_type, expr, outputs))
         return rule.rewrite(name) if rule.rewrite else name + suffix
 
-    return re.sub(rule.pattern.format(name), replace, formula)
+    return _compiled(rule.pattern.format(name)).sub(replace, formula)

@@ -46,6 +46,7 @@ class KernelPlan:
     args_with_derivatives: tuple[Value, ...]
     check_no_requires_grad: tuple[str, ...]
     view_of: str | None  # the input a view op's output aliases
+    complex_checked: tuple[str, ...] = ()  # outputs that must not be complex (no complex formula known)
 
     @property
     def op(self) -> str:
@@ -140,10 +141,22 @@ def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> K
     if requires and f.kind is not SchemaKind.out:
         node = info.node if info is not None and info.has_derivatives else NOT_IMPLEMENTED_NODE
     unchecked = _no_requires_grad_checks(f, info, inputs, with_derivs) if requires else ()
+    complex_checked = _complex_checked(f, outputs, policy) if requires else ()
     return KernelPlan(
         f, _autograd_key(info), "kernel", info, node, requires, inputs, outputs, with_derivs, unchecked,
-        policy.view_of(f.name.base),
+        policy.view_of(f.name.base), complex_checked,
     )  # fmt: skip
+
+
+def _complex_checked(f: NativeFunction, outputs: tuple[Value, ...], policy: Policy) -> tuple[str, ...]:
+    """Fresh Tensor outputs of ops not on the complex allowlist are checked not to be complex.
+
+    Mutated outputs (in-place, out=) and list outputs are not checked, as in PyTorch.
+    """
+    if f.name.base in policy.gradient_implemented_for_complex or f.kind in (SchemaKind.inplace, SchemaKind.out):
+        return ()
+    returns = {n: r for n, r in zip(cpp_return_names(f), f.func.returns)}
+    return tuple(o.name for o in outputs if str(o.type) == "Tensor" and not returns[o.name].is_write)
 
 
 def _inputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...]:

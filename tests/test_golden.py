@@ -1,0 +1,57 @@
+"""Golden output for representative ops; regenerate with ``python -m pytest tests/test_golden.py --update-golden``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vtgen_build.emit.kernel import kernel_definition, registration
+from vtgen_build.emit.node import node_apply, node_header
+from vtgen_build.model import Model
+from vtgen_build.plan.kernel import Plan, build_plan
+from vtgen_build.plan.policy import load_policy
+
+pytestmark = pytest.mark.torch
+
+GOLDEN = Path(__file__).parent / "golden"
+
+OPS = {
+    "unary": "sin",  # also forward AD from auto_element_wise
+    "binary_scalar": "add.Scalar",
+    "inplace": "mul_.Tensor",
+    "out": "sin.out",
+    "multi_output": "max.dim",
+    "tensor_list": "cat",
+    "optional_tensor": "native_layer_norm",
+    "view": "expand",
+    "foreach": "_foreach_add.List",
+    "fallback": "__lshift__.Scalar",
+}
+
+
+@pytest.fixture(scope="module")
+def plan(real_model: Model) -> Plan:
+    return build_plan(real_model, load_policy())
+
+
+def _render(plan: Plan, op: str) -> str:
+    views = frozenset(n for n, _ in load_policy().view_functions)
+    parts = []
+    for k in plan.by_op(op):
+        parts.append(f"// registration [{k.dispatch_key}]\n{registration(k)}")
+        if k.kind == "kernel":
+            parts.append(kernel_definition(k))
+        if k.info is not None and k.info.node is not None and k.node == k.info.node:
+            parts += [node_header(k.info, views), node_apply(k.info)]
+    return "\n\n".join(parts) + "\n"
+
+
+@pytest.mark.parametrize("case", sorted(OPS))
+def test_golden(plan: Plan, case: str, update_golden: bool) -> None:
+    text = _render(plan, OPS[case])
+    path = GOLDEN / f"{case}.txt"
+    if update_golden:
+        path.write_text(text)
+    assert path.is_file(), f"no golden file {path.name}: run pytest with --update-golden"
+    assert text == path.read_text(), f"{path.name} differs: review, then rerun with --update-golden"

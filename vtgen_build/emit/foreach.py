@@ -1,0 +1,94 @@
+"""In-place ``_foreach_`` kernels: one Node of the per-tensor op for each list element."""
+
+from __future__ import annotations
+
+import re
+
+from ..plan.formulas import SavedValue, ident_re
+from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
+
+__all__ = ["foreach_history", "foreach_nodes"]
+
+
+def _elements(k: KernelPlan) -> dict[str, str]:
+    """Per-tensor op argument name → the expression of element ``i`` in this kernel."""
+    assert k.info is not None
+    ref_args = k.info.func.func.arguments.non_out
+    own_args = k.function.func.arguments.non_out
+    return {r.name: (a.name + "[i]" if a.type.is_list() else a.name) for a, r in zip(own_args, ref_args)}
+
+
+def _element_expr(text: str, elements: dict[str, str]) -> str:
+    pattern = re.compile("|".join(ident_re(re.escape(n)) for n in sorted(elements, key=len, reverse=True)))
+
+    def swap(m: re.Match[str]) -> str:
+        whole = m.group(0)
+        for name, expr in elements.items():
+            found = re.fullmatch(ident_re(re.escape(name)), whole)
+            if found:
+                return f"{found.group(1)}{expr}{found.group(2)}"
+        return whole
+
+    return pattern.sub(swap, text) if elements else text
+
+
+def _save(v: SavedValue, elements: dict[str, str]) -> list[str]:
+    expr = _element_expr(v.expr, elements)
+    if v.cpp_type in ("at::Tensor", "::std::optional<at::Tensor>"):
+        if v.expr == "self":  # the old value of an element updated in place
+            return ["if (!original_selfs[i].has_value()) original_selfs[i] = self[i].clone();",
+                    f"grad_fn->{v.name}_ = SavedVariable(original_selfs[i].value(), false);"]  # fmt: skip
+        return [f"grad_fn->{v.name}_ = SavedVariable({expr}, false);"]
+    if v.cpp_type in ("at::IntArrayRef", "c10::SymIntArrayRef"):
+        return [f"grad_fn->{v.name} = {expr}.vec();"]
+    return [f"grad_fn->{v.name} = {expr};"]
+
+
+def foreach_nodes(k: KernelPlan) -> list[str]:
+    """Create and fill the per-element Nodes (before the call)."""
+    node = k.node or NOT_IMPLEMENTED_NODE
+    first_list = next(a.name for a in k.function.func.arguments.non_out if a.type.is_list())
+    if k.info is None or node == NOT_IMPLEMENTED_NODE:
+        inputs, saved = [v.name + "[i]" if v.type.is_list() else v.name for v in k.args_with_derivatives], []
+        make = f'c10::make_intrusive<NotImplemented>("{k.function.cpp_name}")'
+    else:
+        elements = _elements(k)
+        inputs = [elements[a.name] for a in k.info.args_with_derivatives]
+        saved = [line for v in sorted(k.info.saved_inputs, key=lambda v: v.name) for line in _save(v, elements)]
+        make = f"c10::make_intrusive<{node}>()"
+    edges = ", ".join(inputs)
+    lines = [
+        f"std::vector<::std::optional<at::Tensor>> original_selfs({first_list}.size());",
+        f"std::vector<c10::intrusive_ptr<{node}>> grad_fns({first_list}.size());",
+        "if (_any_requires_grad) {",
+        f"  for (const auto& i : c10::irange({first_list}.size())) {{",
+        f"    const auto ith_requires_grad = compute_requires_grad({edges});",
+        f"    check_inplace({first_list}[i], ith_requires_grad);",
+        "    if (!ith_requires_grad) {",
+        "      continue;",
+        "    }",
+        f"    auto grad_fn = {make};",
+        f"    grad_fn->set_next_edges(collect_next_edges( {edges} ));",
+        *("    " + line for line in saved),
+        "    grad_fns[i] = grad_fn;",
+        "  }",
+        "}",
+    ]
+    return lines
+
+
+def foreach_history(k: KernelPlan) -> list[str]:
+    """Attach each updated element to its Node and save what the formulas read of the result."""
+    first_list = next(a.name for a in k.function.func.arguments.non_out if a.type.is_list())
+    outputs = []
+    if k.info is not None and k.node not in (None, NOT_IMPLEMENTED_NODE):
+        for v in sorted(k.info.saved_outputs, key=lambda v: v.name):
+            outputs.append(f"    grad_fns[i]->{v.name}_ = SavedVariable({first_list}[i], true, {first_list}[i].is_view());")
+    return [
+        f"for (const auto& i : c10::irange({first_list}.size())) {{",
+        "  if (grad_fns[i]) {",
+        f"    rebase_history({first_list}[i], grad_fns[i]);",
+        *outputs,
+        "  }",
+        "}",
+    ]

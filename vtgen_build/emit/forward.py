@@ -1,0 +1,108 @@
+"""Spelling forward-mode AD (JVP) in a kernel: tangent flags before the call, formulas after.
+
+Only forward formulas whose outputs are plain Tensors are spelled here; the
+kernel emitter falls back to a "not supported" check for the rest.
+"""
+
+from __future__ import annotations
+
+from ..model.schema import SchemaKind
+from ..plan.infos import Forward
+from ..plan.kernel import KernelPlan
+
+__all__ = ["forward_flags", "forward_formulas", "keep_original_self", "needs_original_self", "supports_forward"]
+
+
+def _formulas(k: KernelPlan) -> tuple[Forward, ...]:
+    return k.info.forward if k.info is not None else ()
+
+
+def supports_forward(k: KernelPlan) -> bool:
+    """Forward formulas exist and every output they set is a Tensor."""
+    forward = _formulas(k)
+    if not forward or k.function.name.base.startswith("_foreach_") or k.function.kind is SchemaKind.out:
+        return False
+    return all(str(t) == "Tensor" for fw in forward for t in fw.var_types)
+
+
+def needs_original_self(k: KernelPlan) -> bool:
+    return supports_forward(k) and any(fw.required_original_self for fw in _formulas(k))
+
+
+def _inputs(k: KernelPlan, names: tuple[str, ...]) -> list[str]:
+    """The named inputs that carry tangents (differentiable tensors), once each, in order."""
+    differentiable = {v.name for v in k.differentiable_inputs}
+    return [n for i, n in enumerate(names) if n in differentiable and n not in names[:i]]
+
+
+def _flag(fw: Forward) -> str:
+    return "_any_has_forward_grad_" + "_".join(fw.var_names)
+
+
+def _tangent_test(k: KernelPlan, name: str) -> str:
+    arg = k.function.func.arguments.get(name)
+    is_list = arg is not None and arg.type.is_list()
+    return f"isFwGradDefinedTensorList({name})" if is_list else f"isFwGradDefined({name})"
+
+
+def forward_flags(k: KernelPlan) -> list[str]:
+    """Before the call: which formulas have a tangent to propagate."""
+    lines = []
+    condition = k.info.output_differentiability_condition if k.info else None
+    for fw in _formulas(k):
+        tests = " || ".join(_tangent_test(k, n) for n in _inputs(k, fw.required_tangents)) or "true"
+        if condition:
+            tests = f"({condition}) && ({tests})"
+        lines.append(f"[[maybe_unused]] auto {_flag(fw)} = ({tests});")
+    return lines
+
+
+def keep_original_self(k: KernelPlan) -> list[str]:
+    """In-place ops whose JVP reads the input's old value copy it before the call."""
+    if not needs_original_self(k):
+        return []
+    flags = " || ".join(_flag(fw) for fw in _formulas(k) if fw.required_original_self)
+    return [f"if ({flags}) {{", "  if (!original_self.has_value()) original_self = self.clone();", "}"]
+
+
+def _tangent(name: str, zeros: str, wrapped: bool) -> list[str]:
+    lines = [
+        f"auto {name}_t_raw = toNonOptFwGrad({name});",
+        f"auto {name}_tensor = toNonOptTensor({name});",
+        f"auto {name}_t = ({name}_t_raw.defined() || !{name}_tensor.defined())",
+        f"  ? {name}_t_raw : at::{zeros}({name}_tensor.sym_sizes(), {name}_tensor.options());",
+    ]
+    return [*lines, f"update_wrapped_number({name}_tensor, {name}_t);"] if wrapped else lines
+
+
+def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
+    inplace = k.function.kind is SchemaKind.inplace
+    lines: list[str] = []
+    for name in _inputs(k, fw.required_tangents):
+        own = inplace and name == "self"
+        lines += _tangent(name, "zeros_symint" if own else "_efficientzerotensor_symint", not own)
+    lines += [f"auto {n}_p = toNonOptPrimal({n});" for n in _inputs(k, fw.required_primals)]
+    if fw.required_original_self:
+        lines += _tangent("original_self", "_efficientzerotensor_symint", False)
+        lines.append("auto original_self_p = toNonOptPrimal(original_self);")
+    return lines
+
+
+def forward_formulas(k: KernelPlan) -> list[str]:
+    """After the call: evaluate each formula whose inputs carry a tangent, then attach the results."""
+    inplace = "true" if k.function.kind is SchemaKind.inplace else "false"
+    lines: list[str] = []
+    for fw in _formulas(k):
+        holder = "_".join(fw.var_names) + "_new_fw_grad_opt"
+        single = len(fw.var_names) == 1
+        value_type = "at::Tensor" if single else f"::std::tuple<{','.join(['at::Tensor'] * len(fw.var_names))}>"
+        guard = _flag(fw) + (f" && ({fw.var_names[0]}.defined())" if single else "")
+        lines.append(f"::std::optional<{value_type}> {holder} = ::std::nullopt;")
+        lines.append(f"if ({guard}) {{")
+        lines += ["  " + b for b in _bindings(k, fw)]
+        lines += [f"  {holder} = {fw.formula};", "}"]
+        for i, out in enumerate(fw.var_names):
+            value = f"{holder}.value()" if single else f"std::get<{i}>({holder}.value())"
+            lines += [f"if ({holder}.has_value() && {value}.defined() && {out}.defined()) {{",
+                      f"  {out}._set_fw_grad({value}, /* level */ 0, /* is_inplace_op */ {inplace});", "}"]  # fmt: skip
+    return lines
