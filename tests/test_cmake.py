@@ -559,3 +559,43 @@ def test_sample_project_inputs_load() -> None:
     assert any("sym_sizes()" in f.expression for f in formulas)
     types = {str(a.type) for e in model.derivatives for a in e.schema.arguments.all}
     assert {"Tensor[]", "Tensor?", "SymInt[]", "Scalar"} <= types
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("self: sum_to_sizes(grad, self.sym_sizes())", "self: sum_to_sizes(grad, size)"),  # saves `size`, not sizes
+        ("self: softsign_backward(grad, self)", "self: softsign_backward(grad, result)"),  # saves the output
+        ("output_differentiability: [True, False]", "output_differentiability: [True, True]"),
+        ("tensors: stack_mean_backward(grad, dim, tensors.size())", "tensors: stack_mean_backward(grad, 0, 2)"),
+    ],
+    ids=["saved-sizes", "saved-result", "differentiability", "nothing-saved"],
+)
+def test_node_header_change_changes_its_translation_units(tmp_path: Path, old: str, new: str) -> None:
+    """Why a build needs no BYPRODUCTS for nodes/*.h (their names depend on the yaml): when a Node
+    header changes, so does the text of every translation unit including it, so Ninja's restat and
+    Make recompile those units in the same build instead of missing a header written mid-build."""
+    source = _copy_sample(tmp_path / "sample")
+    out = tmp_path / "out"
+    args = ["generate", "--native-functions", str(source / "native_functions.yaml"),
+            "--derivatives", str(source / "derivatives.yaml"), "--tags", str(source / "tags.yaml"),
+            "--namespace", "vtsample", "--manual-header", "vtsample/helpers.h",
+            "--using-namespace", "torch::autograd::generated::details",
+            "--shards", str(SHARDS), "--out", str(out)]  # fmt: skip
+
+    def snapshot() -> dict[str, str]:
+        return {p.relative_to(out).as_posix(): p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()}
+
+    assert cli.main(args) == 0
+    before = snapshot()
+    derivatives = source / "derivatives.yaml"
+    derivatives.write_text(derivatives.read_text().replace(old, new))
+    assert cli.main(args) == 0
+    after = snapshot()
+    changed = {name for name in after if after[name] != before.get(name)}
+    headers = {name for name in changed if name.startswith("nodes/")}
+    assert changed - {".vtgen-manifest.json"}, "the edit changed nothing"
+    for name, text in after.items():
+        if name.endswith(".cpp"):
+            included = {h for h in headers if f'#include "{h}"' in text}
+            assert not included or name in changed, f"{name} includes the changed {included} but did not change"

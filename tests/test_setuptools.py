@@ -118,7 +118,10 @@ def _hook_registered(cwd: Path) -> bool:
 def project(tmp_path: Path) -> Path:
     if not _hook_registered(tmp_path):
         pytest.skip("vtgen_build's setuptools entry point is not installed here: run `pip install -e .` again")
-    return Path(shutil.copytree(FIXTURE, tmp_path / "setuptools_ops"))
+    project = Path(shutil.copytree(FIXTURE, tmp_path / "setuptools_ops"))
+    pyproject = project / "pyproject.toml"  # about generation and packaging: no compile check here
+    pyproject.write_text(pyproject.read_text().replace("\ncheck = true\n", "\ncheck = false\n"))
+    return project
 
 
 def _pip(project: Path, *args: str) -> tuple[int, str]:
