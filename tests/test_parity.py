@@ -95,3 +95,10 @@ def test_complex_autograd_checks_match_torchgen(plan: Plan) -> None:
     ours = {(k.op, k.dispatch_key): frozenset(k.complex_checked) for k in plan.kernels if k.kind == "kernel"}
     assert ours == facts.complex_checked()
     assert sum(map(len, ours.values())) > 400
+
+
+def test_save_guards_match_torchgen(plan: Plan) -> None:
+    ours = {(k.op, k.dispatch_key): frozenset(k.save_guards) for k in plan.kernels if k.kind == "kernel"}
+    theirs = facts.save_guards()
+    assert ours == theirs
+    assert sum(map(len, theirs.values())) > 50

@@ -59,6 +59,7 @@ __all__ = [
     "paths",
     "complex_checked",
     "registrations",
+    "save_guards",
     "saved_members",
     "used_dispatch_keys",
 ]
@@ -171,6 +172,29 @@ class _Emitted:
     kind: Kind
     node: str | None
     complex_checked: frozenset[str] = frozenset()
+    save_guards: frozenset[tuple[str, str]] = frozenset()
+
+
+_GUARD_OPEN: Final = re.compile(r"^\s+if \((.*should_compute_output.*)\) \{$")
+_MEMBER_SET: Final = re.compile(r"^\s+grad_fn->(\w+?)_? = ")
+
+
+def _save_guards(definition: str) -> frozenset[tuple[str, str]]:
+    """(saved member, condition) for each member saved under a should_compute_output test."""
+    found: set[tuple[str, str]] = set()
+    condition: str | None = None
+    for line in definition.splitlines():
+        opened = _GUARD_OPEN.match(line)
+        if opened:
+            condition = opened.group(1)
+            continue
+        member = _MEMBER_SET.match(line)
+        if member and condition is not None:
+            found.add((member.group(1).rstrip("_"), condition))
+            condition = None
+        elif line.strip() == "}":
+            condition = None
+    return frozenset(found)
 
 
 @functools.lru_cache(maxsize=1)
@@ -206,7 +230,8 @@ def _emitted() -> dict[RegKey, _Emitted]:
             else:
                 node = _NODE_CREATION.search(definition)
                 checked = frozenset(_COMPLEX_CHECK.findall(definition))
-                record = _Emitted(kind="kernel", node=node.group(1) if node else None, complex_checked=checked)
+                record = _Emitted(kind="kernel", node=node.group(1) if node else None, complex_checked=checked,
+                                  save_guards=_save_guards(definition))  # fmt: skip
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
             out[(op, spelled)] = record
@@ -223,6 +248,12 @@ def registrations() -> dict[RegKey, Kind]:
 def complex_checked() -> dict[RegKey, frozenset[str]]:
     """For each generated kernel, the outputs it checks are not complex (empty: none)."""
     return {k: v.complex_checked for k, v in _emitted().items() if v.kind == "kernel"}
+
+
+@functools.lru_cache(maxsize=1)
+def save_guards() -> dict[RegKey, frozenset[tuple[str, str]]]:
+    """For each generated kernel, the saved members guarded by should_compute_output, with the guard."""
+    return {k: v.save_guards for k, v in _emitted().items() if v.kind == "kernel"}
 
 
 @functools.lru_cache(maxsize=1)

@@ -44,6 +44,12 @@ def _save(v: SavedValue, elements: dict[str, str]) -> list[str]:
     return [f"grad_fn->{v.name} = {expr};"]
 
 
+def _guarded(k: KernelPlan, v: SavedValue, elements: dict[str, str]) -> list[str]:
+    lines = _save(v, elements)
+    guard = k.save_guard(v.name)
+    return lines if guard is None else [f"if ({guard}) {{", *("  " + x for x in lines), "}"]
+
+
 def foreach_nodes(k: KernelPlan) -> list[str]:
     """Create and fill the per-element Nodes (before the call)."""
     node = k.node or NOT_IMPLEMENTED_NODE
@@ -54,7 +60,7 @@ def foreach_nodes(k: KernelPlan) -> list[str]:
     else:
         elements = _elements(k)
         inputs = [elements[a.name] for a in k.info.args_with_derivatives]
-        saved = [line for v in sorted(k.info.saved_inputs, key=lambda v: v.name) for line in _save(v, elements)]
+        saved = [line for v in sorted(k.info.saved_inputs, key=lambda v: v.name) for line in _guarded(k, v, elements)]
         make = f"c10::make_intrusive<{node}>()"
     edges = ", ".join(inputs)
     lines = [

@@ -102,9 +102,7 @@ def _create_node(k: KernelPlan) -> list[str]:
         lines.append(f"  grad_fn = c10::make_intrusive<{node}>();")
     lines.append(f"  grad_fn->set_next_edges(collect_next_edges( {_names(k.args_with_derivatives)} ));")
     if k.info is not None and k.node != NOT_IMPLEMENTED_NODE:
-        if _saves_self_before_update(k) and k.function.kind is SchemaKind.inplace:
-            lines.append("  if (!original_self.has_value()) original_self = self.clone();")
-        lines += ["  " + _save(v, k) for v in sorted(k.info.saved_inputs, key=lambda v: v.name)]
+        lines += ["  " + line for v in sorted(k.info.saved_inputs, key=lambda v: v.name) for line in _guarded_save(v, k)]
         lines += [f"  grad_fn->{a.name}_size_ = {a.name}.size();" for a in _list_args(k)]
     lines.append("}")
     return lines
@@ -114,6 +112,14 @@ def _list_args(k: KernelPlan) -> list[object]:
     if k.info is None:
         return []
     return [a for a in k.info.args_with_derivatives if a.cpp_type in ("at::TensorList", "at::ITensorListRef")]
+
+
+def _guarded_save(v: SavedValue, k: KernelPlan) -> list[str]:
+    lines = [_save(v, k)]
+    if k.function.kind is SchemaKind.inplace and v.expr == "self":
+        lines.insert(0, "if (!original_self.has_value()) original_self = self.clone();")
+    guard = k.save_guard(v.name)
+    return lines if guard is None else [f"if ({guard}) {{", *("  " + x for x in lines), "}"]
 
 
 def _save(v: SavedValue, k: KernelPlan) -> str:

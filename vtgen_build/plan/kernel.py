@@ -9,12 +9,13 @@ these decisions in C++.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..model import Model
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind, Type
-from .infos import DerivativeInfo, build_infos
+from .infos import Backward, DerivativeInfo, build_infos
 from .match import Match, match_infos
 from .policy import Policy
 from .values import CppValue, cpp_return_names, value_type
@@ -47,6 +48,10 @@ class KernelPlan:
     check_no_requires_grad: tuple[str, ...]
     view_of: str | None  # the input a view op's output aliases
     complex_checked: tuple[str, ...] = ()  # outputs that must not be complex (no complex formula known)
+    save_guards: tuple[tuple[str, str], ...] = ()  # saved member -> C++ condition under which it is saved
+
+    def save_guard(self, member: str) -> str | None:
+        return next((cond for name, cond in self.save_guards if name == member), None)
 
     @property
     def op(self) -> str:
@@ -142,10 +147,54 @@ def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> K
         node = info.node if info is not None and info.has_derivatives else NOT_IMPLEMENTED_NODE
     unchecked = _no_requires_grad_checks(f, info, inputs, with_derivs) if requires else ()
     complex_checked = _complex_checked(f, outputs, policy) if requires else ()
+    guards = _save_guards(f, info, with_derivs) if node is not None and info is not None else ()
     return KernelPlan(
         f, _autograd_key(info), "kernel", info, node, requires, inputs, outputs, with_derivs, unchecked,
-        policy.view_of(f.name.base), complex_checked,
+        policy.view_of(f.name.base), complex_checked, guards,
     )  # fmt: skip
+
+
+def _save_guards(f: NativeFunction, info: DerivativeInfo, with_derivs: tuple[Value, ...]) -> tuple[tuple[str, str], ...]:
+    """Skip saving a tensor that only the formula of an input nobody needs a gradient for reads.
+
+    Only when the answer is simple: several inputs have formulas, none of them a tensor list
+    (in-place foreach aside), the op is not itself a backward, and exactly one formula reads
+    the tensor; a formula for several inputs guards only what it wraps in ``wrap_opt_if``.
+    """
+    inplace_foreach = f.name.base.startswith("_foreach_") and f.kind is SchemaKind.inplace
+    if any(v.type.is_list() for v in with_derivs) and not inplace_foreach:
+        return ()
+    if "backward" in info.name or len(with_derivs) <= 1:
+        return ()
+    guards = []
+    for value in info.saved_inputs:
+        if value.cpp_type != "at::Tensor":
+            continue
+        readers = [b for b in info.backward if value in b.saved_inputs]
+        if len(readers) != 1:
+            continue
+        condition = _guard_condition(value.name, readers[0], info, with_derivs)
+        if condition is not None:
+            guards.append((value.name, condition))
+    return tuple(guards)
+
+
+def _guard_condition(name: str, b: Backward, info: DerivativeInfo, with_derivs: tuple[Value, ...]) -> str | None:
+    if len(b.var_names) != 1:
+        m = re.search(rf"wrap_opt_if\({re.escape(name)},(.*?)\)", b.formula)
+        if m is None:
+            return None
+        return re.sub(r"grad_input_mask\[(\d+)\]", r"grad_fn->should_compute_output(\1)", m.group(1).strip())
+    position = _edge_position(b.var_names[0], info, with_derivs)
+    return None if position is None else f"grad_fn->should_compute_output({position})"
+
+
+def _edge_position(var: str, info: DerivativeInfo, with_derivs: tuple[Value, ...]) -> int | None:
+    names = [v.name for v in with_derivs]
+    if var in names:
+        return names.index(var)
+    ref = [a.name for a in info.args_with_derivatives]  # in-place foreach: the per-tensor op's names
+    return ref.index(var) if var in ref and len(ref) == len(names) else None
 
 
 def _complex_checked(f: NativeFunction, outputs: tuple[Value, ...], policy: Policy) -> tuple[str, ...]:
