@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -42,5 +41,7 @@ class VtgenError(Exception):
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ``; did you mean 'x'?`` suffix naming the closest choice, or ``''``."""
+    import difflib  # only on the error path: the no-op `generate` path stays light
+
     close = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""

@@ -1,33 +1,44 @@
-"""``generate``: inputs → model → plan → files, skipping all work when no input changed.
+"""``generate``: inputs → model → plan → files, doing the least work a change requires.
 
-The output directory holds a manifest recording each input's size, mtime and
-content hash, the options and generator version, and the files written.  When
-nothing changed the run ends before any YAML is parsed; otherwise only files
-whose content changed are rewritten.
+The output directory holds a manifest (``.vtgen-manifest.json``) recording each
+input's size, mtime and content hash, the settings (options, generator version,
+a digest of the templates, the policy and the generator's own code), every file
+written with its content hash, and the token of the cache (``incremental.py``)
+written just before it.  Three paths:
+
+* nothing changed (size and mtime, else content hash, of every input; every
+  output present): done before any YAML is read, importing nothing heavy;
+* only entries of derivatives.yaml changed: ``incremental.incremental_run``
+  re-plans the ops using them and reassembles the shards they land in;
+* anything else (or a missing, torn or foreign manifest or cache): a clean run.
+
+Either way only files whose content changed are rewritten, each atomically, and
+the manifest is written last, so a run killed at any point leaves a directory
+the next run repairs.  A lock serialises two runs on one directory.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
-from importlib import resources
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .emit.files import EmitOptions, render_outputs
 from .errors import VtgenError
-from .model import Inputs, load_model
-from .plan.kernel import Plan, build_plan
-from .plan.policy import load_policy
-from .stubs.gen_decls import render_decls
-from .write import locked, write_atomic, write_outputs
+from .inputs import Inputs
+from .write import fault_point, locked, write_atomic
 
-__all__ = ["GenerateOptions", "GenerateResult", "generate"]
+if TYPE_CHECKING:
+    from .plan.kernel import Plan
+
+__all__ = ["MANIFEST", "GenerateOptions", "GenerateResult", "depfile_inputs", "generate", "touch", "write_depfile"]
 
 MANIFEST = ".vtgen-manifest.json"
+_MANIFEST_FORMAT = 2
+_PACKAGE = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -37,15 +48,18 @@ class GenerateOptions:
     namespace: str = "aten"
     manual_headers: tuple[str, ...] = ()
     using_namespaces: tuple[str, ...] = ()
+    line_directives: bool = False  # `vtgen-build check` builds only: `#line` to the yaml (absolute paths)
 
 
 @dataclass(frozen=True)
 class GenerateResult:
-    plan: Plan | None  # None when the fast path skipped all work
+    plan: Plan | None  # what this run planned: everything, the re-planned ops, or None (nothing to do)
     written: tuple[str, ...]
     unchanged: int
     seconds: float
     changed_inputs: tuple[str, ...]
+    mode: str = "full"  # "up-to-date", "incremental" or "full"
+    explanations: tuple[str, ...] = ()  # per re-planned op (or for all of them): which input changed
 
     def summary(self) -> str:
         if self.plan is None:
@@ -53,7 +67,8 @@ class GenerateResult:
         kernels = sum(k.kind == "kernel" for k in self.plan.kernels)
         fallbacks = sum(k.kind == "fallback" for k in self.plan.kernels)
         ops = len({k.op for k in self.plan.kernels})
-        return (f"vtgen-build: {ops} ops, {kernels} kernels, {fallbacks} fallbacks, {len(self.plan.infos)} Nodes; "
+        what = "re-planned " if self.mode == "incremental" else ""
+        return (f"vtgen-build: {what}{ops} ops, {kernels} kernels, {fallbacks} fallbacks, {len(self.plan.infos)} Nodes; "
                 f"{len(self.written)} files written, {self.unchanged} unchanged in {self.seconds:.3f}s")  # fmt: skip
 
 
@@ -70,35 +85,59 @@ def _stat(path: str) -> dict[str, int]:
 
 
 def _digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        raise VtgenError(f"cannot read {path}") from None
 
 
-def _generator_digest() -> str:
-    """Templates and the policy are inputs too: any change to them regenerates everything."""
-    root = resources.files("vtgen_build")
+def _generator_files() -> list[Path]:
+    """Files that decide the output besides the inputs: templates, the policy, the generator's own code."""
+    files = sorted((_PACKAGE / "templates").iterdir()) + [_PACKAGE / "data" / "pytorch_policy.yaml"]
+    return files + sorted([*_PACKAGE.glob("*.py"), *_PACKAGE.glob("*/*.py")])
+
+
+def _generator_stats() -> list[list[object]]:
+    return [[str(p.relative_to(_PACKAGE)), *(lambda st: (st.st_size, st.st_mtime_ns))(p.stat())] for p in _generator_files()]
+
+
+def _generator_digest(manifest: dict[str, Any], stats: list[list[object]]) -> str:
+    """Any change to a template, the policy or the code regenerates everything.
+
+    The digest of the last run is reused while every file keeps its size and mtime
+    (hashing ~50 files and importing hashlib would cost the no-op path ~10 ms).
+    """
+    recorded = manifest.get("settings")
+    if manifest.get("generator_stats") == stats and isinstance(recorded, dict) and isinstance(recorded.get("generator"), str):
+        return recorded["generator"]
+    import hashlib
+
     h = hashlib.sha256()
-    for name in sorted(p.name for p in root.joinpath("templates").iterdir()):
-        h.update(name.encode() + root.joinpath("templates", name).read_bytes())
-    h.update(root.joinpath("data/pytorch_policy.yaml").read_bytes())
+    for path in _generator_files():
+        h.update(str(path.relative_to(_PACKAGE)).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
 
-def _settings(options: GenerateOptions) -> dict[str, object]:
+def _settings(options: GenerateOptions, inputs: Inputs, manifest: dict[str, Any], stats: list[list[object]]) -> dict[str, object]:
     return {"version": __version__, "shards": options.shards, "namespace": options.namespace,
-            "manual_headers": list(options.manual_headers), "using": list(options.using_namespaces), "generator": _generator_digest()}  # fmt: skip
+            "input_namespace": inputs.namespace, "manual_headers": list(options.manual_headers),
+            "using": list(options.using_namespaces), "generator": _generator_digest(manifest, stats),
+            **({"line_directives": True} if options.line_directives else {})}  # fmt: skip
 
 
-def _read_manifest(out_dir: Path) -> dict[str, object]:
+def _read_manifest(out_dir: Path) -> dict[str, Any]:
     try:
         data = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    return data if isinstance(data, dict) and data.get("format") == _MANIFEST_FORMAT else {}
 
 
-def _changed_inputs(manifest: dict[str, object], inputs: Inputs, options: GenerateOptions) -> list[str] | None:
+def _changed_inputs(manifest: dict[str, Any], inputs: Inputs, settings: dict[str, object]) -> list[str] | None:
     """Inputs whose content changed; None when the manifest cannot be trusted (regenerate all)."""
-    if manifest.get("settings") != _settings(options):
+    if manifest.get("settings") != settings:
         return None
     recorded = manifest.get("inputs")
     if not isinstance(recorded, dict) or set(recorded) != set(_input_paths(inputs)):
@@ -113,9 +152,16 @@ def _changed_inputs(manifest: dict[str, object], inputs: Inputs, options: Genera
     return changed
 
 
-def _files_present(out_dir: Path, manifest: dict[str, object]) -> bool:
+def _outputs_intact(out_dir: Path, manifest: dict[str, Any]) -> bool:
+    """Every file the manifest lists is there with the size it was written with."""
     files = manifest.get("files")
-    return isinstance(files, list) and all((out_dir / str(f)).is_file() for f in files)
+    if not isinstance(files, dict):
+        return False
+    try:
+        base = str(out_dir)
+        return all(os.stat(os.path.join(base, rel)).st_size == entry[0] for rel, entry in files.items())
+    except (OSError, TypeError, IndexError):
+        return False
 
 
 def generate(inputs: Inputs, options: GenerateOptions) -> GenerateResult:
@@ -125,27 +171,93 @@ def generate(inputs: Inputs, options: GenerateOptions) -> GenerateResult:
     out_dir = Path(options.out_dir)
     with locked(out_dir):
         manifest = _read_manifest(out_dir)
-        changed = _changed_inputs(manifest, inputs, options)
-        if changed == [] and _files_present(out_dir, manifest):
-            _write_manifest(out_dir, inputs, options, manifest.get("files", []))  # refresh mtimes
-            return GenerateResult(None, (), len(manifest.get("files", [])), time.perf_counter() - start, ())  # type: ignore[arg-type]
-        model = load_model(inputs)
-        policy = load_policy()
-        plan = build_plan(model, policy)
-        views = frozenset(n for n, _ in policy.view_functions)
-        files = render_outputs(plan, EmitOptions(options.shards, options.manual_headers, views, options.using_namespaces))
-        files.update(render_decls(model.native_functions))  # declarations the stub headers include
-        owned = {str(f) for f in manifest.get("files", []) or []}  # type: ignore[union-attr]
-        result = write_outputs(out_dir, files, owned)
-        _write_manifest(out_dir, inputs, options, sorted(files))
-    changed_inputs = tuple(changed) if changed is not None else tuple(_input_paths(inputs))
-    return GenerateResult(plan, result.written, len(result.unchanged), time.perf_counter() - start, changed_inputs)
+        stats = _generator_stats()
+        settings = _settings(options, inputs, manifest, stats)
+        changed = _changed_inputs(manifest, inputs, settings)
+        if changed == [] and _outputs_intact(out_dir, manifest):
+            touched = any(manifest["inputs"][p].get("mtime_ns") != _stat(p)["mtime_ns"] for p in _input_paths(inputs))
+            if touched or manifest.get("generator_stats") != stats:
+                _write_manifest(out_dir, inputs, settings, stats, manifest["files"], manifest.get("cache"))
+            elapsed = time.perf_counter() - start
+            return GenerateResult(None, (), len(manifest["files"]), elapsed, (), "up-to-date")
+        return _regenerate(inputs, options, out_dir, manifest, (settings, stats), changed, start)
 
 
-def _write_manifest(out_dir: Path, inputs: Inputs, options: GenerateOptions, files: object) -> None:
+def _regenerate(
+    inputs: Inputs, options: GenerateOptions, out_dir: Path, manifest: dict[str, Any],
+    generator: tuple[dict[str, object], list[list[object]]], changed: list[str] | None, start: float,
+) -> GenerateResult:  # fmt: skip
+    from . import incremental
+
+    settings, stats = generator
+    _remove_stale_temporaries(out_dir)
+    explanations: list[str] = []
+    outcome: incremental.Outcome | str = "no usable manifest" if changed is None else "outputs missing or modified"
+    if changed and _outputs_intact(out_dir, manifest):
+        cache = incremental.load_cache(out_dir, manifest.get("cache"))
+        outcome = "no usable cache" if cache is None else incremental.incremental_run(
+            inputs, options, settings, cache, explanations
+        )  # fmt: skip
+    if isinstance(outcome, str):
+        explanations = [f"all ops: {outcome}"]
+        outcome = incremental.full_run(inputs, options, settings, explanations)
+        mode, all_files = "full", outcome.all_files
+        old_files = manifest.get("files") if isinstance(manifest.get("files"), dict) else {}
+        owned = set(old_files or ())
+        files_record = {rel: _file_record(content) for rel, content in outcome.files.items()}
+    else:
+        mode = "incremental"
+        files_record = dict(manifest["files"])
+        files_record.update({rel: _file_record(content) for rel, content in outcome.files.items()})
+        owned = set()
+    written, unchanged_count = [], 0
+    for rel in sorted(outcome.files):
+        if write_atomic(out_dir / rel, outcome.files[rel]):
+            written.append(rel)
+    if mode == "full":
+        for rel in sorted(owned - set(all_files)):
+            (out_dir / rel).unlink(missing_ok=True)
+        unchanged_count = len(outcome.files) - len(written)
+    else:
+        unchanged_count = len(files_record) - len(written)
+    fault_point("outputs written")
+    token = incremental.save_cache(out_dir, outcome.cache)
+    fault_point("cache written")
+    _write_manifest(out_dir, inputs, settings, stats, files_record, token)
+    changed_inputs = tuple(changed) if changed else tuple(_input_paths(inputs))
+    elapsed = time.perf_counter() - start
+    return GenerateResult(outcome.plan, tuple(written), unchanged_count, elapsed, changed_inputs, mode,
+                          tuple(outcome.explanations))  # fmt: skip
+
+
+def _file_record(content: str) -> list[object]:
+    import hashlib
+
+    data = content.encode("utf-8")
+    return [len(data), hashlib.sha256(data).hexdigest()]
+
+
+def _remove_stale_temporaries(out_dir: Path) -> None:
+    """Temporary files a killed run left behind (``write_atomic`` names them ``.<name>.<random>.tmp``)."""
+    for pattern in (".*.tmp", "*/.*.tmp"):
+        for path in out_dir.glob(pattern):
+            path.unlink(missing_ok=True)
+
+
+def _write_manifest(
+    out_dir: Path, inputs: Inputs, settings: dict[str, object], stats: object, files: object, cache: object
+) -> None:
     recorded = {p: {**_stat(p), "sha256": _digest(p)} for p in _input_paths(inputs)}
-    data = {"settings": _settings(options), "inputs": recorded, "files": files}
+    data = {"format": _MANIFEST_FORMAT, "settings": settings, "generator_stats": stats, "inputs": recorded,
+            "files": files, "cache": cache}  # fmt: skip
     write_atomic(out_dir / MANIFEST, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def depfile_inputs(inputs: Inputs) -> list[str]:
+    """Every file a run reads to decide the output: the yaml inputs, the templates and the policy."""
+    return [os.path.abspath(p) for p in _input_paths(inputs)] + [
+        str(p) for p in _generator_files() if p.suffix != ".py"
+    ]
 
 
 def write_depfile(path: str, target: str, inputs: Inputs) -> None:
@@ -154,7 +266,7 @@ def write_depfile(path: str, target: str, inputs: Inputs) -> None:
     def esc(p: str) -> str:
         return p.replace("\\", "\\\\").replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")
 
-    deps = " \\\n  ".join(esc(os.path.abspath(p)) for p in _input_paths(inputs))
+    deps = " \\\n  ".join(esc(p) for p in depfile_inputs(inputs))
     write_atomic(Path(path), f"{esc(target)}: \\\n  {deps}\n")
 
 
@@ -163,4 +275,3 @@ def touch(path: str) -> None:
     p.parent.mkdir(parents=True, exist_ok=True)
     p.touch()
     os.utime(p)
-

@@ -5,22 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import VtgenError
+from ..inputs import Inputs
 from ..load import Entry, load_entries
 from .derivatives import DerivativeEntry
 from .expand import add_generated_variants
 from .native import NativeFunction, parse_tags
 
 __all__ = ["Inputs", "Model", "build_model", "load_model"]
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """The three input files (tags.yaml is optional)."""
-
-    native_functions: str
-    derivatives: str
-    tags: str | None = None
-    namespace: str = "aten"  # operator namespace of entries written without ``ns::``
 
 
 @dataclass(frozen=True)
