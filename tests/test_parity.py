@@ -10,7 +10,7 @@ import pytest
 
 from vtgen_build.model import Model
 from vtgen_build.plan.infos import DerivativeInfo
-from vtgen_build.plan.kernel import Plan, build_plan
+from vtgen_build.plan.kernel import KernelPlan, Plan, build_plan
 from vtgen_build.plan.policy import load_policy
 from vtgen_build.plan.values import saved_member_type
 
@@ -102,3 +102,13 @@ def test_save_guards_match_torchgen(plan: Plan) -> None:
     theirs = facts.save_guards()
     assert ours == theirs
     assert sum(map(len, theirs.values())) > 50
+
+
+def test_debug_checks_match_torchgen(plan: Plan) -> None:
+    def summary(k: KernelPlan) -> tuple[bool, frozenset[str], frozenset[str]]:
+        outs = k.debug.outputs if k.debug else ()
+        return (k.debug is not None, frozenset(o for o, _, unique, _ in outs if unique),
+                frozenset(o for o, _, _, fresh in outs if fresh))  # fmt: skip
+
+    ours = {(k.op, k.dispatch_key): summary(k) for k in plan.kernels if k.kind == "kernel"}
+    assert ours == facts.debug_checks()

@@ -7,12 +7,16 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__, get_cmake_dir
-from .errors import VtgenError
+from .errors import VtgenError, did_you_mean
 from .generate import GenerateOptions, generate, touch, write_depfile
-from .model import Inputs, load_model
+from .inputs import Inputs
 from .paths import find_pytorch_layout
+
+if TYPE_CHECKING:
+    from .model import Model
 
 __all__ = ["main"]
 
@@ -50,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_inputs(gen)
     _add_generate_options(gen)
     gen.set_defaults(run=_run_generate)
+    _add_check_parser(sub)
     return parser
 
 
@@ -101,8 +106,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     inputs = resolve_inputs(args)
     result = generate(inputs, _generate_options(args))
     if args.explain:
-        for path in result.changed_inputs:
-            print(f"changed: {path}")
+        for line in result.explanations:
+            print(f"regenerated {line}")
     if args.depfile:
         write_depfile(args.depfile, args.stamp or str(Path(args.out) / "Functions.h"), inputs)
     if args.stamp:
@@ -111,8 +116,29 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_plans(model: Model, ops: list[str]) -> int:
+    from .describe import describe_kernel
+    from .plan.kernel import build_plan
+    from .plan.policy import load_policy
+
+    plan = build_plan(model, load_policy())
+    known = {k.op for k in plan.kernels}
+    for op in ops:
+        kernels = plan.by_op(op)
+        if not kernels:
+            names = {str(f.name) for f in model.native_functions}
+            why = "has no Autograd kernel (composite or hand-written)" if op in names else "is not an operator"
+            raise VtgenError(f"'{op}' {why}{did_you_mean(op, known | names)}")
+        print("\n\n".join(describe_kernel(k) for k in kernels))
+    return 0
+
+
 def _run_inspect(args: argparse.Namespace) -> int:
+    from .model import load_model  # not imported for `generate`: its no-op path reads no YAML
+
     model = load_model(resolve_inputs(args))
+    if args.op:
+        return _print_plans(model, args.op)
     summary = {
         "entries": model.entry_count,
         "native_functions": len(model.native_functions),
@@ -126,3 +152,44 @@ def _run_inspect(args: argparse.Namespace) -> int:
         for key, value in summary.items():
             print(f"{key.replace('_', ' ')}: {value}")
     return 0
+
+
+def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = sub.add_parser("check", help="generate, then compile every kernel and Node with a C++ compiler")
+    _add_inputs(check)
+    g = check.add_argument_group("generated code (as for generate)")
+    g.add_argument("--out", metavar="DIR", help="check build directory (default: a cache directory per input set)")
+    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards (default: 10)")
+    g.add_argument("--manual-header", action="append", default=[], metavar="H",
+                   help="helper header formulas call, as it is #included (repeatable)")
+    g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
+                   help="namespace of the manual helpers, brought into scope for formulas (repeatable)")
+    c = check.add_argument_group("compiling")
+    c.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="include directory of the manual headers (repeatable)")
+    c.add_argument("--std", default="c++17", help="C++ standard (default: c++17)")
+    c.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel compiles (default: all cores)")
+    c.add_argument("--cxx", metavar="COMPILER", help="C++ compiler (default: $CXX, else g++ or clang++)")
+    c.add_argument("--launcher", metavar="CMD", help="compiler launcher, e.g. ccache")
+    c.add_argument("--op", action="append", default=[], metavar="NAME",
+                   help="check only this op (add.Tensor, or every overload of add); repeatable")
+    c.add_argument("--changed", action="store_true",
+                   help="check only the ops changed since the last successful check")
+    c.add_argument("--torch-include", metavar="DIR",
+                   help="check against a real PyTorch's include dir (<torch>/include) instead of the stubs")
+    check.set_defaults(run=_run_check)
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    from .check import CheckOptions, default_check_dir, run_check
+
+    inputs = resolve_inputs(args)
+    manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
+    if not args.out:
+        args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""})))
+    manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
+    options = CheckOptions(args.std, args.jobs, args.launcher, args.cxx, tuple(args.op), args.changed,
+                           args.torch_include, tuple(args.include_dirs), manual_file)
+    result = run_check(inputs, _generate_options(args), options)
+    print(result.summary(), file=sys.stdout if result.ok else sys.stderr)
+    return 0 if result.ok else 1

@@ -58,6 +58,7 @@ __all__ = [
     "nodes",
     "paths",
     "complex_checked",
+    "debug_checks",
     "registrations",
     "save_guards",
     "saved_members",
@@ -173,6 +174,17 @@ class _Emitted:
     node: str | None
     complex_checked: frozenset[str] = frozenset()
     save_guards: frozenset[tuple[str, str]] = frozenset()
+    debug: tuple[bool, frozenset[str], frozenset[str]] = (False, frozenset(), frozenset())
+
+
+_UNIQUE_STORAGE: Final = re.compile(r"TORCH_INTERNAL_ASSERT\((\w+)\.storage\(\)\.use_count\(\) == 1")
+_FRESH_IMPL: Final = re.compile(r"TORCH_INTERNAL_ASSERT\((\w+)\.use_count\(\) == expected_fresh_use_count")
+
+
+def _debug_checks(definition: str) -> tuple[bool, frozenset[str], frozenset[str]]:
+    """(has debug checks, outputs asserted to own their storage, outputs asserted to be fresh)."""
+    return ("#ifndef NDEBUG" in definition, frozenset(_UNIQUE_STORAGE.findall(definition)),
+            frozenset(_FRESH_IMPL.findall(definition)))  # fmt: skip
 
 
 _GUARD_OPEN: Final = re.compile(r"^\s+if \((.*should_compute_output.*)\) \{$")
@@ -231,7 +243,7 @@ def _emitted() -> dict[RegKey, _Emitted]:
                 node = _NODE_CREATION.search(definition)
                 checked = frozenset(_COMPLEX_CHECK.findall(definition))
                 record = _Emitted(kind="kernel", node=node.group(1) if node else None, complex_checked=checked,
-                                  save_guards=_save_guards(definition))  # fmt: skip
+                                  save_guards=_save_guards(definition), debug=_debug_checks(definition))  # fmt: skip
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
             out[(op, spelled)] = record
@@ -248,6 +260,12 @@ def registrations() -> dict[RegKey, Kind]:
 def complex_checked() -> dict[RegKey, frozenset[str]]:
     """For each generated kernel, the outputs it checks are not complex (empty: none)."""
     return {k: v.complex_checked for k, v in _emitted().items() if v.kind == "kernel"}
+
+
+@functools.lru_cache(maxsize=1)
+def debug_checks() -> dict[RegKey, tuple[bool, frozenset[str], frozenset[str]]]:
+    """Per kernel: whether it has #ifndef NDEBUG checks, and which outputs they constrain."""
+    return {k: v.debug for k, v in _emitted().items() if v.kind == "kernel"}
 
 
 @functools.lru_cache(maxsize=1)

@@ -6,6 +6,7 @@ from ..cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.schema import SchemaKind
 from ..plan.formulas import SavedValue
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
+from .debug import debug_after, debug_before
 from .foreach import foreach_history, foreach_nodes
 from .forward import forward_flags, forward_formulas, keep_original_self, needs_original_self, supports_forward
 
@@ -23,7 +24,7 @@ def kernel_definition(k: KernelPlan) -> str:
     f = k.function
     params = dispatcher_arguments(f)
     signature = ", ".join(["c10::DispatchKeySet ks", *(f"{b.type.cpp()} {b.name}" for b in params)])
-    lines = [*_unpack(k), *_derivative_setup(k), *_call(k), *_after_call(k)]
+    lines = [*_unpack(k), *_derivative_setup(k), *debug_before(k), *_call(k), *debug_after(k), *_after_call(k)]
     if f.func.returns:
         lines.append(f"return {_return_value(k)};")
     body = "\n".join("  " + line for line in "\n".join(lines).split("\n"))

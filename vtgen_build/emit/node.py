@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..plan.formulas import SavedValue, uses_ident
 from ..plan.infos import Backward, DerivativeInfo
 from ..plan.values import saved_member_type
+from .lines import at_yaml_line
 
 __all__ = ["node_apply", "node_header"]
 
@@ -77,8 +78,11 @@ def _unpack_member(v: SavedValue) -> str | None:
     return None
 
 
-def node_apply(info: DerivativeInfo) -> str:
-    """``<Node>::apply``: evaluate each formula only for the inputs that need a gradient."""
+def node_apply(info: DerivativeInfo, *, line_directives: bool = False) -> str:
+    """``<Node>::apply``: evaluate each formula only for the inputs that need a gradient.
+
+    ``line_directives``: each formula is reported at its derivatives.yaml line (check builds).
+    """
     assert info.node is not None
     lines = ["vtgen_detail::IndexRanges gen;"]
     for a in info.args_with_derivatives:
@@ -95,7 +99,7 @@ def node_apply(info: DerivativeInfo) -> str:
     if any(_wants_any_grad_defined(info, b) for b in info.backward):
         lines.append("bool any_grad_defined = vtgen_detail::any_variable_defined(grads);")
     for b in info.backward:
-        lines += _formula(info, b)
+        lines += _formula(info, b, _formula_text(b, line_directives))
     lines.append("return grad_inputs;")
     body = "\n".join("  " + x for x in "\n".join(lines).split("\n"))
     return f"variable_list {info.node}::apply(variable_list&& grads) {{\n{body}\n}}"
@@ -117,33 +121,41 @@ def _wants_any_grad_defined(info: DerivativeInfo, b: Backward) -> bool:
     return arg is not None and arg.cpp_type in ("at::Tensor", "::std::optional<at::Tensor>")
 
 
-def _formula(info: DerivativeInfo, b: Backward) -> list[str]:
+def _formula_text(b: Backward, line_directives: bool) -> str:
+    if not line_directives:
+        return b.formula
+    # the yaml spells it `  a, b: formula`; node_apply indents the body by two more spaces
+    column = 2 + len(", ".join(b.var_names)) + 2 + 1
+    return at_yaml_line(b.formula, b.location, column - 2)
+
+
+def _formula(info: DerivativeInfo, b: Backward, formula: str) -> list[str]:
     checks = " || ".join(f"task_should_compute_output({{ {n}_ix }})" for n in b.var_names)
     if info.name.startswith("_foreach_"):
-        return _foreach_formula(b, checks)
+        return _foreach_formula(b, checks, formula)
     if len(b.var_names) == 1:
-        expr = f"any_grad_defined ? ({b.formula}) : Tensor()" if _wants_any_grad_defined(info, b) else b.formula
+        expr = f"any_grad_defined ? ({formula}) : Tensor()" if _wants_any_grad_defined(info, b) else formula
         return [f"if ({checks}) {{", f"  auto grad_result = {expr};",
                 f"  vtgen_detail::copy_range(grad_inputs, {b.var_names[0]}_ix, grad_result);", "}"]  # fmt: skip
     lines = [f"if ({checks}) {{"]
     if uses_ident(b.formula, "grad_input_mask"):
         masks = ", ".join(f"task_should_compute_output({{ {n}_ix }})" for n in b.var_names)
         lines.append(f"  auto grad_input_mask = std::array<bool, {len(b.var_names)}>{{ {masks} }};")
-    lines.append(f"  auto grad_result = {b.formula};")
+    lines.append(f"  auto grad_result = {formula};")
     for i, n in enumerate(b.var_names):
         lines += [f"  if (task_should_compute_output({{ {n}_ix }})) {{",
                   f"    vtgen_detail::copy_range(grad_inputs, {n}_ix, std::get<{i}>(grad_result));", "  }"]  # fmt: skip
     return [*lines, "}"]
 
 
-def _foreach_formula(b: Backward, checks: str) -> list[str]:
+def _foreach_formula(b: Backward, checks: str, formula: str) -> list[str]:
     target = b.var_names[0]
     return [
         f"if ({checks}) {{",
         "  std::vector<Tensor> grad_result;",
         "  grad_result.reserve(grads.size());",
         "  for (const auto & i : c10::irange(grads.size())) {",
-        f"    grad_result.emplace_back(grads[i].defined() ? Tensor({b.formula}) : Tensor());",
+        f"    grad_result.emplace_back(grads[i].defined() ? Tensor({formula}) : Tensor());",
         "  }",
         f"  vtgen_detail::copy_range(grad_inputs, {target}_ix, grad_result);",
         "}",

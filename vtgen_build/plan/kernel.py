@@ -35,6 +35,18 @@ class Value:
 
 
 @dataclass(frozen=True)
+class DebugChecks:
+    """What a debug build (no NDEBUG) asserts around the redispatch.
+
+    Inputs keep their storage and TensorImpl; a fresh output owns its storage
+    and TensorImpl alone, and a view's output shares its base's storage.
+    """
+
+    inputs: tuple[tuple[str, bool], ...]  # (unpacked argument, is a tensor list)
+    outputs: tuple[tuple[str, str | None, bool, bool], ...]  # (name, aliased input, unique storage, fresh impl)
+
+
+@dataclass(frozen=True)
 class KernelPlan:
     function: NativeFunction
     dispatch_key: str  # the registration key: Autograd, AutogradNestedTensor, ...
@@ -49,6 +61,7 @@ class KernelPlan:
     view_of: str | None  # the input a view op's output aliases
     complex_checked: tuple[str, ...] = ()  # outputs that must not be complex (no complex formula known)
     save_guards: tuple[tuple[str, str], ...] = ()  # saved member -> C++ condition under which it is saved
+    debug: DebugChecks | None = None
 
     def save_guard(self, member: str) -> str | None:
         return next((cond for name, cond in self.save_guards if name == member), None)
@@ -150,8 +163,28 @@ def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> K
     guards = _save_guards(f, info, with_derivs) if node is not None and info is not None else ()
     return KernelPlan(
         f, _autograd_key(info), "kernel", info, node, requires, inputs, outputs, with_derivs, unchecked,
-        policy.view_of(f.name.base), complex_checked, guards,
+        policy.view_of(f.name.base), complex_checked, guards, _debug_checks(f, policy),
     )  # fmt: skip
+
+
+def _debug_checks(f: NativeFunction, policy: Policy) -> DebugChecks | None:
+    if f.cpp_name in policy.dont_enforce_same_tensor_impl_or_storage:
+        return None
+    inputs = tuple(
+        (a.name, a.type.is_list()) for a in f.func.arguments.all if str(a.type) in ("Tensor", "Tensor[]")
+    )
+    if not inputs:
+        return None  # nothing to compare against: PyTorch skips the output checks too
+    outputs: list[tuple[str, str | None, bool, bool]] = []
+    if f.kind not in (SchemaKind.inplace, SchemaKind.out):
+        wrapper = f.cpp_name + (f"_{f.name.overload}" if f.name.overload else "")
+        aliased = policy.debug_alias(f.name.base)
+        for name, r in zip(cpp_return_names(f), f.func.returns):
+            if str(r.type) == "Tensor" and not r.is_write:
+                unique = aliased is None and wrapper not in policy.dont_enforce_storage_impl_use_count
+                fresh = wrapper not in policy.dont_enforce_tensor_impl_use_count
+                outputs.append((name, aliased, unique, fresh))
+    return DebugChecks(inputs, tuple(outputs))
 
 
 def _save_guards(f: NativeFunction, info: DerivativeInfo, with_derivs: tuple[Value, ...]) -> tuple[tuple[str, str], ...]:

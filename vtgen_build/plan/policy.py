@@ -48,9 +48,11 @@ class Policy:
     def is_view_function(self, name: str) -> bool:
         return any(n == name for n, _ in self.view_functions)
 
-    def is_debug_view(self, base_name: str) -> bool:
-        """Outputs alias an input (debug storage checks test the alias, not the use count)."""
-        return base_name == "_unsafe_view" or self.is_view_function(base_name)
+    def debug_alias(self, base_name: str) -> str | None:
+        """The input a view's output shares storage with, as debug builds check it."""
+        if base_name == "_unsafe_view":
+            return "self"
+        return next((arg for name, arg in self.view_functions if name == base_name), None)
 
 
 def load_policy(text: str | None = None) -> Policy:

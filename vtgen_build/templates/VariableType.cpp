@@ -4,6 +4,9 @@
 #include "torch/csrc/autograd/autograd_not_implemented_fallback.h"
 #include <ATen/RedispatchFunctions.h>
 #include <ATen/SparseCsrTensorUtils.h>
+#include <ATen/core/TorchDispatchUtils.h>
+#include <c10/core/impl/TorchDispatchModeTLS.h>
+#include <ATen/core/TorchDispatchUtils.h>
 #include <torch/library.h>
 ${node_includes}
 ${manual_includes}
@@ -14,6 +17,15 @@ ${using_namespaces}
 namespace torch::autograd {
 namespace VariableType {
 namespace {
+
+// Debug builds check that a kernel's fresh output is referenced by nobody else: once by the
+// returned Tensor, plus once more when a Python object already wraps it.
+[[maybe_unused]] size_t expected_fresh_use_count(const Variable& t) {
+  if (!t.defined()) {
+    return 0;
+  }
+  return t.unsafeGetTensorImpl()->pyobj_slot()->load_pyobj() != nullptr ? 2 : 1;
+}
 
 [[maybe_unused]] void reset_grad_accumulator(Variable& self) {
   AutogradMeta* meta = torch::autograd::impl::get_autograd_meta(self);
