@@ -1,0 +1,181 @@
+"""Reading a generated output directory back: which kernel and Node sits at which lines.
+
+``vtgen-build check`` needs, without re-planning: the kernel of each op and the
+Nodes it creates (to compile a few ops alone and to hash each op's code), and
+the op behind a compiler error's file and line.  The generated translation units
+are regular: every kernel and every ``Node::apply`` is a top-level definition
+starting at column 0 and ending at the next line that is exactly ``}``;
+registrations are ``m.impl("<op>", TORCH_FN(VariableType::<kernel>))``; formulas
+of check builds sit between ``#line N "<yaml>"`` and a ``#line`` back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Block", "OutputIndex", "TranslationUnit", "read_index"]
+
+_KERNEL = re.compile(r"^\S.*?\b(\w+)\(c10::DispatchKeySet ks\b")
+_NODE_MEMBER = re.compile(r"^\S.*?\b(\w+)::\w+\(")
+_REGISTRATION = re.compile(r'm\.impl\("([^"]+)", (?:TORCH_FN\(VariableType::(\w+)\)|.*Fallback)')
+_MAKE_NODE = re.compile(r"make_intrusive<(\w+)>")
+_YAML_LINE = re.compile(r'^\s*#line (\d+) "(.*)"\s*$')
+
+
+@dataclass(frozen=True)
+class Block:
+    """One top-level definition of a translation unit (lines ``first``..``last``, 1-based)."""
+
+    name: str  # kernel function name, or the Node it belongs to
+    unit: str  # file name of the translation unit
+    first: int
+    last: int
+    text: str
+
+    def code_digest(self) -> str:
+        """A digest of the code without ``#line`` lines (they move when unrelated lines move)."""
+        kept = "\n".join(line for line in self.text.split("\n") if not line.lstrip().startswith("#line "))
+        return hashlib.sha256(kept.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class TranslationUnit:
+    name: str  # VariableType_3.cpp
+    kind: str  # "kernels" or "nodes"
+    prelude: str  # text before the first definition (includes of the shard's Node headers)
+    epilogue: str  # closing namespaces after the last definition, without registrations
+    blocks: tuple[Block, ...]
+
+
+@dataclass
+class OutputIndex:
+    out_dir: Path
+    units: dict[str, TranslationUnit] = field(default_factory=dict)
+    kernels_of_op: dict[str, tuple[str, ...]] = field(default_factory=dict)  # one per dispatch key; () fallback
+    kernels: dict[str, Block] = field(default_factory=dict)
+    nodes_of_kernel: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    node_blocks: dict[str, list[Block]] = field(default_factory=dict)
+    formula_lines: dict[tuple[str, int], set[str]] = field(default_factory=dict)  # (yaml, line) → Nodes
+
+    def ops_of_node(self, node: str) -> set[str]:
+        return {op for op, ks in self.kernels_of_op.items() if any(node in self.nodes_of_kernel.get(k, ()) for k in ks)}
+
+    def ops_of_kernel(self, kernel: str) -> set[str]:
+        return {op for op, ks in self.kernels_of_op.items() if kernel in ks}
+
+    def nodes_of_op(self, op: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(n for k in self.kernels_of_op.get(op, ()) for n in self.nodes_of_kernel.get(k, ())))
+
+    def op_digest(self, op: str, node_headers: dict[str, str]) -> str:
+        """What the compiler sees of ``op``: its kernel, its Nodes' headers and ``apply``."""
+        h = hashlib.sha256(op.encode())
+        for kernel in self.kernels_of_op.get(op, ()):
+            if kernel in self.kernels:
+                h.update(self.kernels[kernel].code_digest().encode())
+        for node in self.nodes_of_op(op):
+            h.update(node.encode() + node_headers.get(node, "").encode())
+            for b in self.node_blocks.get(node, []):
+                h.update(b.code_digest().encode())
+        return h.hexdigest()
+
+    def owner(self, path: str, line: int) -> tuple[str, str] | None:
+        """``("kernel"|"node", name)`` of the code at ``path:line`` (a unit, a Node header or a yaml)."""
+        name = Path(path).name
+        unit = self.units.get(name)
+        if unit is not None and Path(path).parent.resolve() == self.out_dir.resolve():
+            for b in unit.blocks:
+                if b.first <= line <= b.last:
+                    return ("kernel" if unit.kind == "kernels" else "node", b.name)
+            return None
+        if Path(path).parent.name == "nodes" and name.endswith(".h"):
+            return ("node", name[:-2])
+        nodes = self.formula_lines.get((str(Path(path).resolve()), line))
+        if nodes:
+            return ("node", sorted(nodes)[0])
+        return None
+
+    def formula_after(self, path: str, line: int) -> tuple[str, int] | None:
+        """The yaml place of the formula starting on the line after ``path:line`` (its wrapper's line)."""
+        unit = self.units.get(Path(path).name)
+        if unit is None or Path(path).parent.resolve() != self.out_dir.resolve():
+            return None
+        for b in unit.blocks:
+            if b.first <= line < b.last:
+                m = _YAML_LINE.match(b.text.split("\n")[line - b.first + 1])
+                if m and not m.group(2).endswith(".cpp"):
+                    return m.group(2), int(m.group(1))
+        return None
+
+    def ops_at(self, path: str, line: int) -> set[str]:
+        found = self.owner(path, line)
+        if found is None:
+            return set()
+        kind, name = found
+        if kind == "kernel":
+            return self.ops_of_kernel(name)
+        nodes = self.formula_lines.get((str(Path(path).resolve()), line)) or {name}
+        return set().union(*(self.ops_of_node(n) for n in nodes))
+
+
+def _split(name: str, text: str, kind: str, nodes: set[str] | None) -> TranslationUnit:
+    lines = text.split("\n")
+    blocks: list[Block] = []
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        match = _KERNEL.match(line) if kind == "kernels" else _NODE_MEMBER.match(line)
+        if match and line.endswith("{") and (nodes is None or match.group(1) in nodes):
+            j = i
+            while j < len(lines) and lines[j] != "}":
+                j += 1
+            blocks.append(Block(match.group(1), name, i + 1, j + 1, "\n".join(lines[i : j + 1])))
+            spans.append((i, j))
+            i = j
+        i += 1
+    if not spans:
+        return TranslationUnit(name, kind, text, "", ())
+    prelude = "\n".join(lines[: spans[0][0]])
+    tail = lines[spans[-1][1] + 1 :]
+    epilogue: list[str] = []
+    skipping = False
+    for line in tail:  # registrations are left out: a partial unit only needs to compile
+        if line.startswith("TORCH_LIBRARY_IMPL("):
+            skipping = True
+        if not skipping:
+            epilogue.append(line)
+        if skipping and line == "}":
+            skipping = False
+    return TranslationUnit(name, kind, prelude, "\n".join(epilogue), tuple(blocks))
+
+
+def read_index(out_dir: Path) -> OutputIndex:
+    """Index the translation units ``VariableType_<k>.cpp`` and ``Functions_<k>.cpp`` of ``out_dir``."""
+    index = OutputIndex(out_dir)
+    node_names = {p.stem for p in (out_dir / "nodes").glob("*.h")}
+    for path in sorted(out_dir.glob("VariableType_*.cpp")):
+        text = path.read_text(encoding="utf-8")
+        unit = _split(path.name, text, "kernels", None)
+        index.units[path.name] = unit
+        for b in unit.blocks:
+            index.kernels[b.name] = b
+            index.nodes_of_kernel[b.name] = tuple(dict.fromkeys(
+                n for n in _MAKE_NODE.findall(b.text) if n in node_names))  # fmt: skip
+        for op, kernel in _REGISTRATION.findall(text):
+            known = index.kernels_of_op.setdefault(op, ())
+            if kernel and kernel not in known:
+                index.kernels_of_op[op] = (*known, kernel)
+    for path in sorted(out_dir.glob("Functions_*.cpp")):
+        unit = _split(path.name, path.read_text(encoding="utf-8"), "nodes", node_names)
+        index.units[path.name] = unit
+        for b in unit.blocks:
+            index.node_blocks.setdefault(b.name, []).append(b)
+            for line in b.text.split("\n"):
+                m = _YAML_LINE.match(line)
+                if m and not m.group(2).endswith(".cpp"):
+                    key = (str(Path(m.group(2)).resolve()), int(m.group(1)))
+                    index.formula_lines.setdefault(key, set()).add(b.name)
+    return index
