@@ -74,6 +74,14 @@ def test_rerun_is_a_no_op_and_one_formula_edit_rewrites_one_file(real_yaml, tmp_
     assert after.plan is not None
     assert len(after.written) == 1 and after.written[0].startswith("Functions_")
     assert "grad * tensor.conj() * 1" in (tmp_path / "out" / after.written[0]).read_text()
+    # sin's kernels (sin, sin_, sin.out, _foreach_sin...) share one shard, its Nodes another:
+    # its auto_element_wise JVP follows the backward formula, so exactly those two files change.
+    text = deriv.read_text()
+    sin = "  self: grad * self.cos().conj()\n"
+    assert text.count(sin) == 1
+    deriv.write_text(text.replace(sin, "  self: grad * self.cos().conj() * 1\n"))
+    sin_edit = generate(inputs, options)
+    assert sorted(f.split("_")[0] for f in sin_edit.written) == ["Functions", "VariableType"]
 
 
 def test_bad_formula_is_reported_at_its_line_and_nothing_is_written(real_yaml, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ from .templates import render, template_text
 
 __all__ = [
     "EmitOptions", "KernelFragment", "NodeFragment", "assemble_functions", "assemble_outputs",
-    "assemble_variable_type", "kernel_fragments", "node_fragments", "render_outputs", "shard_of",
+    "assemble_variable_type", "family", "kernel_fragments", "node_fragments", "render_outputs", "shard_of",
 ]  # fmt: skip
 
 
@@ -63,6 +63,20 @@ def shard_of(name: str, shards: int) -> int:
     return int(hashlib.sha1(name.encode()).hexdigest()[:8], 16) % shards
 
 
+def family(name: str) -> str:
+    """The op family a kernel or Node belongs to: ``sin``, ``sin_``, ``sin.out``,
+    ``_foreach_sin`` (and their Nodes, ``expand_copy.`` included) are all ``sin``.
+
+    Shards are chosen per family, so an edit to one formula, which can change
+    every variant that borrows it, touches one VariableType and one Functions shard.
+    """
+    base = name.split(".")[0]
+    if name.endswith(".") and base.endswith("_copy"):
+        base = base[: -len("_copy")]  # a view's _copy variant reuses the view's formulas
+    base = base.removeprefix("_foreach_")
+    return base[:-1] if base.endswith("_") and not base.endswith("__") else base
+
+
 def render_outputs(plan: Plan, options: EmitOptions) -> dict[str, str]:
     """Relative path → content of every generated file."""
     return assemble_outputs(kernel_fragments(plan.kernels, options), node_fragments(plan.infos, options), options)
@@ -75,7 +89,8 @@ def _base(options: EmitOptions) -> dict[str, str]:
 def kernel_fragments(kernels: Iterable[KernelPlan], options: EmitOptions) -> list[KernelFragment]:
     return [
         KernelFragment(
-            shard_of(k.function.cpp_name, options.shards), kernel_definition(k) if k.kind == "kernel" else None,
+            shard_of(family(k.function.name.base), options.shards),
+            kernel_definition(k) if k.kind == "kernel" else None,
             k.function.namespace, k.dispatch_key, registration(k),
             k.node if k.node and k.node != NOT_IMPLEMENTED_NODE else None,
         )  # fmt: skip
@@ -90,7 +105,7 @@ def node_fragments(infos: Iterable[DerivativeInfo], options: EmitOptions) -> lis
         assert info.node is not None
         header = render("node.h", text, {**base, "node": info.node,
                                          "declaration": node_header(info, options.view_functions)})  # fmt: skip
-        fragments.append(NodeFragment(info.node, shard_of(info.node, options.shards), header,
+        fragments.append(NodeFragment(info.node, shard_of(family(info.name), options.shards), header,
                                       node_apply(info, line_directives=options.line_directives)))
     return fragments
 
