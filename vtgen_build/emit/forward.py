@@ -67,12 +67,12 @@ def keep_original_self(k: KernelPlan) -> list[str]:
 
 def _tangent(name: str, zeros: str, wrapped: bool) -> list[str]:
     lines = [
-        f"auto {name}_t_raw = toNonOptFwGrad({name});",
-        f"auto {name}_tensor = toNonOptTensor({name});",
+        f"auto {name}_t_raw = tangent_of({name});",
+        f"auto {name}_tensor = value_of({name});",
         f"auto {name}_t = ({name}_t_raw.defined() || !{name}_tensor.defined())",
         f"  ? {name}_t_raw : at::{zeros}({name}_tensor.sym_sizes(), {name}_tensor.options());",
     ]
-    return [*lines, f"update_wrapped_number({name}_tensor, {name}_t);"] if wrapped else lines
+    return [*lines, f"keep_wrapped_number({name}_tensor, {name}_t);"] if wrapped else lines
 
 
 def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
@@ -81,10 +81,10 @@ def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
     for name in _inputs(k, fw.required_tangents):
         own = inplace and name == "self"
         lines += _tangent(name, "zeros_symint" if own else "_efficientzerotensor_symint", not own)
-    lines += [f"auto {n}_p = toNonOptPrimal({n});" for n in _inputs(k, fw.required_primals)]
+    lines += [f"auto {n}_p = primal_of({n});" for n in _inputs(k, fw.required_primals)]
     if fw.required_original_self:
         lines += _tangent("original_self", "_efficientzerotensor_symint", False)
-        lines.append("auto original_self_p = toNonOptPrimal(original_self);")
+        lines.append("auto original_self_p = primal_of(original_self);")
     return lines
 
 

@@ -27,6 +27,26 @@ namespace {
   return t.unsafeGetTensorImpl()->pyobj_slot()->load_pyobj() != nullptr ? 2 : 1;
 }
 
+// Forward-mode AD: the tangent, value and primal of a (possibly absent) input at level 0.
+[[maybe_unused]] at::Tensor tangent_of(const ::std::optional<at::Tensor>& t) {
+  return (t.has_value() && t->defined()) ? at::Tensor(t->_fw_grad(/*level=*/0)) : at::Tensor();
+}
+
+[[maybe_unused]] at::Tensor value_of(const ::std::optional<at::Tensor>& t) {
+  return t.has_value() ? *t : at::Tensor();
+}
+
+[[maybe_unused]] at::Tensor primal_of(const ::std::optional<at::Tensor>& t) {
+  return (t.has_value() && t->defined()) ? t->_fw_primal(/*level=*/0) : at::Tensor();
+}
+
+// A zero tangent made for a Python number must stay a wrapped number, like its input.
+[[maybe_unused]] void keep_wrapped_number(const at::Tensor& input, at::Tensor& tangent) {
+  if (input.defined() && tangent.defined() && input.unsafeGetTensorImpl()->is_wrapped_number()) {
+    tangent.unsafeGetTensorImpl()->set_wrapped_number(true);
+  }
+}
+
 [[maybe_unused]] void reset_grad_accumulator(Variable& self) {
   AutogradMeta* meta = torch::autograd::impl::get_autograd_meta(self);
   if (meta != nullptr) {

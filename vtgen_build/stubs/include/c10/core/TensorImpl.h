@@ -28,6 +28,8 @@ class TensorImpl : public intrusive_ptr_target {
   int64_t dim() const;
   int64_t numel() const;
   bool is_python_dispatch() const;
+  bool is_wrapped_number() const;
+  void set_wrapped_number(bool value);
   bool is_contiguous() const;
   bool has_storage() const;
   const Storage& storage() const;
