@@ -32,10 +32,10 @@ def test_shard_compiles_against_real_headers(real_yaml, tmp_path: Path, unit: st
     include = _torch_include()
     out = tmp_path / "out"
     assert cli.main(["generate", "--pytorch-root", str(real_yaml.torchgen_dir), "--out", str(out)]) == 0
-    # Our Functions.h shadows the installed one for FunctionsManual.h.
+    # FunctionsManual.h includes generated/Functions.h: our FunctionsBase.h stands in for it.
     shim = tmp_path / "shim" / "torch" / "csrc" / "autograd" / "generated"
     shim.mkdir(parents=True)
-    (shim / "Functions.h").write_text(f'#include "{out / "Functions.h"}"\n')
+    (shim / "Functions.h").write_text(f'#include "{out / "FunctionsBase.h"}"\n')
     cmd = [compiler, "-std=c++17", "-fsyntax-only", f"-I{tmp_path / 'shim'}", f"-I{include}",
            f"-I{include / 'torch' / 'csrc' / 'api' / 'include'}", str(out / unit)]  # fmt: skip
     result = subprocess.run(cmd, capture_output=True, text=True)

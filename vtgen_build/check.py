@@ -139,7 +139,9 @@ def _include_flags(out: Path, options: CheckOptions) -> list[str]:
     mode = "real" if options.torch_include else "stubs"
     shim = out / WORK / mode / "shim"  # found first: the generated Functions.h under PyTorch's name
     system = out / WORK / mode / "system"  # headers we do not check for warnings
-    _write_if_changed(shim / "torch/csrc/autograd/generated/Functions.h", _include(out.resolve() / "Functions.h"))
+    # PyTorch's FunctionsManual.h includes generated/Functions.h for the shared includes only: give it
+    # FunctionsBase.h, not the umbrella, so that a change to one Node's header recompiles one shard.
+    _write_if_changed(shim / "torch/csrc/autograd/generated/Functions.h", _include(out.resolve() / "FunctionsBase.h"))
     flags = [f"-I{shim}", f"-I{out}"]
     flags += [f"-isystem{d}" for d in options.include_dirs]
     if options.torch_include is None:
@@ -384,7 +386,7 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
     """Generate a check build into ``gen_options.out_dir`` and compile it; see the module doc."""
     start = time.perf_counter()
     compiler = find_compiler(options.cxx)
-    gen_options = replace(gen_options, line_directives=True)
+    gen_options = replace(gen_options, line_directives=True, stub_decls=True)
     generated = generate(inputs, gen_options)
     out = Path(gen_options.out_dir).resolve()
     index = read_index(out)

@@ -66,6 +66,8 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
                    help="helper header formulas call, as it is #included (repeatable)")
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
                    help="namespace of the manual helpers, brought into scope for formulas (repeatable)")
+    g.add_argument("--stub-decls", action="store_true",
+                   help="also write vtgen_decls/*.inc, needed to compile against vtgen_build's stub headers")
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
     g.add_argument("--explain", action="store_true", help="say which inputs changed")
@@ -99,7 +101,8 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
         headers = ["torch/csrc/autograd/FunctionsManual.h"]
         namespaces = namespaces or ["torch::autograd::generated::details"]
-    return GenerateOptions(args.out, args.shards, args.namespace, tuple(headers), tuple(namespaces))
+    return GenerateOptions(args.out, args.shards, args.namespace, tuple(headers), tuple(namespaces),
+                           stub_decls=getattr(args, "stub_decls", False))
 
 
 def _run_generate(args: argparse.Namespace) -> int:

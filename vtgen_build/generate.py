@@ -49,6 +49,7 @@ class GenerateOptions:
     manual_headers: tuple[str, ...] = ()
     using_namespaces: tuple[str, ...] = ()
     line_directives: bool = False  # `vtgen-build check` builds only: `#line` to the yaml (absolute paths)
+    stub_decls: bool = False  # also write vtgen_decls/*.inc, the op declarations the stub headers include
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,8 @@ def _settings(options: GenerateOptions, inputs: Inputs, manifest: dict[str, Any]
     return {"version": __version__, "shards": options.shards, "namespace": options.namespace,
             "input_namespace": inputs.namespace, "manual_headers": list(options.manual_headers),
             "using": list(options.using_namespaces), "generator": _generator_digest(manifest, stats),
-            **({"line_directives": True} if options.line_directives else {})}  # fmt: skip
+            **({"line_directives": True} if options.line_directives else {}),
+            **({"stub_decls": True} if options.stub_decls else {})}  # fmt: skip
 
 
 def _read_manifest(out_dir: Path) -> dict[str, Any]:
@@ -238,7 +240,7 @@ def _file_record(content: str) -> list[object]:
 
 
 def _remove_stale_temporaries(out_dir: Path) -> None:
-    """Temporary files a killed run left behind (``write_atomic`` names them ``.<name>.<random>.tmp``)."""
+    """Temporary files a killed run left behind (``write_atomic`` names them ``.<name>.vtgen.tmp``)."""
     for pattern in (".*.tmp", "*/.*.tmp"):
         for path in out_dir.glob(pattern):
             path.unlink(missing_ok=True)

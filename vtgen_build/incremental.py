@@ -143,7 +143,8 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     kernels = kernel_fragments(plan.kernels, emit)
     nodes = node_fragments(plan.infos, emit)
     files = assemble_outputs(kernels, nodes, emit)
-    files.update(render_decls(model.native_functions))  # declarations the stub headers include
+    if getattr(options, "stub_decls", False):
+        files.update(render_decls(model.native_functions))  # declarations the stub headers include
     cache = _record(inputs, settings, model, policy, plan, kernels, nodes)
     return Outcome(files, sorted(files), plan, explanations, cache)
 

@@ -302,7 +302,8 @@ class build_vtgen(Command):  # type: ignore[misc]
             str(self.root / s.tags) if s.tags else None,
             s.namespace,
         )
-        options = GenerateOptions(str(out), s.shards, s.namespace, s.manual_headers, s.using_namespaces)
+        options = GenerateOptions(str(out), s.shards, s.namespace, s.manual_headers, s.using_namespaces,
+                                  stub_decls=True)
         try:
             result = generate(inputs, options)
         except VtgenError as exc:

@@ -415,6 +415,9 @@ function(vtgen_generate target)
   endforeach()
   list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
        --depfile "${depfile}" --stamp "${stamp}")
+  if(NOT arg_USE_TORCH)
+    list(APPEND command --stub-decls)  # the op declarations the stub headers include
+  endif()
 
   # Everything that shapes the output but is not a file the generator reads
   # (vtgen_build's version, interpreter, options) goes into this file,

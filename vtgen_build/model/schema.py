@@ -495,6 +495,14 @@ class FunctionSchema:
     def signature(
         self, *, strip_default: bool = False, strip_view_copy_name: bool = False, keep_return_names: bool = False
     ) -> FunctionSchema:
+        """The schema shared by an op's functional, in-place and out= variants (computed once per flag set)."""
+        key = (strip_default, strip_view_copy_name, keep_return_names)
+        memo: dict[tuple[bool, bool, bool], FunctionSchema] = self.__dict__.setdefault("_signature_memo", {})
+        if key not in memo:
+            memo[key] = self._signature(*key)
+        return memo[key]
+
+    def _signature(self, strip_default: bool, strip_view_copy_name: bool, keep_return_names: bool) -> FunctionSchema:
         """The schema shared by an op's functional, in-place and out= variants.
 
         Drops the overload name, the in-place underscore, out arguments, the

@@ -54,6 +54,11 @@ class _Rule:
     expr: Callable[[str], str] | None = None  # forward-time expression, default: the match
     rewrite: Callable[[str], str] | None = None  # formula text, default: the member name
 
+    @property
+    def needle(self) -> str:
+        """Literal text every match contains (the method or helper name): a cheap pre-test."""
+        return re.split(r"[\\{]", self.pattern.replace("{}.", "").replace("{}", ""))[0]
+
 
 _RULES = (
     _Rule(r"{}.sym_sizes\(\)", "_sym_sizes", "c10::SymIntArrayRef"),
@@ -97,7 +102,8 @@ def extract_saved(
         if value.name not in formula:
             continue  # cheap test first: most arguments never appear in a formula
         for rule in _RULES:
-            formula = _apply_rule(rule, value.name, formula, saved, var_names, where, outputs)
+            if rule.needle in formula:
+                formula = _apply_rule(rule, value.name, formula, saved, var_names, where, outputs)
         if value.cpp_type == "::std::optional<c10::string_view>":
             optional_view = f"{value.name}.has_value() ? std::optional<std::string_view>({value.name}.value()) : std::nullopt"
             formula = re.sub(rf"\b{value.name}\b", optional_view, formula)
