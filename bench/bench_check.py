@@ -60,13 +60,28 @@ def main(argv: list[str] | None = None) -> int:
         shim.joinpath("torch/csrc/autograd/generated").mkdir(parents=True, exist_ok=True)
         shim.joinpath("torch/csrc/autograd/generated/Functions.h").write_text(f'#include "{out / "Functions.h"}"\n')
         cxx = os.environ.get("CXX", "g++")
-        real, done = _timed([cxx, "-std=c++17", "-fsyntax-only", f"-I{shim}", f"-I{out}", f"-isystem{torch_include}",
-                             f"-isystem{torch_include / 'torch/csrc/api/include'}", str(out / "VariableType_0.cpp")])  # fmt: skip
+        real, done = _timed(
+            [
+                cxx,
+                "-std=c++17",
+                "-fsyntax-only",
+                f"-I{shim}",
+                f"-I{out}",
+                f"-isystem{torch_include}",
+                f"-isystem{torch_include / 'torch/csrc/api/include'}",
+                str(out / "VariableType_0.cpp"),
+            ]
+        )
         if done.returncode != 0:
             print(done.stderr[-4000:], file=sys.stderr)
             return 1
-    result = {"check_whole_s": round(whole, 1), "check_one_op_s": round(one_op, 1),
-              "real_headers_one_shard_s": round(real, 1), "cores": os.cpu_count(), "goal_s": args.goal}  # fmt: skip
+    result = {
+        "check_whole_s": round(whole, 1),
+        "check_one_op_s": round(one_op, 1),
+        "real_headers_one_shard_s": round(real, 1),
+        "cores": os.cpu_count(),
+        "goal_s": args.goal,
+    }
     if args.json:
         print(json.dumps(result, indent=2))
     else:

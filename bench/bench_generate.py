@@ -20,9 +20,11 @@ import time
 from pathlib import Path
 
 SIN = ("self: grad * self.cos().conj()", "self: grad * self.cos().conj() * 2")
-DIST = ("  self: norm_backward(grad, self - other, p, result)\n  other: -norm_backward(grad, self - other, p, result)",
-        "  self: norm_backward(grad, self - other, p, (self - other).norm(p))\n"
-        "  other: -norm_backward(grad, self - other, p, (self - other).norm(p))")  # fmt: skip
+DIST = (
+    "  self: norm_backward(grad, self - other, p, result)\n  other: -norm_backward(grad, self - other, p, result)",
+    "  self: norm_backward(grad, self - other, p, (self - other).norm(p))\n"
+    "  other: -norm_backward(grad, self - other, p, (self - other).norm(p))",
+)
 
 TORCHGEN_STAGES = """
 import sys
@@ -47,7 +49,11 @@ def _wall(cmd: list[str], env: dict[str, str] | None = None) -> float:
 
 
 def _snapshot(out: Path) -> dict[str, int]:
-    return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")}
+    return {
+        str(p.relative_to(out)): p.stat().st_mtime_ns
+        for p in out.rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    }
 
 
 def _rewritten(before: dict[str, int], out: Path) -> list[str]:
@@ -73,7 +79,17 @@ def main() -> int:
     exe = shutil.which("vtgen-build", path=os.path.dirname(sys.executable)) or ""
     base = [exe, "generate"] if exe else [sys.executable, "-m", "vtgen_build", "generate"]
     out = work / "out"
-    gen = [*base, "--native-functions", str(native), "--derivatives", str(deriv), "--tags", str(tags), "--out", str(out)]
+    gen = [
+        *base,
+        "--native-functions",
+        str(native),
+        "--derivatives",
+        str(deriv),
+        "--tags",
+        str(tags),
+        "--out",
+        str(out),
+    ]
     rows: list[tuple[str, float, str]] = []
 
     def median(fn: object) -> float:
@@ -96,7 +112,13 @@ def main() -> int:
             files.append(_rewritten(before, out))
         edited = files[0]
         shared = [f for f in edited if f.endswith(".h") and not f.startswith("nodes/")]
-        rows.append((f"vtgen {label}", statistics.median(times), f"{len(edited)} files {edited}; shared headers: {shared or 'none'}"))
+        rows.append(
+            (
+                f"vtgen {label}",
+                statistics.median(times),
+                f"{len(edited)} files {edited}; shared headers: {shared or 'none'}",
+            )
+        )
         deriv.write_text(original)
         _wall(gen)
 
@@ -105,7 +127,15 @@ def main() -> int:
     stages = [sys.executable, "-c", TORCHGEN_STAGES, str(native), str(tags), str(tg_out), str(autograd)]
     rows.append(("torchgen load + VariableType + Functions", median(lambda: _wall(stages)), ""))
     if not args.skip_torchgen_full:
-        full = [sys.executable, "-m", "torchgen.packaged.autograd.gen_autograd", str(native), str(tags), str(tg_out), str(autograd)]
+        full = [
+            sys.executable,
+            "-m",
+            "torchgen.packaged.autograd.gen_autograd",
+            str(native),
+            str(tags),
+            str(tg_out),
+            str(autograd),
+        ]
         rows.append(("torchgen gen_autograd full (no change)", median(lambda: _wall(full)), ""))
         (autograd / "derivatives.yaml").write_text(original.replace(*SIN, 1))
         before = _snapshot(tg_out)

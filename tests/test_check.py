@@ -25,12 +25,26 @@ pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 
 def _sample_args(tmp: Path, out: Path, derivatives: Path | None = None) -> list[str]:
     return [
-        "check", "--native-functions", str(SAMPLE / "native_functions.yaml"),
-        "--derivatives", str(derivatives or SAMPLE / "derivatives.yaml"), "--tags", str(SAMPLE / "tags.yaml"),
-        "--namespace", "vtsample", "--manual-header", "vtsample/helpers.h",
-        "--using-namespace", "torch::autograd::generated::details", "-I", str(SAMPLE / "include"),
-        "--shards", "2", "--out", str(out),
-    ]  # fmt: skip
+        "check",
+        "--native-functions",
+        str(SAMPLE / "native_functions.yaml"),
+        "--derivatives",
+        str(derivatives or SAMPLE / "derivatives.yaml"),
+        "--tags",
+        str(SAMPLE / "tags.yaml"),
+        "--namespace",
+        "vtsample",
+        "--manual-header",
+        "vtsample/helpers.h",
+        "--using-namespace",
+        "torch::autograd::generated::details",
+        "-I",
+        str(SAMPLE / "include"),
+        "--shards",
+        "2",
+        "--out",
+        str(out),
+    ]
 
 
 def _edited(src: Path, dst: Path, old: str, new: str) -> int:
@@ -69,8 +83,12 @@ def test_sample_project_checks_clean(run_cli: CliRunner, tmp_path: Path) -> None
 
 def test_broken_formula_is_reported_at_its_yaml_line(run_cli: CliRunner, tmp_path: Path) -> None:
     derivatives = tmp_path / "broken.yaml"
-    line = _edited(_backward_only(tmp_path), derivatives, "stack_mean_backward(grad, dim, tensors.size())",
-                   "stack_mean_backward(grad, dim, tensors.sizee())")  # fmt: skip
+    line = _edited(
+        _backward_only(tmp_path),
+        derivatives,
+        "stack_mean_backward(grad, dim, tensors.size())",
+        "stack_mean_backward(grad, dim, tensors.sizee())",
+    )
     result = run_cli(*_sample_args(tmp_path, tmp_path / "check", derivatives))
     assert result.code == 1
     assert _located(result, derivatives, line), result.err[-3000:]
@@ -79,6 +97,16 @@ def test_broken_formula_is_reported_at_its_yaml_line(run_cli: CliRunner, tmp_pat
     # the check build carries #line directives; a normal generate never writes absolute paths
     units = "".join(p.read_text() for p in (tmp_path / "check").glob("Functions_*.cpp"))
     assert f'#line {line} "{derivatives}"' in units
+
+
+def test_broken_forward_formula_is_reported_at_its_yaml_line(run_cli: CliRunner, tmp_path: Path) -> None:
+    derivatives = tmp_path / "broken.yaml"
+    old = "  result: self_t + maybe_multiply(other_t, alpha)"
+    line = _edited(SAMPLE / "derivatives.yaml", derivatives, old, old.replace("self_t +", "self_t.sym_sizess() +"))
+    result = run_cli(*_sample_args(tmp_path, tmp_path / "check", derivatives))
+    assert result.code == 1
+    assert f"{derivatives}:{line}:" in result.err, result.err[-3000:]
+    assert "sym_sizess" in result.err
 
 
 def test_op_compiles_one_small_unit_quickly(run_cli: CliRunner, tmp_path: Path) -> None:
@@ -113,8 +141,12 @@ def test_changed_checks_only_the_edited_op(run_cli: CliRunner, tmp_path: Path) -
     assert first.code == 0, first.err[-3000:]
     assert (out / STATE).is_file()
     assert "no op changed" in run_cli(*args, "--changed").out
-    _edited(original, derivatives, "soft_quantize_backward(grad, self, scale, bits)",
-            "soft_quantize_backward(grad * 2, self, scale, bits)")  # fmt: skip
+    _edited(
+        original,
+        derivatives,
+        "soft_quantize_backward(grad, self, scale, bits)",
+        "soft_quantize_backward(grad * 2, self, scale, bits)",
+    )
     again = run_cli(*args, "--changed")
     assert again.code == 0, again.err[-3000:]
     assert "[1/1] ops.cpp: ok" in again.out and "1 ops" in again.out
@@ -134,42 +166,93 @@ class Mistake:
 COMPILE_MISTAKES = [
     Mistake("misspelt method", "sin(Tensor self)", "self.cos().conj()", "self.coss().conj()", "sin"),
     Mistake("unknown variable", "cos(Tensor self)", "-self.sin().conj()", "-selff.sin().conj()", "cos"),
-    Mistake("too few arguments to a helper", "sum.dim_IntList(",
-            "sum_backward(grad, self.sym_sizes(), dim, keepdim)", "sum_backward(grad, self.sym_sizes(), dim)",
-            "sum.dim_IntList"),
-    Mistake("wrong argument type to a method", "tan(Tensor self)", "result.pow(2)", "result.pow(self.sym_sizes())",
-            "tan"),
-    Mistake("formula of the wrong type", "sinh(Tensor self)", "grad * self.cosh().conj()", "self.cosh().dim()",
-            "sinh"),
-    Mistake("Tensor where sizes are expected (at:: op)", "expand(Tensor(a) self", "at::sum_to(grad, self.sym_sizes())",
-            "at::sum_to(grad, self)", "expand"),
-    Mistake("at:: function that does not exist", "floor(Tensor self)", "zeros_like(grad)", "at::zeros_likee(grad)",
-            "floor"),
+    Mistake(
+        "too few arguments to a helper",
+        "sum.dim_IntList(",
+        "sum_backward(grad, self.sym_sizes(), dim, keepdim)",
+        "sum_backward(grad, self.sym_sizes(), dim)",
+        "sum.dim_IntList",
+    ),
+    Mistake(
+        "wrong argument type to a method", "tan(Tensor self)", "result.pow(2)", "result.pow(self.sym_sizes())", "tan"
+    ),
+    Mistake("formula of the wrong type", "sinh(Tensor self)", "grad * self.cosh().conj()", "self.cosh().dim()", "sinh"),
+    Mistake(
+        "Tensor where sizes are expected (at:: op)",
+        "expand(Tensor(a) self",
+        "at::sum_to(grad, self.sym_sizes())",
+        "at::sum_to(grad, self)",
+        "expand",
+    ),
+    Mistake(
+        "at:: function that does not exist", "floor(Tensor self)", "zeros_like(grad)", "at::zeros_likee(grad)", "floor"
+    ),
     Mistake("too many arguments to a method", "neg(Tensor self)", "grad.neg()", "grad.neg(1)", "neg"),
-    Mistake("Tensor where a Scalar is expected", "mm(Tensor self", "self.sym_strides(), self.layout(), 1)",
-            "self.sym_strides(), self.layout(), grad)", "mm"),
-    Mistake("a saved output that does not exist", "exp(Tensor self)", "grad * result.conj()", "grad * result1.conj()",
-            "exp"),
-    Mistake("misspelt variable in a helper call", "sigmoid(Tensor self)", "sigmoid_backward(grad, result)",
-            "sigmoid_backward(grad, results)", "sigmoid"),
+    Mistake(
+        "Tensor where a Scalar is expected",
+        "mm(Tensor self",
+        "self.sym_strides(), self.layout(), 1)",
+        "self.sym_strides(), self.layout(), grad)",
+        "mm",
+    ),
+    Mistake(
+        "a saved output that does not exist", "exp(Tensor self)", "grad * result.conj()", "grad * result1.conj()", "exp"
+    ),
+    Mistake(
+        "misspelt variable in a helper call",
+        "sigmoid(Tensor self)",
+        "sigmoid_backward(grad, result)",
+        "sigmoid_backward(grad, results)",
+        "sigmoid",
+    ),
     Mistake("too few arguments to a method", "t(Tensor(a) self)", "self: grad.t()", "self: grad.transpose(0)", "t"),
-    Mistake("arguments swapped", "relu(Tensor self)", "threshold_backward(grad, result, 0)",
-            "threshold_backward(grad, 0, result)", "relu"),
-    Mistake("method named without a call", "cumsum(Tensor self", "grad.to(self.scalar_type())",
-            "grad.to(self.scalar_type)", "cumsum"),
-    Mistake("too few arguments to a binary helper", "mul.Tensor(",
-            "mul_tensor_backward(grad, other, self.scalar_type())", "mul_tensor_backward(grad, other)", "mul.Tensor"),
-]  # fmt: skip
+    Mistake(
+        "arguments swapped",
+        "relu(Tensor self)",
+        "threshold_backward(grad, result, 0)",
+        "threshold_backward(grad, 0, result)",
+        "relu",
+    ),
+    Mistake(
+        "method named without a call",
+        "cumsum(Tensor self",
+        "grad.to(self.scalar_type())",
+        "grad.to(self.scalar_type)",
+        "cumsum",
+    ),
+    Mistake(
+        "too few arguments to a binary helper",
+        "mul.Tensor(",
+        "mul_tensor_backward(grad, other, self.scalar_type())",
+        "mul_tensor_backward(grad, other)",
+        "mul.Tensor",
+    ),
+]
 
 GENERATE_MISTAKES = [
     Mistake("typo in a schema type", "sin(Tensor self)", "- name: sin(Tensor self)", "- name: sin(Tensr self)", ""),
-    Mistake("sizes() where the formula must stay symbolic", "abs(Tensor self)", "self: grad * self.sgn()",
-            "self: grad.expand(self.sizes())", ""),
-    Mistake("gradient for an input that does not exist", "sqrt(Tensor self)", "  self: grad / (2 * result.conj())",
-            "  selff: grad / (2 * result.conj())", ""),
-    Mistake("schema matching no operator", "tanh(Tensor self)", "- name: tanh(Tensor self)",
-            "- name: tanh(Tensor self, int dim)", ""),
-]  # fmt: skip
+    Mistake(
+        "sizes() where the formula must stay symbolic",
+        "abs(Tensor self)",
+        "self: grad * self.sgn()",
+        "self: grad.expand(self.sizes())",
+        "",
+    ),
+    Mistake(
+        "gradient for an input that does not exist",
+        "sqrt(Tensor self)",
+        "  self: grad / (2 * result.conj())",
+        "  selff: grad / (2 * result.conj())",
+        "",
+    ),
+    Mistake(
+        "schema matching no operator",
+        "tanh(Tensor self)",
+        "- name: tanh(Tensor self)",
+        "- name: tanh(Tensor self, int dim)",
+        "",
+    ),
+]
 
 
 def _apply(text: str, mistakes: list[Mistake]) -> tuple[str, dict[str, int]]:
@@ -187,8 +270,15 @@ def _apply(text: str, mistakes: list[Mistake]) -> tuple[str, dict[str, int]]:
 
 
 def _real_args(real_yaml: RealYaml, derivatives: Path, out: Path) -> list[str]:
-    return ["check", "--pytorch-root", str(real_yaml.torchgen_dir), "--derivatives", str(derivatives),
-            "--out", str(out)]  # fmt: skip
+    return [
+        "check",
+        "--pytorch-root",
+        str(real_yaml.torchgen_dir),
+        "--derivatives",
+        str(derivatives),
+        "--out",
+        str(out),
+    ]
 
 
 def test_mistakes_in_real_formulas_are_located(run_cli: CliRunner, real_yaml: RealYaml, tmp_path: Path) -> None:
@@ -208,8 +298,9 @@ def test_mistakes_in_real_formulas_are_located(run_cli: CliRunner, real_yaml: Re
 
 
 @pytest.mark.parametrize("mistake", GENERATE_MISTAKES, ids=lambda m: m.what)
-def test_mistakes_caught_before_compiling(run_cli: CliRunner, real_yaml: RealYaml, tmp_path: Path,
-                                          mistake: Mistake) -> None:  # fmt: skip
+def test_mistakes_caught_before_compiling(
+    run_cli: CliRunner, real_yaml: RealYaml, tmp_path: Path, mistake: Mistake
+) -> None:
     derivatives = tmp_path / "derivatives.yaml"
     text, where = _apply(real_yaml.derivatives.read_text(encoding="utf-8"), [mistake])
     derivatives.write_text(text, encoding="utf-8")
@@ -220,8 +311,7 @@ def test_mistakes_caught_before_compiling(run_cli: CliRunner, real_yaml: RealYam
 
 # -- the whole real output ---------------------------------------------------------------------
 @pytest.mark.slow
-def test_whole_real_output_compiles_against_the_stubs(run_cli: CliRunner, real_yaml: RealYaml,
-                                                      tmp_path: Path) -> None:  # fmt: skip
+def test_whole_real_output_compiles_against_the_stubs(run_cli: CliRunner, real_yaml: RealYaml, tmp_path: Path) -> None:
     """Every VariableType and Functions shard of PyTorch 2.13's yaml, with its real FunctionsManual.h."""
     result = run_cli("check", "--pytorch-root", str(real_yaml.torchgen_dir), "--out", str(tmp_path / "check"))
     assert result.code == 0, result.err[-6000:]
@@ -240,13 +330,30 @@ def _torch_include() -> Path:
 
 @pytest.mark.slow
 @pytest.mark.torch
-def test_torch_include_checks_against_the_real_headers(run_cli: CliRunner, real_yaml: RealYaml,
-                                                       tmp_path: Path) -> None:  # fmt: skip
+def test_torch_include_checks_against_the_real_headers(run_cli: CliRunner, real_yaml: RealYaml, tmp_path: Path) -> None:
     """Kernels and Nodes from several shards in one unit, against the wheel's own headers (~30 s)."""
-    ops = ["sin", "mul.Tensor", "add_.Tensor", "cat", "sum.dim_IntList", "index.Tensor", "max.dim", "addmm",
-           "_linalg_eigh", "convolution", "as_strided_"]  # fmt: skip
-    args = ["check", "--pytorch-root", str(real_yaml.torchgen_dir), "--out", str(tmp_path / "check"),
-            "--torch-include", str(_torch_include())]  # fmt: skip
+    ops = [
+        "sin",
+        "mul.Tensor",
+        "add_.Tensor",
+        "cat",
+        "sum.dim_IntList",
+        "index.Tensor",
+        "max.dim",
+        "addmm",
+        "_linalg_eigh",
+        "convolution",
+        "as_strided_",
+    ]
+    args = [
+        "check",
+        "--pytorch-root",
+        str(real_yaml.torchgen_dir),
+        "--out",
+        str(tmp_path / "check"),
+        "--torch-include",
+        str(_torch_include()),
+    ]
     result = run_cli(*args, *(a for op in ops for a in ("--op", op)))
     assert result.code == 0, result.err[-6000:]
     unit = (tmp_path / "check" / ".vtgen-check" / "ops.cpp").read_text()

@@ -67,10 +67,13 @@ def _checkout(tmp_path: Path, tmp_yaml: YamlWriter) -> Path:
 def test_inspect_explicit_files(tmp_yaml: YamlWriter, run_cli: CliRunner) -> None:
     result = run_cli(
         "inspect",
-        "--native-functions", tmp_yaml("nf.yaml", NATIVE),
-        "--derivatives", tmp_yaml("d.yaml", DERIVATIVES),
-        "--tags", tmp_yaml("tags.yaml", TAGS),
-    )  # fmt: skip
+        "--native-functions",
+        tmp_yaml("nf.yaml", NATIVE),
+        "--derivatives",
+        tmp_yaml("d.yaml", DERIVATIVES),
+        "--tags",
+        tmp_yaml("tags.yaml", TAGS),
+    )
     assert (result.code, result.err) == (0, "")
     summary = _summary(result.out)
     assert summary["entries"] == "1"
@@ -143,8 +146,11 @@ def test_console_script_inspect_json(tmp_path: Path, tmp_yaml: YamlWriter) -> No
     root = _checkout(tmp_path, tmp_yaml)
     done = subprocess.run(
         [_console_script(), "inspect", "--pytorch-root", str(root), "--json"],
-        capture_output=True, text=True, check=False, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)["native_functions"] == 2
 
@@ -154,8 +160,11 @@ def test_console_script_bad_input_has_no_traceback(tmp_path: Path, tmp_yaml: Yam
     bad = tmp_yaml("aten/src/ATen/native/native_functions.yaml", "- func: add(Tensor self, Tnsor other) -> Tensor\n")
     done = subprocess.run(
         [sys.executable, "-m", "vtgen_build", "inspect", "--pytorch-root", str(root)],
-        capture_output=True, text=True, check=False, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert done.returncode == 1
     assert done.stdout == ""
     message = "malformed schema: unknown type 'Tnsor'; did you mean 'Tensor'? (column 18)"

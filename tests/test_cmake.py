@@ -414,8 +414,10 @@ def configure_only(tmp_path_factory: pytest.TempPathFactory) -> Configure:
         )
         config = ROOT / "vtgen_build" / "cmake"
         python = f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}"
-        return _run(["cmake", "-S", src, "-B", binary, "-G", "Ninja", f"-Dvtgen_build_DIR={config}", python],
-                    env=_consumer_env())  # fmt: skip
+        return _run(
+            ["cmake", "-S", src, "-B", binary, "-G", "Ninja", f"-Dvtgen_build_DIR={config}", python],
+            env=_consumer_env(),
+        )
 
     return configure
 
@@ -568,11 +570,25 @@ def test_node_header_change_changes_its_translation_units(tmp_path: Path, old: s
     Make recompile those units in the same build instead of missing a header written mid-build."""
     source = _copy_sample(tmp_path / "sample")
     out = tmp_path / "out"
-    args = ["generate", "--native-functions", str(source / "native_functions.yaml"),
-            "--derivatives", str(source / "derivatives.yaml"), "--tags", str(source / "tags.yaml"),
-            "--namespace", "vtsample", "--manual-header", "vtsample/helpers.h",
-            "--using-namespace", "torch::autograd::generated::details",
-            "--shards", str(SHARDS), "--out", str(out)]  # fmt: skip
+    args = [
+        "generate",
+        "--native-functions",
+        str(source / "native_functions.yaml"),
+        "--derivatives",
+        str(source / "derivatives.yaml"),
+        "--tags",
+        str(source / "tags.yaml"),
+        "--namespace",
+        "vtsample",
+        "--manual-header",
+        "vtsample/helpers.h",
+        "--using-namespace",
+        "torch::autograd::generated::details",
+        "--shards",
+        str(SHARDS),
+        "--out",
+        str(out),
+    ]
 
     def snapshot() -> dict[str, str]:
         return {p.relative_to(out).as_posix(): p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()}

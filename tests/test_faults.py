@@ -26,9 +26,22 @@ pytestmark = pytest.mark.torch
 
 
 def _cli(ws: Workspace, env: dict[str, str] | None = None, *, shards: int = 10) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "vtgen_build", "generate", "--native-functions", ws.inputs.native_functions,
-            "--derivatives", ws.inputs.derivatives, "--tags", str(ws.inputs.tags), "--out", str(ws.out),
-            "--shards", str(shards)]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "vtgen_build",
+        "generate",
+        "--native-functions",
+        ws.inputs.native_functions,
+        "--derivatives",
+        ws.inputs.derivatives,
+        "--tags",
+        str(ws.inputs.tags),
+        "--out",
+        str(ws.out),
+        "--shards",
+        str(shards),
+    ]
     return subprocess.Popen(args, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -43,8 +56,11 @@ def _assert_not_torn(out: Path, old: dict[str, str], new: dict[str, str]) -> Non
 def seeded(tmp_path_factory: pytest.TempPathFactory, real_yaml) -> tuple[Workspace, Path]:  # type: ignore[no-untyped-def]
     root = tmp_path_factory.mktemp("faults")
     ws = Workspace(root, real_yaml)
-    for name, src in (("native_functions.yaml", "native_functions"), ("derivatives.yaml", "derivatives"),
-                      ("tags.yaml", "tags")):  # fmt: skip
+    for name, src in (
+        ("native_functions.yaml", "native_functions"),
+        ("derivatives.yaml", "derivatives"),
+        ("tags.yaml", "tags"),
+    ):
         shutil.copyfile(getattr(real_yaml, src), root / name)
     generate(ws.inputs, GenerateOptions(str(root / "seeded")))
     return ws, root / "seeded"

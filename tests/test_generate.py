@@ -27,8 +27,9 @@ def _tree_digest(root: Path) -> dict[str, str]:
 
 def _run_cli(args: list[str], cwd: Path, seed: str) -> None:
     env = {**os.environ, "PYTHONHASHSEED": seed}
-    subprocess.run([sys.executable, "-m", "vtgen_build", "generate", *args], cwd=cwd, env=env, check=True,
-                   capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "vtgen_build", "generate", *args], cwd=cwd, env=env, check=True, capture_output=True
+    )
 
 
 def test_output_is_identical_across_hash_seeds_and_directories(real_yaml, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -94,8 +95,19 @@ def test_bad_formula_is_reported_at_its_line_and_nothing_is_written(real_yaml, t
     lines.insert(index + 1, "  selff: grad\n")
     deriv.write_text("".join(lines))
     out = tmp_path / "out"
-    code = cli.main(["generate", "--native-functions", inputs.native_functions, "--derivatives", inputs.derivatives,
-                     "--tags", str(inputs.tags), "--out", str(out)])  # fmt: skip
+    code = cli.main(
+        [
+            "generate",
+            "--native-functions",
+            inputs.native_functions,
+            "--derivatives",
+            inputs.derivatives,
+            "--tags",
+            str(inputs.tags),
+            "--out",
+            str(out),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1
     assert f"{inputs.derivatives}:{index + 2}: error: 'selff' is not an argument or output of 'sin'" in err

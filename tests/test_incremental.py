@@ -67,8 +67,11 @@ class Workspace:
         self.out = root / "out"
 
     def reset(self, seeded_out: Path) -> None:
-        for name, src in (("native_functions.yaml", "native_functions"), ("derivatives.yaml", "derivatives"),
-                          ("tags.yaml", "tags")):  # fmt: skip
+        for name, src in (
+            ("native_functions.yaml", "native_functions"),
+            ("derivatives.yaml", "derivatives"),
+            ("tags.yaml", "tags"),
+        ):
             shutil.copyfile(getattr(self.real, src), self.root / name)
         shutil.rmtree(self.out, ignore_errors=True)
         shutil.copytree(seeded_out, self.out)
@@ -85,8 +88,11 @@ class Workspace:
 def workspace(real_yaml) -> Iterator[tuple[Workspace, Path]]:  # type: ignore[no-untyped-def]
     root = Path(tempfile.mkdtemp(prefix="vtgen-incr-"))
     ws = Workspace(root, real_yaml)
-    for name, src in (("native_functions.yaml", "native_functions"), ("derivatives.yaml", "derivatives"),
-                      ("tags.yaml", "tags")):  # fmt: skip
+    for name, src in (
+        ("native_functions.yaml", "native_functions"),
+        ("derivatives.yaml", "derivatives"),
+        ("tags.yaml", "tags"),
+    ):
         shutil.copyfile(getattr(real_yaml, src), root / name)
     seeded = root / "seeded"
     generate(ws.inputs, GenerateOptions(str(seeded)))  # one clean run, copied before every example
@@ -112,7 +118,7 @@ def edit(ws: Workspace, kind: str, pick: int, state: dict[str, object]) -> None:
         found = list(_FORMULA.finditer(deriv))
         m = found[pick % len(found)]
         new = f"({m.group(2)}) * 2" if kind == "formula" else f"{m.group(2)} + result * 0"
-        ws.write("derivatives", deriv[: m.start(2)] + new + deriv[m.end(2):])
+        ws.write("derivatives", deriv[: m.start(2)] + new + deriv[m.end(2) :])
     elif kind == "remove":
         chunks = _chunks(deriv)
         index = pick % len(chunks)
@@ -136,7 +142,7 @@ def edit(ws: Workspace, kind: str, pick: int, state: dict[str, object]) -> None:
         ws.write("native_functions", native[:at] + "# edited\n" + native[at:])
     elif kind == "schema":  # rename an argument in a derivative entry: no function has that schema any more
         m = list(re.finditer(r"^- name: (\w+)\(Tensor self", deriv, re.M))[pick % 50]
-        ws.write("derivatives", deriv[: m.end()] + "_renamed" + deriv[m.end():])
+        ws.write("derivatives", deriv[: m.end()] + "_renamed" + deriv[m.end() :])
     elif kind == "options":
         state["options"] = replace(state["options"], shards=[10, 7, 3][pick % 3])  # type: ignore[type-var]
     elif kind == "touch":
@@ -145,8 +151,9 @@ def edit(ws: Workspace, kind: str, pick: int, state: dict[str, object]) -> None:
 
 EDITS = st.lists(
     st.tuples(
-        st.sampled_from(["formula", "formula", "saved", "remove", "readd", "swap", "native", "schema", "options",
-                         "touch"]),  # fmt: skip
+        st.sampled_from(
+            ["formula", "formula", "saved", "remove", "readd", "swap", "native", "schema", "options", "touch"]
+        ),
         st.integers(min_value=0, max_value=10_000),
     ),
     min_size=2,
@@ -183,7 +190,12 @@ def test_formula_edit_replans_only_its_family_and_explains_why(workspace) -> Non
     result = generate(ws.inputs, options)
     assert result.mode == "incremental"
     assert result.plan is not None and {k.op for k in result.plan.kernels} == {
-        "sin", "sin_", "sin.out", "_foreach_sin", "_foreach_sin_"}  # fmt: skip
+        "sin",
+        "sin_",
+        "sin.out",
+        "_foreach_sin",
+        "_foreach_sin_",
+    }
     assert len(result.explanations) == 1 and "'sin(Tensor self) -> Tensor') changed" in result.explanations[0]
     assert not any(w.startswith("nodes/") or w.endswith(".h") for w in result.written)
     assert len(result.written) <= 3  # Functions_<k> (backward) + VariableType of sin and sin_ (forward formula)
@@ -256,13 +268,25 @@ def test_depfile_lists_every_input_read(workspace, tmp_path: Path) -> None:  # t
 def test_two_runs_on_one_directory_are_serialized_by_the_lock(workspace) -> None:  # type: ignore[no-untyped-def]
     ws, seeded = workspace
     ws.reset(seeded)
-    args = [sys.executable, "-m", "vtgen_build", "generate", "--native-functions", ws.inputs.native_functions,
-            "--derivatives", ws.inputs.derivatives, "--tags", str(ws.inputs.tags), "--out", str(ws.out)]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "vtgen_build",
+        "generate",
+        "--native-functions",
+        ws.inputs.native_functions,
+        "--derivatives",
+        ws.inputs.derivatives,
+        "--tags",
+        str(ws.inputs.tags),
+        "--out",
+        str(ws.out),
+    ]
     with locked(ws.out):
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)
         assert proc.poll() is None  # waiting for the lock we hold
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     ws.write("derivatives", ws.text("derivatives").replace("self.cos().conj()", "self.cos().conj() * 2", 1))
     procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]

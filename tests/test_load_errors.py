@@ -287,8 +287,7 @@ DERIVATIVE_CASES = [
         "derivatives",
         f"- name: {MAX}\n  self: grad\n  output_diferentiability: [True, False]\n",
         3,
-        "'output_diferentiability' is not an argument or output of 'max.dim'; "
-        "did you mean 'output_differentiability'?",
+        "'output_diferentiability' is not an argument or output of 'max.dim'; did you mean 'output_differentiability'?",
     ),
     Case(
         "duplicate-entry",
@@ -416,10 +415,13 @@ def _write_inputs(tmp_yaml: YamlWriter, **override: str) -> dict[str, str]:
 def _inspect(run_cli: CliRunner, paths: dict[str, str]) -> tuple[int, str, str]:
     result = run_cli(
         "inspect",
-        "--native-functions", paths["native"],
-        "--derivatives", paths["derivatives"],
-        "--tags", paths["tags"],
-    )  # fmt: skip
+        "--native-functions",
+        paths["native"],
+        "--derivatives",
+        paths["derivatives"],
+        "--tags",
+        paths["tags"],
+    )
     return result.code, result.out, result.err
 
 
@@ -481,11 +483,41 @@ def test_error_text_from_the_api() -> None:
 # A fuzzer: whatever the text, loading gives a model or a located VtgenError, never another exception.
 _PIECES = st.sampled_from(
     [
-        "- ", "  ", "\n", ": ", "func: ", "name: ", "dispatch:", "variants: ", "self: ", "[", "]", "{", "}",
-        ", ", "add(Tensor self) -> Tensor", "Tensor(a!)", "CPU", "True", "grad", "'", '"', "#", "*", "&a", "*a",
-        "output_differentiability: ", "tags: ", "core", "?", "|", "-", "3", "\t",
+        "- ",
+        "  ",
+        "\n",
+        ": ",
+        "func: ",
+        "name: ",
+        "dispatch:",
+        "variants: ",
+        "self: ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ", ",
+        "add(Tensor self) -> Tensor",
+        "Tensor(a!)",
+        "CPU",
+        "True",
+        "grad",
+        "'",
+        '"',
+        "#",
+        "*",
+        "&a",
+        "*a",
+        "output_differentiability: ",
+        "tags: ",
+        "core",
+        "?",
+        "|",
+        "-",
+        "3",
+        "\t",
     ]
-)  # fmt: skip
+)
 
 
 @settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])

@@ -53,8 +53,11 @@ def _members(info: DerivativeInfo) -> list[tuple[str, str]]:
         out.append((v.name + suffix, types[0]))
         if len(types) > 1:
             out.append((v.name + "_released_", "bool"))
-    out += [(a.name + "_size_", "size_t") for a in info.args_with_derivatives
-            if a.cpp_type in ("at::TensorList", "at::ITensorListRef")]  # fmt: skip
+    out += [
+        (a.name + "_size_", "size_t")
+        for a in info.args_with_derivatives
+        if a.cpp_type in ("at::TensorList", "at::ITensorListRef")
+    ]
     return out
 
 
@@ -107,8 +110,11 @@ def test_save_guards_match_torchgen(plan: Plan) -> None:
 def test_debug_checks_match_torchgen(plan: Plan) -> None:
     def summary(k: KernelPlan) -> tuple[bool, frozenset[str], frozenset[str]]:
         outs = k.debug.outputs if k.debug else ()
-        return (k.debug is not None, frozenset(o for o, _, unique, _ in outs if unique),
-                frozenset(o for o, _, _, fresh in outs if fresh))  # fmt: skip
+        return (
+            k.debug is not None,
+            frozenset(o for o, _, unique, _ in outs if unique),
+            frozenset(o for o, _, _, fresh in outs if fresh),
+        )
 
     ours = {(k.op, k.dispatch_key): summary(k) for k in plan.kernels if k.kind == "kernel"}
     assert ours == facts.debug_checks()

@@ -79,10 +79,21 @@ def _python(venv: Path) -> Path:
 def _pip_install(venv: Path, house: Path, *args: str | Path) -> tuple[int, str]:
     """``pip install -v`` into ``venv`` with build isolation on, everything from ``house``."""
     return _run(
-        [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index", "--find-links", house,
-         *args],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            _python(venv),
+            "install",
+            "-v",
+            "--no-index",
+            "--find-links",
+            house,
+            *args,
+        ],
         house,
-    )  # fmt: skip
+    )
 
 
 def _in_venv(venv: Path, code: str) -> str:

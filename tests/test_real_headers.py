@@ -36,7 +36,14 @@ def test_shard_compiles_against_real_headers(real_yaml, tmp_path: Path, unit: st
     shim = tmp_path / "shim" / "torch" / "csrc" / "autograd" / "generated"
     shim.mkdir(parents=True)
     (shim / "Functions.h").write_text(f'#include "{out / "FunctionsBase.h"}"\n')
-    cmd = [compiler, "-std=c++17", "-fsyntax-only", f"-I{tmp_path / 'shim'}", f"-I{include}",
-           f"-I{include / 'torch' / 'csrc' / 'api' / 'include'}", str(out / unit)]  # fmt: skip
+    cmd = [
+        compiler,
+        "-std=c++17",
+        "-fsyntax-only",
+        f"-I{tmp_path / 'shim'}",
+        f"-I{include}",
+        f"-I{include / 'torch' / 'csrc' / 'api' / 'include'}",
+        str(out / unit),
+    ]
     result = subprocess.run(cmd, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-4000:]

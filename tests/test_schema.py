@@ -91,9 +91,26 @@ _OVERLOAD = st.one_of(st.just(""), st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,9}", f
 _DUNDER = ("add", "sub", "mul", "and", "or", "xor", "lshift", "rshift", "getitem", "len", "truediv")
 _AUGMENTED = frozenset({"add", "sub", "mul", "and", "or", "xor", "lshift", "rshift", "truediv"})
 _DEFAULTS = (
-    "None", "True", "False", "0", "1", "-1", "-100", "0.5", "1e-05", "[]", "[0,1]", "[-2,-1]", "Mean", "long",
-    "contiguous_format", "'linear'", '"L"', '""', "\"\\\"'\\\\\"",
-)  # fmt: skip
+    "None",
+    "True",
+    "False",
+    "0",
+    "1",
+    "-1",
+    "-100",
+    "0.5",
+    "1e-05",
+    "[]",
+    "[0,1]",
+    "[-2,-1]",
+    "Mean",
+    "long",
+    "contiguous_format",
+    "'linear'",
+    '"L"',
+    '""',
+    '"\\"\'\\\\"',
+)
 
 
 @st.composite
@@ -220,9 +237,7 @@ def test_examples_round_trip(text: str) -> None:
 
 
 def test_parts_of_a_schema() -> None:
-    s = FunctionSchema.parse(
-        "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"
-    )
+    s = FunctionSchema.parse("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)")
     assert s.name == OperatorName("add", overload="out")
     assert [a.name for a in s.arguments.positional] == ["self", "other"]
     assert [a.name for a in s.arguments.kwarg_only] == ["alpha"]
@@ -282,8 +297,7 @@ def test_types() -> None:
         (
             "add(Tensor self) -> (Tensor)",
             1,
-            "schema does not round-trip (reads back as 'add(Tensor self) -> Tensor') in "
-            "'add(Tensor self) -> (Tensor)'",
+            "schema does not round-trip (reads back as 'add(Tensor self) -> Tensor') in 'add(Tensor self) -> (Tensor)'",
         ),
     ],
 )

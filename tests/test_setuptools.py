@@ -127,10 +127,23 @@ def project(tmp_path: Path) -> Path:
 def _pip(project: Path, *args: str) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", *args, "--no-build-isolation", "--no-deps", "-v", "--disable-pip-version-check",
-         str(project)],
-        cwd=project.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            *args,
+            "--no-build-isolation",
+            "--no-deps",
+            "-v",
+            "--disable-pip-version-check",
+            str(project),
+        ],
+        cwd=project.parent,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     return proc.returncode, proc.stdout
 
 
@@ -169,8 +182,11 @@ def test_wheel_and_sdist(project: Path) -> None:
     (project / "src" / "setuptools_ops" / "_autograd" / "Functions.h").write_text("// stale\n")
     proc = subprocess.run(
         [sys.executable, "-c", "from setuptools.build_meta import build_sdist; print(build_sdist('sdist'))"],
-        cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout
     (sdist,) = (project / "sdist").glob("*.tar.gz")
     with tarfile.open(sdist) as archive:

@@ -56,8 +56,15 @@ def torchgen_ref(tmp_path_factory: pytest.TempPathFactory, real_yaml: RealYaml) 
         return Path(given)
     out = tmp_path_factory.mktemp("torchgen_ref")
     packaged = real_yaml.torchgen_dir / "packaged"
-    cmd = [sys.executable, "-m", "torchgen.packaged.autograd.gen_autograd", str(real_yaml.native_functions),
-           str(real_yaml.tags), str(out), str(packaged / "autograd")]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torchgen.packaged.autograd.gen_autograd",
+        str(real_yaml.native_functions),
+        str(real_yaml.tags),
+        str(out),
+        str(packaged / "autograd"),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         pytest.skip(f"torchgen's gen_autograd failed: {done.stderr[-500:]}")
@@ -65,8 +72,9 @@ def torchgen_ref(tmp_path_factory: pytest.TempPathFactory, real_yaml: RealYaml) 
 
 
 @pytest.fixture(scope="session")
-def stub_build(tmp_path_factory: pytest.TempPathFactory, real_model: Model, real_yaml: RealYaml,
-               torchgen_ref: Path) -> StubBuild:  # fmt: skip
+def stub_build(
+    tmp_path_factory: pytest.TempPathFactory, real_model: Model, real_yaml: RealYaml, torchgen_ref: Path
+) -> StubBuild:
     manual = real_yaml.torchgen_dir.parent / "torch" / "include" / "torch" / "csrc" / "autograd" / "FunctionsManual.h"
     if not manual.is_file():
         pytest.skip(f"no FunctionsManual.h at {manual}")
@@ -123,10 +131,29 @@ def _node_tu(ref: Path, nodes: list[str]) -> str:
     return text[:cut] + "\n\n".join(bodies) + "\n} // namespace torch::autograd::generated\n"
 
 
-KERNELS = ["sin", "mul_Tensor", "add__Tensor", "cat", "_foreach_add_List", "addmm_out_out", "sum_dim_IntList",
-           "index_Tensor", "zeros_like", "max_dim", "_linalg_eigh"]  # fmt: skip
-NODES = ["AbsBackward0", "MulBackward0", "CatBackward0", "ForeachAddBackward0List", "SumBackward1",
-         "IndexBackward0", "LinalgEighBackward0", "ConvolutionBackward0"]  # fmt: skip
+KERNELS = [
+    "sin",
+    "mul_Tensor",
+    "add__Tensor",
+    "cat",
+    "_foreach_add_List",
+    "addmm_out_out",
+    "sum_dim_IntList",
+    "index_Tensor",
+    "zeros_like",
+    "max_dim",
+    "_linalg_eigh",
+]
+NODES = [
+    "AbsBackward0",
+    "MulBackward0",
+    "CatBackward0",
+    "ForeachAddBackward0List",
+    "SumBackward1",
+    "IndexBackward0",
+    "LinalgEighBackward0",
+    "ConvolutionBackward0",
+]
 
 
 def _check(done: subprocess.CompletedProcess[str]) -> None:
@@ -233,7 +260,9 @@ def test_declaration_spellings(real_model: Model) -> None:
     zeros = [s.decl() for s in cpp_signatures(by_name["zeros"])]
     assert "at::Tensor zeros(at::IntArrayRef size, at::TensorOptions options={})" in zeros
     assert [b.decl() for b in dispatcher_arguments(by_name["index.Tensor"])] == [
-        "const at::Tensor & self", "const c10::List<::std::optional<at::Tensor>> & indices"]  # fmt: skip
+        "const at::Tensor & self",
+        "const c10::List<::std::optional<at::Tensor>> & indices",
+    ]
     assert [b.type.cpp() for b in dispatcher_arguments(by_name["cat"])] == ["const at::ITensorListRef &", "int64_t"]
     assert dispatcher_returns(by_name["max.dim"]).cpp() == "::std::tuple<at::Tensor,at::Tensor>"
     assert dispatcher_returns(by_name["_foreach_add_.List"]).cpp() == "void"
@@ -255,13 +284,16 @@ def test_aten_yaml_declares_aten_itself(real_model: Model) -> None:
 
 def test_op_library_gets_the_shipped_aten_set_and_its_own_namespace() -> None:
     root = Path(__file__).resolve().parents[1] / "sample_project"
-    model = load_model(Inputs(str(root / "native_functions.yaml"), str(root / "derivatives.yaml"),
-                              str(root / "tags.yaml"), "vtsample"))  # fmt: skip
+    model = load_model(
+        Inputs(str(root / "native_functions.yaml"), str(root / "derivatives.yaml"), str(root / "tags.yaml"), "vtsample")
+    )
     decls = render_decls(model.native_functions)
     for kind in ("TensorMethods", "Functions", "RedispatchFunctions"):
         assert f"#include <{ATEN_DECLS_DIR}/{kind}.inc>" in decls[f"vtgen_decls/{kind}.inc"]
     assert "namespace vtsample {" in decls["vtgen_decls/Functions.inc"]
     redispatch = decls["vtgen_decls/RedispatchFunctions.inc"]
-    assert "at::Tensor tile_to_symint(c10::DispatchKeySet dispatchKeySet, const at::Tensor & self, " \
-           "c10::SymIntArrayRef size);" in redispatch  # fmt: skip
+    assert (
+        "at::Tensor tile_to_symint(c10::DispatchKeySet dispatchKeySet, const at::Tensor & self, "
+        "c10::SymIntArrayRef size);" in redispatch
+    )
     assert "softsign" not in decls["vtgen_decls/TensorMethods.inc"]  # methods are bound for aten only

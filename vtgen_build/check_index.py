@@ -162,8 +162,9 @@ def read_index(out_dir: Path) -> OutputIndex:
         index.units[path.name] = unit
         for b in unit.blocks:
             index.kernels[b.name] = b
-            index.nodes_of_kernel[b.name] = tuple(dict.fromkeys(
-                n for n in _MAKE_NODE.findall(b.text) if n in node_names))  # fmt: skip
+            index.nodes_of_kernel[b.name] = tuple(
+                dict.fromkeys(n for n in _MAKE_NODE.findall(b.text) if n in node_names)
+            )
         for op, kernel in _REGISTRATION.findall(text):
             known = index.kernels_of_op.setdefault(op, ())
             if kernel and kernel not in known:

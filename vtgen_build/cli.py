@@ -62,12 +62,25 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     g.add_argument("--out", required=True, metavar="DIR", help="output directory")
     g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards (default: 10)")
-    g.add_argument("--manual-header", action="append", default=[], metavar="H",
-                   help="helper header formulas call, as it is #included (repeatable)")
-    g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
-                   help="namespace of the manual helpers, brought into scope for formulas (repeatable)")
-    g.add_argument("--stub-decls", action="store_true",
-                   help="also write vtgen_decls/*.inc, needed to compile against vtgen_build's stub headers")
+    g.add_argument(
+        "--manual-header",
+        action="append",
+        default=[],
+        metavar="H",
+        help="helper header formulas call, as it is #included (repeatable)",
+    )
+    g.add_argument(
+        "--using-namespace",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="namespace of the manual helpers, brought into scope for formulas (repeatable)",
+    )
+    g.add_argument(
+        "--stub-decls",
+        action="store_true",
+        help="also write vtgen_decls/*.inc, needed to compile against vtgen_build's stub headers",
+    )
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
     g.add_argument("--explain", action="store_true", help="say which inputs changed")
@@ -79,8 +92,12 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--derivatives", metavar="FILE", help="derivatives.yaml")
     g.add_argument("--tags", metavar="FILE", help="tags.yaml (optional)")
     g.add_argument("--pytorch-root", metavar="DIR", help="fill the three paths from a PyTorch checkout or torchgen")
-    g.add_argument("--namespace", default="aten", metavar="NS",
-                   help="operator namespace of entries written without 'ns::' (default: aten)")
+    g.add_argument(
+        "--namespace",
+        default="aten",
+        metavar="NS",
+        help="operator namespace of entries written without 'ns::' (default: aten)",
+    )
 
 
 def resolve_inputs(args: argparse.Namespace) -> Inputs:
@@ -101,8 +118,14 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
         headers = ["torch/csrc/autograd/FunctionsManual.h"]
         namespaces = namespaces or ["torch::autograd::generated::details"]
-    return GenerateOptions(args.out, args.shards, args.namespace, tuple(headers), tuple(namespaces),
-                           stub_decls=getattr(args, "stub_decls", False))
+    return GenerateOptions(
+        args.out,
+        args.shards,
+        args.namespace,
+        tuple(headers),
+        tuple(namespaces),
+        stub_decls=getattr(args, "stub_decls", False),
+    )
 
 
 def _run_generate(args: argparse.Namespace) -> int:
@@ -163,23 +186,46 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     g = check.add_argument_group("generated code (as for generate)")
     g.add_argument("--out", metavar="DIR", help="check build directory (default: a cache directory per input set)")
     g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards (default: 10)")
-    g.add_argument("--manual-header", action="append", default=[], metavar="H",
-                   help="helper header formulas call, as it is #included (repeatable)")
-    g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
-                   help="namespace of the manual helpers, brought into scope for formulas (repeatable)")
+    g.add_argument(
+        "--manual-header",
+        action="append",
+        default=[],
+        metavar="H",
+        help="helper header formulas call, as it is #included (repeatable)",
+    )
+    g.add_argument(
+        "--using-namespace",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="namespace of the manual helpers, brought into scope for formulas (repeatable)",
+    )
     c = check.add_argument_group("compiling")
-    c.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR",
-                   help="include directory of the manual headers (repeatable)")
+    c.add_argument(
+        "-I",
+        dest="include_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="include directory of the manual headers (repeatable)",
+    )
     c.add_argument("--std", default="c++17", help="C++ standard (default: c++17)")
     c.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel compiles (default: all cores)")
     c.add_argument("--cxx", metavar="COMPILER", help="C++ compiler (default: $CXX, else g++ or clang++)")
     c.add_argument("--launcher", metavar="CMD", help="compiler launcher, e.g. ccache")
-    c.add_argument("--op", action="append", default=[], metavar="NAME",
-                   help="check only this op (add.Tensor, or every overload of add); repeatable")
-    c.add_argument("--changed", action="store_true",
-                   help="check only the ops changed since the last successful check")
-    c.add_argument("--torch-include", metavar="DIR",
-                   help="check against a real PyTorch's include dir (<torch>/include) instead of the stubs")
+    c.add_argument(
+        "--op",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="check only this op (add.Tensor, or every overload of add); repeatable",
+    )
+    c.add_argument("--changed", action="store_true", help="check only the ops changed since the last successful check")
+    c.add_argument(
+        "--torch-include",
+        metavar="DIR",
+        help="check against a real PyTorch's include dir (<torch>/include) instead of the stubs",
+    )
     check.set_defaults(run=_run_check)
 
 
@@ -191,8 +237,17 @@ def _run_check(args: argparse.Namespace) -> int:
     if not args.out:
         args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""})))
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
-    options = CheckOptions(args.std, args.jobs, args.launcher, args.cxx, tuple(args.op), args.changed,
-                           args.torch_include, tuple(args.include_dirs), manual_file)
+    options = CheckOptions(
+        args.std,
+        args.jobs,
+        args.launcher,
+        args.cxx,
+        tuple(args.op),
+        args.changed,
+        args.torch_include,
+        tuple(args.include_dirs),
+        manual_file,
+    )
     result = run_check(inputs, _generate_options(args), options)
     print(result.summary(), file=sys.stdout if result.ok else sys.stderr)
     return 0 if result.ok else 1

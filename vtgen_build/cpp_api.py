@@ -352,8 +352,13 @@ def _binding(fn: NativeFunction, arg: Argument, *, symint: bool, defaults: bool)
 
 def _fn_argument_type(fn: NativeFunction, arg: Argument, *, symint: bool) -> CType:
     structured_group = fn.structured or fn.structured_delegate is not None
-    return argument_type(arg.type, mutable=arg.is_write, symint=symint,
-                         const_mutable=fn.use_const_ref_for_mutable_tensors, ilistref=structured_group)  # fmt: skip
+    return argument_type(
+        arg.type,
+        mutable=arg.is_write,
+        symint=symint,
+        const_mutable=fn.use_const_ref_for_mutable_tensors,
+        ilistref=structured_group,
+    )
 
 
 def _options_binding(fn: NativeFunction) -> Binding:
@@ -380,8 +385,11 @@ def _signature(fn: NativeFunction, *, symint: bool, faithful: bool, method: bool
     args = fn.func.arguments
     ordered = args.non_out + args.out if faithful else args.out + args.non_out
     start = args.tensor_options_start()
-    grouped = frozenset(a.name for a in args.kwarg_only[start : start + 4]) if start is not None and not faithful \
-        else frozenset()  # fmt: skip
+    grouped = (
+        frozenset(a.name for a in args.kwarg_only[start : start + 4])
+        if start is not None and not faithful
+        else frozenset()
+    )
     params: list[Binding] = []
     for arg in ordered:
         if method and arg is args.self_arg:

@@ -69,8 +69,10 @@ class GenerateResult:
         fallbacks = sum(k.kind == "fallback" for k in self.plan.kernels)
         ops = len({k.op for k in self.plan.kernels})
         what = "re-planned " if self.mode == "incremental" else ""
-        return (f"vtgen-build: {what}{ops} ops, {kernels} kernels, {fallbacks} fallbacks, {len(self.plan.infos)} Nodes; "
-                f"{len(self.written)} files written, {self.unchanged} unchanged in {self.seconds:.3f}s")  # fmt: skip
+        return (
+            f"vtgen-build: {what}{ops} ops, {kernels} kernels, {fallbacks} fallbacks, {len(self.plan.infos)} Nodes; "
+            f"{len(self.written)} files written, {self.unchanged} unchanged in {self.seconds:.3f}s"
+        )
 
 
 def _input_paths(inputs: Inputs) -> list[str]:
@@ -96,12 +98,14 @@ def _digest(path: str) -> str:
 
 def _generator_files() -> list[Path]:
     """Files that decide the output besides the inputs: templates, the policy, the generator's own code."""
-    files = sorted((_PACKAGE / "templates").iterdir()) + [_PACKAGE / "data" / "pytorch_policy.yaml"]
+    files = [*sorted((_PACKAGE / "templates").iterdir()), _PACKAGE / "data" / "pytorch_policy.yaml"]
     return files + sorted([*_PACKAGE.glob("*.py"), *_PACKAGE.glob("*/*.py")])
 
 
 def _generator_stats() -> list[list[object]]:
-    return [[str(p.relative_to(_PACKAGE)), *(lambda st: (st.st_size, st.st_mtime_ns))(p.stat())] for p in _generator_files()]
+    return [
+        [str(p.relative_to(_PACKAGE)), *(lambda st: (st.st_size, st.st_mtime_ns))(p.stat())] for p in _generator_files()
+    ]
 
 
 def _generator_digest(manifest: dict[str, Any], stats: list[list[object]]) -> str:
@@ -111,8 +115,12 @@ def _generator_digest(manifest: dict[str, Any], stats: list[list[object]]) -> st
     (hashing ~50 files and importing hashlib would cost the no-op path ~10 ms).
     """
     recorded = manifest.get("settings")
-    if manifest.get("generator_stats") == stats and isinstance(recorded, dict) and isinstance(recorded.get("generator"), str):
-        return recorded["generator"]
+    if (
+        manifest.get("generator_stats") == stats
+        and isinstance(recorded, dict)
+        and isinstance(recorded.get("generator"), str)
+    ):
+        return str(recorded["generator"])
     import hashlib
 
     h = hashlib.sha256()
@@ -121,12 +129,20 @@ def _generator_digest(manifest: dict[str, Any], stats: list[list[object]]) -> st
     return h.hexdigest()
 
 
-def _settings(options: GenerateOptions, inputs: Inputs, manifest: dict[str, Any], stats: list[list[object]]) -> dict[str, object]:
-    return {"version": __version__, "shards": options.shards, "namespace": options.namespace,
-            "input_namespace": inputs.namespace, "manual_headers": list(options.manual_headers),
-            "using": list(options.using_namespaces), "generator": _generator_digest(manifest, stats),
-            **({"line_directives": True} if options.line_directives else {}),
-            **({"stub_decls": True} if options.stub_decls else {})}  # fmt: skip
+def _settings(
+    options: GenerateOptions, inputs: Inputs, manifest: dict[str, Any], stats: list[list[object]]
+) -> dict[str, object]:
+    return {
+        "version": __version__,
+        "shards": options.shards,
+        "namespace": options.namespace,
+        "input_namespace": inputs.namespace,
+        "manual_headers": list(options.manual_headers),
+        "using": list(options.using_namespaces),
+        "generator": _generator_digest(manifest, stats),
+        **({"line_directives": True} if options.line_directives else {}),
+        **({"stub_decls": True} if options.stub_decls else {}),
+    }
 
 
 def _read_manifest(out_dir: Path) -> dict[str, Any]:
@@ -186,9 +202,14 @@ def generate(inputs: Inputs, options: GenerateOptions) -> GenerateResult:
 
 
 def _regenerate(
-    inputs: Inputs, options: GenerateOptions, out_dir: Path, manifest: dict[str, Any],
-    generator: tuple[dict[str, object], list[list[object]]], changed: list[str] | None, start: float,
-) -> GenerateResult:  # fmt: skip
+    inputs: Inputs,
+    options: GenerateOptions,
+    out_dir: Path,
+    manifest: dict[str, Any],
+    generator: tuple[dict[str, object], list[list[object]]],
+    changed: list[str] | None,
+    start: float,
+) -> GenerateResult:
     from . import incremental
 
     settings, stats = generator
@@ -197,9 +218,11 @@ def _regenerate(
     outcome: incremental.Outcome | str = "no usable manifest" if changed is None else "outputs missing or modified"
     if changed and _outputs_intact(out_dir, manifest):
         cache = incremental.load_cache(out_dir, manifest.get("cache"))
-        outcome = "no usable cache" if cache is None else incremental.incremental_run(
-            inputs, options, settings, cache, explanations
-        )  # fmt: skip
+        outcome = (
+            "no usable cache"
+            if cache is None
+            else incremental.incremental_run(inputs, options, settings, cache, explanations)
+        )
     if isinstance(outcome, str):
         explanations = [f"all ops: {outcome}"]
         outcome = incremental.full_run(inputs, options, settings, explanations)
@@ -228,8 +251,9 @@ def _regenerate(
     _write_manifest(out_dir, inputs, settings, stats, files_record, token)
     changed_inputs = tuple(changed) if changed else tuple(_input_paths(inputs))
     elapsed = time.perf_counter() - start
-    return GenerateResult(outcome.plan, tuple(written), unchanged_count, elapsed, changed_inputs, mode,
-                          tuple(outcome.explanations))  # fmt: skip
+    return GenerateResult(
+        outcome.plan, tuple(written), unchanged_count, elapsed, changed_inputs, mode, tuple(outcome.explanations)
+    )
 
 
 def _file_record(content: str) -> list[object]:
@@ -250,8 +274,14 @@ def _write_manifest(
     out_dir: Path, inputs: Inputs, settings: dict[str, object], stats: object, files: object, cache: object
 ) -> None:
     recorded = {p: {**_stat(p), "sha256": _digest(p)} for p in _input_paths(inputs)}
-    data = {"format": _MANIFEST_FORMAT, "settings": settings, "generator_stats": stats, "inputs": recorded,
-            "files": files, "cache": cache}  # fmt: skip
+    data = {
+        "format": _MANIFEST_FORMAT,
+        "settings": settings,
+        "generator_stats": stats,
+        "inputs": recorded,
+        "files": files,
+        "cache": cache,
+    }
     write_atomic(out_dir / MANIFEST, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 

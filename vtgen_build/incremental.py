@@ -24,6 +24,7 @@ appearing or vanishing, a parse error, a cache from another version -- returns
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -42,7 +43,7 @@ from .emit.files import (
     assemble_variable_type,
     kernel_fragments,
     node_fragments,
-)  # fmt: skip
+)
 from .errors import VtgenError
 from .inputs import Inputs
 from .load import Entry, load_text, read_text
@@ -87,7 +88,7 @@ def split_entries(text: str) -> list[Chunk] | None:
     if not starts or any(line.strip()[:1] not in ("", "#") for line in text[: starts[0]].split("\n")):
         return None  # no entries, or something other than comments before the first one
     chunks, line = [], text.count("\n", 0, starts[0])
-    for begin, end in zip(starts, [*starts[1:], len(text)]):
+    for begin, end in zip(starts, [*starts[1:], len(text)], strict=False):
         chunks.append(Chunk(line, text[begin:end]))
         line += text.count("\n", begin, end)
     return chunks
@@ -101,7 +102,8 @@ def _has_anchor(chunk: Chunk) -> bool:
 
     try:
         return any(
-            isinstance(e, yaml.AliasEvent) or getattr(e, "anchor", None) for e in yaml.parse(chunk.text, yaml.SafeLoader)
+            isinstance(e, yaml.AliasEvent) or getattr(e, "anchor", None)
+            for e in yaml.parse(chunk.text, yaml.SafeLoader)
         )
     except yaml.YAMLError:
         return True
@@ -130,8 +132,13 @@ def _fkey(f: NativeFunction) -> str:
 
 def _emit_options(options: Any, policy: Policy) -> EmitOptions:
     views = frozenset(n for n, _ in policy.view_functions)
-    return EmitOptions(options.shards, options.manual_headers, views, options.using_namespaces,
-                       getattr(options, "line_directives", False))
+    return EmitOptions(
+        options.shards,
+        options.manual_headers,
+        views,
+        options.using_namespaces,
+        getattr(options, "line_directives", False),
+    )
 
 
 def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanations: list[str]) -> Outcome:
@@ -150,17 +157,26 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
 
 
 def _record(
-    inputs: Inputs, settings: dict[str, object], model: Model, policy: Policy, plan: Plan,
-    kernels: list[KernelFragment], nodes: list[NodeFragment],
-) -> dict[str, Any]:  # fmt: skip
+    inputs: Inputs,
+    settings: dict[str, object],
+    model: Model,
+    policy: Policy,
+    plan: Plan,
+    kernels: list[KernelFragment],
+    nodes: list[NodeFragment],
+) -> dict[str, Any]:
     """The cache of a clean run (``incremental`` is False when edits cannot be handled piecewise)."""
-    base = {"format": _FORMAT, "settings": settings, "native": _file_digest(inputs.native_functions),
-            "tags": _file_digest(inputs.tags) if inputs.tags else None}  # fmt: skip
+    base = {
+        "format": _FORMAT,
+        "settings": settings,
+        "native": _file_digest(inputs.native_functions),
+        "tags": _file_digest(inputs.tags) if inputs.tags else None,
+    }
     chunks = split_entries(read_text(inputs.derivatives))
     usable = (
         chunks is not None
         and len(chunks) == len(model.derivatives)
-        and all(c.line + 1 == e.location.line for c, e in zip(chunks, model.derivatives))
+        and all(c.line + 1 == e.location.line for c, e in zip(chunks, model.derivatives, strict=False))
         and not any(_has_anchor(c) for c in chunks)
     )
     if not usable or chunks is None:
@@ -178,7 +194,9 @@ def _record(
     for f in model.native_functions:
         signature_groups.setdefault(str(f.func.signature()), []).append(_fkey(f))
     try:
-        kernel_owner = [(_fkey(k.function), None if k.info is None else entry_of(k.info.location)) for k in plan.kernels]
+        kernel_owner = [
+            (_fkey(k.function), None if k.info is None else entry_of(k.info.location)) for k in plan.kernels
+        ]
         node_entry = [entry_of(i.location) for i in plan.infos]
     except LookupError:
         return {**base, "incremental": False, "kernels": kernels, "nodes": nodes}
@@ -188,15 +206,30 @@ def _record(
         if entry is not None:
             dependents[entry].append(fkey)
     needed = {k for g in groups for k in signature_groups[g]} | {k for d in dependents for k in d}
-    functions = {_fkey(f): pickle.dumps(f, pickle.HIGHEST_PROTOCOL) for f in model.native_functions if _fkey(f) in needed}
+    functions = {
+        _fkey(f): pickle.dumps(f, pickle.HIGHEST_PROTOCOL) for f in model.native_functions if _fkey(f) in needed
+    }
     return {
-        **base, "incremental": True, "digests": [c.digest for c in chunks], "lines": [c.line for c in chunks],
-        "schemas": [str(e.schema) for e in model.derivatives], "keys": [_keys(e) for e in model.derivatives],
-        "prefixes": [_prefix(e) for e in model.derivatives], "groups": groups, "signature_groups": signature_groups,
-        "dependents": dependents, "order": order, "functions": functions, "tags_set": model.tags,
-        "entry_count": model.entry_count, "policy": policy,
-        "kernels": kernels, "kernel_owner": kernel_owner, "nodes": nodes, "node_entry": node_entry,
-    }  # fmt: skip
+        **base,
+        "incremental": True,
+        "digests": [c.digest for c in chunks],
+        "lines": [c.line for c in chunks],
+        "schemas": [str(e.schema) for e in model.derivatives],
+        "keys": [_keys(e) for e in model.derivatives],
+        "prefixes": [_prefix(e) for e in model.derivatives],
+        "groups": groups,
+        "signature_groups": signature_groups,
+        "dependents": dependents,
+        "order": order,
+        "functions": functions,
+        "tags_set": model.tags,
+        "entry_count": model.entry_count,
+        "policy": policy,
+        "kernels": kernels,
+        "kernel_owner": kernel_owner,
+        "nodes": nodes,
+        "node_entry": node_entry,
+    }
 
 
 def _keys(entry: DerivativeEntry) -> tuple[str, ...]:
@@ -230,7 +263,7 @@ def incremental_run(
         return f"{inputs.derivatives}: entries added or removed"
     if getattr(options, "line_directives", False) and cache.get("lines") != [c.line for c in chunks]:
         return f"{inputs.derivatives}: entries moved (the #line directives of a check build follow them)"
-    changed = [i for i, (c, d) in enumerate(zip(chunks, cache["digests"])) if c.digest != d]
+    changed = [i for i, (c, d) in enumerate(zip(chunks, cache["digests"], strict=False)) if c.digest != d]
     parsed: dict[int, DerivativeEntry] = {}
     for i in changed:
         entry = _parse_chunk(chunks[i], inputs.derivatives) if not _has_anchor(chunks[i]) else None
@@ -252,18 +285,23 @@ def incremental_run(
 
 
 def _replan(
-    inputs: Inputs, options: Any, cache: dict[str, Any], chunks: list[Chunk], changed: list[int],
+    inputs: Inputs,
+    options: Any,
+    cache: dict[str, Any],
+    chunks: list[Chunk],
+    changed: list[int],
     parsed: dict[int, DerivativeEntry],
-) -> Outcome | str:  # fmt: skip
+) -> Outcome | str:
     prefixes, groups = cache["prefixes"], cache["groups"]
     changed_set = set(changed)
     wanted_prefixes = {prefixes[i] for i in changed}
     wanted_groups = {groups[i] for i in changed}
     last = max(changed, default=-1)
     involved = [
-        i for i in range(len(chunks))
+        i
+        for i in range(len(chunks))
         if i in changed_set or (i < last and prefixes[i] in wanted_prefixes) or groups[i] in wanted_groups
-    ]  # fmt: skip
+    ]
     dependents = [f for i in changed for f in cache["dependents"][i]]
     fkeys = set(dependents) | {k for i in involved for k in cache["signature_groups"][groups[i]]}
     try:
@@ -273,9 +311,7 @@ def _replan(
                 if entry is None:
                     return "an unchanged entry does not parse on its own"
                 parsed[i] = DerivativeEntry.parse(entry)
-        functions = tuple(
-            pickle.loads(cache["functions"][k]) for k in sorted(fkeys, key=cache["order"].__getitem__)
-        )
+        functions = tuple(pickle.loads(cache["functions"][k]) for k in sorted(fkeys, key=cache["order"].__getitem__))
         mini = Model(cache["entry_count"], functions, tuple(parsed[i] for i in involved), cache["tags_set"])
         plan = build_plan(mini, cache["policy"])
     except VtgenError as exc:
@@ -283,7 +319,9 @@ def _replan(
     line_to_entry = {chunks[i].line + 1: i for i in involved}
     wanted = set(dependents)
     new_kernels = [k for k in plan.kernels if _fkey(k.function) in wanted]
-    owners = [(_fkey(k.function), None if k.info is None else line_to_entry.get(k.info.location.line)) for k in new_kernels]
+    owners = [
+        (_fkey(k.function), None if k.info is None else line_to_entry.get(k.info.location.line)) for k in new_kernels
+    ]
     old_positions = [p for p, (fkey, _) in enumerate(cache["kernel_owner"]) if fkey in wanted]
     if owners != [cache["kernel_owner"][p] for p in old_positions]:
         return "the edited entries' kernels changed shape"
@@ -293,14 +331,16 @@ def _replan(
         return "the edited entries' Nodes changed (names or numbering)"
     emit = _emit_options(options, cache["policy"])
     kernels, nodes = list(cache["kernels"]), list(cache["nodes"])
-    for p, fragment in zip(old_positions, kernel_fragments(new_kernels, emit)):
+    for p, fragment in zip(old_positions, kernel_fragments(new_kernels, emit), strict=False):
         kernels[p] = fragment
     by_name = {f.node: f for f in node_fragments(new_infos, emit)}
     for p in old_nodes:
         nodes[p] = by_name[nodes[p].node]
     files: dict[str, str] = {}
     for shard in sorted({kernels[p].shard for p in old_positions}):
-        files[f"VariableType_{shard}.cpp"] = assemble_variable_type(shard, [k for k in kernels if k.shard == shard], emit)
+        files[f"VariableType_{shard}.cpp"] = assemble_variable_type(
+            shard, [k for k in kernels if k.shard == shard], emit
+        )
     for shard in sorted({nodes[p].shard for p in old_nodes}):
         files[f"Functions_{shard}.cpp"] = assemble_functions(shard, [n for n in nodes if n.shard == shard], emit)
     for p in old_nodes:
@@ -331,7 +371,5 @@ def save_cache(out_dir: Path, cache: dict[str, Any]) -> str:
 
 
 def remove_cache(out_dir: Path) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(out_dir / CACHE)
-    except FileNotFoundError:
-        pass

@@ -20,14 +20,26 @@ class PytorchLayout:
 
 _LAYOUTS = (
     # PyTorch source checkout
-    ("aten/src/ATen/native/native_functions.yaml", "aten/src/ATen/native/tags.yaml",
-     "tools/autograd/derivatives.yaml", "torch/csrc/autograd/FunctionsManual.h"),
+    (
+        "aten/src/ATen/native/native_functions.yaml",
+        "aten/src/ATen/native/tags.yaml",
+        "tools/autograd/derivatives.yaml",
+        "torch/csrc/autograd/FunctionsManual.h",
+    ),
     # installed torchgen package (or the site-packages directory holding it)
-    ("packaged/ATen/native/native_functions.yaml", "packaged/ATen/native/tags.yaml",
-     "packaged/autograd/derivatives.yaml", "../torch/include/torch/csrc/autograd/FunctionsManual.h"),
-    ("torchgen/packaged/ATen/native/native_functions.yaml", "torchgen/packaged/ATen/native/tags.yaml",
-     "torchgen/packaged/autograd/derivatives.yaml", "torch/include/torch/csrc/autograd/FunctionsManual.h"),
-)  # fmt: skip
+    (
+        "packaged/ATen/native/native_functions.yaml",
+        "packaged/ATen/native/tags.yaml",
+        "packaged/autograd/derivatives.yaml",
+        "../torch/include/torch/csrc/autograd/FunctionsManual.h",
+    ),
+    (
+        "torchgen/packaged/ATen/native/native_functions.yaml",
+        "torchgen/packaged/ATen/native/tags.yaml",
+        "torchgen/packaged/autograd/derivatives.yaml",
+        "torch/include/torch/csrc/autograd/FunctionsManual.h",
+    ),
+)
 
 
 def find_pytorch_layout(root: str) -> PytorchLayout:
@@ -37,9 +49,11 @@ def find_pytorch_layout(root: str) -> PytorchLayout:
         if (base / native).is_file() and (base / derivatives).is_file():
             header = base / manual
             return PytorchLayout(
-                str(base / native), str(base / tags), str(base / derivatives),
+                str(base / native),
+                str(base / tags),
+                str(base / derivatives),
                 str(header.resolve()) if header.is_file() else None,
-            )  # fmt: skip
+            )
     raise VtgenError(
         f"{root}: not a PyTorch checkout (aten/src/ATen/native/, tools/autograd/) "
         "nor an installed torchgen package (packaged/...)"

@@ -137,8 +137,10 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
     for name in ("native_functions", "derivatives", "tags", "output_dir", "include_dirs"):
         for path in values[name] if isinstance(values.get(name), tuple) else [values.get(name)]:
             if path is not None and (PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts):
-                raise fail(f"'{Settings.key(name)}': {path!r} must be relative to the project, without '..'",
-                           Settings.key(name))  # fmt: skip
+                raise fail(
+                    f"'{Settings.key(name)}': {path!r} must be relative to the project, without '..'",
+                    Settings.key(name),
+                )
     return Settings(**values)
 
 
@@ -302,8 +304,9 @@ class build_vtgen(Command):  # type: ignore[misc]
             str(self.root / s.tags) if s.tags else None,
             s.namespace,
         )
-        options = GenerateOptions(str(out), s.shards, s.namespace, s.manual_headers, s.using_namespaces,
-                                  stub_decls=True)
+        options = GenerateOptions(
+            str(out), s.shards, s.namespace, s.manual_headers, s.using_namespaces, stub_decls=True
+        )
         try:
             result = generate(inputs, options)
         except VtgenError as exc:
@@ -327,8 +330,10 @@ class build_vtgen(Command):  # type: ignore[misc]
     def _check(self, result: GenerateResult, out: Path) -> None:
         command = check_command(self.settings, self.root)
         if command is None:
-            print("vtgen_build: compile check skipped: this vtgen_build has no `vtgen-build check` command yet",
-                  flush=True)  # fmt: skip
+            print(
+                "vtgen_build: compile check skipped: this vtgen_build has no `vtgen-build check` command yet",
+                flush=True,
+            )
             return
         stamp = out / _CHECK_STAMP
         fingerprint = hashlib.sha256((out / MANIFEST).read_bytes()).hexdigest()
@@ -351,8 +356,16 @@ def check_command(settings: Settings, root: Path) -> list[str] | None:
     if importlib.util.find_spec("vtgen_build.check") is None:
         return None
     s = settings
-    command = [sys.executable, "-m", "vtgen_build", "check",
-               "--native-functions", s.native_functions, "--derivatives", s.derivatives]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "vtgen_build",
+        "check",
+        "--native-functions",
+        s.native_functions,
+        "--derivatives",
+        s.derivatives,
+    ]
     if s.tags:
         command += ["--tags", s.tags]
     command += ["--namespace", s.namespace, "--shards", str(s.shards)]

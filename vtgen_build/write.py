@@ -80,7 +80,8 @@ _kill_after = int(os.environ["VTGEN_TEST_KILL_AFTER"]) if os.environ.get("VTGEN_
 
 def write_outputs(out_dir: Path, files: dict[str, str], owned: set[str]) -> WriteResult:
     """Write ``files`` under ``out_dir``; remove files we wrote before (``owned``) that are gone now."""
-    written, unchanged = [], []
+    written: list[str] = []
+    unchanged: list[str] = []
     for rel in sorted(files):
         (written if write_atomic(out_dir / rel, files[rel]) else unchanged).append(rel)
     removed = sorted(owned - set(files))

@@ -51,14 +51,14 @@ __all__ = [
     "Kind",
     "RegKey",
     "TorchgenPaths",
+    "complex_checked",
+    "debug_checks",
     "derivative_entry_count",
     "entry_count",
     "native_function_count",
     "node_for_kernel",
     "nodes",
     "paths",
-    "complex_checked",
-    "debug_checks",
     "registrations",
     "save_guards",
     "saved_members",
@@ -183,8 +183,11 @@ _FRESH_IMPL: Final = re.compile(r"TORCH_INTERNAL_ASSERT\((\w+)\.use_count\(\) ==
 
 def _debug_checks(definition: str) -> tuple[bool, frozenset[str], frozenset[str]]:
     """(has debug checks, outputs asserted to own their storage, outputs asserted to be fresh)."""
-    return ("#ifndef NDEBUG" in definition, frozenset(_UNIQUE_STORAGE.findall(definition)),
-            frozenset(_FRESH_IMPL.findall(definition)))  # fmt: skip
+    return (
+        "#ifndef NDEBUG" in definition,
+        frozenset(_UNIQUE_STORAGE.findall(definition)),
+        frozenset(_FRESH_IMPL.findall(definition)),
+    )
 
 
 _GUARD_OPEN: Final = re.compile(r"^\s+if \((.*should_compute_output.*)\) \{$")
@@ -242,8 +245,13 @@ def _emitted() -> dict[RegKey, _Emitted]:
             else:
                 node = _NODE_CREATION.search(definition)
                 checked = frozenset(_COMPLEX_CHECK.findall(definition))
-                record = _Emitted(kind="kernel", node=node.group(1) if node else None, complex_checked=checked,
-                                  save_guards=_save_guards(definition), debug=_debug_checks(definition))  # fmt: skip
+                record = _Emitted(
+                    kind="kernel",
+                    node=node.group(1) if node else None,
+                    complex_checked=checked,
+                    save_guards=_save_guards(definition),
+                    debug=_debug_checks(definition),
+                )
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
             out[(op, spelled)] = record
@@ -339,9 +347,7 @@ def saved_members() -> dict[str, tuple[tuple[str, str], ...]]:
 
 def _reference_registrations(ref: Path) -> dict[RegKey, Kind]:
     block = re.compile(r"TORCH_LIBRARY_IMPL\(aten, (\w+), m\) \{(.*?)\n\}", re.S)
-    impl = re.compile(
-        r'm\.impl\("([^"]+)",\s*(TORCH_FN|torch::autograd::autogradNotImplementedFallback)'
-    )
+    impl = re.compile(r'm\.impl\("([^"]+)",\s*(TORCH_FN|torch::autograd::autogradNotImplementedFallback)')
     found: dict[RegKey, Kind] = {}
     for shard in sorted(ref.glob("VariableType_*.cpp")):
         for key, body in block.findall(shard.read_text()):
@@ -364,9 +370,7 @@ def _cross_check(ref: Path) -> list[str]:
     problems: list[str] = []
     ref_regs = _reference_registrations(ref)
     if ref_regs != registrations():
-        problems.append(
-            f"registrations differ: {len(ref_regs)} in {ref}, {len(registrations())} computed"
-        )
+        problems.append(f"registrations differ: {len(ref_regs)} in {ref}, {len(registrations())} computed")
     ref_members = _reference_members(ref)
     if set(ref_members) != nodes():
         problems.append("Node names differ from Functions.h")
@@ -387,10 +391,7 @@ def _main() -> int:
     print(f"registrations                 : {len(regs)}  per key {per_key}")
     print(f"  kernels / fallbacks         : {kinds.count('kernel')} / {kinds.count('fallback')}")
     print(f"  kernels creating a Node     : {sum(1 for n in kernel_nodes.values() if n)}")
-    print(
-        "  kernels creating NotImplemented: "
-        f"{sum(1 for n in kernel_nodes.values() if n == 'NotImplemented')}"
-    )
+    print(f"  kernels creating NotImplemented: {sum(1 for n in kernel_nodes.values() if n == 'NotImplemented')}")
     print(f"Nodes                         : {len(nodes())}")
     print(f"Nodes with saved members      : {sum(1 for m in saved_members().values() if m)}")
     ref = Path("/tmp/ref")

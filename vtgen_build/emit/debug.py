@@ -27,7 +27,8 @@ def debug_before(k: KernelPlan) -> list[str]:
             ]
         else:
             lines += [
-                f"auto {t}_storage_saved = {t}.has_storage() ? ::std::optional<Storage>({t}.storage()) : ::std::nullopt;",
+                f"auto {t}_storage_saved =",
+                f"  {t}.has_storage() ? ::std::optional<Storage>({t}.storage()) : ::std::nullopt;",
                 f"c10::intrusive_ptr<TensorImpl> {t}_impl_saved;",
                 f"if ({t}.defined()) {t}_impl_saved = {t}.getIntrusivePtr();",
             ]
@@ -57,14 +58,21 @@ def _output_checks(k: KernelPlan, out: str, aliased: str | None, unique: bool, f
     fn = k.wrapper
     lines = []
     if aliased is not None:
-        lines += [f"if ({aliased}_.has_storage() && {_NO_DISPATCH} && !at::impl::tensor_has_dispatch({out}))",
-                  f"  TORCH_INTERNAL_ASSERT({aliased}_.storage().is_alias_of({out}.storage()));"]  # fmt: skip
+        lines += [
+            f"if ({aliased}_.has_storage() && {_NO_DISPATCH} && !at::impl::tensor_has_dispatch({out}))",
+            f"  TORCH_INTERNAL_ASSERT({aliased}_.storage().is_alias_of({out}.storage()));",
+        ]
     elif unique:
-        lines += [f"if ({out}.has_storage() && {_NO_DISPATCH} && !at::impl::tensor_has_dispatch({out})) {{",
-                  f'  TORCH_INTERNAL_ASSERT({out}.storage().use_count() == 1, "function: {fn}");', "}"]  # fmt: skip
+        lines += [
+            f"if ({out}.has_storage() && {_NO_DISPATCH} && !at::impl::tensor_has_dispatch({out})) {{",
+            f'  TORCH_INTERNAL_ASSERT({out}.storage().use_count() == 1, "function: {fn}");',
+            "}",
+        ]
     if fresh:
-        lines += [f"if ({_NO_DISPATCH} && !at::impl::tensor_has_dispatch({out}))",
-                  f'  TORCH_INTERNAL_ASSERT({out}.use_count() == expected_fresh_use_count({out}), "function: {fn}");']  # fmt: skip
+        lines += [
+            f"if ({_NO_DISPATCH} && !at::impl::tensor_has_dispatch({out}))",
+            f'  TORCH_INTERNAL_ASSERT({out}.use_count() == expected_fresh_use_count({out}), "function: {fn}");',
+        ]
     return lines
 
 

@@ -22,9 +22,18 @@ from .node import node_apply, node_header
 from .templates import render, template_text
 
 __all__ = [
-    "EmitOptions", "KernelFragment", "NodeFragment", "assemble_functions", "assemble_outputs",
-    "assemble_variable_type", "family", "kernel_fragments", "node_fragments", "render_outputs", "shard_of",
-]  # fmt: skip
+    "EmitOptions",
+    "KernelFragment",
+    "NodeFragment",
+    "assemble_functions",
+    "assemble_outputs",
+    "assemble_variable_type",
+    "family",
+    "kernel_fragments",
+    "node_fragments",
+    "render_outputs",
+    "shard_of",
+]
 
 
 @dataclass(frozen=True)
@@ -90,10 +99,12 @@ def kernel_fragments(kernels: Iterable[KernelPlan], options: EmitOptions) -> lis
     return [
         KernelFragment(
             shard_of(family(k.function.name.base), options.shards),
-            kernel_definition(k) if k.kind == "kernel" else None,
-            k.function.namespace, k.dispatch_key, registration(k),
+            kernel_definition(k, line_directives=options.line_directives) if k.kind == "kernel" else None,
+            k.function.namespace,
+            k.dispatch_key,
+            registration(k),
             k.node if k.node and k.node != NOT_IMPLEMENTED_NODE else None,
-        )  # fmt: skip
+        )
         for k in kernels
     ]
 
@@ -103,10 +114,17 @@ def node_fragments(infos: Iterable[DerivativeInfo], options: EmitOptions) -> lis
     fragments = []
     for info in infos:
         assert info.node is not None
-        header = render("node.h", text, {**base, "node": info.node,
-                                         "declaration": node_header(info, options.view_functions)})  # fmt: skip
-        fragments.append(NodeFragment(info.node, shard_of(family(info.name), options.shards), header,
-                                      node_apply(info, line_directives=options.line_directives)))
+        header = render(
+            "node.h", text, {**base, "node": info.node, "declaration": node_header(info, options.view_functions)}
+        )
+        fragments.append(
+            NodeFragment(
+                info.node,
+                shard_of(family(info.name), options.shards),
+                header,
+                node_apply(info, line_directives=options.line_directives),
+            )
+        )
     return fragments
 
 
@@ -119,7 +137,9 @@ def assemble_outputs(kernels: list[KernelFragment], nodes: list[NodeFragment], o
         "Functions.h", template_text("Functions.h"), {**base, "node_includes": _includes(n.node for n in nodes)}
     )
     for shard in range(options.shards):
-        files[f"VariableType_{shard}.cpp"] = assemble_variable_type(shard, [k for k in kernels if k.shard == shard], options)  # fmt: skip
+        files[f"VariableType_{shard}.cpp"] = assemble_variable_type(
+            shard, [k for k in kernels if k.shard == shard], options
+        )
         files[f"Functions_{shard}.cpp"] = assemble_functions(shard, [n for n in nodes if n.shard == shard], options)
     return files
 
@@ -138,10 +158,17 @@ def _common(options: EmitOptions) -> dict[str, str]:
 
 def assemble_variable_type(shard: int, kernels: list[KernelFragment], options: EmitOptions) -> str:
     """``VariableType_<shard>.cpp`` from the fragments of the kernels in it (in plan order)."""
-    text = render("VariableType.cpp", template_text("VariableType.cpp"), {
-        **_common(options), "shard": str(shard), "kernels": "\n\n".join(k.body for k in kernels if k.body is not None),
-        "registrations": _registrations(kernels), "node_includes": _includes(k.node for k in kernels),
-    })  # fmt: skip
+    text = render(
+        "VariableType.cpp",
+        template_text("VariableType.cpp"),
+        {
+            **_common(options),
+            "shard": str(shard),
+            "kernels": "\n\n".join(k.body for k in kernels if k.body is not None),
+            "registrations": _registrations(kernels),
+            "node_includes": _includes(k.node for k in kernels),
+        },
+    )
     return resolve_line_markers(text, f"VariableType_{shard}.cpp")
 
 
@@ -157,8 +184,14 @@ def _registrations(kernels: list[KernelFragment]) -> str:
 
 def assemble_functions(shard: int, nodes: list[NodeFragment], options: EmitOptions) -> str:
     """``Functions_<shard>.cpp`` from the fragments of the Nodes in it (in plan order)."""
-    text = render("Functions.cpp", template_text("Functions.cpp"), {
-        **_common(options), "shard": str(shard), "applies": "\n\n".join(n.apply for n in nodes),
-        "node_includes": _includes(n.node for n in nodes),
-    })  # fmt: skip
+    text = render(
+        "Functions.cpp",
+        template_text("Functions.cpp"),
+        {
+            **_common(options),
+            "shard": str(shard),
+            "applies": "\n\n".join(n.apply for n in nodes),
+            "node_includes": _includes(n.node for n in nodes),
+        },
+    )
     return resolve_line_markers(text, f"Functions_{shard}.cpp")

@@ -15,7 +15,7 @@ def _elements(k: KernelPlan) -> dict[str, str]:
     assert k.info is not None
     ref_args = k.info.func.func.arguments.non_out
     own_args = k.function.func.arguments.non_out
-    return {r.name: (a.name + "[i]" if a.type.is_list() else a.name) for a, r in zip(own_args, ref_args)}
+    return {r.name: (a.name + "[i]" if a.type.is_list() else a.name) for a, r in zip(own_args, ref_args, strict=False)}
 
 
 def _element_expr(text: str, elements: dict[str, str]) -> str:
@@ -36,8 +36,10 @@ def _save(v: SavedValue, elements: dict[str, str]) -> list[str]:
     expr = _element_expr(v.expr, elements)
     if v.cpp_type in ("at::Tensor", "::std::optional<at::Tensor>"):
         if v.expr == "self":  # the old value of an element updated in place
-            return ["if (!original_selfs[i].has_value()) original_selfs[i] = self[i].clone();",
-                    f"grad_fn->{v.name}_ = SavedVariable(original_selfs[i].value(), false);"]  # fmt: skip
+            return [
+                "if (!original_selfs[i].has_value()) original_selfs[i] = self[i].clone();",
+                f"grad_fn->{v.name}_ = SavedVariable(original_selfs[i].value(), false);",
+            ]
         return [f"grad_fn->{v.name}_ = SavedVariable({expr}, false);"]
     if v.cpp_type in ("at::IntArrayRef", "c10::SymIntArrayRef"):
         return [f"grad_fn->{v.name} = {expr}.vec();"]
@@ -89,7 +91,9 @@ def foreach_history(k: KernelPlan) -> list[str]:
     outputs = []
     if k.info is not None and k.node not in (None, NOT_IMPLEMENTED_NODE):
         for v in sorted(k.info.saved_outputs, key=lambda v: v.name):
-            outputs.append(f"    grad_fns[i]->{v.name}_ = SavedVariable({first_list}[i], true, {first_list}[i].is_view());")
+            outputs.append(
+                f"    grad_fns[i]->{v.name}_ = SavedVariable({first_list}[i], true, {first_list}[i].is_view());"
+            )
     return [
         f"for (const auto& i : c10::irange({first_list}.size())) {{",
         "  if (grad_fns[i]) {",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..model.schema import SchemaKind
 from ..plan.infos import Forward
 from ..plan.kernel import KernelPlan
+from .lines import at_yaml_line
 
 __all__ = ["forward_flags", "forward_formulas", "keep_original_self", "needs_original_self", "supports_forward"]
 
@@ -88,8 +89,19 @@ def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
     return lines
 
 
-def forward_formulas(k: KernelPlan) -> list[str]:
-    """After the call: evaluate each formula whose inputs carry a tangent, then attach the results."""
+def _formula_text(fw: Forward, line_directives: bool) -> str:
+    if not line_directives:
+        return fw.formula
+    # the yaml spells it `  result: formula`; the kernel body indents this line by two spaces
+    column = 2 + len(", ".join(fw.var_names)) + 2 + 1
+    return at_yaml_line(fw.formula, fw.location, column - 2)
+
+
+def forward_formulas(k: KernelPlan, line_directives: bool = False) -> list[str]:
+    """After the call: evaluate each formula whose inputs carry a tangent, then attach the results.
+
+    ``line_directives``: compiler errors in a formula are reported at its derivatives.yaml line.
+    """
     inplace = "true" if k.function.kind is SchemaKind.inplace else "false"
     lines: list[str] = []
     for fw in _formulas(k):
@@ -100,9 +112,12 @@ def forward_formulas(k: KernelPlan) -> list[str]:
         lines.append(f"::std::optional<{value_type}> {holder} = ::std::nullopt;")
         lines.append(f"if ({guard}) {{")
         lines += ["  " + b for b in _bindings(k, fw)]
-        lines += [f"  {holder} = {fw.formula};", "}"]
+        lines += [f"  {holder} = {_formula_text(fw, line_directives)};", "}"]
         for i, out in enumerate(fw.var_names):
             value = f"{holder}.value()" if single else f"std::get<{i}>({holder}.value())"
-            lines += [f"if ({holder}.has_value() && {value}.defined() && {out}.defined()) {{",
-                      f"  {out}._set_fw_grad({value}, /* level */ 0, /* is_inplace_op */ {inplace});", "}"]  # fmt: skip
+            lines += [
+                f"if ({holder}.has_value() && {value}.defined() && {out}.defined()) {{",
+                f"  {out}._set_fw_grad({value}, /* level */ 0, /* is_inplace_op */ {inplace});",
+                "}",
+            ]
     return lines

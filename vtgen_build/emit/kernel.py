@@ -6,6 +6,7 @@ from ..cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.schema import SchemaKind
 from ..plan.formulas import SavedValue
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
+from ..plan.values import CppValue
 from .debug import debug_after, debug_before
 from .foreach import foreach_history, foreach_nodes
 from .forward import forward_flags, forward_formulas, keep_original_self, needs_original_self, supports_forward
@@ -20,11 +21,19 @@ def registration(k: KernelPlan) -> str:
     return f'm.impl("{k.op}", TORCH_FN(VariableType::{k.wrapper}));'
 
 
-def kernel_definition(k: KernelPlan) -> str:
+def kernel_definition(k: KernelPlan, *, line_directives: bool = False) -> str:
+    """The kernel's C++ definition; ``line_directives`` (check builds) maps JVP formulas to the yaml."""
     f = k.function
     params = dispatcher_arguments(f)
     signature = ", ".join(["c10::DispatchKeySet ks", *(f"{b.type.cpp()} {b.name}" for b in params)])
-    lines = [*_unpack(k), *_derivative_setup(k), *debug_before(k), *_call(k), *debug_after(k), *_after_call(k)]
+    lines = [
+        *_unpack(k),
+        *_derivative_setup(k),
+        *debug_before(k),
+        *_call(k),
+        *debug_after(k),
+        *_after_call(k, line_directives),
+    ]
     if f.func.returns:
         lines.append(f"return {_return_value(k)};")
     body = "\n".join("  " + line for line in "\n".join(lines).split("\n"))
@@ -83,8 +92,11 @@ def _forbid_out_grad(k: KernelPlan) -> list[str]:
     """out= ops are never differentiable: refuse inputs or outputs that require grad."""
     outs = ", ".join(a.name for a in k.function.func.arguments.out if a.type.is_tensor_like())
     base = k.function.name.base
-    lines = [f'if (compute_requires_grad( {_names(k.differentiable_inputs)} )) {{',
-             f'  throw_error_out_requires_grad("{base}");', "}"]  # fmt: skip
+    lines = [
+        f"if (compute_requires_grad( {_names(k.differentiable_inputs)} )) {{",
+        f'  throw_error_out_requires_grad("{base}");',
+        "}",
+    ]
     if outs:
         lines += [f"if (compute_requires_grad( {outs} )) {{", f'  throw_error_out_requires_grad("{base}");', "}"]
     return lines
@@ -103,13 +115,15 @@ def _create_node(k: KernelPlan) -> list[str]:
         lines.append(f"  grad_fn = c10::make_intrusive<{node}>();")
     lines.append(f"  grad_fn->set_next_edges(collect_next_edges( {_names(k.args_with_derivatives)} ));")
     if k.info is not None and k.node != NOT_IMPLEMENTED_NODE:
-        lines += ["  " + line for v in sorted(k.info.saved_inputs, key=lambda v: v.name) for line in _guarded_save(v, k)]
+        lines += [
+            "  " + line for v in sorted(k.info.saved_inputs, key=lambda v: v.name) for line in _guarded_save(v, k)
+        ]
         lines += [f"  grad_fn->{a.name}_size_ = {a.name}.size();" for a in _list_args(k)]
     lines.append("}")
     return lines
 
 
-def _list_args(k: KernelPlan) -> list[object]:
+def _list_args(k: KernelPlan) -> list[CppValue]:
     if k.info is None:
         return []
     return [a for a in k.info.args_with_derivatives if a.cpp_type in ("at::TensorList", "at::ITensorListRef")]
@@ -137,7 +151,8 @@ def _save(v: SavedValue, k: KernelPlan) -> str:
     if t == "c10::string_view":
         return f"grad_fn->{v.name} = std::string({expr});"
     if t == "::std::optional<c10::string_view>":
-        return f"grad_fn->{v.name} = {expr}.has_value() ? ::std::optional<std::string>(std::string({expr}.value())) : ::std::nullopt;"
+        owned = f"::std::optional<std::string>(std::string({expr}.value()))"
+        return f"grad_fn->{v.name} = {expr}.has_value() ? {owned} : ::std::nullopt;"
     return f"grad_fn->{v.name} = {expr};"
 
 
@@ -181,7 +196,7 @@ def _return_value(k: KernelPlan) -> str:
     return f"std::make_tuple({', '.join('std::move(' + n + ')' for n in names)})"
 
 
-def _after_call(k: KernelPlan) -> list[str]:
+def _after_call(k: KernelPlan, line_directives: bool = False) -> list[str]:
     if not k.requires_derivative:
         return []
     outs = _names(k.differentiable_outputs)
@@ -195,7 +210,7 @@ def _after_call(k: KernelPlan) -> list[str]:
         return [*foreach_history(k), _forbid_forward(k, "")]
     base = k.function.name.base
     lines += [f'throw_error_for_complex_autograd({o}, "{base}");' for o in k.complex_checked]
-    lines += forward_formulas(k) if supports_forward(k) else [_forbid_forward(k, "")]
+    lines += forward_formulas(k, line_directives) if supports_forward(k) else [_forbid_forward(k, "")]
     lines += _save_outputs(k)
     if k.function.name.name in ("set_", "resize_"):
         lines.append("reset_grad_accumulator(self);")
@@ -204,11 +219,17 @@ def _after_call(k: KernelPlan) -> list[str]:
 
 def _forbid_forward(k: KernelPlan, why: str) -> str:
     tensors = [a for a in k.function.func.arguments.all if a.type.is_tensor_like()]
-    checks = " || ".join(
-        f"isFwGradDefinedTensorList({a.name})" if a.type.is_list() else f"isFwGradDefined({a.name})" for a in tensors
-    ) or "false"
-    return (f'TORCH_CHECK_NOT_IMPLEMENTED(!({checks}), "Trying to use forward AD with {k.function.cpp_name} '
-            f'that does not support it{why}.");')  # fmt: skip
+    checks = (
+        " || ".join(
+            f"isFwGradDefinedTensorList({a.name})" if a.type.is_list() else f"isFwGradDefined({a.name})"
+            for a in tensors
+        )
+        or "false"
+    )
+    return (
+        f'TORCH_CHECK_NOT_IMPLEMENTED(!({checks}), "Trying to use forward AD with {k.function.cpp_name} '
+        f'that does not support it{why}.");'
+    )
 
 
 def _save_outputs(k: KernelPlan) -> list[str]:

@@ -9,8 +9,12 @@ from .lines import at_yaml_line
 
 __all__ = ["node_apply", "node_header"]
 
-_LIST_TYPES = ("at::TensorList", "at::ITensorListRef", "c10::List<::std::optional<at::Tensor>>",
-               "::std::vector<at::Tensor>")  # fmt: skip
+_LIST_TYPES = (
+    "at::TensorList",
+    "at::ITensorListRef",
+    "c10::List<::std::optional<at::Tensor>>",
+    "::std::vector<at::Tensor>",
+)
 
 
 def _members(info: DerivativeInfo) -> list[SavedValue]:
@@ -60,7 +64,10 @@ def node_header(info: DerivativeInfo, view_names: frozenset[str]) -> str:
         lines += ["    std::lock_guard<std::mutex> lock(mutex_);", *("    " + r for r in release)]
     lines.append("  }")
     if info.uses("retain_variables"):
-        lines += ["  bool retain_variables = true;", "  void will_release_variables() override { retain_variables = false; }"]
+        lines += [
+            "  bool retain_variables = true;",
+            "  void will_release_variables() override { retain_variables = false; }",
+        ]
     lines += ["  " + d for v in members for d in _declarations(v)]
     lines += [f"  size_t {a.name}_size_;" for a in info.args_with_derivatives if a.cpp_type in _LIST_TYPES]
     lines.append("};")
@@ -92,8 +99,11 @@ def node_apply(info: DerivativeInfo, *, line_directives: bool = False) -> str:
     members = _members(info)
     if any(_release(v) for v in members):
         lines.insert(0, "std::lock_guard<std::mutex> lock(mutex_);")
-    lines += [f'TORCH_CHECK(!{v.name}_released_, ERR_BACKWARD_TWICE);' for v in members
-              if len(saved_member_type(v.cpp_type, is_output=v.is_output)) > 1]  # fmt: skip
+    lines += [
+        f"TORCH_CHECK(!{v.name}_released_, ERR_BACKWARD_TWICE);"
+        for v in members
+        if len(saved_member_type(v.cpp_type, is_output=v.is_output)) > 1
+    ]
     lines += [u for v in members if (u := _unpack_member(v)) is not None]
     lines += _grad_aliases(info)
     if any(_wants_any_grad_defined(info, b) for b in info.backward):
@@ -135,16 +145,23 @@ def _formula(info: DerivativeInfo, b: Backward, formula: str) -> list[str]:
         return _foreach_formula(b, checks, formula)
     if len(b.var_names) == 1:
         expr = f"any_grad_defined ? ({formula}) : Tensor()" if _wants_any_grad_defined(info, b) else formula
-        return [f"if ({checks}) {{", f"  auto grad_result = {expr};",
-                f"  vtgen_detail::copy_range(grad_inputs, {b.var_names[0]}_ix, grad_result);", "}"]  # fmt: skip
+        return [
+            f"if ({checks}) {{",
+            f"  auto grad_result = {expr};",
+            f"  vtgen_detail::copy_range(grad_inputs, {b.var_names[0]}_ix, grad_result);",
+            "}",
+        ]
     lines = [f"if ({checks}) {{"]
     if uses_ident(b.formula, "grad_input_mask"):
         masks = ", ".join(f"task_should_compute_output({{ {n}_ix }})" for n in b.var_names)
         lines.append(f"  auto grad_input_mask = std::array<bool, {len(b.var_names)}>{{ {masks} }};")
     lines.append(f"  auto grad_result = {formula};")
     for i, n in enumerate(b.var_names):
-        lines += [f"  if (task_should_compute_output({{ {n}_ix }})) {{",
-                  f"    vtgen_detail::copy_range(grad_inputs, {n}_ix, std::get<{i}>(grad_result));", "  }"]  # fmt: skip
+        lines += [
+            f"  if (task_should_compute_output({{ {n}_ix }})) {{",
+            f"    vtgen_detail::copy_range(grad_inputs, {n}_ix, std::get<{i}>(grad_result));",
+            "  }",
+        ]
     return [*lines, "}"]
 
 

@@ -19,12 +19,27 @@ __all__ = ["AUTOGRAD_KEYS", "DerivativeEntry", "Formula", "FormulaSet", "output_
 
 AUTOGRAD_KEYS = frozenset(
     (
-        "Default", "Autograd", "AutogradOther", "AutogradFunctionality", "AutogradCPU", "AutogradCUDA",
-        "AutogradXLA", "AutogradLazy", "AutogradIPU", "AutogradXPU", "AutogradMPS", "AutogradHPU", "AutogradMTIA",
-        "AutogradMAIA", "AutogradPrivateUse1", "AutogradPrivateUse2", "AutogradPrivateUse3", "AutogradMeta",
+        "Default",
+        "Autograd",
+        "AutogradOther",
+        "AutogradFunctionality",
+        "AutogradCPU",
+        "AutogradCUDA",
+        "AutogradXLA",
+        "AutogradLazy",
+        "AutogradIPU",
+        "AutogradXPU",
+        "AutogradMPS",
+        "AutogradHPU",
+        "AutogradMTIA",
+        "AutogradMAIA",
+        "AutogradPrivateUse1",
+        "AutogradPrivateUse2",
+        "AutogradPrivateUse3",
+        "AutogradMeta",
         "AutogradNestedTensor",
     )
-)  # fmt: skip
+)
 NON_DIFFERENTIABLE = "non_differentiable"
 AUTO_ELEMENT_WISE = "auto_element_wise"
 AUTO_LINEAR = "auto_linear"

@@ -55,8 +55,11 @@ def _missing_variants(family: dict[SchemaKind, NativeFunction]) -> list[NativeFu
     has_out = SchemaKind.out in family
     if has_out and len(family) == 1:
         return []  # an out= op with nothing to pair with
-    base = next(family[k] for k in (SchemaKind.mutable, SchemaKind.inplace, SchemaKind.out, SchemaKind.functional)
-                if k in family)  # fmt: skip
+    base = next(
+        family[k]
+        for k in (SchemaKind.mutable, SchemaKind.inplace, SchemaKind.out, SchemaKind.functional)
+        if k in family
+    )
     can_have_out = base.kind is SchemaKind.inplace or any(r.type.is_tensor_like() for r in base.func.returns)
     wants_out = any("out" in str(name) for name in base.autogen)
     gets_out = not has_out and can_have_out and wants_out

@@ -12,22 +12,60 @@ from .schema import FunctionSchema, OperatorName, SchemaError, SchemaKind
 __all__ = ["COMPOSITE_KEYS", "DISPATCH_KEYS", "Dispatch", "NativeFunction", "parse_tags"]
 
 KNOWN_KEYS = (
-    "func", "variants", "dispatch", "structured", "structured_delegate", "structured_inherits",
-    "autogen", "tags", "manual_kernel_registration", "manual_cpp_binding", "device_check",
-    "device_guard", "python_module", "category_override", "cpp_no_default_args", "precomputed",
-    "ufunc_inner_loop", "use_const_ref_for_mutable_tensors",
-)  # fmt: skip
+    "func",
+    "variants",
+    "dispatch",
+    "structured",
+    "structured_delegate",
+    "structured_inherits",
+    "autogen",
+    "tags",
+    "manual_kernel_registration",
+    "manual_cpp_binding",
+    "device_check",
+    "device_guard",
+    "python_module",
+    "category_override",
+    "cpp_no_default_args",
+    "precomputed",
+    "ufunc_inner_loop",
+    "use_const_ref_for_mutable_tensors",
+)
 
 DISPATCH_KEYS = frozenset(
     (
-        "CPU", "SparseCPU", "SparseCsrCPU", "MkldnnCPU", "CUDA", "MPS", "XPU", "SparseXPU", "SparseCsrXPU",
-        "SparseCUDA", "SparseCsrCUDA", "SparseMPS", "SparseCsrMPS", "QuantizedCPU", "QuantizedCUDA",
-        "CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor", "CompositeExplicitAutograd",
-        "CompositeExplicitAutogradNonFunctional", "NestedTensorCPU", "NestedTensorCUDA", "NestedTensorXPU",
-        "NestedTensorHPU", "Meta", "SparseMeta", "SparseCsrMeta", "QuantizedMeta", "NestedTensorMeta",
-        "ZeroTensor", "MTIA",
+        "CPU",
+        "SparseCPU",
+        "SparseCsrCPU",
+        "MkldnnCPU",
+        "CUDA",
+        "MPS",
+        "XPU",
+        "SparseXPU",
+        "SparseCsrXPU",
+        "SparseCUDA",
+        "SparseCsrCUDA",
+        "SparseMPS",
+        "SparseCsrMPS",
+        "QuantizedCPU",
+        "QuantizedCUDA",
+        "CompositeImplicitAutograd",
+        "CompositeImplicitAutogradNestedTensor",
+        "CompositeExplicitAutograd",
+        "CompositeExplicitAutogradNonFunctional",
+        "NestedTensorCPU",
+        "NestedTensorCUDA",
+        "NestedTensorXPU",
+        "NestedTensorHPU",
+        "Meta",
+        "SparseMeta",
+        "SparseCsrMeta",
+        "QuantizedMeta",
+        "NestedTensorMeta",
+        "ZeroTensor",
+        "MTIA",
     )
-)  # fmt: skip
+)
 COMPOSITE_KEYS = frozenset(k for k in DISPATCH_KEYS if k.startswith("Composite"))
 _DEVICE_CHECKS = ("ExactSame", "NoCheck")
 _VARIANTS = ("function", "method")
@@ -211,10 +249,14 @@ def _parse_dispatch(r: FieldReader, func: FunctionSchema, manual: bool, structur
                 raise VtgenError(f"unknown dispatch key '{key}'{did_you_mean(key, DISPATCH_KEYS)}", f.location)
             result.append(Dispatch(key, f.value))
     composites = {d.key for d in result} & COMPOSITE_KEYS
-    if len(composites) > 1 and composites != {"CompositeExplicitAutograd", "CompositeImplicitAutogradNestedTensor"} \
-            and composites != {"CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor"}:
-        raise VtgenError(f"at most one composite kernel may be given, found {', '.join(sorted(composites))}",
-                         r.location("dispatch"))
+    if (
+        len(composites) > 1
+        and composites != {"CompositeExplicitAutograd", "CompositeImplicitAutogradNestedTensor"}
+        and composites != {"CompositeImplicitAutograd", "CompositeImplicitAutogradNestedTensor"}
+    ):
+        raise VtgenError(
+            f"at most one composite kernel may be given, found {', '.join(sorted(composites))}", r.location("dispatch")
+        )
     return tuple(result)
 
 

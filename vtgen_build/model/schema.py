@@ -34,11 +34,29 @@ __all__ = [
 
 BASE_TYPES = frozenset(
     (
-        "Tensor", "int", "SymInt", "SymBool", "float", "bool", "str", "Scalar", "ScalarType", "Layout", "Device",
-        "DeviceIndex", "MemoryFormat", "Generator", "Dimname", "DimVector", "Storage", "Stream", "QScheme",
-        "ConstQuantizerPtr", "GraphModule",
+        "Tensor",
+        "int",
+        "SymInt",
+        "SymBool",
+        "float",
+        "bool",
+        "str",
+        "Scalar",
+        "ScalarType",
+        "Layout",
+        "Device",
+        "DeviceIndex",
+        "MemoryFormat",
+        "Generator",
+        "Dimname",
+        "DimVector",
+        "Storage",
+        "Stream",
+        "QScheme",
+        "ConstQuantizerPtr",
+        "GraphModule",
     )
-)  # fmt: skip
+)
 
 _T = TypeVar("_T")
 
@@ -199,7 +217,7 @@ def _type_text(ty: Type, annotation: Annotation | None) -> str:
     if annotation is None:
         return str(ty)
     base = str(ty)
-    return f"Tensor({annotation}){base[len('Tensor'):]}"
+    return f"Tensor({annotation}){base[len('Tensor') :]}"
 
 
 @dataclass(frozen=True)

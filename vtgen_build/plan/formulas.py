@@ -62,13 +62,26 @@ class _Rule:
 
 _RULES = (
     _Rule(r"{}.sym_sizes\(\)", "_sym_sizes", "c10::SymIntArrayRef"),
-    _Rule(r"{}->sym_sizes\(\)", "_sym_sizes_opt", "::std::optional<c10::SymIntArrayRef>",
-          expr=lambda n: f"{n}.has_value() ? std::optional<c10::SymIntArrayRef>({n}->sym_sizes()) : std::nullopt"),
-    _Rule(r"{}.sym_blocksize\(\)", "_self_sym_blocksize_opt", "::std::optional<c10::SymIntArrayRef>",
-          expr=lambda n: f"at::sparse_csr::getSymIntBlockSize({n})"),
+    _Rule(
+        r"{}->sym_sizes\(\)",
+        "_sym_sizes_opt",
+        "::std::optional<c10::SymIntArrayRef>",
+        expr=lambda n: f"{n}.has_value() ? std::optional<c10::SymIntArrayRef>({n}->sym_sizes()) : std::nullopt",
+    ),
+    _Rule(
+        r"{}.sym_blocksize\(\)",
+        "_self_sym_blocksize_opt",
+        "::std::optional<c10::SymIntArrayRef>",
+        expr=lambda n: f"at::sparse_csr::getSymIntBlockSize({n})",
+    ),
     _Rule(r"{}.options\(\)", "_options", "at::TensorOptions"),
-    _Rule(r"zeros_like\({}\)", "_info", "torch::autograd::generated::TypeAndSize",
-          expr=lambda n: n, rewrite=lambda n: f"{n}_info.zeros()"),
+    _Rule(
+        r"zeros_like\({}\)",
+        "_info",
+        "torch::autograd::generated::TypeAndSize",
+        expr=lambda n: n,
+        rewrite=lambda n: f"{n}_info.zeros()",
+    ),
     _Rule(r"{}.sym_size\((-?\w+)\)", lambda m: f"_sym_argsize_{m.group(1).replace('-', 'minus_')}", "c10::SymInt"),
     _Rule(r"{}.numel\(\)", "_numel", "int64_t"),
     _Rule(r"{}.sym_numel\(\)", "_sym_numel", "c10::SymInt"),
@@ -81,7 +94,7 @@ _RULES = (
     _Rule(r"{}.sym_strides\(\)", "_sym_strides", "c10::SymIntArrayRef", expr=lambda n: f'strides_or_error({n}, "{n}")'),
     _Rule(r"{}.layout\(\)", "_layout", "at::Layout"),
     _Rule(r"{}.is_conj\(\)", "_conjugate", "bool"),
-)  # fmt: skip
+)
 
 _FORBIDDEN = (
     (re.compile(r"\.sizes\(\)|->sizes\(\)"), ".sizes() is not supported in formulas; use .sym_sizes()"),
@@ -105,7 +118,9 @@ def extract_saved(
             if rule.needle in formula:
                 formula = _apply_rule(rule, value.name, formula, saved, var_names, where, outputs)
         if value.cpp_type == "::std::optional<c10::string_view>":
-            optional_view = f"{value.name}.has_value() ? std::optional<std::string_view>({value.name}.value()) : std::nullopt"
+            optional_view = (
+                f"{value.name}.has_value() ? std::optional<std::string_view>({value.name}.value()) : std::nullopt"
+            )
             formula = re.sub(rf"\b{value.name}\b", optional_view, formula)
         if uses_ident(formula, value.name):
             saved.append(SavedValue(value.name, value.cpp_type, value.name, outputs))
@@ -113,9 +128,14 @@ def extract_saved(
 
 
 def _apply_rule(
-    rule: _Rule, name: str, formula: str, saved: list[SavedValue], var_names: tuple[str, ...],
-    where: Location, outputs: bool,
-) -> str:  # fmt: skip
+    rule: _Rule,
+    name: str,
+    formula: str,
+    saved: list[SavedValue],
+    var_names: tuple[str, ...],
+    where: Location,
+    outputs: bool,
+) -> str:
     def replace(m: re.Match[str]) -> str:
         suffix = rule.suffix(m) if callable(rule.suffix) else rule.suffix
         if rule.suffix == "_sym_strides" and var_names != (name,):

@@ -143,7 +143,9 @@ def _info(entry: DerivativeEntry, key: str, f: NativeFunction, counter: Counter[
             raise VtgenError(f"an argument may not be named '{bad}' (the generator uses that name)", entry.location)
     od = entry.output_differentiability
     available = _available_named_gradients(f, od)
-    backward, forward_raw, non_diff = [], [], []
+    backward: list[Backward] = []
+    forward_raw: list[Forward] = []
+    non_diff: list[str] = []
     for formula in sorted(formula_set.formulas, key=lambda x: x.key):
         if formula.names[0] not in arg_names:
             forward_raw.append(_forward(f, formula))
@@ -163,9 +165,19 @@ def _info(entry: DerivativeEntry, key: str, f: NativeFunction, counter: Counter[
         node = f"{prefix}{counter[prefix]}"
         counter[prefix] += 1
     return DerivativeInfo(
-        _base_name(entry), f, key, node, tuple(backward), forward, args_with_derivatives, tuple(non_diff),
-        available, od, entry.output_differentiability_condition, entry.location,
-    )  # fmt: skip
+        _base_name(entry),
+        f,
+        key,
+        node,
+        tuple(backward),
+        forward,
+        args_with_derivatives,
+        tuple(non_diff),
+        available,
+        od,
+        entry.output_differentiability_condition,
+        entry.location,
+    )
 
 
 def _base_name(entry: DerivativeEntry) -> str:
@@ -175,13 +187,15 @@ def _base_name(entry: DerivativeEntry) -> str:
 def _available_named_gradients(f: NativeFunction, od: tuple[bool, ...] | None) -> tuple[str, ...]:
     diff = od or (True,) * len(f.func.returns)
     return tuple(
-        f"grad_{r.name}" for r, d in zip(f.func.returns, diff) if d and r.name is not None and r.type.is_tensor_like()
+        f"grad_{r.name}"
+        for r, d in zip(f.func.returns, diff, strict=False)
+        if d and r.name is not None and r.type.is_tensor_like()
     )
 
 
 def _named_returns(f: NativeFunction) -> tuple[CppValue, ...]:
     names = tuple("result" if n == "self" else n for n in cpp_return_names(f))
-    return tuple(CppValue(n, _return_value_type(r.type), r.type) for n, r in zip(names, f.func.returns))
+    return tuple(CppValue(n, _return_value_type(r.type), r.type) for n, r in zip(names, f.func.returns, strict=False))
 
 
 def _return_value_type(ty: Type) -> str:
@@ -195,8 +209,9 @@ def _backward(f: NativeFunction, formula: Formula, args: tuple[CppValue, ...], a
     used = frozenset(n for n in available if uses_ident(text, n))
     for index in _grad_indices(text):
         if index >= len(f.func.returns):
-            raise VtgenError(f"grads[{index}] is out of range: '{f.name}' has {len(f.func.returns)} output(s)",
-                             formula.location)  # fmt: skip
+            raise VtgenError(
+                f"grads[{index}] is out of range: '{f.name}' has {len(f.func.returns)} output(s)", formula.location
+            )
     return Backward(formula.names, text, formula.expression, saved_in, saved_out, used, formula.location)
 
 
@@ -213,8 +228,9 @@ def _check_grad_usage(entry: DerivativeEntry, backward: list[Backward]) -> None:
     if uses_grad and grads_uses:
         raise VtgenError("formulas mix 'grad' and 'grads'; write 'grads[0]' instead of 'grad'", where)
     if grads_uses == len(indices) and set(indices) == {0}:
-        raise VtgenError("formulas use only 'grads[0]'; write 'grad' when only the first output is differentiable",
-                         where)  # fmt: skip
+        raise VtgenError(
+            "formulas use only 'grads[0]'; write 'grad' when only the first output is differentiable", where
+        )
     if named and (uses_grad or grads_uses):
         raise VtgenError("formulas mix 'grad_<output>' with 'grad' or 'grads[i]'; use one style", where)
 
@@ -236,9 +252,13 @@ def _forward(f: NativeFunction, formula: Formula) -> Forward:
 
 
 def _postprocess_forward(
-    f: NativeFunction, entry: DerivativeEntry, arg_names: tuple[str, ...], backward: list[Backward],
-    forward: list[Forward], with_derivs: tuple[CppValue, ...],
-) -> tuple[Forward, ...]:  # fmt: skip
+    f: NativeFunction,
+    entry: DerivativeEntry,
+    arg_names: tuple[str, ...],
+    backward: list[Backward],
+    forward: list[Forward],
+    with_derivs: tuple[CppValue, ...],
+) -> tuple[Forward, ...]:
     result = []
     for fw in forward:
         text = fw.formula
@@ -252,15 +272,20 @@ def _postprocess_forward(
     return tuple(result)
 
 
-def _required(f: NativeFunction, fw: Forward, text: str, postfix: str, with_derivs: tuple[CppValue, ...]) -> tuple[str, ...]:
+def _required(
+    f: NativeFunction, fw: Forward, text: str, postfix: str, with_derivs: tuple[CppValue, ...]
+) -> tuple[str, ...]:
     foreach = f.name.base.startswith("_foreach_")
     found = []
     for arg in with_derivs:
         if arg.cpp_type in ("at::TensorList", "at::ITensorListRef") and not foreach:
             continue
         if uses_ident(text, arg.name):
-            raise VtgenError(f"the forward formula uses '{arg.name}' itself; write '{arg.name}_p' for its value "
-                             f"and '{arg.name}_t' for its tangent", fw.location)  # fmt: skip
+            raise VtgenError(
+                f"the forward formula uses '{arg.name}' itself; write '{arg.name}_p' for its value "
+                f"and '{arg.name}_t' for its tangent",
+                fw.location,
+            )
         if uses_ident(text, arg.name + postfix):
             found.append(arg.name)
     return tuple(sorted(found))
@@ -283,9 +308,13 @@ def _auto_element_wise(
 
 
 def _auto_linear(
-    f: NativeFunction, entry: DerivativeEntry, fw: Forward, forward: list[Forward], arg_names: tuple[str, ...],
+    f: NativeFunction,
+    entry: DerivativeEntry,
+    fw: Forward,
+    forward: list[Forward],
+    arg_names: tuple[str, ...],
     with_derivs: tuple[CppValue, ...],
-) -> tuple[str, tuple[str, ...]]:  # fmt: skip
+) -> tuple[str, tuple[str, ...]]:
     if len(forward) > 1 or len(forward[0].var_names) > 1:
         raise VtgenError("auto_linear needs a single differentiable output", fw.location)
     diff = [a.name for a in with_derivs]
@@ -306,7 +335,7 @@ def _add_view_copies(model: Model, infos: dict[FunctionSchema, tuple[DerivativeI
         if not f.is_view_op and f.kind is SchemaKind.functional
     }
     added: dict[FunctionSchema, tuple[DerivativeInfo, ...]] = {}
-    for schema, per_key in infos.items():
+    for per_key in infos.values():
         view = per_key[0].func
         if not view.is_view_op or view.func.name.inplace:
             continue

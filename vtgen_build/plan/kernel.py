@@ -162,24 +162,34 @@ def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> K
     complex_checked = _complex_checked(f, outputs, policy) if requires else ()
     guards = _save_guards(f, info, with_derivs) if node is not None and info is not None else ()
     return KernelPlan(
-        f, _autograd_key(info), "kernel", info, node, requires, inputs, outputs, with_derivs, unchecked,
-        policy.view_of(f.name.base), complex_checked, guards, _debug_checks(f, policy),
-    )  # fmt: skip
+        f,
+        _autograd_key(info),
+        "kernel",
+        info,
+        node,
+        requires,
+        inputs,
+        outputs,
+        with_derivs,
+        unchecked,
+        policy.view_of(f.name.base),
+        complex_checked,
+        guards,
+        _debug_checks(f, policy),
+    )
 
 
 def _debug_checks(f: NativeFunction, policy: Policy) -> DebugChecks | None:
     if f.cpp_name in policy.dont_enforce_same_tensor_impl_or_storage:
         return None
-    inputs = tuple(
-        (a.name, a.type.is_list()) for a in f.func.arguments.all if str(a.type) in ("Tensor", "Tensor[]")
-    )
+    inputs = tuple((a.name, a.type.is_list()) for a in f.func.arguments.all if str(a.type) in ("Tensor", "Tensor[]"))
     if not inputs:
         return None  # nothing to compare against: PyTorch skips the output checks too
     outputs: list[tuple[str, str | None, bool, bool]] = []
     if f.kind not in (SchemaKind.inplace, SchemaKind.out):
         wrapper = f.cpp_name + (f"_{f.name.overload}" if f.name.overload else "")
         aliased = policy.debug_alias(f.name.base)
-        for name, r in zip(cpp_return_names(f), f.func.returns):
+        for name, r in zip(cpp_return_names(f), f.func.returns, strict=False):
             if str(r.type) == "Tensor" and not r.is_write:
                 unique = aliased is None and wrapper not in policy.dont_enforce_storage_impl_use_count
                 fresh = wrapper not in policy.dont_enforce_tensor_impl_use_count
@@ -187,7 +197,9 @@ def _debug_checks(f: NativeFunction, policy: Policy) -> DebugChecks | None:
     return DebugChecks(inputs, tuple(outputs))
 
 
-def _save_guards(f: NativeFunction, info: DerivativeInfo, with_derivs: tuple[Value, ...]) -> tuple[tuple[str, str], ...]:
+def _save_guards(
+    f: NativeFunction, info: DerivativeInfo, with_derivs: tuple[Value, ...]
+) -> tuple[tuple[str, str], ...]:
     """Skip saving a tensor that only the formula of an input nobody needs a gradient for reads.
 
     Only when the answer is simple: several inputs have formulas, none of them a tensor list
@@ -237,7 +249,7 @@ def _complex_checked(f: NativeFunction, outputs: tuple[Value, ...], policy: Poli
     """
     if f.name.base in policy.gradient_implemented_for_complex or f.kind in (SchemaKind.inplace, SchemaKind.out):
         return ()
-    returns = {n: r for n, r in zip(cpp_return_names(f), f.func.returns)}
+    returns = {n: r for n, r in zip(cpp_return_names(f), f.func.returns, strict=False)}
     return tuple(o.name for o in outputs if str(o.type) == "Tensor" and not returns[o.name].is_write)
 
 
@@ -253,10 +265,10 @@ def _inputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...]
 
 def _outputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...]:
     names = cpp_return_names(f)
-    outs = [Value(n, r.type, value_type(r.type)) for n, r in zip(names, f.func.returns)]
+    outs = [Value(n, r.type, value_type(r.type)) for n, r in zip(names, f.func.returns, strict=False)]
     od = info.output_differentiability if info else None
     if od is not None:
-        return tuple(o for o, d in zip(outs, od) if d)
+        return tuple(o for o, d in zip(outs, od, strict=False) if d)
     skip = set(info.non_differentiable) if info else set()
     candidates = tuple(o for o in outs if o.type.is_tensor_like() and o.name not in skip)
     if info is not None and info.uses("grad"):
@@ -264,14 +276,16 @@ def _outputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...
     return candidates
 
 
-def _args_with_derivatives(f: NativeFunction, info: DerivativeInfo | None, inputs: tuple[Value, ...]) -> tuple[Value, ...]:
+def _args_with_derivatives(
+    f: NativeFunction, info: DerivativeInfo | None, inputs: tuple[Value, ...]
+) -> tuple[Value, ...]:
     if info is None or not info.has_derivatives:
         return inputs
     names = {a.name for a in info.args_with_derivatives}
     if f.name.base.startswith("_foreach_") and f.kind is SchemaKind.inplace and info.func is not f:
         # an in-place foreach op runs the per-tensor op's formulas: match arguments by position
         ref_names = [a.name for a in info.func.func.arguments.non_out]
-        by_position = dict(zip((a.name for a in f.func.arguments.non_out), ref_names))
+        by_position = dict(zip((a.name for a in f.func.arguments.non_out), ref_names, strict=False))
         return tuple(i for i in inputs if by_position.get(i.name) in names)
     return tuple(i for i in inputs if i.name in names)
 

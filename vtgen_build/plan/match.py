@@ -94,7 +94,8 @@ def _is_reference(f: NativeFunction, ref: FunctionSchema, policy: Policy) -> boo
     if str(f.name) not in policy.foreach_skip_argument_len_check and len(args) != len(ref_args):
         return False
     return all(
-        r.type == a.type or (isinstance(a.type, ListType) and r.type == a.type.elem) for a, r in zip(args, ref_args)
+        r.type == a.type or (isinstance(a.type, ListType) and r.type == a.type.elem)
+        for a, r in zip(args, ref_args, strict=False)
     )
 
 
@@ -122,18 +123,28 @@ def _reference(
 
 def _adapt_to_foreach(f: NativeFunction, ref: DerivativeInfo, policy: Policy) -> DerivativeInfo:
     """The per-tensor op's formulas, applied element by element over the lists."""
-    pairs = list(zip(_flat_non_out(f.func), _flat_non_out(ref.func.func)))
+    pairs = list(zip(_flat_non_out(f.func), _flat_non_out(ref.func.func), strict=False))
     to_foreach = {r.name: a for a, r in pairs}
     backward = tuple(_foreach_backward(b, to_foreach) for b in ref.backward)
     var_names = {n for b in backward for n in b.var_names}
-    with_derivs = tuple(CppValue(a.name, value_type(a.type), a.type) for a in _flat_non_out(f.func) if a.name in var_names)
+    with_derivs = tuple(
+        CppValue(a.name, value_type(a.type), a.type) for a in _flat_non_out(f.func) if a.name in var_names
+    )
     forward = tuple(_foreach_forward(fw, f, pairs, policy) for fw in ref.forward)
     return DerivativeInfo(
-        name=f.name.base, func=f, dispatch_key="Default", node=f"Foreach{ref.node}{f.name.overload}",
-        backward=backward, forward=forward, args_with_derivatives=with_derivs, non_differentiable=(),
-        available_named_gradients=(), output_differentiability=None, output_differentiability_condition=None,
+        name=f.name.base,
+        func=f,
+        dispatch_key="Default",
+        node=f"Foreach{ref.node}{f.name.overload}",
+        backward=backward,
+        forward=forward,
+        args_with_derivatives=with_derivs,
+        non_differentiable=(),
+        available_named_gradients=(),
+        output_differentiability=None,
+        output_differentiability_condition=None,
         location=ref.location,
-    )  # fmt: skip
+    )
 
 
 def _foreach_backward(b: Backward, to_foreach: dict[str, Argument]) -> Backward:
@@ -145,7 +156,9 @@ def _foreach_backward(b: Backward, to_foreach: dict[str, Argument]) -> Backward:
         element = arg.name + "[i]" if isinstance(arg.type, ListType) else arg.name
         text = text.replace(value.name, value.expr.replace(ref_name, element))
         saved_in.append(SavedValue(arg.name, value_type(arg.type), arg.name))
-    saved_out = tuple(SavedValue("result", "at::TensorList", "result", True) for v in b.saved_outputs if v.name == "result")
+    saved_out = tuple(
+        SavedValue("result", "at::TensorList", "result", True) for v in b.saved_outputs if v.name == "result"
+    )
     names = tuple(to_foreach[n].name for n in b.var_names)
     return Backward(names, text, b.original, tuple(saved_in), saved_out, frozenset(), b.location)
 
@@ -164,11 +177,20 @@ def _foreach_forward(fw: Forward, f: NativeFunction, pairs: list[tuple[Argument,
         elif arg.name != ref.name:
             text = text.replace(ref.name, arg.name)
         names = [arg.name if n == ref.name else n for n in names]
-        types = [arg.type if n == arg.name and o == ref.name else t for n, o, t in zip(names, fw.var_names, types)]
+        types = [
+            arg.type if n == arg.name and o == ref.name else t
+            for n, o, t in zip(names, fw.var_names, types, strict=False)
+        ]
         tangents = [arg.name if n == ref.name else n for n in tangents]
         primals = [arg.name if n == ref.name else n for n in primals]
-    return replace(fw, formula=text, var_names=tuple(names), var_types=tuple(types),
-                   required_tangents=tuple(tangents), required_primals=tuple(primals))  # fmt: skip
+    return replace(
+        fw,
+        formula=text,
+        var_names=tuple(names),
+        var_types=tuple(types),
+        required_tangents=tuple(tangents),
+        required_primals=tuple(primals),
+    )
 
 
 def _inplace_forward(info: DerivativeInfo, f: NativeFunction, exact: bool) -> DerivativeInfo:
@@ -188,8 +210,14 @@ def _inplace_forward(info: DerivativeInfo, f: NativeFunction, exact: bool) -> De
     if not exact:
         text = _inplace_update(text, info.name)
     needs_original = bool(re.search(ident_re("original_self_p"), text) or re.search(ident_re("original_self_t"), text))
-    new = replace(fw, formula=text, var_names=("self",), required_primals=primals,
-                  required_original_self=needs_original, reuses_outplace=not exact)  # fmt: skip
+    new = replace(
+        fw,
+        formula=text,
+        var_names=("self",),
+        required_primals=primals,
+        required_original_self=needs_original,
+        reuses_outplace=not exact,
+    )
     return replace(info, forward=(new,))
 
 

@@ -15,13 +15,27 @@ from ..model.schema import Argument, BaseType, ListType, OptionalType, Return, T
 __all__ = ["CppValue", "cpp_arguments", "cpp_return_names", "saved_member_type", "value_type"]
 
 _BASE = {
-    "Tensor": "at::Tensor", "int": "int64_t", "SymInt": "c10::SymInt", "SymBool": "c10::SymBool",
-    "float": "double", "bool": "bool", "str": "c10::string_view", "Scalar": "at::Scalar",
-    "ScalarType": "at::ScalarType", "Layout": "at::Layout", "Device": "at::Device",
-    "DeviceIndex": "at::DeviceIndex", "MemoryFormat": "at::MemoryFormat", "Generator": "at::Generator",
-    "Dimname": "at::Dimname", "Storage": "at::Storage", "Stream": "at::Stream", "QScheme": "at::QScheme",
-    "ConstQuantizerPtr": "at::ConstQuantizerPtr", "GraphModule": "at::GraphModule",
-}  # fmt: skip
+    "Tensor": "at::Tensor",
+    "int": "int64_t",
+    "SymInt": "c10::SymInt",
+    "SymBool": "c10::SymBool",
+    "float": "double",
+    "bool": "bool",
+    "str": "c10::string_view",
+    "Scalar": "at::Scalar",
+    "ScalarType": "at::ScalarType",
+    "Layout": "at::Layout",
+    "Device": "at::Device",
+    "DeviceIndex": "at::DeviceIndex",
+    "MemoryFormat": "at::MemoryFormat",
+    "Generator": "at::Generator",
+    "Dimname": "at::Dimname",
+    "Storage": "at::Storage",
+    "Stream": "at::Stream",
+    "QScheme": "at::QScheme",
+    "ConstQuantizerPtr": "at::ConstQuantizerPtr",
+    "GraphModule": "at::GraphModule",
+}
 
 
 @dataclass(frozen=True)
@@ -108,8 +122,12 @@ def saved_member_type(cpp_type: str, *, is_output: bool) -> tuple[str, ...]:
     """The member declaration types a saved value needs on a Node (a list may add a flag)."""
     if cpp_type in ("at::Tensor", "::std::optional<at::Tensor>") or (cpp_type == "at::Scalar" and is_output):
         return ("SavedVariable",)
-    if cpp_type in ("at::TensorList", "at::ITensorListRef", "::std::vector<at::Tensor>",
-                    "c10::List<::std::optional<at::Tensor>>"):  # fmt: skip
+    if cpp_type in (
+        "at::TensorList",
+        "at::ITensorListRef",
+        "::std::vector<at::Tensor>",
+        "c10::List<::std::optional<at::Tensor>>",
+    ):
         return ("std::vector<SavedVariable>", "bool")
     simple = {
         "at::IntArrayRef": "std::vector<int64_t>",

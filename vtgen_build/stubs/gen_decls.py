@@ -72,8 +72,11 @@ def _redispatch(fns: list[NativeFunction], cpp_ns: str) -> str:
 def render_aten_decls(functions: Iterable[NativeFunction]) -> dict[str, str]:
     """Kind (``TensorMethods``, ...) → the declarations of the ``aten`` ops among ``functions``."""
     aten = _bound(functions, "aten")
-    return {"TensorMethods": _methods(aten), "Functions": _functions(aten, "at"),
-            "RedispatchFunctions": _redispatch(aten, "at")}  # fmt: skip
+    return {
+        "TensorMethods": _methods(aten),
+        "Functions": _functions(aten, "at"),
+        "RedispatchFunctions": _redispatch(aten, "at"),
+    }
 
 
 def render_decls(functions: Iterable[NativeFunction]) -> dict[str, str]:

@@ -1,0 +1,31 @@
+"""The engineering gates: ruff (lint + format) on the whole tree, mypy --strict on the package."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TREES = ["vtgen_build", "tests", "bench", "tools"]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed (pip install -e '.[test]')")
+def test_ruff_lint_and_format() -> None:
+    lint = _run("ruff", "check", *TREES)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    fmt = _run("ruff", "format", "--check", *TREES)
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+def test_mypy_strict_on_the_package() -> None:
+    pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[test]')")
+    result = _run(sys.executable, "-m", "mypy")
+    assert result.returncode == 0, result.stdout + result.stderr
