@@ -13,7 +13,6 @@ import random
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,22 +25,7 @@ pytestmark = pytest.mark.torch
 
 
 def _cli(ws: Workspace, env: dict[str, str] | None = None, *, shards: int = 10) -> subprocess.Popen[bytes]:
-    args = [
-        sys.executable,
-        "-m",
-        "vtgen_build",
-        "generate",
-        "--native-functions",
-        ws.inputs.native_functions,
-        "--derivatives",
-        ws.inputs.derivatives,
-        "--tags",
-        str(ws.inputs.tags),
-        "--out",
-        str(ws.out),
-        "--shards",
-        str(shards),
-    ]
+    args = [*ws.cli_args(), "--shards", str(shards)]
     return subprocess.Popen(args, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 

@@ -77,6 +77,12 @@ class Workspace:
         shutil.copytree(seeded_out, self.out)
         generate(self.inputs, GenerateOptions(str(self.out)))  # settle: the generator's code may have changed since
 
+    def cli_args(self) -> list[str]:
+        """``python -m vtgen_build generate`` on this workspace (run in a subprocess)."""
+        i = self.inputs
+        return [sys.executable, "-m", "vtgen_build", "generate", "--native-functions", i.native_functions,
+                "--derivatives", i.derivatives, "--tags", str(i.tags), "--out", str(self.out)]  # fmt: skip
+
     def text(self, which: str) -> str:
         return Path(getattr(self.inputs, which)).read_text(encoding="utf-8")
 
@@ -268,20 +274,7 @@ def test_depfile_lists_every_input_read(workspace, tmp_path: Path) -> None:  # t
 def test_two_runs_on_one_directory_are_serialized_by_the_lock(workspace) -> None:  # type: ignore[no-untyped-def]
     ws, seeded = workspace
     ws.reset(seeded)
-    args = [
-        sys.executable,
-        "-m",
-        "vtgen_build",
-        "generate",
-        "--native-functions",
-        ws.inputs.native_functions,
-        "--derivatives",
-        ws.inputs.derivatives,
-        "--tags",
-        str(ws.inputs.tags),
-        "--out",
-        str(ws.out),
-    ]
+    args = ws.cli_args()
     with locked(ws.out):
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.5)

@@ -58,24 +58,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_code_options(g: argparse._ArgumentGroup) -> None:
+    """Options that shape the generated code (``generate`` and ``check`` share them)."""
+    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards (default: 10)")
+    g.add_argument("--manual-header", action="append", default=[], metavar="H",
+                   help="helper header formulas call, as it is #included (repeatable)")  # fmt: skip
+    g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
+                   help="namespace of the manual helpers, brought into scope for formulas (repeatable)")  # fmt: skip
+
+
 def _add_generate_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("output")
     g.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards (default: 10)")
-    g.add_argument(
-        "--manual-header",
-        action="append",
-        default=[],
-        metavar="H",
-        help="helper header formulas call, as it is #included (repeatable)",
-    )
-    g.add_argument(
-        "--using-namespace",
-        action="append",
-        default=[],
-        metavar="NS",
-        help="namespace of the manual helpers, brought into scope for formulas (repeatable)",
-    )
+    _add_code_options(g)
     g.add_argument(
         "--stub-decls",
         action="store_true",
@@ -185,21 +180,7 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     _add_inputs(check)
     g = check.add_argument_group("generated code (as for generate)")
     g.add_argument("--out", metavar="DIR", help="check build directory (default: a cache directory per input set)")
-    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards (default: 10)")
-    g.add_argument(
-        "--manual-header",
-        action="append",
-        default=[],
-        metavar="H",
-        help="helper header formulas call, as it is #included (repeatable)",
-    )
-    g.add_argument(
-        "--using-namespace",
-        action="append",
-        default=[],
-        metavar="NS",
-        help="namespace of the manual helpers, brought into scope for formulas (repeatable)",
-    )
+    _add_code_options(g)
     c = check.add_argument_group("compiling")
     c.add_argument(
         "-I",
