@@ -184,12 +184,13 @@ def _command(compiler: str, options: CheckOptions, flags: list[str], source: Pat
 
 
 # -- the partial unit (--op, --changed) ---------------------------------------------------------
-_NODE_INCLUDE = re.compile(r'^#include "nodes/\w+\.h"$')
+_NODE_INCLUDE = re.compile(r'^#include "Functions_\d+\.h"$')
 
 
-def _with_node_includes(prelude: str, nodes: Iterable[str]) -> str:
+def _with_node_includes(prelude: str, headers: Iterable[str]) -> str:
+    """``prelude`` including exactly ``headers`` (the ``Functions_<k>.h`` declaring the Nodes needed)."""
     lines = prelude.split("\n")
-    wanted = [f'#include "nodes/{n}.h"' for n in sorted(set(nodes))]
+    wanted = [f'#include "{h}"' for h in sorted(set(headers))]
     at = next((i for i, line in enumerate(lines) if _NODE_INCLUDE.match(line)), None)
     kept = [line for line in lines if not _NODE_INCLUDE.match(line)]
     if at is None:
@@ -212,7 +213,7 @@ def _partial_unit(index: OutputIndex, ops: Iterable[str]) -> str:
             continue
         unit = index.units[blocks[0].unit]
         parts.append(f"#line 1 {json.dumps(str(index.out_dir / unit.name))}")
-        parts.append(_with_node_includes(unit.prelude, nodes))
+        parts.append(_with_node_includes(unit.prelude, (index.header_of_node[n] for n in nodes)))
         for b in blocks:
             parts.append(f"#line {b.first} {json.dumps(str(index.out_dir / b.unit))}\n{b.text}")
         parts.append(unit.epilogue)
@@ -297,10 +298,10 @@ def _settings_digest(
 
 
 def _op_digests(index: OutputIndex, out: Path) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for node in {n for nodes in index.nodes_of_kernel.values() for n in nodes}:
-        path = out / "nodes" / f"{node}.h"
-        headers[node] = path.read_text(encoding="utf-8") if path.is_file() else ""
+    headers: dict[str, str] = {}  # Node -> its struct declaration
+    for name, spans in index.node_spans.items():
+        lines = (out / name).read_text(encoding="utf-8").split("\n")
+        headers.update((node, "\n".join(lines[first - 1 : last])) for first, last, node in spans)
     return {op: index.op_digest(op, headers) for op, ks in index.kernels_of_op.items() if ks}
 
 

@@ -57,6 +57,9 @@ class OutputIndex:
     kernels_of_op: dict[str, tuple[str, ...]] = field(default_factory=dict)  # one per dispatch key; () fallback
     kernels: dict[str, Block] = field(default_factory=dict)
     nodes_of_kernel: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Functions_<k>.h: where each Node is declared, and the lines its struct spans there
+    header_of_node: dict[str, str] = field(default_factory=dict)
+    node_spans: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     node_blocks: dict[str, list[Block]] = field(default_factory=dict)
     formula_lines: dict[tuple[str, int], set[str]] = field(default_factory=dict)  # (yaml, line) → Nodes
 
@@ -90,8 +93,11 @@ class OutputIndex:
                 if b.first <= line <= b.last:
                     return ("kernel" if unit.kind == "kernels" else "node", b.name)
             return None
-        if Path(path).parent.name == "nodes" and name.endswith(".h"):
-            return ("node", name[:-2])
+        if name in self.node_spans and Path(path).parent.resolve() == self.out_dir.resolve():
+            for first, last, node in self.node_spans[name]:
+                if first <= line <= last:
+                    return ("node", node)
+            return None
         nodes = self.formula_lines.get((str(Path(path).resolve()), line))
         if nodes:
             return ("node", sorted(nodes)[0])
@@ -118,6 +124,21 @@ class OutputIndex:
             return self.ops_of_kernel(name)
         nodes = self.formula_lines.get((str(Path(path).resolve()), line)) or {name}
         return set().union(*(self.ops_of_node(n) for n in nodes))
+
+
+_STRUCT = re.compile(r"^struct TORCH_API (\w+) : ")
+
+
+def _struct_spans(text: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, Node) of each Node struct declared in a ``Functions_<k>.h``."""
+    spans: list[tuple[int, int, str]] = []
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        match = _STRUCT.match(line)
+        if match:
+            end = next((j for j in range(i, len(lines)) if lines[j] == "};"), len(lines) - 1)
+            spans.append((i + 1, end + 1, match.group(1)))
+    return spans
 
 
 def _split(name: str, text: str, kind: str, nodes: set[str] | None) -> TranslationUnit:
@@ -155,7 +176,11 @@ def _split(name: str, text: str, kind: str, nodes: set[str] | None) -> Translati
 def read_index(out_dir: Path) -> OutputIndex:
     """Index the translation units ``VariableType_<k>.cpp`` and ``Functions_<k>.cpp`` of ``out_dir``."""
     index = OutputIndex(out_dir)
-    node_names = {p.stem for p in (out_dir / "nodes").glob("*.h")}
+    for header in sorted(out_dir.glob("Functions_*.h")):
+        spans = _struct_spans(header.read_text(encoding="utf-8"))
+        index.node_spans[header.name] = spans
+        index.header_of_node.update((node, header.name) for _, _, node in spans)
+    node_names = set(index.header_of_node)
     for path in sorted(out_dir.glob("VariableType_*.cpp")):
         text = path.read_text(encoding="utf-8")
         unit = _split(path.name, text, "kernels", None)

@@ -39,6 +39,7 @@ from .emit.files import (
     KernelFragment,
     NodeFragment,
     assemble_functions,
+    assemble_node_header,
     assemble_outputs,
     assemble_variable_type,
     kernel_fragments,
@@ -337,14 +338,15 @@ def _replan(
     for p in old_nodes:
         nodes[p] = by_name[nodes[p].node]
     files: dict[str, str] = {}
+    node_shards = {n.node: n.shard for n in nodes}
     for shard in sorted({kernels[p].shard for p in old_positions}):
         files[f"VariableType_{shard}.cpp"] = assemble_variable_type(
-            shard, [k for k in kernels if k.shard == shard], emit
+            shard, [k for k in kernels if k.shard == shard], emit, node_shards
         )
     for shard in sorted({nodes[p].shard for p in old_nodes}):
-        files[f"Functions_{shard}.cpp"] = assemble_functions(shard, [n for n in nodes if n.shard == shard], emit)
-    for p in old_nodes:
-        files[f"nodes/{nodes[p].node}.h"] = nodes[p].header
+        in_shard = [n for n in nodes if n.shard == shard]
+        files[f"Functions_{shard}.cpp"] = assemble_functions(shard, in_shard, emit)
+        files[f"Functions_{shard}.h"] = assemble_node_header(shard, in_shard, emit)
     cache["kernels"], cache["nodes"] = kernels, nodes
     return Outcome(files, [], Plan(tuple(new_kernels), tuple(new_infos)), [], cache)
 

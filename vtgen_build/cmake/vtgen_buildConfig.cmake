@@ -43,7 +43,7 @@
 #
 #   Adds to <target> (a library or executable created in the same directory)
 #   the generated VariableType_<k>.cpp and Functions_<k>.cpp (k < SHARDS), puts
-#   OUTPUT_DIR (Functions.h, nodes/) on its include path (PUBLIC) and links
+#   OUTPUT_DIR (Functions.h, Functions_<k>.h) on its include path (PUBLIC) and links
 #   vtgen::stub_aten -- or, with USE_TORCH, the `torch` target (Torch_DIR is
 #   taken from the generator's Python when it has torch and Torch_DIR is unset).
 #   MANUAL_HEADERS are written into the generated code as `#include "<header>"`
@@ -396,10 +396,14 @@ function(vtgen_generate target)
   set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.d")
   set(sources "")
   math(EXPR last "${shards} - 1")
+  set(headers "${out_dir}/Functions.h" "${out_dir}/FunctionsBase.h")
   foreach(kind IN ITEMS VariableType Functions)
     foreach(k RANGE 0 ${last})
       list(APPEND sources "${out_dir}/${kind}_${k}.cpp")
     endforeach()
+  endforeach()
+  foreach(k RANGE 0 ${last})
+    list(APPEND headers "${out_dir}/Functions_${k}.h")  # the Node declarations of shard k
   endforeach()
 
   set(command "${python}" -m vtgen_build generate
@@ -432,7 +436,7 @@ function(vtgen_generate target)
 
   add_custom_command(
     OUTPUT "${stamp}"
-    BYPRODUCTS ${sources} "${out_dir}/Functions.h"
+    BYPRODUCTS ${sources} ${headers}
     COMMAND ${command}
     DEPENDS ${inputs} "${options_file}"
     DEPFILE "${depfile}"

@@ -1,4 +1,4 @@
-"""Assembling the output files from the plan: shards, umbrella header, one header per Node.
+"""Assembling the output files from the plan: shards, their Node headers, the umbrella header.
 
 Rendering is split in two so that unchanged ops need not be rendered again: each
 kernel and each Node is first rendered on its own into a fragment (its text and
@@ -26,6 +26,7 @@ __all__ = [
     "KernelFragment",
     "NodeFragment",
     "assemble_functions",
+    "assemble_node_header",
     "assemble_outputs",
     "assemble_variable_type",
     "family",
@@ -54,16 +55,16 @@ class KernelFragment:
     namespace: str
     dispatch_key: str
     registration: str
-    node: str | None  # the Node header the shard includes for it
+    node: str | None  # the Node it creates (its shard's header is included)
 
 
 @dataclass(frozen=True)
 class NodeFragment:
-    """One backward Node: its header file and its ``apply`` in its Functions shard."""
+    """One backward Node: its declaration (in ``Functions_<shard>.h``) and its ``apply`` (in ``.cpp``)."""
 
     node: str
     shard: int
-    header: str  # the whole content of nodes/<node>.h
+    header: str  # the Node's struct declaration, for Functions_<shard>.h
     apply: str
 
 
@@ -73,16 +74,14 @@ def shard_of(name: str, shards: int) -> int:
 
 
 def family(name: str) -> str:
-    """The op family a kernel or Node belongs to: ``sin``, ``sin_``, ``sin.out``,
-    ``_foreach_sin`` (and their Nodes, ``expand_copy.`` included) are all ``sin``.
+    """The op family of an operator base name: ``sin``, ``sin_`` and ``_foreach_sin`` are all ``sin``.
 
-    Shards are chosen per family, so an edit to one formula, which can change
-    every variant that borrows it, touches one VariableType and one Functions shard.
+    Kernels are sharded by their op's family and Nodes by the family of the op their formulas
+    are written for, so a formula edit (which can change every variant that borrows it) touches
+    one VariableType and one Functions shard, and each VariableType shard includes only the
+    ``Functions_<k>.h`` of its own shard.
     """
-    base = name.split(".")[0]
-    if name.endswith(".") and base.endswith("_copy"):
-        base = base[: -len("_copy")]  # a view's _copy variant reuses the view's formulas
-    base = base.removeprefix("_foreach_")
+    base = name.removeprefix("_foreach_")
     return base[:-1] if base.endswith("_") and not base.endswith("__") else base
 
 
@@ -110,42 +109,47 @@ def kernel_fragments(kernels: Iterable[KernelPlan], options: EmitOptions) -> lis
 
 
 def node_fragments(infos: Iterable[DerivativeInfo], options: EmitOptions) -> list[NodeFragment]:
-    base, text = _base(options), template_text("node.h")
-    fragments = []
-    for info in infos:
-        assert info.node is not None
-        header = render(
-            "node.h", text, {**base, "node": info.node, "declaration": node_header(info, options.view_functions)}
+    return [
+        NodeFragment(
+            str(info.node),
+            shard_of(family(info.func.name.base), options.shards),
+            node_header(info, options.view_functions),
+            node_apply(info, line_directives=options.line_directives),
         )
-        fragments.append(
-            NodeFragment(
-                info.node,
-                shard_of(family(info.name), options.shards),
-                header,
-                node_apply(info, line_directives=options.line_directives),
-            )
-        )
-    return fragments
+        for info in infos
+    ]
 
 
 def assemble_outputs(kernels: list[KernelFragment], nodes: list[NodeFragment], options: EmitOptions) -> dict[str, str]:
     """Every file, from the fragments of every kernel and Node (in plan order)."""
     base = _base(options)
-    files = {f"nodes/{n.node}.h": n.header for n in nodes}
-    files["FunctionsBase.h"] = render("FunctionsBase.h", template_text("FunctionsBase.h"), base)
-    files["Functions.h"] = render(
-        "Functions.h", template_text("Functions.h"), {**base, "node_includes": _includes(n.node for n in nodes)}
-    )
+    files = {"FunctionsBase.h": render("FunctionsBase.h", template_text("FunctionsBase.h"), base)}
+    includes = _shard_includes(range(options.shards))
+    files["Functions.h"] = render("Functions.h", template_text("Functions.h"), {**base, "shard_includes": includes})
+    node_shards = {n.node: n.shard for n in nodes}
     for shard in range(options.shards):
+        in_shard = [n for n in nodes if n.shard == shard]
+        files[f"Functions_{shard}.h"] = assemble_node_header(shard, in_shard, options)
+        files[f"Functions_{shard}.cpp"] = assemble_functions(shard, in_shard, options)
         files[f"VariableType_{shard}.cpp"] = assemble_variable_type(
-            shard, [k for k in kernels if k.shard == shard], options
+            shard, [k for k in kernels if k.shard == shard], options, node_shards
         )
-        files[f"Functions_{shard}.cpp"] = assemble_functions(shard, [n for n in nodes if n.shard == shard], options)
     return files
 
 
-def _includes(nodes: Iterable[str | None]) -> str:
-    return "\n".join(f'#include "nodes/{n}.h"' for n in sorted({n for n in nodes if n}))
+def _shard_includes(shards: Iterable[int]) -> str:
+    return "\n".join(f'#include "Functions_{k}.h"' for k in sorted(set(shards)))
+
+
+def assemble_node_header(shard: int, nodes: list[NodeFragment], options: EmitOptions) -> str:
+    """``Functions_<shard>.h``: the struct of every Node whose ``apply`` is in ``Functions_<shard>.cpp``.
+
+    Kernels and Nodes of one op family share a shard, so a shard's kernels include (almost
+    always) only their own shard's header: a saved-value change recompiles that shard alone.
+    """
+    declarations = "\n\n".join(n.header for n in nodes)
+    return render("FunctionsShard.h", template_text("FunctionsShard.h"),
+                  {**_base(options), "shard": str(shard), "declarations": declarations})  # fmt: skip
 
 
 def _common(options: EmitOptions) -> dict[str, str]:
@@ -156,7 +160,9 @@ def _common(options: EmitOptions) -> dict[str, str]:
     }
 
 
-def assemble_variable_type(shard: int, kernels: list[KernelFragment], options: EmitOptions) -> str:
+def assemble_variable_type(
+    shard: int, kernels: list[KernelFragment], options: EmitOptions, node_shards: dict[str, int]
+) -> str:
     """``VariableType_<shard>.cpp`` from the fragments of the kernels in it (in plan order)."""
     text = render(
         "VariableType.cpp",
@@ -166,7 +172,7 @@ def assemble_variable_type(shard: int, kernels: list[KernelFragment], options: E
             "shard": str(shard),
             "kernels": "\n\n".join(k.body for k in kernels if k.body is not None),
             "registrations": _registrations(kernels),
-            "node_includes": _includes(k.node for k in kernels),
+            "node_includes": _shard_includes(node_shards[k.node] for k in kernels if k.node),
         },
     )
     return resolve_line_markers(text, f"VariableType_{shard}.cpp")
@@ -191,7 +197,7 @@ def assemble_functions(shard: int, nodes: list[NodeFragment], options: EmitOptio
             **_common(options),
             "shard": str(shard),
             "applies": "\n\n".join(n.apply for n in nodes),
-            "node_includes": _includes(n.node for n in nodes),
+            "node_includes": _shard_includes([shard]),
         },
     )
     return resolve_line_markers(text, f"Functions_{shard}.cpp")

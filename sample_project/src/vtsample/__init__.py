@@ -8,5 +8,5 @@ __all__ = ["get_include"]
 
 
 def get_include() -> str:
-    """The directory holding the generated ``Functions.h`` and ``nodes/`` headers and ``vtsample/helpers.h``."""
+    """The directory holding the generated ``Functions.h`` and ``Functions_<k>.h`` headers and ``vtsample/helpers.h``."""
     return str(Path(__file__).resolve().parent / "include")

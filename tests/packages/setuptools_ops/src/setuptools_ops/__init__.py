@@ -8,5 +8,5 @@ __all__ = ["generated_dir"]
 
 
 def generated_dir() -> Path:
-    """The generated kernels (``VariableType_<k>.cpp``, ``Functions_<k>.cpp``, ``Functions.h``, ``nodes/``)."""
+    """The generated kernels (``VariableType_<k>.cpp``, ``Functions_<k>.cpp``, ``Functions.h``, ``Functions_<k>.h``)."""
     return Path(__file__).resolve().parent / "_autograd"
