@@ -26,7 +26,7 @@ def _tree_digest(root: Path) -> dict[str, str]:
 
 
 def _texts(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
+    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.suffix in (".h", ".cpp")}
 
 
 def _run_cli(args: list[str], cwd: Path, seed: str) -> None:
