@@ -481,11 +481,21 @@ class FunctionSchema:
         return tuple(returns)
 
     def __str__(self) -> str:
-        returns = str(self.returns[0]) if len(self.returns) == 1 else f"({', '.join(map(str, self.returns))})"
-        return f"{self.name}({self.arguments}) -> {returns}"
+        text: str | None = self.__dict__.get("_text")  # schemas are immutable: spell them once
+        if text is None:
+            returns = str(self.returns[0]) if len(self.returns) == 1 else f"({', '.join(map(str, self.returns))})"
+            text = f"{self.name}({self.arguments}) -> {returns}"
+            self.__dict__["_text"] = text
+        return text
 
     def kind(self) -> SchemaKind:
         """Functional, in-place (``add_``), out= (mutable kwargs), mutable, or scratch."""
+        found: SchemaKind | None = self.__dict__.get("_kind")
+        if found is None:
+            found = self.__dict__["_kind"] = self._kind()
+        return found
+
+    def _kind(self) -> SchemaKind:
         if self.name.inplace:
             return SchemaKind.inplace
         if any(a.name.startswith("_scratch_") for a in self.arguments.out):
