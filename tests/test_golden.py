@@ -27,6 +27,7 @@ OPS = {
     "view": "expand",
     "foreach": "_foreach_add.List",
     "fallback": "__lshift__.Scalar",
+    "jvp_decomposition": "_euclidean_dist",  # no forward formula: a tangent runs the decomposition
 }
 
 

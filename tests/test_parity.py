@@ -118,3 +118,9 @@ def test_debug_checks_match_torchgen(plan: Plan) -> None:
 
     ours = {(k.op, k.dispatch_key): summary(k) for k in plan.kernels if k.kind == "kernel"}
     assert ours == facts.debug_checks()
+
+
+def test_jvp_decompositions_match_torchgen(plan: Plan) -> None:
+    ours = {(k.op, k.dispatch_key) for k in plan.kernels if k.jvp_decomposition}
+    assert ours == facts.jvp_decompositions()
+    assert len(ours) > 150

@@ -55,6 +55,7 @@ __all__ = [
     "debug_checks",
     "derivative_entry_count",
     "entry_count",
+    "jvp_decompositions",
     "native_function_count",
     "node_for_kernel",
     "nodes",
@@ -175,6 +176,7 @@ class _Emitted:
     complex_checked: frozenset[str] = frozenset()
     save_guards: frozenset[tuple[str, str]] = frozenset()
     debug: tuple[bool, frozenset[str], frozenset[str]] = (False, frozenset(), frozenset())
+    jvp_decomposition: bool = False
 
 
 _UNIQUE_STORAGE: Final = re.compile(r"TORCH_INTERNAL_ASSERT\((\w+)\.storage\(\)\.use_count\(\) == 1")
@@ -251,6 +253,7 @@ def _emitted() -> dict[RegKey, _Emitted]:
                     complex_checked=checked,
                     save_guards=_save_guards(definition),
                     debug=_debug_checks(definition),
+                    jvp_decomposition="run_jit_decomposition_with_args_for_jvp" in definition,
                 )
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
@@ -274,6 +277,12 @@ def complex_checked() -> dict[RegKey, frozenset[str]]:
 def debug_checks() -> dict[RegKey, tuple[bool, frozenset[str], frozenset[str]]]:
     """Per kernel: whether it has #ifndef NDEBUG checks, and which outputs they constrain."""
     return {k: v.debug for k, v in _emitted().items() if v.kind == "kernel"}
+
+
+@functools.lru_cache(maxsize=1)
+def jvp_decompositions() -> frozenset[RegKey]:
+    """Kernels that, without a forward formula, run the op's decomposition when a tangent is present."""
+    return frozenset(k for k, v in _emitted().items() if v.kind == "kernel" and v.jvp_decomposition)
 
 
 @functools.lru_cache(maxsize=1)

@@ -173,11 +173,35 @@ def _call(k: KernelPlan) -> list[str]:
     returns = k.function.func.returns
     if not returns or k.function.kind in (SchemaKind.inplace, SchemaKind.out):  # returns its arguments
         return ["{", f"  {k.guard} guard;", f"  {call};", "}"]
-    lambda_ = f"auto _tmp = ([&]() {{\n  {k.guard} guard;\n  return {call};\n}})();"
+    body = f"  {k.guard} guard;\n  return {call};"
+    if k.jvp_decomposition:
+        body = _with_jvp_decomposition(k, body)
+    lambda_ = f"auto _tmp = ([&]() {{\n{body}\n}})();"
     names = _result_names(k)
     if len(names) == 1:
         return [lambda_, f"auto {names[0]} = std::move(_tmp);"]
     return [lambda_, f"auto [{', '.join(names)}] = std::move(_tmp);"]
+
+
+def _with_jvp_decomposition(k: KernelPlan, body: str) -> str:
+    """Inputs carrying a tangent: run the op's decomposition, whose pieces have forward formulas."""
+    f = k.function
+    tangents = " || ".join(
+        f"isFwGradDefinedTensorList({v.name})" if v.type.is_list() else f"isFwGradDefined({v.name})"
+        for v in k.differentiable_inputs
+    )
+    args = ", ".join(a.name for a in f.func.arguments.all)
+    returns = dispatcher_returns(f).cpp()
+    inner = "\n".join("  " + line for line in body.split("\n"))
+    return "\n".join([
+        f"  if ({tangents}) {{",
+        f'    static c10::OperatorName full_name("{f.namespace}::{f.name.name}", "{f.name.overload}");',
+        "    static ::std::optional<c10::OperatorHandle> opt_op = c10::Dispatcher::singleton().findSchema(full_name);",
+        f'    return impl::run_jit_decomposition_with_args_for_jvp<{returns}>("{f.name.name}", *opt_op, ks, {args});',
+        "  } else {",
+        inner,
+        "  }",
+    ])  # fmt: skip
 
 
 def _result_names(k: KernelPlan) -> list[str]:
@@ -210,7 +234,10 @@ def _after_call(k: KernelPlan, line_directives: bool = False) -> list[str]:
         return [*foreach_history(k), _forbid_forward(k, "")]
     base = k.function.name.base
     lines += [f'throw_error_for_complex_autograd({o}, "{base}");' for o in k.complex_checked]
-    lines += forward_formulas(k, line_directives) if supports_forward(k) else [_forbid_forward(k, "")]
+    if supports_forward(k):
+        lines += forward_formulas(k, line_directives)
+    elif not k.jvp_decomposition:
+        lines.append(_forbid_forward(k, ""))
     lines += _save_outputs(k)
     if k.function.name.name in ("set_", "resize_"):
         lines.append("reset_grad_accumulator(self);")

@@ -62,6 +62,8 @@ class KernelPlan:
     complex_checked: tuple[str, ...] = ()  # outputs that must not be complex (no complex formula known)
     save_guards: tuple[tuple[str, str], ...] = ()  # saved member -> C++ condition under which it is saved
     debug: DebugChecks | None = None
+    # no forward formula: when an input carries a tangent, run the op's decomposition instead
+    jvp_decomposition: bool = False
 
     def save_guard(self, member: str) -> str | None:
         return next((cond for name, cond in self.save_guards if name == member), None)
@@ -81,7 +83,8 @@ class KernelPlan:
 
     @property
     def modifies_arguments(self) -> bool:
-        return self.function.kind in (SchemaKind.inplace, SchemaKind.out, SchemaKind.mutable)
+        """In-place and out= ops write their arguments (ops that also mutate other inputs do not count)."""
+        return self.function.kind in (SchemaKind.inplace, SchemaKind.out)
 
     @property
     def guard(self) -> str:
@@ -176,7 +179,14 @@ def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> K
         complex_checked,
         guards,
         _debug_checks(f, policy),
+        _decomposes_for_jvp(f, info, requires),
     )
+
+
+def _decomposes_for_jvp(f: NativeFunction, info: DerivativeInfo | None, requires: bool) -> bool:
+    """Without a forward formula, a returning, non-mutating op gets its JVP from its decomposition."""
+    writes_arguments = f.kind in (SchemaKind.inplace, SchemaKind.out)
+    return requires and not (info is not None and info.forward) and not writes_arguments and bool(f.func.returns)
 
 
 def _debug_checks(f: NativeFunction, policy: Policy) -> DebugChecks | None:
