@@ -189,47 +189,51 @@ def _record(
             raise LookupError(location)
         return index_of_line[location.line]
 
-    by_schema = {str(f.func): f for f in model.native_functions}
-    order = {_fkey(f): i for i, f in enumerate(model.native_functions)}
-    signature_groups: dict[str, list[str]] = {}
-    for f in model.native_functions:
-        signature_groups.setdefault(str(f.func.signature()), []).append(_fkey(f))
     try:
-        kernel_owner = [
-            (_fkey(k.function), None if k.info is None else entry_of(k.info.location)) for k in plan.kernels
-        ]
-        node_entry = [entry_of(i.location) for i in plan.infos]
+        tables = _dependency_tables(model, plan, entry_of)
     except LookupError:
         return {**base, "incremental": False, "kernels": kernels, "nodes": nodes}
-    groups = [str(by_schema[str(e.schema)].func.signature()) for e in model.derivatives]
-    dependents: list[list[str]] = [[] for _ in model.derivatives]
-    for fkey, entry in dict.fromkeys(kernel_owner):
-        if entry is not None:
-            dependents[entry].append(fkey)
-    needed = {k for g in groups for k in signature_groups[g]} | {k for d in dependents for k in d}
-    functions = {
-        _fkey(f): pickle.dumps(f, pickle.HIGHEST_PROTOCOL) for f in model.native_functions if _fkey(f) in needed
-    }
     return {
         **base,
+        **tables,
         "incremental": True,
         "digests": [c.digest for c in chunks],
         "lines": [c.line for c in chunks],
         "schemas": [str(e.schema) for e in model.derivatives],
         "keys": [_keys(e) for e in model.derivatives],
         "prefixes": [_prefix(e) for e in model.derivatives],
-        "groups": groups,
-        "signature_groups": signature_groups,
-        "dependents": dependents,
-        "order": order,
-        "functions": functions,
         "tags_set": model.tags,
         "entry_count": model.entry_count,
         "policy": policy,
         "kernels": kernels,
-        "kernel_owner": kernel_owner,
         "nodes": nodes,
-        "node_entry": node_entry,
+    }
+
+
+def _dependency_tables(model: Model, plan: Plan, entry_of: Any) -> dict[str, Any]:
+    """Which derivatives.yaml entry each kernel and Node came from, and which functions each entry
+    touches (its signature group and the functions borrowing it), with those functions pickled."""
+    by_schema = {str(f.func): f for f in model.native_functions}
+    signature_groups: dict[str, list[str]] = {}
+    for f in model.native_functions:
+        signature_groups.setdefault(str(f.func.signature()), []).append(_fkey(f))
+    kernel_owner = [(_fkey(k.function), None if k.info is None else entry_of(k.info.location)) for k in plan.kernels]
+    groups = [str(by_schema[str(e.schema)].func.signature()) for e in model.derivatives]
+    dependents: list[list[str]] = [[] for _ in model.derivatives]
+    for fkey, entry in dict.fromkeys(kernel_owner):
+        if entry is not None:
+            dependents[entry].append(fkey)
+    needed = {k for g in groups for k in signature_groups[g]} | {k for d in dependents for k in d}
+    return {
+        "kernel_owner": kernel_owner,
+        "node_entry": [entry_of(i.location) for i in plan.infos],
+        "groups": groups,
+        "signature_groups": signature_groups,
+        "dependents": dependents,
+        "order": {_fkey(f): i for i, f in enumerate(model.native_functions)},
+        "functions": {
+            _fkey(f): pickle.dumps(f, pickle.HIGHEST_PROTOCOL) for f in model.native_functions if _fkey(f) in needed
+        },
     }
 
 
