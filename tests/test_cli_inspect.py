@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from vtgen_build import __version__
+from vtgen_build import __version__, cli
 
 if TYPE_CHECKING:
     from tests.conftest import CliRunner, RealYaml, YamlWriter
@@ -169,3 +169,16 @@ def test_console_script_bad_input_has_no_traceback(tmp_path: Path, tmp_yaml: Yam
     assert done.stdout == ""
     message = "malformed schema: unknown type 'Tnsor'; did you mean 'Tensor'? (column 18)"
     assert done.stderr == f"{bad}:1: error: {message}\n"
+
+
+def test_an_unwritable_output_is_an_error_not_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = Path(__file__).resolve().parents[1] / "sample_project"
+    out = tmp_path / "out"
+    (out / "Functions_0.cpp").mkdir(parents=True)  # a directory where a generated file must go
+    args = ["generate", "--native-functions", str(sample / "native_functions.yaml"),
+            "--derivatives", str(sample / "derivatives.yaml"), "--namespace", "vtsample",
+            "--shards", "1", "--out", str(out)]  # fmt: skip
+    assert cli.main(args) == 1
+    err = capsys.readouterr().err
+    assert f"vtgen-build: error: cannot write {out / 'Functions_0.cpp'}: Is a directory" in err
+    assert "Traceback" not in err

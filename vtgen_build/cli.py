@@ -36,6 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VtgenError as exc:
         print(f"vtgen-build: {exc}" if exc.location is None else str(exc), file=sys.stderr)
         return 1
+    except OSError as exc:  # the machine said no (disk full, permissions, ...): say so, without a traceback
+        print(f"vtgen-build: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

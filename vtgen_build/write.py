@@ -43,9 +43,16 @@ def write_atomic_bytes(path: Path, data: bytes) -> bool:
     regenerates.
     """
     try:
+        return _write_if_changed(path, data)
+    except OSError as exc:
+        raise VtgenError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _write_if_changed(path: Path, data: bytes) -> bool:
+    try:
         if path.stat().st_size == len(data) and path.read_bytes() == data:
             return False
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
     # A fixed temporary name is safe: runs on one directory are serialised by the lock.
