@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import random
-import shutil
 import signal
 import subprocess
 import time
@@ -40,14 +39,7 @@ def _assert_not_torn(out: Path, old: dict[str, str], new: dict[str, str]) -> Non
 def seeded(tmp_path_factory: pytest.TempPathFactory, real_yaml) -> tuple[Workspace, Path]:  # type: ignore[no-untyped-def]
     root = tmp_path_factory.mktemp("faults")
     ws = Workspace(root, real_yaml)
-    for name, src in (
-        ("native_functions.yaml", "native_functions"),
-        ("derivatives.yaml", "derivatives"),
-        ("tags.yaml", "tags"),
-    ):
-        shutil.copyfile(getattr(real_yaml, src), root / name)
-    generate(ws.inputs, GenerateOptions(str(root / "seeded")))
-    return ws, root / "seeded"
+    return ws, ws.seed()
 
 
 def test_killed_incremental_runs_leave_old_or_new_files_and_the_next_run_repairs(seeded) -> None:  # type: ignore[no-untyped-def]

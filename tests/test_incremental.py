@@ -66,13 +66,24 @@ class Workspace:
         self.inputs = Inputs(*(str(root / n) for n in ("native_functions.yaml", "derivatives.yaml", "tags.yaml")))
         self.out = root / "out"
 
-    def reset(self, seeded_out: Path) -> None:
+    def copy_inputs(self) -> None:
+        """Fresh copies of the real yaml files."""
         for name, src in (
             ("native_functions.yaml", "native_functions"),
             ("derivatives.yaml", "derivatives"),
             ("tags.yaml", "tags"),
         ):
             shutil.copyfile(getattr(self.real, src), self.root / name)
+
+    def seed(self) -> Path:
+        """Copy the inputs in and generate once: the clean output each test starts from."""
+        self.copy_inputs()
+        seeded = self.root / "seeded"
+        generate(self.inputs, GenerateOptions(str(seeded)))
+        return seeded
+
+    def reset(self, seeded_out: Path) -> None:
+        self.copy_inputs()
         shutil.rmtree(self.out, ignore_errors=True)
         shutil.copytree(seeded_out, self.out)
         generate(self.inputs, GenerateOptions(str(self.out)))  # settle: the generator's code may have changed since
@@ -94,14 +105,7 @@ class Workspace:
 def workspace(real_yaml) -> Iterator[tuple[Workspace, Path]]:  # type: ignore[no-untyped-def]
     root = Path(tempfile.mkdtemp(prefix="vtgen-incr-"))
     ws = Workspace(root, real_yaml)
-    for name, src in (
-        ("native_functions.yaml", "native_functions"),
-        ("derivatives.yaml", "derivatives"),
-        ("tags.yaml", "tags"),
-    ):
-        shutil.copyfile(getattr(real_yaml, src), root / name)
-    seeded = root / "seeded"
-    generate(ws.inputs, GenerateOptions(str(seeded)))  # one clean run, copied before every example
+    seeded = ws.seed()  # one clean run, copied before every example
     yield ws, seeded
     shutil.rmtree(root, ignore_errors=True)
 

@@ -24,9 +24,7 @@ appearing or vanishing, a parse error, a cache from another version -- returns
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import pickle
 import re
 import secrets
@@ -374,8 +372,3 @@ def save_cache(out_dir: Path, cache: dict[str, Any]) -> str:
     cache["token"] = secrets.token_hex(16)
     write_atomic_bytes(out_dir / CACHE, pickle.dumps(cache, pickle.HIGHEST_PROTOCOL))
     return str(cache["token"])
-
-
-def remove_cache(out_dir: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(out_dir / CACHE)

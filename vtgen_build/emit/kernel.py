@@ -6,7 +6,7 @@ from ..cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.schema import SchemaKind
 from ..plan.formulas import SavedValue
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
-from ..plan.values import CppValue
+from ..plan.values import CppValue, cpp_return_names
 from .debug import debug_after, debug_before
 from .foreach import foreach_history, foreach_nodes
 from .forward import forward_flags, forward_formulas, keep_original_self, needs_original_self, supports_forward
@@ -205,8 +205,6 @@ def _with_jvp_decomposition(k: KernelPlan, body: str) -> str:
 
 
 def _result_names(k: KernelPlan) -> list[str]:
-    from ..plan.values import cpp_return_names
-
     return list(cpp_return_names(k.function))
 
 

@@ -159,9 +159,7 @@ def _info(entry: DerivativeEntry, key: str, f: NativeFunction, counter: Counter[
     forward = _postprocess_forward(f, entry, arg_names, backward, forward_raw, args_with_derivatives)
     node = None
     if args_with_derivatives:
-        prefix = node_prefix(entry.schema.name.name.rstrip("_") if False else _base_name(entry)) + (
-            "" if key == "Default" else key
-        )
+        prefix = node_prefix(_base_name(entry)) + ("" if key == "Default" else key)
         node = f"{prefix}{counter[prefix]}"
         counter[prefix] += 1
     return DerivativeInfo(

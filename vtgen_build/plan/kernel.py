@@ -18,7 +18,7 @@ from ..model.schema import SchemaKind, Type
 from .infos import Backward, DerivativeInfo, build_infos
 from .match import Match, match_infos
 from .policy import Policy
-from .values import CppValue, cpp_return_names, value_type
+from .values import cpp_return_names, value_type
 
 __all__ = ["KernelPlan", "Plan", "Value", "build_plan"]
 
@@ -309,7 +309,3 @@ def _no_requires_grad_checks(
     covered = {v.name for v in with_derivs}
     skip = set(info.non_differentiable) | {"output"}
     return tuple(i.name for i in inputs if i.name not in covered and i.name not in skip)
-
-
-def cpp_value(v: Value) -> CppValue:
-    return CppValue(v.name, v.cpp_type, v.type)

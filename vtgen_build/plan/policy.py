@@ -45,9 +45,6 @@ class Policy:
                 return arg
         return "self" if base_name in self.returns_views_of_input else None
 
-    def is_view_function(self, name: str) -> bool:
-        return any(n == name for n, _ in self.view_functions)
-
     def debug_alias(self, base_name: str) -> str | None:
         """The input a view's output shares storage with, as debug builds check it."""
         if base_name == "_unsafe_view":
