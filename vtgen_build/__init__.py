@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 __all__ = ["__version__", "get_cmake_dir"]
 
@@ -16,4 +16,4 @@ def get_cmake_dir() -> str:
     in a source checkout, an editable install and an installed wheel; the
     ``cmake.root`` / ``cmake.prefix`` entry points name the package for the same reason.
     """
-    return str(Path(__file__).resolve().parent / "cmake")
+    return os.path.join(os.path.dirname(os.path.realpath(__file__)), "cmake")

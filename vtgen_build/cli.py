@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__, get_cmake_dir
+from . import __version__, get_cmake_dir, quick
 from .errors import VtgenError, did_you_mean
-from .generate import GenerateOptions, generate, touch, write_depfile
+from .generate import MANIFEST, GenerateOptions, generate, input_paths, touch, write_depfile
 from .inputs import Inputs
-from .paths import find_pytorch_layout
+from .paths import find_pytorch_layout, layout_candidates
 
 if TYPE_CHECKING:
     from .model import Model
@@ -25,6 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; bad input prints ``path:line: error: message`` and returns 1."""
     parser = _parser()
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `quick` records it
     if args.cmakedir:
         print(get_cmake_dir())
         return 0
@@ -127,7 +129,10 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
+    quick.discard(args.out)
     inputs = resolve_inputs(args)
+    read = input_paths(inputs) + (layout_candidates(args.pytorch_root) if args.pytorch_root else [])
+    before = quick.signatures([*read, *quick.generator_files()])  # before anything is read
     result = generate(inputs, _generate_options(args))
     if args.explain:
         for line in result.explanations:
@@ -136,6 +141,9 @@ def _run_generate(args: argparse.Namespace) -> int:
         write_depfile(args.depfile, args.stamp or str(Path(args.out) / "Functions.h"), inputs)
     if args.stamp:
         touch(args.stamp)
+    written = [str(Path(args.out) / rel) for rel in (*result.outputs, MANIFEST)] + ([args.depfile] * bool(args.depfile))
+    stamp = os.path.abspath(args.stamp) if args.stamp else ""
+    quick.record(args.argv, args.out, stamp, quick.signatures(written) + before)
     print(result.summary())
     return 0
 

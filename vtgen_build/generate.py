@@ -29,16 +29,26 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 from .errors import VtgenError
 from .inputs import Inputs
+from .quick import generator_files
 from .write import fault_point, locked, write_atomic
 
 if TYPE_CHECKING:
     from .plan.kernel import Plan
 
-__all__ = ["MANIFEST", "GenerateOptions", "GenerateResult", "depfile_inputs", "generate", "touch", "write_depfile"]
+__all__ = [
+    "MANIFEST",
+    "GenerateOptions",
+    "GenerateResult",
+    "depfile_inputs",
+    "generate",
+    "input_paths",
+    "touch",
+    "write_depfile",
+]
 
 MANIFEST = ".vtgen-manifest.json"
 _MANIFEST_FORMAT = 2
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(os.path.abspath(__file__)).parent  # as quick.generator_files() spells it
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,7 @@ class GenerateResult:
     changed_inputs: tuple[str, ...]
     mode: str = "full"  # "up-to-date", "incremental" or "full"
     explanations: tuple[str, ...] = ()  # per re-planned op (or for all of them): which input changed
+    outputs: tuple[str, ...] = ()  # every file the output directory holds for this run (relative paths)
 
     def summary(self) -> str:
         if self.plan is None:
@@ -75,7 +86,7 @@ class GenerateResult:
         )
 
 
-def _input_paths(inputs: Inputs) -> list[str]:
+def input_paths(inputs: Inputs) -> list[str]:
     return [p for p in (inputs.native_functions, inputs.derivatives, inputs.tags) if p]
 
 
@@ -98,8 +109,7 @@ def _digest(path: str) -> str:
 
 def _generator_files() -> list[Path]:
     """Files that decide the output besides the inputs: templates, the policy, the generator's own code."""
-    files = [*sorted((_PACKAGE / "templates").iterdir()), _PACKAGE / "data" / "pytorch_policy.yaml"]
-    return files + sorted([*_PACKAGE.glob("*.py"), *_PACKAGE.glob("*/*.py")])
+    return [Path(p) for p in generator_files()]
 
 
 def _generator_stats() -> list[list[object]]:
@@ -158,10 +168,10 @@ def _changed_inputs(manifest: dict[str, Any], inputs: Inputs, settings: dict[str
     if manifest.get("settings") != settings:
         return None
     recorded = manifest.get("inputs")
-    if not isinstance(recorded, dict) or set(recorded) != set(_input_paths(inputs)):
+    if not isinstance(recorded, dict) or set(recorded) != set(input_paths(inputs)):
         return None
     changed = []
-    for path in _input_paths(inputs):
+    for path in input_paths(inputs):
         old = recorded[path]
         if not isinstance(old, dict):
             return None
@@ -193,11 +203,12 @@ def generate(inputs: Inputs, options: GenerateOptions) -> GenerateResult:
         settings = _settings(options, inputs, manifest, stats)
         changed = _changed_inputs(manifest, inputs, settings)
         if changed == [] and _outputs_intact(out_dir, manifest):
-            touched = any(manifest["inputs"][p].get("mtime_ns") != _stat(p)["mtime_ns"] for p in _input_paths(inputs))
+            touched = any(manifest["inputs"][p].get("mtime_ns") != _stat(p)["mtime_ns"] for p in input_paths(inputs))
             if touched or manifest.get("generator_stats") != stats:
                 _write_manifest(out_dir, inputs, settings, stats, manifest["files"], manifest.get("cache"))
             elapsed = time.perf_counter() - start
-            return GenerateResult(None, (), len(manifest["files"]), elapsed, (), "up-to-date")
+            files = tuple(manifest["files"])
+            return GenerateResult(None, (), len(files), elapsed, (), "up-to-date", outputs=files)
         return _regenerate(inputs, options, out_dir, manifest, (settings, stats), changed, start)
 
 
@@ -249,10 +260,17 @@ def _regenerate(
     token = incremental.save_cache(out_dir, outcome.cache)
     fault_point("cache written")
     _write_manifest(out_dir, inputs, settings, stats, files_record, token)
-    changed_inputs = tuple(changed) if changed else tuple(_input_paths(inputs))
+    changed_inputs = tuple(changed) if changed else tuple(input_paths(inputs))
     elapsed = time.perf_counter() - start
     return GenerateResult(
-        outcome.plan, tuple(written), unchanged_count, elapsed, changed_inputs, mode, tuple(outcome.explanations)
+        outcome.plan,
+        tuple(written),
+        unchanged_count,
+        elapsed,
+        changed_inputs,
+        mode,
+        tuple(outcome.explanations),
+        tuple(files_record),
     )
 
 
@@ -273,7 +291,7 @@ def _remove_stale_temporaries(out_dir: Path) -> None:
 def _write_manifest(
     out_dir: Path, inputs: Inputs, settings: dict[str, object], stats: object, files: object, cache: object
 ) -> None:
-    recorded = {p: {**_stat(p), "sha256": _digest(p)} for p in _input_paths(inputs)}
+    recorded = {p: {**_stat(p), "sha256": _digest(p)} for p in input_paths(inputs)}
     data = {
         "format": _MANIFEST_FORMAT,
         "settings": settings,
@@ -287,9 +305,7 @@ def _write_manifest(
 
 def depfile_inputs(inputs: Inputs) -> list[str]:
     """Every file a run reads to decide the output: the yaml inputs, the templates and the policy."""
-    return [os.path.abspath(p) for p in _input_paths(inputs)] + [
-        str(p) for p in _generator_files() if p.suffix != ".py"
-    ]
+    return [os.path.abspath(p) for p in input_paths(inputs)] + [str(p) for p in _generator_files() if p.suffix != ".py"]
 
 
 def write_depfile(path: str, target: str, inputs: Inputs) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .errors import VtgenError
 
-__all__ = ["PytorchLayout", "find_pytorch_layout"]
+__all__ = ["PytorchLayout", "find_pytorch_layout", "layout_candidates"]
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,8 @@ def find_pytorch_layout(root: str) -> PytorchLayout:
         f"{root}: not a PyTorch checkout (aten/src/ATen/native/, tools/autograd/) "
         "nor an installed torchgen package (packaged/...)"
     )
+
+
+def layout_candidates(root: str) -> list[str]:
+    """Every path whose presence ``find_pytorch_layout(root)`` looks at (its answer changes with them)."""
+    return [str(Path(root) / rel) for layout in _LAYOUTS for rel in layout]

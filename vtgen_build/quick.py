@@ -1,0 +1,136 @@
+"""The console entry point, and the no-op fast path that answers before anything heavy is imported.
+
+A ``generate`` run that succeeds leaves ``.vtgen-quick`` in its output
+directory: the exact command line and working directory, and the stat
+signature (size, mtime, ctime, inode) of every file the answer depends on:
+the inputs (taken *before* they were read), the ``--pytorch-root`` layout
+candidates, the generator's own files, every output and the manifest.  The
+next run of the same command compares those signatures and, when all match,
+is done: this module imports only ``os``, ``sys`` and ``time``.  Anything
+unexpected (no record, another command, one changed signature, a missing
+file) falls through to the full CLI, which re-checks the manifest (content
+hashes) and writes a fresh record.  A run deletes the record before it
+starts, so a killed run never leaves one behind.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterable, Sequence
+
+__all__ = ["RECORD", "discard", "generator_files", "main", "record", "signatures", "up_to_date"]
+
+RECORD = ".vtgen-quick"
+_MAGIC = "vtgen-quick 1"
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``vtgen-build``: the fast path for an up-to-date ``generate``, else the full CLI."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    start = time.perf_counter()
+    if args[:1] == ["generate"] and up_to_date(args):
+        print(f"vtgen-build: up to date (0 files written) in {time.perf_counter() - start:.3f}s")
+        return 0
+    from .cli import main as cli_main
+
+    return cli_main(args)
+
+
+def generator_files() -> list[str]:
+    """Files that decide the output besides the inputs: templates, the policy, the generator's code."""
+    templates = os.path.join(_PACKAGE, "templates")
+    files = [os.path.join(templates, name) for name in sorted(os.listdir(templates))]
+    files.append(os.path.join(_PACKAGE, "data", "pytorch_policy.yaml"))
+    code = [os.path.join(_PACKAGE, name) for name in os.listdir(_PACKAGE) if name.endswith(".py")]
+    for sub in os.scandir(_PACKAGE):
+        if sub.is_dir() and not sub.name.startswith((".", "__")):
+            code += [os.path.join(sub.path, name) for name in os.listdir(sub.path) if name.endswith(".py")]
+    return files + sorted(code)
+
+
+def signature(path: str) -> str:
+    """What changes when the file is edited, replaced or removed ("-" when missing)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
+
+
+def signatures(paths: Iterable[str]) -> list[tuple[str, str]]:
+    return [(os.path.abspath(p), signature(p)) for p in paths]
+
+
+def _out_dir(args: list[str]) -> str | None:
+    """The ``--out`` value, when the command spells it exactly once (else no fast path)."""
+    found = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--out"]
+    found += [a[len("--out=") :] for a in args if a.startswith("--out=")]
+    return found[0] if len(found) == 1 else None
+
+
+def _header(args: Sequence[str], out_dir: str, touch: str, watched: int) -> list[str]:
+    return [_MAGIC, os.getcwd(), os.path.abspath(out_dir), touch, str(watched), str(len(args)), *args]
+
+
+def discard(out_dir: str) -> None:
+    """Remove the record (a run starts by this, so a failed or killed run leaves none)."""
+    try:  # noqa: SIM105 - contextlib is one import more on the path this module keeps light
+        os.unlink(os.path.join(out_dir, RECORD))
+    except OSError:
+        pass
+
+
+def record(args: Sequence[str], out_dir: str, touch: str, watched: list[tuple[str, str]]) -> None:
+    """Write the record of a successful run (best effort: without it the next run just checks in full).
+
+    ``watched`` are the signatures of the inputs, taken before the run read
+    them, and of the outputs; it must end with those of ``generator_files()``,
+    also taken before the run (``signatures(generator_files())``).
+    """
+    pairs = watched
+    generator = len(generator_files())
+    fields = _header(args, out_dir, touch, len(watched) - generator) + [x for pair in pairs for x in pair]
+    path = os.path.join(out_dir, RECORD)
+    try:
+        with open(path + ".tmp", "w", encoding="utf-8", errors="surrogateescape") as handle:
+            handle.write("\0".join(fields))
+        os.replace(path + ".tmp", path)
+    except OSError:
+        discard(out_dir)
+
+
+def up_to_date(args: list[str]) -> bool:
+    """True when the record in the output directory shows nothing changed since the last run."""
+    out_dir = _out_dir(args)
+    if out_dir is None or os.environ.get("VTGEN_TEST_KILL_AFTER"):
+        return False
+    try:
+        with open(os.path.join(out_dir, RECORD), encoding="utf-8", errors="surrogateescape") as handle:
+            fields = handle.read().split("\0")
+    except OSError:
+        return False
+    if len(fields) < 7 or not fields[4].isdigit():
+        return False
+    header = _header(args, out_dir, fields[3], int(fields[4]))
+    pairs = fields[len(header) :]
+    if fields[: len(header)] != header or len(pairs) % 2:
+        return False
+    paths, recorded = pairs[0::2], pairs[1::2]
+    if paths[int(fields[4]) :] != [os.path.abspath(p) for p in generator_files()]:
+        return False  # a generator file was added or removed
+    if any(signature(p) != s for p, s in zip(paths, recorded, strict=True)):
+        return False
+    return _touch(fields[3])
+
+
+def _touch(path: str) -> bool:
+    if not path:
+        return True
+    try:
+        os.utime(path)
+    except OSError:
+        return False
+    return True
