@@ -21,7 +21,7 @@ def _tree_digest(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and not p.name.startswith(".vtgen")
+        if p.is_file() and not p.relative_to(root).parts[0].startswith(".vtgen")  # manifest, cache
     }
 
 

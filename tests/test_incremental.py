@@ -46,7 +46,7 @@ def on_disk(out: Path) -> dict[str, str]:
     return {
         str(p.relative_to(out)): p.read_text(encoding="utf-8")
         for p in out.rglob("*")
-        if p.is_file() and not p.name.startswith(".")  # the manifest, cache, lock and temporaries
+        if p.is_file() and not p.relative_to(out).parts[0].startswith(".")  # manifest, cache, lock, temporaries
     }
 
 
@@ -255,7 +255,7 @@ def test_global_inputs_and_broken_manifests_mean_a_clean_run(workspace) -> None:
     ws, seeded = workspace
     ws.reset(seeded)
     options = GenerateOptions(str(ws.out))
-    (ws.out / incremental.CACHE).write_bytes(b"garbage")
+    (ws.out / incremental.CACHE / incremental.INDEX).write_bytes(b"garbage")
     ws.write("derivatives", ws.text("derivatives").replace("self.cos().conj()", "self.cos().conj() * 2", 1))
     result = generate(ws.inputs, options)
     assert result.mode == "full" and "no usable cache" in result.explanations[0]

@@ -232,7 +232,7 @@ def _regenerate(
         outcome = (
             "no usable cache"
             if cache is None
-            else incremental.incremental_run(inputs, options, settings, cache, explanations)
+            else incremental.incremental_run(inputs, options, settings, (out_dir, cache), explanations)
         )
     if isinstance(outcome, str):
         explanations = [f"all ops: {outcome}"]

