@@ -19,9 +19,12 @@ the next run repairs.  A lock serialises two runs on one directory.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -192,12 +195,26 @@ def _outputs_intact(out_dir: Path, manifest: dict[str, Any]) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """No cycle collection during a run: it builds hundreds of thousands of objects that live to its end, and
+    each full collection walks them all (a fifth of a clean run's time).  Reference counting
+    still frees everything else; peak memory is unchanged on the real yaml."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def generate(inputs: Inputs, options: GenerateOptions) -> GenerateResult:
     start = time.perf_counter()
     if options.shards < 1:
         raise VtgenError("--shards must be at least 1")
     out_dir = Path(options.out_dir)
-    with locked(out_dir):
+    with locked(out_dir), _cyclic_gc_paused():
         manifest = _read_manifest(out_dir)
         stats = _generator_stats()
         settings = _settings(options, inputs, manifest, stats)

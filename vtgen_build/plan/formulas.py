@@ -40,8 +40,21 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
+_WORD = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text))
+
+
 def uses_ident(text: str, name: str) -> bool:
-    return name in text and _compiled(ident_re(name)).search(text) is not None
+    """Does ``name`` appear in ``text`` as a whole identifier (``ident_re(name)`` finds it)?"""
+    if name not in text:
+        return False
+    if name.isidentifier():  # bordered by non-word characters: one of the text's maximal \w runs
+        return name in _words(text)
+    return _compiled(ident_re(name)).search(text) is not None
 
 
 @dataclass(frozen=True)
@@ -54,7 +67,7 @@ class _Rule:
     expr: Callable[[str], str] | None = None  # forward-time expression, default: the match
     rewrite: Callable[[str], str] | None = None  # formula text, default: the member name
 
-    @property
+    @functools.cached_property
     def needle(self) -> str:
         """Literal text every match contains (the method or helper name): a cheap pre-test."""
         return re.split(r"[\\{]", self.pattern.replace("{}.", "").replace("{}", ""))[0]
