@@ -30,6 +30,7 @@ the reason, and the caller runs the clean path, whose output is the reference.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import pickle
@@ -97,7 +98,7 @@ class Chunk:
     line: int
     text: str
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         return hashlib.blake2b(self.text.encode(), digest_size=16).hexdigest()
 
@@ -558,7 +559,10 @@ def _reassemble(
         files[f"Functions_{shard}.cpp"] = assemble_functions(shard, in_shard, emit)
         files[f"Functions_{shard}.h"] = assemble_node_header(shard, in_shard, emit)
     tokens = tuple(shards[k].token if k in shards else t for k, t in enumerate(index.shard_tokens))
-    entries = tuple(replace(e, digest=c.digest, line=c.line) for e, c in zip(index.entries or (), chunks, strict=True))
+    entries = tuple(
+        e if (e.digest, e.line) == (c.digest, c.line) else replace(e, digest=c.digest, line=c.line)
+        for e, c in zip(index.entries or (), chunks, strict=True)
+    )
     new_index = replace(index, token=_token(), entries=entries, shard_tokens=tokens)
     return Outcome(files, (), plan, (), CacheWrite(new_index, tuple(sorted(shards.items())), None))
 

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import string
-from importlib import resources
 
 from ..errors import VtgenError
 
 __all__ = ["render", "template_text"]
 
 
+_TEMPLATES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+
+
 def template_text(name: str) -> str:
-    return resources.files("vtgen_build").joinpath("templates", name).read_text(encoding="utf-8")
+    """A template file of the package (a plain file: the generator digests and stats them too)."""
+    with open(os.path.join(_TEMPLATES, name), encoding="utf-8") as handle:
+        return handle.read()
 
 
 def render(name: str, text: str, values: dict[str, str]) -> str:
