@@ -20,6 +20,7 @@ OPS = {
     "unary": "sin",  # also forward AD from auto_element_wise
     "binary_scalar": "add.Scalar",
     "inplace": "mul_.Tensor",
+    "inplace_reusing_forward": "addcmul_",  # the out-of-place JVP, on a copy of self_t under grad mode
     "out": "sin.out",
     "multi_output": "max.dim",
     "tensor_list": "cat",

@@ -124,3 +124,17 @@ def test_jvp_decompositions_match_torchgen(plan: Plan) -> None:
     ours = {(k.op, k.dispatch_key) for k in plan.kernels if k.jvp_decomposition}
     assert ours == facts.jvp_decompositions()
     assert len(ours) > 150
+
+
+def test_tangent_clones_match_torchgen(plan: Plan) -> None:
+    """In-place kernels reusing the out-of-place forward formula copy ``self_t`` under grad mode.
+
+    The one known difference: torchgen also does so in the in-place ``_foreach_`` kernels, whose
+    forward formulas vtgen_build does not emit yet (they forbid forward AD instead)."""
+    from vtgen_build.emit.kernel import kernel_definition
+
+    clone = "self_t = GradMode::is_enabled() ? self_t.clone() : self_t;"
+    ours = {(k.op, k.dispatch_key) for k in plan.kernels if k.kind == "kernel" and clone in kernel_definition(k)}
+    theirs = facts.tangent_clones()
+    assert ours == {key for key in theirs if not key[0].startswith("_foreach_")}
+    assert len(ours) == 53 and len(theirs - ours) == 33

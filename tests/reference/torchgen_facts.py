@@ -177,6 +177,7 @@ class _Emitted:
     save_guards: frozenset[tuple[str, str]] = frozenset()
     debug: tuple[bool, frozenset[str], frozenset[str]] = (False, frozenset(), frozenset())
     jvp_decomposition: bool = False
+    tangent_clone: bool = False
 
 
 _UNIQUE_STORAGE: Final = re.compile(r"TORCH_INTERNAL_ASSERT\((\w+)\.storage\(\)\.use_count\(\) == 1")
@@ -254,6 +255,7 @@ def _emitted() -> dict[RegKey, _Emitted]:
                     save_guards=_save_guards(definition),
                     debug=_debug_checks(definition),
                     jvp_decomposition="run_jit_decomposition_with_args_for_jvp" in definition,
+                    tangent_clone="self_t = GradMode::is_enabled() ? self_t.clone() : self_t;" in definition,
                 )
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
@@ -283,6 +285,12 @@ def debug_checks() -> dict[RegKey, tuple[bool, frozenset[str], frozenset[str]]]:
 def jvp_decompositions() -> frozenset[RegKey]:
     """Kernels that, without a forward formula, run the op's decomposition when a tangent is present."""
     return frozenset(k for k, v in _emitted().items() if v.kind == "kernel" and v.jvp_decomposition)
+
+
+@functools.lru_cache(maxsize=1)
+def tangent_clones() -> frozenset[RegKey]:
+    """In-place kernels reusing an out-of-place forward formula, which copy ``self_t`` under grad mode."""
+    return frozenset(k for k, v in _emitted().items() if v.kind == "kernel" and v.tangent_clone)
 
 
 @functools.lru_cache(maxsize=1)

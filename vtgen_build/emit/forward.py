@@ -86,6 +86,10 @@ def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
     if fw.required_original_self:
         lines += _tangent("original_self", "_efficientzerotensor_symint", False)
         lines.append("auto original_self_p = primal_of(original_self);")
+    elif inplace and fw.reuses_outplace and not k.function.name.base.startswith("_foreach_"):
+        # the out-of-place formula reads self_t, which the result is then copied into: under grad
+        # mode, work on a copy so the graph recorded for the tangent does not alias what it writes
+        lines.append("self_t = GradMode::is_enabled() ? self_t.clone() : self_t;")
     return lines
 
 
