@@ -178,6 +178,19 @@ class _Emitted:
     debug: tuple[bool, frozenset[str], frozenset[str]] = (False, frozenset(), frozenset())
     jvp_decomposition: bool = False
     tangent_clone: bool = False
+    forward: tuple[tuple[str, ...], frozenset[tuple[str, str, str]]] = ((), frozenset())
+
+
+_FORWARD_FORMULA: Final = re.compile(r"^\s*\w+_new_fw_grad_opts?(?:\[i\])? = (.*);$", re.M)
+_FORWARD_BINDING: Final = re.compile(r"auto (\w+?)(_t_raw|_p) = (?:toNonOptFwGrad|toNonOptPrimal)\((.+?)\);")
+
+
+def forward_code(
+    definition: str, binding: re.Pattern[str] = _FORWARD_BINDING
+) -> tuple[tuple[str, ...], frozenset[tuple[str, str, str]]]:
+    """A kernel's forward-mode formulas, in order, and what each name bound for them reads."""
+    formulas = tuple(_FORWARD_FORMULA.findall(definition))
+    return formulas, frozenset(binding.findall(definition))
 
 
 _UNIQUE_STORAGE: Final = re.compile(r"TORCH_INTERNAL_ASSERT\((\w+)\.storage\(\)\.use_count\(\) == 1")
@@ -256,6 +269,7 @@ def _emitted() -> dict[RegKey, _Emitted]:
                     debug=_debug_checks(definition),
                     jvp_decomposition="run_jit_decomposition_with_args_for_jvp" in definition,
                     tangent_clone="self_t = GradMode::is_enabled() ? self_t.clone() : self_t;" in definition,
+                    forward=forward_code(definition),
                 )
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
@@ -291,6 +305,12 @@ def jvp_decompositions() -> frozenset[RegKey]:
 def tangent_clones() -> frozenset[RegKey]:
     """In-place kernels reusing an out-of-place forward formula, which copy ``self_t`` under grad mode."""
     return frozenset(k for k, v in _emitted().items() if v.kind == "kernel" and v.tangent_clone)
+
+
+@functools.lru_cache(maxsize=1)
+def forward() -> dict[RegKey, tuple[tuple[str, ...], frozenset[tuple[str, str, str]]]]:
+    """Per kernel: its forward-mode formulas and the (name, _t_raw or _p, expression read) it binds."""
+    return {k: v.forward for k, v in _emitted().items() if v.kind == "kernel"}
 
 
 @functools.lru_cache(maxsize=1)

@@ -7,7 +7,7 @@ import re
 from ..plan.formulas import SavedValue, ident_re
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
 
-__all__ = ["foreach_history", "foreach_nodes"]
+__all__ = ["foreach_history", "foreach_nodes", "foreach_saved_outputs"]
 
 
 def _elements(k: KernelPlan) -> dict[str, str]:
@@ -65,8 +65,7 @@ def foreach_nodes(k: KernelPlan) -> list[str]:
         saved = [line for v in sorted(k.info.saved_inputs, key=lambda v: v.name) for line in _guarded(k, v, elements)]
         make = f"c10::make_intrusive<{node}>()"
     edges = ", ".join(inputs)
-    lines = [
-        f"std::vector<::std::optional<at::Tensor>> original_selfs({first_list}.size());",
+    lines = [  # original_selfs is declared by foreach_forward_setup
         f"std::vector<c10::intrusive_ptr<{node}>> grad_fns({first_list}.size());",
         "if (_any_requires_grad) {",
         f"  for (const auto& i : c10::irange({first_list}.size())) {{",
@@ -86,19 +85,24 @@ def foreach_nodes(k: KernelPlan) -> list[str]:
 
 
 def foreach_history(k: KernelPlan) -> list[str]:
-    """Attach each updated element to its Node and save what the formulas read of the result."""
+    """Attach each updated element to its Node."""
     first_list = next(a.name for a in k.function.func.arguments.non_out if a.type.is_list())
-    outputs = []
-    if k.info is not None and k.node not in (None, NOT_IMPLEMENTED_NODE):
-        for v in sorted(k.info.saved_outputs, key=lambda v: v.name):
-            outputs.append(
-                f"    grad_fns[i]->{v.name}_ = SavedVariable({first_list}[i], true, {first_list}[i].is_view());"
-            )
     return [
         f"for (const auto& i : c10::irange({first_list}.size())) {{",
         "  if (grad_fns[i]) {",
         f"    rebase_history({first_list}[i], grad_fns[i]);",
-        *outputs,
         "  }",
         "}",
     ]
+
+
+def foreach_saved_outputs(k: KernelPlan) -> list[str]:
+    """Save what the formulas read of the result (after its tangent is attached)."""
+    if k.info is None or k.node in (None, NOT_IMPLEMENTED_NODE) or not k.info.saved_outputs:
+        return []
+    first_list = next(a.name for a in k.function.func.arguments.non_out if a.type.is_list())
+    saves = [
+        f"    grad_fns[i]->{v.name}_ = SavedVariable({first_list}[i], true, {first_list}[i].is_view());"
+        for v in sorted(k.info.saved_outputs, key=lambda v: v.name)
+    ]
+    return [f"for (const auto& i : c10::irange({first_list}.size())) {{", "  if (grad_fns[i]) {", *saves, "  }", "}"]

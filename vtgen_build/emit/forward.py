@@ -11,7 +11,16 @@ from ..plan.infos import Forward
 from ..plan.kernel import KernelPlan
 from .lines import at_yaml_line
 
-__all__ = ["forward_flags", "forward_formulas", "keep_original_self", "needs_original_self", "supports_forward"]
+__all__ = [
+    "formula_text",
+    "forward_flag",
+    "forward_flags",
+    "forward_formulas",
+    "keep_original_self",
+    "needs_original_self",
+    "supports_forward",
+    "tangent_binding",
+]
 
 
 def _formulas(k: KernelPlan) -> tuple[Forward, ...]:
@@ -23,7 +32,12 @@ def supports_forward(k: KernelPlan) -> bool:
     forward = _formulas(k)
     if not forward or k.function.name.base.startswith("_foreach_") or k.function.kind is SchemaKind.out:
         return False
-    return all(str(t) == "Tensor" for fw in forward for t in fw.var_types)
+    return all(str(t) == "Tensor" or _is_tensor_list(fw) for fw in forward for t in fw.var_types)
+
+
+def _is_tensor_list(fw: Forward) -> bool:
+    """One output, a ``Tensor[]`` (``split``, ``unbind``): one tangent per element."""
+    return len(fw.var_types) == 1 and str(fw.var_types[0]) == "Tensor[]"
 
 
 def needs_original_self(k: KernelPlan) -> bool:
@@ -36,7 +50,7 @@ def _inputs(k: KernelPlan, names: tuple[str, ...]) -> list[str]:
     return [n for i, n in enumerate(names) if n in differentiable and n not in names[:i]]
 
 
-def _flag(fw: Forward) -> str:
+def forward_flag(fw: Forward) -> str:
     return "_any_has_forward_grad_" + "_".join(fw.var_names)
 
 
@@ -54,7 +68,7 @@ def forward_flags(k: KernelPlan) -> list[str]:
         tests = " || ".join(_tangent_test(k, n) for n in _inputs(k, fw.required_tangents)) or "true"
         if condition:
             tests = f"({condition}) && ({tests})"
-        lines.append(f"[[maybe_unused]] auto {_flag(fw)} = ({tests});")
+        lines.append(f"[[maybe_unused]] auto {forward_flag(fw)} = ({tests});")
     return lines
 
 
@@ -62,14 +76,16 @@ def keep_original_self(k: KernelPlan) -> list[str]:
     """In-place ops whose JVP reads the input's old value copy it before the call."""
     if not needs_original_self(k):
         return []
-    flags = " || ".join(_flag(fw) for fw in _formulas(k) if fw.required_original_self)
+    flags = " || ".join(forward_flag(fw) for fw in _formulas(k) if fw.required_original_self)
     return [f"if ({flags}) {{", "  if (!original_self.has_value()) original_self = self.clone();", "}"]
 
 
-def _tangent(name: str, zeros: str, wrapped: bool) -> list[str]:
+def tangent_binding(name: str, zeros: str, wrapped: bool, source: str | None = None) -> list[str]:
+    """``name_t``: the tangent of ``source`` (default: ``name``), zeros when it has none."""
+    source = source or name
     lines = [
-        f"auto {name}_t_raw = tangent_of({name});",
-        f"auto {name}_tensor = value_of({name});",
+        f"auto {name}_t_raw = tangent_of({source});",
+        f"auto {name}_tensor = value_of({source});",
         f"auto {name}_t = ({name}_t_raw.defined() || !{name}_tensor.defined())",
         f"  ? {name}_t_raw : at::{zeros}({name}_tensor.sym_sizes(), {name}_tensor.options());",
     ]
@@ -81,10 +97,10 @@ def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
     lines: list[str] = []
     for name in _inputs(k, fw.required_tangents):
         own = inplace and name == "self"
-        lines += _tangent(name, "zeros_symint" if own else "_efficientzerotensor_symint", not own)
+        lines += tangent_binding(name, "zeros_symint" if own else "_efficientzerotensor_symint", not own)
     lines += [f"auto {n}_p = primal_of({n});" for n in _inputs(k, fw.required_primals)]
     if fw.required_original_self:
-        lines += _tangent("original_self", "_efficientzerotensor_symint", False)
+        lines += tangent_binding("original_self", "_efficientzerotensor_symint", False)
         lines.append("auto original_self_p = primal_of(original_self);")
     elif inplace and fw.reuses_outplace and not k.function.name.base.startswith("_foreach_"):
         # the out-of-place formula reads self_t, which the result is then copied into: under grad
@@ -93,7 +109,7 @@ def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
     return lines
 
 
-def _formula_text(fw: Forward, line_directives: bool) -> str:
+def formula_text(fw: Forward, line_directives: bool) -> str:
     if not line_directives:
         return fw.formula
     # the yaml spells it `  result: formula`; the kernel body indents this line by two spaces
@@ -110,13 +126,16 @@ def forward_formulas(k: KernelPlan, line_directives: bool = False) -> list[str]:
     lines: list[str] = []
     for fw in _formulas(k):
         holder = "_".join(fw.var_names) + "_new_fw_grad_opt"
+        if _is_tensor_list(fw):
+            lines += _list_output(k, fw, holder, line_directives)
+            continue
         single = len(fw.var_names) == 1
         value_type = "at::Tensor" if single else f"::std::tuple<{','.join(['at::Tensor'] * len(fw.var_names))}>"
-        guard = _flag(fw) + (f" && ({fw.var_names[0]}.defined())" if single else "")
+        guard = forward_flag(fw) + (f" && ({fw.var_names[0]}.defined())" if single else "")
         lines.append(f"::std::optional<{value_type}> {holder} = ::std::nullopt;")
         lines.append(f"if ({guard}) {{")
         lines += ["  " + b for b in _bindings(k, fw)]
-        lines += [f"  {holder} = {_formula_text(fw, line_directives)};", "}"]
+        lines += [f"  {holder} = {formula_text(fw, line_directives)};", "}"]
         for i, out in enumerate(fw.var_names):
             value = f"{holder}.value()" if single else f"std::get<{i}>({holder}.value())"
             lines += [
@@ -125,3 +144,24 @@ def forward_formulas(k: KernelPlan, line_directives: bool = False) -> list[str]:
                 "}",
             ]
     return lines
+
+
+def _list_output(k: KernelPlan, fw: Forward, holder: str, line_directives: bool) -> list[str]:
+    """A ``Tensor[]`` output: the formula gives one tangent per element, attached element by element."""
+    out = fw.var_names[0]
+    return [
+        f"::std::optional<::std::vector<at::Tensor>> {holder} = ::std::nullopt;",
+        f"if ({forward_flag(fw)}) {{",
+        *("  " + b for b in _bindings(k, fw)),
+        f"  {holder} = {formula_text(fw, line_directives)};",
+        "}",
+        f"if ({holder}.has_value()) {{",
+        f"  const auto& tangents = {holder}.value();",
+        f"  TORCH_INTERNAL_ASSERT({out}.size() == tangents.size());",
+        f"  for (const auto i : c10::irange({out}.size())) {{",
+        f"    if (tangents[i].defined() && {out}[i].defined()) {{",
+        f"      {out}[i]._set_fw_grad(tangents[i], /* level */ 0, /* is_inplace_op */ false);",
+        "    }",
+        "  }",
+        "}",
+    ]

@@ -8,7 +8,8 @@ from ..plan.formulas import SavedValue
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
 from ..plan.values import CppValue, cpp_return_names
 from .debug import debug_after, debug_before
-from .foreach import foreach_history, foreach_nodes
+from .foreach import foreach_history, foreach_nodes, foreach_saved_outputs
+from .foreach_forward import foreach_forward, foreach_forward_formulas, foreach_forward_setup
 from .forward import forward_flags, forward_formulas, keep_original_self, needs_original_self, supports_forward
 
 __all__ = ["kernel_definition", "registration"]
@@ -70,9 +71,11 @@ def _derivative_setup(k: KernelPlan) -> list[str]:
     if k.function.kind is SchemaKind.out:
         return [*lines, "c10::intrusive_ptr<Node> grad_fn;", *_forbid_out_grad(k)]
     if _is_inplace_foreach(k):
-        return [*lines, *foreach_nodes(k)]
+        return [*lines, *foreach_forward_setup(k), *foreach_nodes(k)]
     if supports_forward(k):
         lines += forward_flags(k)
+    elif foreach_forward(k) is not None:
+        lines += foreach_forward_setup(k)
     if k.function.kind is SchemaKind.inplace:
         lines += [f"check_inplace({o.name}, _any_requires_grad);" for o in k.differentiable_outputs]
         if _saves_self_before_update(k) or needs_original_self(k):
@@ -229,11 +232,14 @@ def _after_call(k: KernelPlan, line_directives: bool = False) -> list[str]:
     if k.function.kind is SchemaKind.out:
         return [*lines, _forbid_forward(k, " because it is an out= function")]
     if _is_inplace_foreach(k):
-        return [*foreach_history(k), _forbid_forward(k, "")]
+        forward = foreach_forward_formulas(k, line_directives) or [_forbid_forward(k, "")]
+        return [*foreach_history(k), *forward, *foreach_saved_outputs(k)]
     base = k.function.name.base
     lines += [f'throw_error_for_complex_autograd({o}, "{base}");' for o in k.complex_checked]
     if supports_forward(k):
         lines += forward_formulas(k, line_directives)
+    elif foreach_forward(k) is not None:
+        lines += foreach_forward_formulas(k, line_directives)
     elif not k.jvp_decomposition:
         lines.append(_forbid_forward(k, ""))
     lines += _save_outputs(k)

@@ -106,8 +106,29 @@ def _foreach_info(f: NativeFunction, index: _Index, policy: Policy) -> tuple[Der
     if ref is None:
         return None, False
     if f.kind is SchemaKind.inplace:
-        return ref, False
+        return _inplace_foreach_forward(f, ref), False
     return _adapt_to_foreach(f, ref, policy), True
+
+
+def _inplace_foreach_forward(f: NativeFunction, ref: DerivativeInfo) -> DerivativeInfo:
+    """An in-place ``_foreach_`` op updates element ``i`` with the per-tensor op's JVP.
+
+    Tensor arguments keep the per-tensor op's names (the kernel binds them to element ``i`` of
+    its own lists); a scalar list becomes ``name[i]`` and any other argument takes this op's
+    name.  ``match_infos`` then makes it an in-place formula, as for any in-place op.
+    """
+    forward = []
+    for fw in ref.forward:
+        text = fw.formula
+        for arg, ref_arg in zip(_flat_non_out(f.func), _flat_non_out(ref.func.func), strict=False):
+            if arg.type.is_tensor_like():
+                continue
+            if arg.type.is_list():
+                text = text.replace(ref_arg.name, arg.name + "[i]")
+            elif arg.name != ref_arg.name:
+                text = text.replace(ref_arg.name, arg.name)
+        forward.append(replace(fw, formula=text))
+    return replace(ref, forward=tuple(forward))
 
 
 def _reference(
