@@ -435,7 +435,7 @@ class FunctionSchema:
         """Hashed once: schemas key the plan's tables, and a field-by-field hash walks the whole tree."""
         found: int | None = self.__dict__.get("_hash")
         if found is None:
-            found = self.__dict__["_hash"] = hash((self.name, self.arguments, self.returns))
+            found = self.__dict__["_hash"] = hash(str(self))  # the text is canonical: equal schemas, equal text
         return found
 
     def __reduce__(self) -> tuple[Callable[[str], FunctionSchema], tuple[str]]:

@@ -9,8 +9,8 @@ own simply matches none of them.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from importlib import resources
 
 import yaml
 
@@ -52,11 +52,15 @@ class Policy:
         return next((arg for name, arg in self.view_functions if name == base_name), None)
 
 
+_POLICY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "pytorch_policy.yaml")
+
+
 def load_policy(text: str | None = None) -> Policy:
     """The built-in PyTorch policy, or one read from ``text``."""
     if text is None:
-        text = resources.files("vtgen_build").joinpath("data/pytorch_policy.yaml").read_text(encoding="utf-8")
-    raw = yaml.safe_load(text) or {}
+        with open(_POLICY, encoding="utf-8") as handle:
+            text = handle.read()
+    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     views = raw.pop("view_functions", {}) or {}
     lists = {key: frozenset(raw.get(key) or ()) for key in Policy.__dataclass_fields__ if key != "view_functions"}
     return Policy(**lists, view_functions=tuple(sorted(views.items())))
