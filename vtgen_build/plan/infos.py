@@ -330,8 +330,8 @@ def _add_view_copies(model: Model, infos: dict[FunctionSchema, tuple[DerivativeI
     copies = {
         f.func.signature(strip_view_copy_name=True): f
         for f in model.native_functions
-        if not f.is_view_op and f.kind is SchemaKind.functional
-    }
+        if f.name.base.endswith("_copy") and not f.is_view_op and f.kind is SchemaKind.functional
+    }  # only a ``<view>_copy`` name can match a view's signature once ``_copy`` is stripped
     added: dict[FunctionSchema, tuple[DerivativeInfo, ...]] = {}
     for per_key in infos.values():
         view = per_key[0].func
