@@ -90,9 +90,8 @@ def record(args: Sequence[str], out_dir: str, touch: str, watched: list[tuple[st
     them, and of the outputs; it must end with those of ``generator_files()``,
     also taken before the run (``signatures(generator_files())``).
     """
-    pairs = watched
     generator = len(generator_files())
-    fields = _header(args, out_dir, touch, len(watched) - generator) + [x for pair in pairs for x in pair]
+    fields = _header(args, out_dir, touch, len(watched) - generator) + [x for pair in watched for x in pair]
     path = os.path.join(out_dir, RECORD)
     tmp = f"{path}.{os.getpid()}.tmp"  # written outside the lock: one temporary per process
     try:
