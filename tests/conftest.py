@@ -13,6 +13,26 @@ import pytest
 from vtgen_build import cli
 from vtgen_build.model import Inputs, Model, load_model
 
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_project"
+
+
+def sample_inputs(root: Path = SAMPLE, derivatives: Path | None = None) -> list[str]:
+    """CLI options for the sample project's yaml (or a copy of it under ``root``) and its helper header."""
+    return [
+        "--native-functions",
+        str(root / "native_functions.yaml"),
+        "--derivatives",
+        str(derivatives or root / "derivatives.yaml"),
+        "--tags",
+        str(root / "tags.yaml"),
+        "--namespace",
+        "vtsample",
+        "--manual-header",
+        "vtsample/helpers.h",
+        "--using-namespace",
+        "torch::autograd::generated::details",
+    ]
+
 
 @dataclass(frozen=True)
 class RealYaml:

@@ -14,37 +14,16 @@ import pytest
 
 from vtgen_build.check import STATE
 
-from .conftest import CliResult, CliRunner, RealYaml
+from .conftest import SAMPLE, CliResult, CliRunner, RealYaml, sample_inputs
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "sample_project"
 CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
 
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 
 
 def _sample_args(tmp: Path, out: Path, derivatives: Path | None = None) -> list[str]:
-    return [
-        "check",
-        "--native-functions",
-        str(SAMPLE / "native_functions.yaml"),
-        "--derivatives",
-        str(derivatives or SAMPLE / "derivatives.yaml"),
-        "--tags",
-        str(SAMPLE / "tags.yaml"),
-        "--namespace",
-        "vtsample",
-        "--manual-header",
-        "vtsample/helpers.h",
-        "--using-namespace",
-        "torch::autograd::generated::details",
-        "-I",
-        str(SAMPLE / "include"),
-        "--shards",
-        "2",
-        "--out",
-        str(out),
-    ]
+    include = ["-I", str(SAMPLE / "include")]
+    return ["check", *sample_inputs(SAMPLE, derivatives), *include, "--shards", "2", "--out", str(out)]
 
 
 def _edited(src: Path, dst: Path, old: str, new: str) -> int:

@@ -25,8 +25,9 @@ import vtgen_build
 from vtgen_build import cli
 from vtgen_build.model import Inputs, load_model
 
+from .conftest import SAMPLE, sample_inputs
+
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "sample_project"
 TARGET = "vtsample_autograd"
 GENERATED = f"vtgen_build: generating autograd kernels for {TARGET}"
 SHARDS = 2
@@ -569,25 +570,7 @@ def test_node_header_change_changes_its_translation_units(tmp_path: Path, old: s
     that header change too, so Ninja's restat and Make recompile them in the same build."""
     source = _copy_sample(tmp_path / "sample")
     out = tmp_path / "out"
-    args = [
-        "generate",
-        "--native-functions",
-        str(source / "native_functions.yaml"),
-        "--derivatives",
-        str(source / "derivatives.yaml"),
-        "--tags",
-        str(source / "tags.yaml"),
-        "--namespace",
-        "vtsample",
-        "--manual-header",
-        "vtsample/helpers.h",
-        "--using-namespace",
-        "torch::autograd::generated::details",
-        "--shards",
-        str(SHARDS),
-        "--out",
-        str(out),
-    ]
+    args = ["generate", *sample_inputs(source), "--shards", str(SHARDS), "--out", str(out)]
 
     def snapshot() -> dict[str, str]:
         return {p.relative_to(out).as_posix(): p.read_text(errors="replace") for p in out.rglob("*") if p.is_file()}

@@ -12,27 +12,13 @@ import pytest
 
 from vtgen_build import quick
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_project"
+from .conftest import SAMPLE, sample_inputs
 
 
 def _workspace(tmp_path: Path) -> list[str]:
     for name in ("native_functions.yaml", "derivatives.yaml", "tags.yaml"):
         shutil.copy(SAMPLE / name, tmp_path / name)
-    return [
-        "generate",
-        "--native-functions",
-        "native_functions.yaml",
-        "--derivatives",
-        "derivatives.yaml",
-        "--tags",
-        "tags.yaml",
-        "--namespace",
-        "sample",
-        "--out",
-        "out",
-        "--stamp",
-        "gen.stamp",
-    ]
+    return ["generate", *sample_inputs(Path()), "--out", "out", "--stamp", "gen.stamp"]
 
 
 def _run(args: list[str], cwd: Path) -> str:
