@@ -37,7 +37,7 @@ def clean_files(inputs: Inputs, options: GenerateOptions) -> dict[str, str] | st
     """What a clean run writes (path → content), or its error message."""
     try:
         settings = _settings(options, inputs, {}, _generator_stats())
-        return incremental.full_run(inputs, options, settings, []).files
+        return dict(incremental.full_run(inputs, options, settings, []).files)
     except VtgenError as exc:
         return str(exc)
 

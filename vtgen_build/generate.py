@@ -257,15 +257,15 @@ def _regenerate(
         mode, all_files = "full", outcome.all_files
         old_files = manifest.get("files") if isinstance(manifest.get("files"), dict) else {}
         owned = set(old_files or ())
-        files_record = {rel: _file_record(content) for rel, content in outcome.files.items()}
+        files_record = {rel: _file_record(content) for rel, content in outcome.files}
     else:
         mode = "incremental"
         files_record = dict(manifest["files"])
-        files_record.update({rel: _file_record(content) for rel, content in outcome.files.items()})
+        files_record.update({rel: _file_record(content) for rel, content in outcome.files})
         owned = set()
     written, unchanged_count = [], 0
-    for rel in sorted(outcome.files):
-        if write_atomic(out_dir / rel, outcome.files[rel]):
+    for rel, content in outcome.files:
+        if write_atomic(out_dir / rel, content):
             written.append(rel)
     if mode == "full":
         for rel in sorted(owned - set(all_files)):

@@ -205,7 +205,7 @@ class CacheWrite:
 class Outcome:
     """What a run produced: files to write (path → content), and what was re-planned."""
 
-    files: dict[str, str]
+    files: tuple[tuple[str, str], ...]  # (relative path, content) to write, sorted by path
     all_files: tuple[str, ...]  # the whole output file set (a clean run), or () for an incremental one
     plan: Plan
     explanations: tuple[str, ...]
@@ -249,7 +249,7 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
 
         files.update(render_decls(model.native_functions))  # declarations the stub headers include
     cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)
-    return Outcome(files, tuple(sorted(files)), plan, tuple(explanations), cache)
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache)
 
 
 def _shard_files(
@@ -564,7 +564,9 @@ def _reassemble(
         for e, c in zip(index.entries or (), chunks, strict=True)
     )
     new_index = replace(index, token=_token(), entries=entries, shard_tokens=tokens)
-    return Outcome(files, (), plan, (), CacheWrite(new_index, tuple(sorted(shards.items())), None))
+    return Outcome(
+        tuple(sorted(files.items())), (), plan, (), CacheWrite(new_index, tuple(sorted(shards.items())), None)
+    )
 
 
 def _load(path: Path, kind: Callable[..., Any], token: str | None) -> Any:
