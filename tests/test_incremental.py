@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from vtgen_build import incremental
 from vtgen_build.errors import VtgenError
-from vtgen_build.generate import GenerateOptions, _generator_stats, _settings, generate
+from vtgen_build.generate import GenerateOptions, GenerateResult, _generator_stats, _settings, generate
 from vtgen_build.inputs import Inputs
 from vtgen_build.write import locked
 
@@ -190,15 +190,22 @@ def test_incremental_output_equals_a_clean_run_after_every_edit(workspace, edits
         assert on_disk(ws.out) == expected, (kind, pick, result)
 
 
+def _edit_once(ws: Workspace, old: str, new: str) -> GenerateResult:
+    """Replace the first ``old`` in derivatives.yaml by ``new``; the next run must be incremental."""
+    deriv = ws.text("derivatives")
+    assert old in deriv
+    ws.write("derivatives", deriv.replace(old, new, 1))
+    result = generate(ws.inputs, GenerateOptions(str(ws.out)))
+    assert result.mode == "incremental"
+    return result
+
+
 def test_formula_edit_replans_only_its_family_and_explains_why(workspace) -> None:  # type: ignore[no-untyped-def]
     ws, seeded = workspace
     ws.reset(seeded)
     options = GenerateOptions(str(ws.out))
     assert generate(ws.inputs, options).mode == "up-to-date"  # reset() settled it
-    deriv = ws.text("derivatives")
-    ws.write("derivatives", deriv.replace("self: grad * self.cos().conj()", "self: grad * self.cos().conj() * 2", 1))
-    result = generate(ws.inputs, options)
-    assert result.mode == "incremental"
+    result = _edit_once(ws, "self: grad * self.cos().conj()", "self: grad * self.cos().conj() * 2")
     assert result.plan is not None and {k.op for k in result.plan.kernels} == {
         "sin",
         "sin_",
@@ -220,12 +227,9 @@ def test_saved_value_change_in_one_op_rewrites_at_most_three_files_and_no_shared
     ws, seeded = workspace
     ws.reset(seeded)
     options = GenerateOptions(str(ws.out))
-    deriv = ws.text("derivatives")
     old = "  self: norm_backward(grad, self - other, p, result)\n  other: -norm_backward(grad, self - other, p, result)"
-    assert deriv.count(old) == 1  # dist: saves self, other, p, result
-    ws.write("derivatives", deriv.replace(old, old.replace("result)", "(self - other).norm(p))")))
-    result = generate(ws.inputs, options)
-    assert result.mode == "incremental"
+    assert ws.text("derivatives").count(old) == 1  # dist: saves self, other, p, result
+    result = _edit_once(ws, old, old.replace("result)", "(self - other).norm(p))"))
     headers = [w for w in result.written if w.endswith(".h")]
     assert len(headers) == 1 and "struct TORCH_API DistBackward0 " in (ws.out / headers[0]).read_text()
     assert len(result.written) <= 3, result.written
@@ -237,12 +241,8 @@ def test_saved_value_change_in_a_family_touches_only_its_own_headers(workspace) 
     ws, seeded = workspace
     ws.reset(seeded)
     options = GenerateOptions(str(ws.out))
-    deriv = ws.text("derivatives")
     old = "- name: exp(Tensor self) -> Tensor\n  self: grad * result.conj()"
-    assert old in deriv
-    ws.write("derivatives", deriv.replace(old, "- name: exp(Tensor self) -> Tensor\n  self: grad * self.exp().conj()"))
-    result = generate(ws.inputs, options)
-    assert result.mode == "incremental"
+    result = _edit_once(ws, old, "- name: exp(Tensor self) -> Tensor\n  self: grad * self.exp().conj()")
     headers = sorted(w for w in result.written if w.endswith(".h"))
     assert len(headers) == 1  # exp, exp_, exp.out and _foreach_exp(_) share one shard, so one Node header
     assert {"ExpBackward0", "ForeachExpBackward0"} <= set(

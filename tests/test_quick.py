@@ -101,13 +101,12 @@ def test_a_changed_generator_file_is_noticed(tmp_path: Path, monkeypatch: pytest
     out = tmp_path / "out"
     out.mkdir()
     args = ["generate", "--out", str(out)]
-    before = quick.signatures([str(template)])
-    quick.record(args, str(out), "", before)
+    quick.record(args, str(out), "", [], quick.signatures([str(template)]))
     assert quick.up_to_date(args)
     assert not quick.up_to_date([*args, "--explain"])
     template.write_text("two")
     assert not quick.up_to_date(args)
-    quick.record(args, str(out), "", quick.signatures([str(template)]))
+    quick.record(args, str(out), "", [], quick.signatures([str(template)]))
     extra = tmp_path / "new_module.py"
     extra.write_text("")
     monkeypatch.setattr(quick, "generator_files", lambda: [str(template), str(extra)])

@@ -132,7 +132,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     quick.discard(args.out)
     inputs = resolve_inputs(args)
     read = input_paths(inputs) + (layout_candidates(args.pytorch_root) if args.pytorch_root else [])
-    before = quick.signatures([*read, *quick.generator_files()])  # before anything is read
+    before, generator = quick.signatures(read), quick.signatures(quick.generator_files())  # before anything is read
     result = generate(inputs, _generate_options(args))
     if args.explain:
         for line in result.explanations:
@@ -141,9 +141,9 @@ def _run_generate(args: argparse.Namespace) -> int:
         write_depfile(args.depfile, args.stamp or str(Path(args.out) / "Functions.h"), inputs)
     if args.stamp:
         touch(args.stamp)
-    written = [str(Path(args.out) / rel) for rel in (*result.outputs, MANIFEST)] + ([args.depfile] * bool(args.depfile))
+    outputs = [str(Path(args.out) / rel) for rel in (*result.outputs, MANIFEST)] + ([args.depfile] * bool(args.depfile))
     stamp = os.path.abspath(args.stamp) if args.stamp else ""
-    quick.record(args.argv, args.out, stamp, quick.signatures(written) + before)
+    quick.record(args.argv, args.out, stamp, quick.signatures(outputs) + before, generator)
     print(result.summary())
     return 0
 

@@ -83,15 +83,15 @@ def discard(out_dir: str) -> None:
         pass
 
 
-def record(args: Sequence[str], out_dir: str, touch: str, watched: list[tuple[str, str]]) -> None:
+def record(
+    args: Sequence[str], out_dir: str, touch: str, watched: list[tuple[str, str]], generator: list[tuple[str, str]]
+) -> None:
     """Write the record of a successful run (best effort: without it the next run just checks in full).
 
-    ``watched`` are the signatures of the inputs, taken before the run read
-    them, and of the outputs; it must end with those of ``generator_files()``,
-    also taken before the run (``signatures(generator_files())``).
+    ``watched``: the signatures of the inputs (taken before the run read them) and of the
+    outputs; ``generator``: those of ``generator_files()``, also taken before the run.
     """
-    generator = len(generator_files())
-    fields = _header(args, out_dir, touch, len(watched) - generator) + [x for pair in watched for x in pair]
+    fields = _header(args, out_dir, touch, len(watched)) + [x for pair in (*watched, *generator) for x in pair]
     path = os.path.join(out_dir, RECORD)
     tmp = f"{path}.{os.getpid()}.tmp"  # written outside the lock: one temporary per process
     try:

@@ -4,18 +4,34 @@ from __future__ import annotations
 
 import re
 
+from ..model.schema import Argument
 from ..plan.formulas import SavedValue, ident_re
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
 
-__all__ = ["foreach_history", "foreach_nodes", "foreach_saved_outputs"]
+__all__ = ["bound_arguments", "element", "first_list", "foreach_history", "foreach_nodes", "foreach_saved_outputs"]
+
+
+def first_list(k: KernelPlan) -> str:
+    """The kernel's first list argument: its length is the number of elements."""
+    return next(a.name for a in k.function.func.arguments.non_out if a.type.is_list())
+
+
+def bound_arguments(k: KernelPlan) -> dict[str, Argument]:
+    """Name in the formulas → this kernel's argument it stands for (in place, the formulas are the
+    per-tensor op's; out of place they are adapted to this op, and the names are its own)."""
+    assert k.info is not None
+    ref_args = k.info.func.func.arguments.non_out
+    return dict(zip((r.name for r in ref_args), k.function.func.arguments.non_out, strict=False))
+
+
+def element(a: Argument) -> str:
+    """Element ``i`` of a list argument; any other argument as it is."""
+    return f"{a.name}[i]" if a.type.is_list() else a.name
 
 
 def _elements(k: KernelPlan) -> dict[str, str]:
     """Per-tensor op argument name → the expression of element ``i`` in this kernel."""
-    assert k.info is not None
-    ref_args = k.info.func.func.arguments.non_out
-    own_args = k.function.func.arguments.non_out
-    return {r.name: (a.name + "[i]" if a.type.is_list() else a.name) for a, r in zip(own_args, ref_args, strict=False)}
+    return {name: element(a) for name, a in bound_arguments(k).items()}
 
 
 def _element_expr(text: str, elements: dict[str, str]) -> str:
@@ -55,7 +71,7 @@ def _guarded(k: KernelPlan, v: SavedValue, elements: dict[str, str]) -> list[str
 def foreach_nodes(k: KernelPlan) -> list[str]:
     """Create and fill the per-element Nodes (before the call)."""
     node = k.node or NOT_IMPLEMENTED_NODE
-    first_list = next(a.name for a in k.function.func.arguments.non_out if a.type.is_list())
+    first = first_list(k)
     if k.info is None or node == NOT_IMPLEMENTED_NODE:
         inputs, saved = [v.name + "[i]" if v.type.is_list() else v.name for v in k.args_with_derivatives], []
         make = f'c10::make_intrusive<NotImplemented>("{k.function.cpp_name}")'
@@ -66,11 +82,11 @@ def foreach_nodes(k: KernelPlan) -> list[str]:
         make = f"c10::make_intrusive<{node}>()"
     edges = ", ".join(inputs)
     lines = [  # original_selfs is declared by foreach_forward_setup
-        f"std::vector<c10::intrusive_ptr<{node}>> grad_fns({first_list}.size());",
+        f"std::vector<c10::intrusive_ptr<{node}>> grad_fns({first}.size());",
         "if (_any_requires_grad) {",
-        f"  for (const auto& i : c10::irange({first_list}.size())) {{",
+        f"  for (const auto& i : c10::irange({first}.size())) {{",
         f"    const auto ith_requires_grad = compute_requires_grad({edges});",
-        f"    check_inplace({first_list}[i], ith_requires_grad);",
+        f"    check_inplace({first}[i], ith_requires_grad);",
         "    if (!ith_requires_grad) {",
         "      continue;",
         "    }",
@@ -86,11 +102,11 @@ def foreach_nodes(k: KernelPlan) -> list[str]:
 
 def foreach_history(k: KernelPlan) -> list[str]:
     """Attach each updated element to its Node."""
-    first_list = next(a.name for a in k.function.func.arguments.non_out if a.type.is_list())
+    first = first_list(k)
     return [
-        f"for (const auto& i : c10::irange({first_list}.size())) {{",
+        f"for (const auto& i : c10::irange({first}.size())) {{",
         "  if (grad_fns[i]) {",
-        f"    rebase_history({first_list}[i], grad_fns[i]);",
+        f"    rebase_history({first}[i], grad_fns[i]);",
         "  }",
         "}",
     ]
@@ -100,9 +116,9 @@ def foreach_saved_outputs(k: KernelPlan) -> list[str]:
     """Save what the formulas read of the result (after its tangent is attached)."""
     if k.info is None or k.node in (None, NOT_IMPLEMENTED_NODE) or not k.info.saved_outputs:
         return []
-    first_list = next(a.name for a in k.function.func.arguments.non_out if a.type.is_list())
+    first = first_list(k)
     saves = [
-        f"    grad_fns[i]->{v.name}_ = SavedVariable({first_list}[i], true, {first_list}[i].is_view());"
+        f"    grad_fns[i]->{v.name}_ = SavedVariable({first}[i], true, {first}[i].is_view());"
         for v in sorted(k.info.saved_outputs, key=lambda v: v.name)
     ]
-    return [f"for (const auto& i : c10::irange({first_list}.size())) {{", "  if (grad_fns[i]) {", *saves, "  }", "}"]
+    return [f"for (const auto& i : c10::irange({first}.size())) {{", "  if (grad_fns[i]) {", *saves, "  }", "}"]

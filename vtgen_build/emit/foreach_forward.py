@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..model.schema import Argument, SchemaKind
 from ..plan.infos import Forward
 from ..plan.kernel import KernelPlan
+from .foreach import bound_arguments, element, first_list
 from .forward import formula_text, forward_flag, tangent_binding
 
 __all__ = ["foreach_forward", "foreach_forward_formulas", "foreach_forward_setup"]
@@ -31,32 +32,15 @@ def foreach_forward(k: KernelPlan) -> Forward | None:
     return fw if fw.var_names == expected else None
 
 
-def _bound(k: KernelPlan) -> dict[str, Argument]:
-    """Name a formula uses → this kernel's argument it stands for (the per-tensor op's names in place)."""
-    assert k.info is not None
-    own = k.function.func.arguments.non_out
-    if not _is_inplace(k):
-        return {a.name: a for a in own}
-    return {r.name: a for a, r in zip(own, k.info.func.func.arguments.non_out, strict=False)}
-
-
-def _element(a: Argument) -> str:
-    return f"{a.name}[i]" if a.type.is_list() else a.name
-
-
-def _first_list(k: KernelPlan) -> str:
-    return next(a.name for a in k.function.func.arguments.non_out if a.type.is_list())
-
-
 def _tangent_inputs(k: KernelPlan, fw: Forward) -> list[tuple[str, Argument]]:
-    bound = _bound(k)
+    bound = bound_arguments(k)
     names = dict.fromkeys(n for n in fw.required_tangents if n in bound and bound[n].type.is_tensor_like())
     return [(n, bound[n]) for n in names]
 
 
 def foreach_forward_setup(k: KernelPlan) -> list[str]:
     """Before the call: list lengths, which elements carry a tangent, the old values kept."""
-    first = _first_list(k)
+    first = first_list(k)
     fw = foreach_forward(k)
     lines: list[str] = []
     if fw is not None:
@@ -66,7 +50,7 @@ def foreach_forward_setup(k: KernelPlan) -> list[str]:
                 f'TORCH_CHECK({first}.size() == {other}.size(), "Tensor lists must have the same number of '
                 f'tensors, got ", {first}.size(), " and ", {other}.size());'
             )
-        tests = " || ".join(f"isFwGradDefined({_element(a)})" for _, a in _tangent_inputs(k, fw)) or "true"
+        tests = " || ".join(f"isFwGradDefined({element(a)})" for _, a in _tangent_inputs(k, fw)) or "true"
         flag = forward_flag(fw)
         lines += [
             f"std::vector<bool> {flag}({first}.size());",
@@ -90,9 +74,9 @@ def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
     for name, arg in _tangent_inputs(k, fw):
         own = _is_inplace(k) and name == "self"
         zeros = "zeros_symint" if own else "_efficientzerotensor_symint"
-        lines += tangent_binding(name, zeros, not own, _element(arg))
-    bound = _bound(k)
-    lines += [f"auto {n}_p = primal_of({_element(bound[n])});" for n in dict.fromkeys(fw.required_primals)]
+        lines += tangent_binding(name, zeros, not own, element(arg))
+    bound = bound_arguments(k)
+    lines += [f"auto {n}_p = primal_of({element(bound[n])});" for n in dict.fromkeys(fw.required_primals)]
     if fw.required_original_self:
         lines += tangent_binding("original_self", "_efficientzerotensor_symint", False, "original_selfs[i]")
         lines.append("auto original_self_p = primal_of(original_selfs[i]);")
@@ -106,7 +90,7 @@ def foreach_forward_formulas(k: KernelPlan, line_directives: bool = False) -> li
     fw = foreach_forward(k)
     if fw is None:
         return []
-    first = _first_list(k)
+    first = first_list(k)
     target = first if _is_inplace(k) else "result"
     holder = f"{fw.var_names[0]}_new_fw_grad_opts"
     inplace = "true" if _is_inplace(k) else "false"

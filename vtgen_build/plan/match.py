@@ -121,12 +121,7 @@ def _inplace_foreach_forward(f: NativeFunction, ref: DerivativeInfo) -> Derivati
     for fw in ref.forward:
         text = fw.formula
         for arg, ref_arg in zip(_flat_non_out(f.func), _flat_non_out(ref.func.func), strict=False):
-            if arg.type.is_tensor_like():
-                continue
-            if arg.type.is_list():
-                text = text.replace(ref_arg.name, arg.name + "[i]")
-            elif arg.name != ref_arg.name:
-                text = text.replace(ref_arg.name, arg.name)
+            text = _foreach_rename(text, arg, ref_arg, tensors=False)
         forward.append(replace(fw, formula=text))
     return replace(ref, forward=tuple(forward))
 
@@ -184,19 +179,27 @@ def _foreach_backward(b: Backward, to_foreach: dict[str, Argument]) -> Backward:
     return Backward(names, text, b.original, tuple(saved_in), saved_out, frozenset(), b.location)
 
 
+def _foreach_rename(text: str, arg: Argument, ref: Argument, *, tensors: bool) -> str:
+    """``ref``'s name in a per-tensor forward formula → what stands for it in the ``_foreach_`` op:
+    element ``name[i]`` of a scalar list, another argument's own name, and (``tensors``) the
+    ``_p``/``_t`` of a tensor list."""
+    if arg.type.is_tensor_like():
+        if tensors:
+            for suffix in ("_p", "_t"):
+                if ref.name + suffix in text:
+                    text = text.replace(ref.name + suffix, arg.name + suffix)
+        return text
+    if isinstance(arg.type, ListType):
+        return text.replace(ref.name, arg.name + "[i]")
+    return text.replace(ref.name, arg.name) if arg.name != ref.name else text
+
+
 def _foreach_forward(fw: Forward, f: NativeFunction, pairs: list[tuple[Argument, Argument]], policy: Policy) -> Forward:
     text = fw.formula.replace("result", "result[i]") if "result" in fw.formula else fw.formula
     names, types = list(fw.var_names), list(fw.var_types)
     tangents, primals = list(fw.required_tangents), list(fw.required_primals)
     for arg, ref in pairs:
-        if isinstance(arg.type, ListType) and not arg.type.is_tensor_like():
-            text = text.replace(ref.name, arg.name + "[i]")
-        elif arg.type.is_tensor_like():
-            for suffix in ("_p", "_t"):
-                if ref.name + suffix in text:
-                    text = text.replace(ref.name + suffix, arg.name + suffix)
-        elif arg.name != ref.name:
-            text = text.replace(ref.name, arg.name)
+        text = _foreach_rename(text, arg, ref, tensors=True)
         names = [arg.name if n == ref.name else n for n in names]
         types = [
             arg.type if n == arg.name and o == ref.name else t
