@@ -18,7 +18,19 @@ using at::ScalarType;
 using at::Tensor;
 using at::TensorGeometry;
 using std::optional;
-using torch::autograd::TypeAndSize;
+
+// A tensor's type and symbolic shape, kept by Nodes whose formula only needs zeros like it.
+// Our own (inline) twin of torch::autograd::TypeAndSize, whose zeros() libtorch does not export.
+namespace vtgen_detail {
+struct TypeAndSize {
+  TypeAndSize() = default;
+  /* implicit */ TypeAndSize(const at::Tensor& t) : sym_sizes(t.sym_sizes().vec()), options(t.options()) {}
+  at::Tensor zeros() { return at::zeros_symint(sym_sizes, options); }
+  std::vector<c10::SymInt> sym_sizes;
+  at::TensorOptions options;
+};
+} // namespace vtgen_detail
+using vtgen_detail::TypeAndSize;
 
 // Index bookkeeping for Node::apply: each differentiable input owns a range of output slots.
 namespace vtgen_detail {

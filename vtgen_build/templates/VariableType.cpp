@@ -47,6 +47,33 @@ namespace {
   }
 }
 
+// Argument checks of every kernel. libtorch keeps its own unpack() internal (not exported by the
+// wheel), so a library holding these kernels defines them here, with internal linkage.
+[[maybe_unused]] at::Tensor& unpack(at::Tensor& t, const char* name, int pos) {
+  TORCH_CHECK(t.defined(), "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #",
+              pos, " '", name, "'");
+  return t;
+}
+
+[[maybe_unused]] const at::Tensor& unpack(const at::Tensor& t, const char* name, int pos) {
+  TORCH_CHECK(t.defined(), "Expected a proper Tensor but got None (or an undefined Tensor in C++) for argument #",
+              pos, " '", name, "'");
+  return t;
+}
+
+[[maybe_unused]] at::Tensor unpack_opt(const at::Tensor& t, const char* name, int pos) {
+  return t.defined() ? unpack(t, name, pos) : at::Tensor();
+}
+
+[[maybe_unused]] std::vector<at::Tensor> unpack(const at::ITensorListRef& tl, const char* name, int pos) {
+  std::vector<at::Tensor> tensors;
+  tensors.reserve(tl.size());
+  for (const auto& t : tl) {
+    tensors.push_back(t);
+  }
+  return tensors;
+}
+
 [[maybe_unused]] void reset_grad_accumulator(Variable& self) {
   AutogradMeta* meta = torch::autograd::impl::get_autograd_meta(self);
   if (meta != nullptr) {
