@@ -1,20 +1,10 @@
 """Incremental regeneration: redo only the ops an edit of ``derivatives.yaml`` touches.
 
-A clean run (``full_run``) records, in ``.vtgen-cache/`` next to the outputs,
-
-* ``index.pickle`` (``CacheIndex``): per derivatives.yaml entry its text's hash,
-  schema, autograd keys, Node-name prefix, the signature group of the function
-  it names and the functions whose kernels use it; where each kernel and Node
-  came from and which shard it lands in;
-* ``functions.pickle`` (``FunctionStore``): the native functions an edit may
-  re-plan, pickled one by one so an edit unpickles only the ones it needs;
-* ``shard_<k>.pickle`` (``ShardFragments``): the rendered fragment of every
-  kernel and Node of shard ``k`` (``emit.files``), so unchanged ops are
-  reassembled without being planned or rendered again.
-
-Every file carries a token and the index names the tokens of the others, so a
-run killed between two of them leaves a cache that is simply not used.  An edit
-rewrites the index and the shard files it changed, never the whole cache.
+A clean run (``full_run``) records, in ``.vtgen-cache/`` next to the outputs (``cache.py``:
+data-only, hash-checked state files), per derivatives.yaml entry what an edit needs, the
+native functions an edit may re-plan, and the rendered fragment of every kernel and Node
+of each shard, so unchanged ops are reassembled without being planned or rendered again.
+An edit rewrites the index and the shard files it changed, never the whole cache.
 
 ``incremental_run`` handles an edit that keeps the file's *structure* (same
 entries in the same order, same schemas and keys): it parses only the changed
@@ -34,13 +24,24 @@ import functools
 import hashlib
 import json
 import os
-import pickle
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .cache import (
+    CACHE,
+    INDEX,
+    CacheIndex,
+    EntryRecord,
+    FunctionStore,
+    ShardFragments,
+    load_functions,
+    load_index,
+    load_shard,
+)
+from .cache import save as _save
 from .emit.files import (
     EmitOptions,
     KernelFragment,
@@ -78,10 +79,6 @@ __all__ = [
     "split_entries",
 ]
 
-CACHE = ".vtgen-cache"  # a directory: index.pickle, functions.pickle, shard_<k>.pickle
-INDEX = "index.pickle"
-_FUNCTIONS = "functions.pickle"
-_FORMAT = 2
 
 # A line at column 0 that is neither an entry start ("- "), a comment nor blank:
 # the file is not a plain list of block mappings, so it is never split by text.
@@ -136,60 +133,6 @@ def _parse_chunk(chunk: Chunk, path: str) -> Entry | None:
     """Parse one entry on its own, with the line numbers it has in the whole file."""
     entries = load_text("\n" * chunk.line + chunk.text, path)
     return entries[0] if len(entries) == 1 and entries[0].location.line == chunk.line + 1 else None
-
-
-@dataclass(frozen=True)
-class EntryRecord:
-    """What the cache knows of one derivatives.yaml entry."""
-
-    digest: str  # of its text, as written
-    line: int  # 0-based first line
-    schema: str
-    keys: tuple[str, ...]  # its autograd dispatch keys
-    prefix: str  # Node-name prefix: entries sharing it number their Nodes together
-    group: str  # signature of the function it names: every function of that group is re-planned with it
-    dependents: tuple[str, ...]  # functions whose kernels use it ("ns::name")
-
-
-@dataclass(frozen=True)
-class CacheIndex:
-    """The small part of the cache, read by every incremental run and rewritten by it."""
-
-    token: str
-    settings: str  # the run's settings, as JSON
-    native: str  # sha256 of native_functions.yaml
-    tags: str | None  # sha256 of tags.yaml
-    entries: tuple[EntryRecord, ...] | None  # None: this derivatives.yaml cannot be updated piecewise
-    shard_tokens: tuple[str, ...]  # the token each shard_<k>.pickle must hold
-    functions_token: str
-    entry_count: int
-    tags_set: frozenset[str]
-    policy: Policy
-    kernel_owner: tuple[tuple[str, int | None], ...]  # per kernel (plan order): function, entry used
-    kernel_shard: tuple[int, ...]
-    node_entry: tuple[int, ...]  # per Node (plan order): the entry it comes from
-    node_names: tuple[str, ...]
-    node_shard: tuple[int, ...]
-    signature_groups: tuple[tuple[str, tuple[str, ...]], ...]  # signature -> functions, in model order
-    order: tuple[str, ...]  # every function, in model order
-    format: int = _FORMAT
-
-
-@dataclass(frozen=True)
-class ShardFragments:
-    """The rendered kernels and Nodes of one shard, in plan order."""
-
-    token: str
-    kernels: tuple[KernelFragment, ...]
-    nodes: tuple[NodeFragment, ...]
-
-
-@dataclass(frozen=True)
-class FunctionStore:
-    """The native functions an edit may re-plan, each pickled on its own."""
-
-    token: str
-    functions: tuple[tuple[str, bytes], ...]
 
 
 @dataclass(frozen=True)
@@ -332,7 +275,7 @@ def _dependency_tables(
     fkey: dict[int, str],
 ) -> tuple[CacheIndex, FunctionStore]:
     """Which entry each kernel and Node came from, which functions each entry touches (its
-    signature group and the functions borrowing it), and those functions, pickled."""
+    signature group and the functions borrowing it), and those functions."""
     kernel_owner, node_entry = owners
     by_schema = {str(f.func): f for f in model.native_functions}
     signature_groups: dict[str, list[str]] = {}
@@ -357,11 +300,7 @@ def _dependency_tables(
     needed = {k for e in entries for k in signature_groups[e.group]} | {k for d in dependents for k in d}
     functions = FunctionStore(
         index.functions_token,
-        tuple(
-            (fkey[id(f)], pickle.dumps(f, pickle.HIGHEST_PROTOCOL))
-            for f in model.native_functions
-            if fkey[id(f)] in needed
-        ),
+        tuple((fkey[id(f)], f) for f in model.native_functions if fkey[id(f)] in needed),
     )
     index = replace(
         index,
@@ -421,7 +360,7 @@ def incremental_run(
 
 
 def _unusable(inputs: Inputs, settings: dict[str, object], index: CacheIndex) -> str | None:
-    if index.format != _FORMAT or index.settings != _settings_key(settings):
+    if index.settings != _settings_key(settings):
         return "settings, templates or generator changed"
     if index.native != _file_digest(inputs.native_functions):
         return f"{inputs.native_functions} changed"
@@ -452,10 +391,9 @@ def _mini_plan(
 ) -> Plan | str:
     """Plan a model holding only the involved entries and the functions using them."""
     out_dir, index = cache
-    store = _load(out_dir / CACHE / _FUNCTIONS, FunctionStore, index.functions_token)
-    if store is None:
+    stored = load_functions(out_dir, index.functions_token, fkeys)
+    if stored is None:
         return "no usable cache"
-    pickled = dict(store.functions)
     position = {k: i for i, k in enumerate(index.order)}
     try:
         for i in involved:
@@ -464,7 +402,7 @@ def _mini_plan(
                 if entry is None:
                     return "an unchanged entry does not parse on its own"
                 parsed[i] = DerivativeEntry.parse(entry)
-        functions = tuple(pickle.loads(pickled[k]) for k in sorted(fkeys, key=position.__getitem__))
+        functions = tuple(stored[k] for k in sorted(fkeys, key=position.__getitem__))
         mini = Model(index.entry_count, functions, tuple(parsed[i] for i in involved), index.tags_set)
         return build_plan(mini, index.policy)
     except VtgenError as exc:
@@ -537,7 +475,7 @@ def _reassemble(
     touched = {index.kernel_shard[p] for p in kernel_updates} | {index.node_shard[q] for q in node_updates}
     shards: dict[int, ShardFragments] = {}
     for shard in sorted(touched):
-        loaded = _load(out_dir / CACHE / f"shard_{shard}.pickle", ShardFragments, index.shard_tokens[shard])
+        loaded = load_shard(out_dir, shard, index.shard_tokens[shard])
         if loaded is None:
             return "no usable cache"
         kernels, nodes = list(loaded.kernels), list(loaded.nodes)
@@ -569,31 +507,11 @@ def _reassemble(
     )
 
 
-def _load(path: Path, kind: Callable[..., Any], token: str | None) -> Any:
-    """The object pickled in ``path`` if it is a ``kind`` holding ``token``; else None."""
-    try:
-        with open(path, "rb") as handle:
-            value = pickle.load(handle)
-    except Exception:
-        return None
-    return value if isinstance(value, kind) and token is not None and getattr(value, "token", None) == token else None  # type: ignore[arg-type]
-
-
 def load_cache(out_dir: Path, token: object) -> CacheIndex | None:
-    """The cache index of the run whose manifest holds ``token``; None when missing, torn or another run's."""
-    index = _load(out_dir / CACHE / INDEX, CacheIndex, token if isinstance(token, str) else None)
-    return index if isinstance(index, CacheIndex) and index.format == _FORMAT else None
+    """The cache index of the run whose manifest holds ``token``; None when missing, damaged or another run's."""
+    return load_index(out_dir, token)
 
 
 def save_cache(out_dir: Path, cache: CacheWrite) -> str:
     """Write the cache files atomically, the index last; the manifest written after names its token."""
-    from .write import write_atomic_bytes
-
-    folder = out_dir / CACHE
-    (out_dir / ".vtgen-cache.pickle").unlink(missing_ok=True)  # format 1 kept one big file
-    for shard, fragments in cache.shards:
-        write_atomic_bytes(folder / f"shard_{shard}.pickle", pickle.dumps(fragments, pickle.HIGHEST_PROTOCOL))
-    if cache.functions is not None:
-        write_atomic_bytes(folder / _FUNCTIONS, pickle.dumps(cache.functions, pickle.HIGHEST_PROTOCOL))
-    write_atomic_bytes(folder / INDEX, pickle.dumps(cache.index, pickle.HIGHEST_PROTOCOL))
-    return cache.index.token
+    return _save(out_dir, cache.index, cache.shards, cache.functions)

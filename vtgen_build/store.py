@@ -8,19 +8,39 @@ branches, so whatever it holds is untrusted.  Reading one therefore never runs c
     <body: canonical JSON, sorted keys, no blanks>
 
 Anything that does not match, a torn write, a flipped byte, another kind or version,
-reads as ``None``: the caller treats it as "no cache" and redoes the work.
+reads as ``None``: the caller treats it as "no cache" and redoes the work.  The hash
+catches corruption, not a forger (who could recompute it): each reader then decodes
+the payload into frozen dataclasses with the typed readers below, which accept only
+the exact shape they expect (``Malformed`` otherwise, which the reader turns into
+``None`` too).  No dict or list of the payload travels further than its decoder.
+
+This module imports only ``hashlib`` and ``json``: the no-op path (``quick``) uses it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+import os
 from typing import TypeAlias
 
-from .write import write_atomic_bytes
-
-__all__ = ["JSON", "MAX_STATE_BYTES", "dumps", "loads", "read", "write"]
+__all__ = [
+    "JSON",
+    "MAX_STATE_BYTES",
+    "Malformed",
+    "dumps",
+    "flag",
+    "integer",
+    "items",
+    "loads",
+    "maybe_text",
+    "obj",
+    "pair",
+    "read",
+    "text",
+    "texts",
+    "write",
+]
 
 JSON: TypeAlias = "bool | int | float | str | list[JSON] | dict[str, JSON] | None"
 
@@ -34,7 +54,7 @@ def dumps(kind: str, payload: JSON) -> bytes:
     if not kind.isidentifier():
         raise ValueError(f"store kind must be an identifier: {kind!r}")
     body = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    data = body.encode("utf-8")
+    data = body.encode("utf-8", "surrogateescape")
     header = b" ".join((_MAGIC, _VERSION, kind.encode("ascii"), hashlib.sha256(data).hexdigest().encode("ascii")))
     return header + b"\n" + data
 
@@ -53,23 +73,80 @@ def loads(data: bytes, kind: str) -> JSON:
     if hashlib.sha256(body).hexdigest().encode("ascii") != parts[3]:
         return None
     try:
-        value: JSON = json.loads(body.decode("utf-8"))
+        value: JSON = json.loads(body.decode("utf-8", "surrogateescape"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     return value
 
 
-def read(path: Path, kind: str) -> JSON:
+def read(path: str | os.PathLike[str], kind: str) -> JSON:
     """The payload of the state file at ``path``; ``None`` when missing, unreadable or not intact."""
     try:
-        if path.stat().st_size > MAX_STATE_BYTES:
-            return None
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_STATE_BYTES + 1)
     except OSError:
         return None
-    return loads(data, kind)
+    return None if len(data) > MAX_STATE_BYTES else loads(data, kind)
 
 
-def write(path: Path, kind: str, payload: JSON) -> bool:
+def write(path: str | os.PathLike[str], kind: str, payload: JSON) -> bool:
     """Write ``payload`` as a state file of ``kind`` (atomic, only when changed); True when written."""
-    return write_atomic_bytes(path, dumps(kind, payload))
+    from pathlib import Path
+
+    from .write import write_atomic_bytes
+
+    return write_atomic_bytes(Path(path), dumps(kind, payload))
+
+
+# -- typed readers: each returns the value it promises or raises Malformed -------------
+
+
+class Malformed(Exception):
+    """A state file's payload does not have the shape its decoder expects."""
+
+
+def obj(value: JSON, keys: tuple[str, ...]) -> dict[str, JSON]:
+    """A JSON object with exactly ``keys``."""
+    if not isinstance(value, dict) or len(value) != len(keys) or any(k not in value for k in keys):
+        raise Malformed("object")
+    return value
+
+
+def text(value: JSON) -> str:
+    if not isinstance(value, str):
+        raise Malformed("text")
+    return value
+
+
+def maybe_text(value: JSON) -> str | None:
+    return None if value is None else text(value)
+
+
+def integer(value: JSON, low: int = 0, high: int = 2**63) -> int:
+    """An int (not a bool) in ``[low, high)``."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value < high:
+        raise Malformed("integer")
+    return value
+
+
+def flag(value: JSON) -> bool:
+    if not isinstance(value, bool):
+        raise Malformed("flag")
+    return value
+
+
+def items(value: JSON) -> list[JSON]:
+    if not isinstance(value, list):
+        raise Malformed("list")
+    return value
+
+
+def texts(value: JSON) -> tuple[str, ...]:
+    return tuple(text(v) for v in items(value))
+
+
+def pair(value: JSON) -> tuple[JSON, JSON]:
+    got = items(value)
+    if len(got) != 2:
+        raise Malformed("pair")
+    return got[0], got[1]
