@@ -125,9 +125,15 @@ def test_inspect_json_from_site_packages(real_yaml: RealYaml, run_cli: CliRunner
 
 
 def test_version_in_process(run_cli: CliRunner) -> None:
-    with pytest.raises(SystemExit) as info:
-        run_cli("--version")
-    assert info.value.code == 0
+    result = run_cli("--version")
+    assert (result.code, result.out) == (0, f"vtgen-build {__version__}\n")
+
+
+def test_usage_errors_exit_1_like_every_error(run_cli: CliRunner) -> None:
+    """One convention: every error, argparse's usage errors included, exits 1 (argparse alone says 2)."""
+    for args in (("generate",), ("generate", "--shards", "x", "--out", "o"), ("no-such-command",), ()):
+        result = run_cli(*args)
+        assert result.code == 1, (args, result)
 
 
 def test_python_dash_m_version() -> None:

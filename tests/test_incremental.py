@@ -36,7 +36,7 @@ _FORMULA = re.compile(r"^(  (?:self|other): )((?!non_differentiable|auto_)[^\n]+
 def clean_files(inputs: Inputs, options: GenerateOptions) -> dict[str, str] | str:
     """What a clean run writes (path → content), or its error message."""
     try:
-        settings = _settings(options, inputs, {}, _generator_stats())
+        settings = _settings(options, inputs, None, _generator_stats())
         return dict(incremental.full_run(inputs, options, settings, []).files)
     except VtgenError as exc:
         return str(exc)

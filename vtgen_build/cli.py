@@ -12,9 +12,20 @@ from typing import TYPE_CHECKING
 
 from . import __version__, get_cmake_dir, quick
 from .errors import VtgenError, did_you_mean
-from .generate import MANIFEST, GenerateOptions, generate, input_paths, touch, write_depfile
+from .generate import (
+    MANIFEST,
+    GenerateOptions,
+    GenerateResult,
+    check_options,
+    depfile_inputs,
+    generate,
+    input_paths,
+    touch,
+    write_depfile,
+)
 from .inputs import Inputs
 from .paths import find_pytorch_layout, layout_candidates
+from .write import is_output_name
 
 if TYPE_CHECKING:
     from .model import Model
@@ -23,16 +34,19 @@ __all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; bad input prints ``path:line: error: message`` and returns 1."""
+    """Run the CLI; bad input prints ``path:line: error: message`` and returns 1 (usage errors too)."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0); a usage error (argparse says 2): 1, as every error
+        return 0 if exc.code in (0, None) else 1
     args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `quick` records it
     if args.cmakedir:
         print(get_cmake_dir())
         return 0
     if args.command is None:
-        parser.print_help()
-        return 2
+        parser.print_help(sys.stderr)
+        return 1
     try:
         return int(args.run(args))
     except VtgenError as exc:
@@ -65,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_code_options(g: argparse._ArgumentGroup) -> None:
     """Options that shape the generated code (``generate`` and ``check`` share them)."""
-    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards (default: 10)")
+    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards, 1..1024 (default: 10)")
     g.add_argument("--manual-header", action="append", default=[], metavar="H",
                    help="helper header formulas call, as it is #included (repeatable)")  # fmt: skip
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
@@ -129,23 +143,46 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    quick.discard(args.out)
+    if args.out:
+        quick.discard(args.out)
     inputs = resolve_inputs(args)
+    options = _generate_options(args)
+    check_options(options)
+    target = args.stamp or str(Path(args.out) / "Functions.h")
+    if args.depfile:
+        _check_depfile(args.depfile, args.out, [target, *depfile_inputs(inputs)])
     read = input_paths(inputs) + (layout_candidates(args.pytorch_root) if args.pytorch_root else [])
     before, generator = quick.signatures(read), quick.signatures(quick.generator_files())  # before anything is read
-    result = generate(inputs, _generate_options(args))
+
+    def finish(result: GenerateResult) -> None:
+        """Under the run's lock: everything else the run writes, and the no-op record of exactly its outputs."""
+        if args.depfile:
+            write_depfile(args.depfile, target, inputs)
+        if args.stamp:
+            touch(args.stamp)
+        outputs = [str(Path(args.out) / rel) for rel in (*result.outputs, MANIFEST)] + [args.depfile] * bool(
+            args.depfile
+        )
+        stamp = os.path.abspath(args.stamp) if args.stamp else ""
+        quick.record(args.argv, args.out, stamp, quick.signatures(outputs) + before, generator)
+
+    result = generate(inputs, options, finish)
     if args.explain:
         for line in result.explanations:
             print(f"regenerated {line}")
-    if args.depfile:
-        write_depfile(args.depfile, args.stamp or str(Path(args.out) / "Functions.h"), inputs)
-    if args.stamp:
-        touch(args.stamp)
-    outputs = [str(Path(args.out) / rel) for rel in (*result.outputs, MANIFEST)] + ([args.depfile] * bool(args.depfile))
-    stamp = os.path.abspath(args.stamp) if args.stamp else ""
-    quick.record(args.argv, args.out, stamp, quick.signatures(outputs) + before, generator)
     print(result.summary())
     return 0
+
+
+def _check_depfile(depfile: str, out: str, named: list[str]) -> None:
+    """The depfile must not be one of the run's outputs or records, nor name a path Make cannot spell."""
+    real_out, real = os.path.realpath(out), os.path.realpath(depfile)
+    rel = os.path.relpath(real, real_out)
+    if not rel.startswith(".." + os.sep) and rel != ".." and (is_output_name(rel) or rel.startswith(".vtgen")):
+        raise VtgenError(f"--depfile {depfile}: that is a file the generator writes in --out")
+    for path in [depfile, *named]:
+        if "\n" in path or "\r" in path:
+            raise VtgenError(f"--depfile: a depfile cannot name a path holding a line break: {path!r}")
 
 
 def _print_plans(model: Model, ops: list[str]) -> int:

@@ -1,10 +1,10 @@
 """``generate``: inputs → model → plan → files, doing the least work a change requires.
 
-The output directory holds a manifest (``.vtgen-manifest.json``) recording each
-input's size, mtime and content hash, the settings (options, generator version,
-a digest of the templates, the policy and the generator's own code), every file
-written with its content hash, and the token of the cache (``incremental.py``)
-written just before it.  Three paths:
+The output directory holds a manifest (``manifest.py``) recording each input's
+size, mtime and content hash, the settings (options, generator version, a digest
+of the templates, the policy and the generator's own code), every file written
+with its content hash and stat signature, and the token of the cache
+(``incremental.py``) written just before it.  Three paths:
 
 * nothing changed (size and mtime, else content hash, of every input; every
   output present): done before any YAML is read, importing nothing heavy;
@@ -24,33 +24,39 @@ import gc
 import json
 import os
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .errors import VtgenError
 from .inputs import Inputs
-from .quick import generator_files
-from .write import fault_point, locked, write_atomic
+from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, read_manifest, write_manifest
+from .names import check_identifier, check_include, check_qualified_name
+from .quick import discard, generator_files
+from .write import fault_point, locked, remove_outputs, remove_stale_temporaries, write_atomic
 
 if TYPE_CHECKING:
+    from .incremental import Outcome
     from .plan.kernel import Plan
 
 __all__ = [
     "MANIFEST",
+    "MAX_SHARDS",
     "GenerateOptions",
     "GenerateResult",
+    "check_options",
     "depfile_inputs",
     "generate",
     "input_paths",
+    "manifest_files",
+    "settings_key",
     "touch",
     "write_depfile",
 ]
 
-MANIFEST = ".vtgen-manifest.json"
-_MANIFEST_FORMAT = 2
+MAX_SHARDS = 1024  # --shards: 1..1024 (each shard is three files)
 _PACKAGE = Path(os.path.abspath(__file__)).parent  # as quick.generator_files() spells it
 
 
@@ -93,12 +99,12 @@ def input_paths(inputs: Inputs) -> list[str]:
     return [p for p in (inputs.native_functions, inputs.derivatives, inputs.tags) if p]
 
 
-def _stat(path: str) -> dict[str, int]:
+def _stat(path: str) -> tuple[int, int]:
     try:
         st = os.stat(path)
     except OSError:
         raise VtgenError(f"no such file: {path}") from None
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return st.st_size, st.st_mtime_ns
 
 
 def _digest(path: str) -> str:
@@ -115,25 +121,22 @@ def _generator_files() -> list[Path]:
     return [Path(p) for p in generator_files()]
 
 
-def _generator_stats() -> list[list[object]]:
-    return [
-        [str(p.relative_to(_PACKAGE)), *(lambda st: (st.st_size, st.st_mtime_ns))(p.stat())] for p in _generator_files()
-    ]
+def _generator_stats() -> tuple[tuple[str, int, int], ...]:
+    def stat(p: Path) -> tuple[str, int, int]:
+        st = p.stat()
+        return str(p.relative_to(_PACKAGE)), st.st_size, st.st_mtime_ns
+
+    return tuple(stat(p) for p in _generator_files())
 
 
-def _generator_digest(manifest: dict[str, Any], stats: list[list[object]]) -> str:
+def _generator_digest(manifest: Manifest | None, stats: tuple[tuple[str, int, int], ...]) -> str:
     """Any change to a template, the policy or the code regenerates everything.
 
     The digest of the last run is reused while every file keeps its size and mtime
     (hashing ~50 files and importing hashlib would cost the no-op path ~10 ms).
     """
-    recorded = manifest.get("settings")
-    if (
-        manifest.get("generator_stats") == stats
-        and isinstance(recorded, dict)
-        and isinstance(recorded.get("generator"), str)
-    ):
-        return str(recorded["generator"])
+    if manifest is not None and manifest.generator_stats == stats:
+        return manifest.generator
     import hashlib
 
     h = hashlib.sha256()
@@ -143,7 +146,7 @@ def _generator_digest(manifest: dict[str, Any], stats: list[list[object]]) -> st
 
 
 def _settings(
-    options: GenerateOptions, inputs: Inputs, manifest: dict[str, Any], stats: list[list[object]]
+    options: GenerateOptions, inputs: Inputs, manifest: Manifest | None, stats: tuple[tuple[str, int, int], ...]
 ) -> dict[str, object]:
     return {
         "version": __version__,
@@ -158,41 +161,40 @@ def _settings(
     }
 
 
-def _read_manifest(out_dir: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) and data.get("format") == _MANIFEST_FORMAT else {}
+def settings_key(settings: dict[str, object]) -> str:
+    return json.dumps(settings, sort_keys=True)
 
 
-def _changed_inputs(manifest: dict[str, Any], inputs: Inputs, settings: dict[str, object]) -> list[str] | None:
+def _changed_inputs(manifest: Manifest | None, inputs: Inputs, settings: dict[str, object]) -> list[str] | None:
     """Inputs whose content changed; None when the manifest cannot be trusted (regenerate all)."""
-    if manifest.get("settings") != settings:
+    if manifest is None or manifest.settings != settings_key(settings):
         return None
-    recorded = manifest.get("inputs")
-    if not isinstance(recorded, dict) or set(recorded) != set(input_paths(inputs)):
+    paths = input_paths(inputs)
+    if {r.path for r in manifest.inputs} != set(paths) or len(manifest.inputs) != len(paths):
         return None
     changed = []
-    for path in input_paths(inputs):
-        old = recorded[path]
-        if not isinstance(old, dict):
-            return None
-        if {k: old.get(k) for k in ("size", "mtime_ns")} != _stat(path) and old.get("sha256") != _digest(path):
+    for path in paths:
+        old = manifest.input(path)
+        assert old is not None
+        if (old.size, old.mtime_ns) != _stat(path) and old.sha256 != _digest(path):
             changed.append(path)
     return changed
 
 
-def _outputs_intact(out_dir: Path, manifest: dict[str, Any]) -> bool:
-    """Every file the manifest lists is there with the size it was written with."""
-    files = manifest.get("files")
-    if not isinstance(files, dict):
+def _outputs_intact(out_dir: Path, manifest: Manifest | None) -> bool:
+    """Every file the manifest lists is there with the content it was written with: the stat signature
+    recorded just after the run, else (touched, replaced, edited in place) its size and content hash."""
+    if manifest is None:
         return False
-    try:
-        base = str(out_dir)
-        return all(os.stat(os.path.join(base, rel)).st_size == entry[0] for rel, entry in files.items())
-    except (OSError, TypeError, IndexError):
-        return False
+    base = str(out_dir)
+    for f in manifest.files:
+        path = os.path.join(base, f.path)
+        stamp = file_stamp(path)
+        if stamp == f.stamp:
+            continue
+        if stamp == "-" or int(stamp.partition(":")[0]) != f.size or _digest(path) != f.sha256:
+            return False
+    return True
 
 
 @contextlib.contextmanager
@@ -209,115 +211,156 @@ def _cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def generate(inputs: Inputs, options: GenerateOptions) -> GenerateResult:
+def check_options(options: GenerateOptions) -> None:
+    """The options' own errors, before anything is read or written."""
+    if not options.out_dir:
+        raise VtgenError("--out: the output directory must not be empty")
+    if not 1 <= options.shards <= MAX_SHARDS:
+        raise VtgenError(f"--shards must be between 1 and {MAX_SHARDS}, got {options.shards}")
+    check_identifier(options.namespace, "--namespace")
+    for header in options.manual_headers:
+        check_include(header, "--manual-header")
+    for ns in options.using_namespaces:
+        check_qualified_name(ns, "--using-namespace")
+
+
+def generate(
+    inputs: Inputs, options: GenerateOptions, finish: Callable[[GenerateResult], None] | None = None
+) -> GenerateResult:
+    """Bring ``options.out_dir`` up to date; ``finish`` runs with the result while the lock is still held
+    (the CLI writes its depfile, stamp and no-op record there, so they describe this run's outputs)."""
     start = time.perf_counter()
-    if options.shards < 1:
-        raise VtgenError("--shards must be at least 1")
+    check_options(options)
+    check_identifier(inputs.namespace, "--namespace")
     out_dir = Path(options.out_dir)
     with locked(out_dir), _cyclic_gc_paused():
-        manifest = _read_manifest(out_dir)
-        stats = _generator_stats()
-        settings = _settings(options, inputs, manifest, stats)
-        changed = _changed_inputs(manifest, inputs, settings)
-        if changed == [] and _outputs_intact(out_dir, manifest):
-            touched = any(manifest["inputs"][p].get("mtime_ns") != _stat(p)["mtime_ns"] for p in input_paths(inputs))
-            if touched or manifest.get("generator_stats") != stats:
-                _write_manifest(out_dir, inputs, settings, stats, manifest["files"], manifest.get("cache"))
-            elapsed = time.perf_counter() - start
-            files = tuple(manifest["files"])
-            return GenerateResult(None, (), len(files), elapsed, (), "up-to-date", outputs=files)
-        return _regenerate(inputs, options, out_dir, manifest, (settings, stats), changed, start)
+        discard(options.out_dir)  # whatever happens next, the last run's no-op record no longer holds
+        result = _generate_locked(inputs, options, out_dir, start)
+        if finish is not None:
+            finish(result)
+        return result
+
+
+def _generate_locked(inputs: Inputs, options: GenerateOptions, out_dir: Path, start: float) -> GenerateResult:
+    manifest = read_manifest(out_dir)
+    stats = _generator_stats()
+    settings = _settings(options, inputs, manifest, stats)
+    changed = _changed_inputs(manifest, inputs, settings)
+    if changed == [] and manifest is not None and _outputs_intact(out_dir, manifest):
+        fresh = _refresh(out_dir, manifest, inputs, stats)
+        if fresh != manifest:
+            write_manifest(out_dir, fresh)
+        files = tuple(f.path for f in manifest.files)
+        return GenerateResult(None, (), len(files), time.perf_counter() - start, (), "up-to-date", outputs=files)
+    return _regenerate(inputs, options, out_dir, manifest, (settings, stats), changed, start)
+
+
+def _refresh(out_dir: Path, manifest: Manifest, inputs: Inputs, stats: tuple[tuple[str, int, int], ...]) -> Manifest:
+    """The manifest of an up-to-date directory with today's stats (touched inputs, outputs and generator files),
+    so the next run need not hash them again."""
+    records = []
+    for r in manifest.inputs:
+        size, mtime = _stat(r.path)
+        records.append(r if (r.size, r.mtime_ns) == (size, mtime) else InputRecord(r.path, size, mtime, r.sha256))
+    base = str(out_dir)
+    files = tuple(replace(f, stamp=file_stamp(os.path.join(base, f.path))) for f in manifest.files)
+    return replace(manifest, generator_stats=stats, inputs=tuple(records), files=files)
 
 
 def _regenerate(
     inputs: Inputs,
     options: GenerateOptions,
     out_dir: Path,
-    manifest: dict[str, Any],
-    generator: tuple[dict[str, object], list[list[object]]],
+    manifest: Manifest | None,
+    generator: tuple[dict[str, object], tuple[tuple[str, int, int], ...]],
     changed: list[str] | None,
     start: float,
 ) -> GenerateResult:
     from . import incremental
 
     settings, stats = generator
-    _remove_stale_temporaries(out_dir)
+    remove_stale_temporaries(out_dir)
     explanations: list[str] = []
     outcome: incremental.Outcome | str = "no usable manifest" if changed is None else "outputs missing or modified"
-    if changed and _outputs_intact(out_dir, manifest):
-        cache = incremental.load_cache(out_dir, manifest.get("cache"))
-        outcome = (
-            "no usable cache"
-            if cache is None
-            else incremental.incremental_run(inputs, options, settings, (out_dir, cache), explanations)
-        )
+    if changed and manifest is not None and _outputs_intact(out_dir, manifest):
+        outcome = _try_incremental(inputs, options, settings, (out_dir, manifest), explanations)
+    old = {f.path: f for f in manifest.files} if manifest is not None else {}
     if isinstance(outcome, str):
         explanations = [f"all ops: {outcome}"]
         outcome = incremental.full_run(inputs, options, settings, explanations)
-        mode, all_files = "full", outcome.all_files
-        old_files = manifest.get("files") if isinstance(manifest.get("files"), dict) else {}
-        owned = set(old_files or ())
-        files_record = {rel: _file_record(content) for rel, content in outcome.files}
+        mode, kept = "full", {}
     else:
-        mode = "incremental"
-        files_record = dict(manifest["files"])
-        files_record.update({rel: _file_record(content) for rel, content in outcome.files})
-        owned = set()
-    written, unchanged_count = [], 0
-    for rel, content in outcome.files:
-        if write_atomic(out_dir / rel, content):
-            written.append(rel)
+        mode, kept = "incremental", dict(old)
+    written = [rel for rel, content in outcome.files if write_atomic(out_dir / rel, content)]
+    sizes_and_hashes = {rel: _file_record(content) for rel, content in outcome.files}
     if mode == "full":
-        for rel in sorted(owned - set(all_files)):
-            (out_dir / rel).unlink(missing_ok=True)
-        unchanged_count = len(outcome.files) - len(written)
-    else:
-        unchanged_count = len(files_record) - len(written)
+        remove_outputs(out_dir, set(old) - set(outcome.all_files))
     fault_point("outputs written")
     token = incremental.save_cache(out_dir, outcome.cache)
     fault_point("cache written")
-    _write_manifest(out_dir, inputs, settings, stats, files_record, token)
-    changed_inputs = tuple(changed) if changed else tuple(input_paths(inputs))
-    elapsed = time.perf_counter() - start
+    base = str(out_dir)
+    files = []
+    for rel in sorted({*kept, *sizes_and_hashes}):
+        size, sha = sizes_and_hashes[rel] if rel in sizes_and_hashes else (kept[rel].size, kept[rel].sha256)
+        files.append(FileRecord(rel, size, sha, file_stamp(os.path.join(base, rel))))
+    write_manifest(out_dir, _manifest(inputs, settings, stats, tuple(files), token))
+    unchanged = (len(outcome.files) if mode == "full" else len(files)) - len(written)
     return GenerateResult(
         outcome.plan,
         tuple(written),
-        unchanged_count,
-        elapsed,
-        changed_inputs,
+        unchanged,
+        time.perf_counter() - start,
+        tuple(changed) if changed else tuple(input_paths(inputs)),
         mode,
         tuple(outcome.explanations),
-        tuple(files_record),
+        tuple(f.path for f in files),
     )
 
 
-def _file_record(content: str) -> list[object]:
+def _try_incremental(
+    inputs: Inputs,
+    options: GenerateOptions,
+    settings: dict[str, object],
+    previous: tuple[Path, Manifest],
+    explanations: list[str],
+) -> Outcome | str:
+    """An incremental run from the cache, or why not (a cache that is inconsistent in a way its
+    decoder could not see is one more reason for a clean run, never a crash)."""
+    from . import incremental
+
+    out_dir, manifest = previous
+    cache = incremental.load_cache(out_dir, manifest.cache)
+    if cache is None:
+        return "no usable cache"
+    try:
+        return incremental.incremental_run(inputs, options, settings, (out_dir, cache), explanations)
+    except (LookupError, ValueError, TypeError, AssertionError):
+        explanations.clear()
+        return "the cache is inconsistent"
+
+
+def _file_record(content: str) -> tuple[int, str]:
     import hashlib
 
     data = content.encode("utf-8")
-    return [len(data), hashlib.sha256(data).hexdigest()]
+    return len(data), hashlib.sha256(data).hexdigest()
 
 
-def _remove_stale_temporaries(out_dir: Path) -> None:
-    """Temporary files a killed run left behind (``write_atomic`` names them ``.<name>.vtgen.tmp``)."""
-    for pattern in (".*.tmp", "*/.*.tmp"):
-        for path in out_dir.glob(pattern):
-            path.unlink(missing_ok=True)
+def _manifest(
+    inputs: Inputs,
+    settings: dict[str, object],
+    stats: tuple[tuple[str, int, int], ...],
+    files: tuple[FileRecord, ...],
+    cache: str | None,
+) -> Manifest:
+    records = tuple(InputRecord(p, *_stat(p), _digest(p)) for p in input_paths(inputs))
+    return Manifest(settings_key(settings), str(settings["generator"]), stats, records, files, cache)
 
 
-def _write_manifest(
-    out_dir: Path, inputs: Inputs, settings: dict[str, object], stats: object, files: object, cache: object
-) -> None:
-    recorded = {p: {**_stat(p), "sha256": _digest(p)} for p in input_paths(inputs)}
-    data = {
-        "format": _MANIFEST_FORMAT,
-        "settings": settings,
-        "generator_stats": stats,
-        "inputs": recorded,
-        "files": files,
-        "cache": cache,
-    }
-    write_atomic(out_dir / MANIFEST, json.dumps(data, indent=1, sort_keys=True) + "\n")
+def manifest_files(out_dir: Path) -> tuple[str, ...] | None:
+    """The files the last run in ``out_dir`` wrote (relative paths), or None when it left no usable manifest."""
+    manifest = read_manifest(out_dir)
+    return None if manifest is None else tuple(f.path for f in manifest.files)
 
 
 def depfile_inputs(inputs: Inputs) -> list[str]:
@@ -329,6 +372,8 @@ def write_depfile(path: str, target: str, inputs: Inputs) -> None:
     """A Make-style depfile: ``target: every input read``."""
 
     def esc(p: str) -> str:
+        if "\n" in p or "\r" in p:
+            raise VtgenError(f"--depfile: a depfile cannot name a path holding a line break: {p!r}")
         return p.replace("\\", "\\\\").replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")
 
     deps = " \\\n  ".join(esc(p) for p in depfile_inputs(inputs))

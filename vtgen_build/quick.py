@@ -6,7 +6,8 @@ signature (size, mtime, ctime, inode) of every file the answer depends on:
 the inputs (taken *before* they were read), the ``--pytorch-root`` layout
 candidates, the generator's own files, every output and the manifest.  The
 next run of the same command compares those signatures and, when all match,
-is done: this module imports only ``os``, ``sys`` and ``time``.  Anything
+is done: this module imports only ``os``, ``sys``, ``time`` and ``store`` (``json``,
+``hashlib``): the record is a state file like the others, hash-checked and data only.  Anything
 unexpected (no record, another command, one changed signature, a missing
 file) falls through to the full CLI, which re-checks the manifest (content
 hashes) and writes a fresh record.  A run deletes the record before it
@@ -20,10 +21,13 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 
+from . import store
+
 __all__ = ["RECORD", "discard", "generator_files", "main", "record", "signatures", "up_to_date"]
 
 RECORD = ".vtgen-quick"
-_MAGIC = "vtgen-quick 1"
+_KIND = "quick"
+_MAGIC = "vtgen-quick 2"
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -90,29 +94,41 @@ def record(
 
     ``watched``: the signatures of the inputs (taken before the run read them) and of the
     outputs; ``generator``: those of ``generator_files()``, also taken before the run.
+    Called under the run's lock; the temporary's name is unique all the same, and it is
+    removed whatever interrupts the write (an error, Ctrl-C).
     """
     fields = _header(args, out_dir, touch, len(watched)) + [x for pair in (*watched, *generator) for x in pair]
     path = os.path.join(out_dir, RECORD)
-    tmp = f"{path}.{os.getpid()}.tmp"  # written outside the lock: one temporary per process
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as handle:
-            handle.write("\0".join(fields))
+        with open(tmp, "wb") as handle:
+            handle.write(store.dumps(_KIND, list[store.JSON](fields)))
         os.replace(tmp, path)
-    except OSError:
+    except BaseException as exc:
+        try:  # noqa: SIM105 - as in discard()
+            os.unlink(tmp)
+        except OSError:
+            pass
         discard(out_dir)
+        if not isinstance(exc, OSError):
+            raise
+
+
+def _fields(out_dir: str) -> list[str] | None:
+    """The record's fields if it is an intact record of strings."""
+    payload = store.read(os.path.join(out_dir, RECORD), _KIND)
+    if not isinstance(payload, list) or not all(isinstance(x, str) for x in payload):
+        return None
+    return [x for x in payload if isinstance(x, str)]
 
 
 def up_to_date(args: list[str]) -> bool:
     """True when the record in the output directory shows nothing changed since the last run."""
     out_dir = _out_dir(args)
-    if out_dir is None or os.environ.get("VTGEN_TEST_KILL_AFTER"):
+    if not out_dir or os.environ.get("VTGEN_TEST_KILL_AFTER") or os.environ.get("VTGEN_TEST_PAUSE"):
         return False
-    try:
-        with open(os.path.join(out_dir, RECORD), encoding="utf-8", errors="surrogateescape") as handle:
-            fields = handle.read().split("\0")
-    except OSError:
-        return False
-    if len(fields) < 7 or not fields[4].isdigit():
+    fields = _fields(out_dir)
+    if fields is None or len(fields) < 7 or not fields[4].isdigit():
         return False
     header = _header(args, out_dir, fields[3], int(fields[4]))
     pairs = fields[len(header) :]

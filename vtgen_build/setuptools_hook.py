@@ -33,15 +33,15 @@ from setuptools import Command  # type: ignore[import-untyped]
 from setuptools.errors import SetupError  # type: ignore[import-untyped]
 
 from .errors import VtgenError, did_you_mean
-from .generate import MANIFEST, GenerateOptions, GenerateResult, generate
+from .generate import MANIFEST, MAX_SHARDS, GenerateOptions, GenerateResult, generate, manifest_files
 from .model import Inputs
+from .names import identifier_problem
 
 __all__ = ["ConfigError", "Settings", "finalize_distribution_options", "read_settings"]
 
 TABLE = "tool.vtgen_build"
 COMMAND = "build_vtgen"
 _CHECK_STAMP = ".vtgen-check-ok"
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NAMESPACE = re.compile(r"(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -112,8 +112,8 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
             raise fail(f"unknown key '{key}'{did_you_mean(key, known)}", key)
         field = known[key]
         if field.name in ("shards",):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise fail(f"'{key}' must be a positive integer, got {value!r}", key)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SHARDS:
+                raise fail(f"'{key}' must be an integer from 1 to {MAX_SHARDS}, got {value!r}", key)
         elif field.name == "check":
             if not isinstance(value, bool):
                 raise fail(f"'{key}' must be true or false, got {value!r}", key)
@@ -129,7 +129,7 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
     for name in _REQUIRED:
         if name not in values:
             raise fail(f"'{Settings.key(name)}' is required")
-    if not _IDENTIFIER.fullmatch(values.get("namespace", "aten")):
+    if identifier_problem(values.get("namespace", "aten")) is not None:
         raise fail(f"'namespace' must be an identifier, got {values['namespace']!r}", "namespace")
     for ns in values.get("using_namespaces", ()):
         if not _NAMESPACE.fullmatch(ns):
@@ -250,15 +250,9 @@ class build_vtgen(Command):  # type: ignore[misc]
     def _generated_files(self) -> list[str]:
         """The generated files (relative, ``/``-separated) without running anything: the manifest's
         list when the generator ran before, else the files whose names depend only on ``shards``."""
-        manifest = self._generation_dir() / MANIFEST
-        if manifest.is_file():
-            import json
-
-            try:
-                files = json.loads(manifest.read_text(encoding="utf-8")).get("files", [])
-                return sorted(str(f) for f in files)
-            except (OSError, ValueError):
-                pass
+        files = manifest_files(self._generation_dir())
+        if files is not None:
+            return sorted(files)
         n = self.settings.shards
         return sorted(
             ["Functions.h", "FunctionsBase.h"]

@@ -11,14 +11,32 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import signal
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import VtgenError
 
-__all__ = ["WriteResult", "fault_point", "locked", "write_atomic", "write_atomic_bytes", "write_outputs"]
+__all__ = [
+    "WriteResult",
+    "fault_point",
+    "is_output_name",
+    "locked",
+    "remove_outputs",
+    "remove_stale_temporaries",
+    "temporary_name",
+    "write_atomic",
+    "write_atomic_bytes",
+    "write_outputs",
+]
+
+# What the generator writes: C++ sources and headers in the output directory or one
+# plain subdirectory of it (``vtgen_decls/``).  Nothing else is ever removed.
+_OUTPUT_NAME = re.compile(r"(?:[A-Za-z][A-Za-z0-9_]*/)?[A-Za-z][A-Za-z0-9_]*\.(?:cpp|h|inc)")
+_TEMPORARY = re.compile(r"\..+\.vtgen\.tmp")
 
 
 @dataclass(frozen=True)
@@ -55,9 +73,8 @@ def _write_if_changed(path: Path, data: bytes) -> bool:
     except (FileNotFoundError, NotADirectoryError):
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    # A fixed temporary name is safe: runs on one directory are serialised by the lock.
-    tmp = str(path.parent / f".{path.name}.vtgen.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    tmp = str(path.parent / temporary_name(path.name))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -71,18 +88,75 @@ def _write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
+def temporary_name(name: str) -> str:
+    """A temporary's name, unique to this process and call: no two writers ever share one."""
+    return f".{name}.{os.getpid()}.{os.urandom(4).hex()}.vtgen.tmp"
+
+
 def fault_point(where: str) -> None:
-    """Test hook: with ``VTGEN_TEST_KILL_AFTER=N`` the process SIGKILLs itself at the N-th point."""
-    global _points
+    """Test hooks: with ``VTGEN_TEST_KILL_AFTER=N`` the process SIGKILLs itself at the N-th point;
+    with ``VTGEN_TEST_PAUSE=<where>:<file>`` it creates ``<file>`` at the first point named
+    ``<where>`` and waits until ``<file>`` is removed (a test drives a race step by step)."""
+    if _pause is not None and _pause[0] == where and not _paused:
+        _paused.append(where)
+        with open(_pause[1], "w"):
+            pass
+        while os.path.exists(_pause[1]):
+            time.sleep(0.01)
     if _kill_after is None:
         return
-    _points += 1
-    if _points >= _kill_after:
+    _points.append(where)
+    if len(_points) >= _kill_after:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-_points = 0
+_points: list[str] = []  # the points passed (a list: no module-level rebinding)
+_paused: list[str] = []
 _kill_after = int(os.environ["VTGEN_TEST_KILL_AFTER"]) if os.environ.get("VTGEN_TEST_KILL_AFTER") else None
+_pause = tuple(os.environ["VTGEN_TEST_PAUSE"].split(":", 1)) if ":" in os.environ.get("VTGEN_TEST_PAUSE", "") else None
+
+
+def is_output_name(rel: str) -> bool:
+    """Could the generator have written ``rel`` (a path relative to the output directory)?"""
+    return _OUTPUT_NAME.fullmatch(rel) is not None
+
+
+def _inside(out_dir: Path, rel: str) -> bool:
+    """Is ``out_dir/rel`` a generator's output name whose directory is really ``out_dir`` (or a plain
+    subdirectory of it, not a symbolic link elsewhere)?"""
+    if not is_output_name(rel):
+        return False
+    path = out_dir / rel
+    if rel.count("/") and os.path.islink(path.parent):
+        return False
+    real_out = os.path.realpath(out_dir)
+    return os.path.realpath(path.parent) in (real_out, os.path.join(real_out, rel.partition("/")[0]))
+
+
+def remove_outputs(out_dir: Path, rels: Iterable[str]) -> tuple[str, ...]:
+    """Remove the files ``rels`` that the generator could have written inside ``out_dir``; the ones removed."""
+    removed = []
+    for rel in sorted(rels):
+        if _inside(out_dir, rel):
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                (out_dir / rel).unlink()
+                removed.append(rel)
+    return tuple(removed)
+
+
+def remove_stale_temporaries(out_dir: Path) -> None:
+    """Temporary files a killed run left behind in ``out_dir`` and its plain subdirectories (never
+    through a symbolic link): ``write_atomic``'s ``.<name>.<pid>.<random>.vtgen.tmp``, ``quick``'s
+    ``.vtgen-quick.<pid>.tmp``."""
+    folders = [out_dir]
+    with contextlib.suppress(OSError), os.scandir(out_dir) as entries:
+        folders += [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+    for folder in folders:
+        with contextlib.suppress(OSError), os.scandir(folder) as entries:
+            for e in entries:
+                if (_TEMPORARY.fullmatch(e.name) or e.name.startswith(".vtgen-quick.")) and e.name.endswith(".tmp"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(e.path)
 
 
 def write_outputs(out_dir: Path, files: dict[str, str], owned: set[str]) -> WriteResult:
@@ -91,11 +165,8 @@ def write_outputs(out_dir: Path, files: dict[str, str], owned: set[str]) -> Writ
     unchanged: list[str] = []
     for rel in sorted(files):
         (written if write_atomic(out_dir / rel, files[rel]) else unchanged).append(rel)
-    removed = sorted(owned - set(files))
-    for rel in removed:
-        with contextlib.suppress(FileNotFoundError):
-            (out_dir / rel).unlink()
-    return WriteResult(tuple(written), tuple(unchanged), tuple(removed))
+    removed = remove_outputs(out_dir, owned - set(files))
+    return WriteResult(tuple(written), tuple(unchanged), removed)
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ..errors import Location, VtgenError, did_you_mean
 from ..load import Entry
+from ..names import check_identifier
 from .fields import FieldReader
 from .schema import FunctionSchema, OperatorName, SchemaError, SchemaKind
 
@@ -197,6 +198,8 @@ def _parse_func(r: FieldReader, default_namespace: str) -> tuple[str, FunctionSc
     namespace, sep, rest = text.partition("::")
     if not sep or "(" in namespace:
         namespace, rest = default_namespace, text
+    else:
+        check_identifier(namespace, "the namespace of 'func'", r.location("func"))
     try:
         return namespace, FunctionSchema.parse(rest)
     except SchemaError as exc:

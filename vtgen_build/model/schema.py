@@ -15,6 +15,7 @@ from functools import cache
 from typing import TypeVar
 
 from ..errors import VtgenError, did_you_mean
+from ..names import CPP_KEYWORDS, identifier_problem
 
 __all__ = [
     "BASE_TYPES",
@@ -241,8 +242,8 @@ class Argument:
         if "," in type_text:
             raise SchemaError("expected ', ' between arguments", type_text.index(",") + 1)
         name, eq, default = name_default.partition("=")
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise SchemaError(f"bad argument name '{name}'", len(type_text) + 2)
+        if identifier_problem(name) is not None:
+            raise SchemaError(f"bad argument name: {identifier_problem(name)}", len(type_text) + 2)
         bare, annotation = _split_annotation(type_text)
         return cls(name, Type.parse(bare), default if eq else None, annotation)
 
@@ -361,6 +362,8 @@ class Return:
         type_text, sep, name = text.rpartition(" ")
         if not sep:
             type_text, name = text, ""
+        if name and identifier_problem(name) is not None:
+            raise SchemaError(f"bad return name: {identifier_problem(name)}", len(type_text) + 2)
         bare, annotation = _split_annotation(type_text)
         return cls(name or None, Type.parse(bare), annotation)
 
@@ -393,6 +396,8 @@ class OperatorName:
         name, dot, overload = text.partition(".")
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or (dot and not re.fullmatch(r"[A-Za-z0-9_]+", overload)):
             raise SchemaError(f"bad operator name '{text}'", 1)
+        if name in CPP_KEYWORDS:
+            raise SchemaError(f"bad operator name: '{name}' is a C++ keyword", 1)
         if name.startswith("__") and name.endswith("__") and len(name) > 4:
             core = name[2:-2]
             inplace = core.startswith("i") and core[1:] in _AUGMENTED
@@ -437,11 +442,6 @@ class FunctionSchema:
         if found is None:
             found = self.__dict__["_hash"] = hash(str(self))  # the text is canonical: equal schemas, equal text
         return found
-
-    def __reduce__(self) -> tuple[Callable[[str], FunctionSchema], tuple[str]]:
-        """Pickled as its text: parsing it back gives an equal schema, and the incremental
-        cache pickles thousands of them (a third of the time and size of field by field)."""
-        return (FunctionSchema.parse, (str(self),))
 
     @classmethod
     def parse(cls, text: str) -> FunctionSchema:
