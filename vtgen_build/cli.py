@@ -29,6 +29,7 @@ from .write import is_output_name
 
 if TYPE_CHECKING:
     from .model import Model
+    from .plan.kernel import Plan
 
 __all__ = ["main"]
 
@@ -185,12 +186,9 @@ def _check_depfile(depfile: str, out: str, named: list[str]) -> None:
             raise VtgenError(f"--depfile: a depfile cannot name a path holding a line break: {path!r}")
 
 
-def _print_plans(model: Model, ops: list[str]) -> int:
+def _print_plans(model: Model, plan: Plan, ops: list[str]) -> int:
     from .describe import describe_kernel
-    from .plan.kernel import build_plan
-    from .plan.policy import load_policy
 
-    plan = build_plan(model, load_policy())
     known = {k.op for k in plan.kernels}
     for op in ops:
         kernels = plan.by_op(op)
@@ -204,10 +202,13 @@ def _print_plans(model: Model, ops: list[str]) -> int:
 
 def _run_inspect(args: argparse.Namespace) -> int:
     from .model import load_model  # not imported for `generate`: its no-op path reads no YAML
+    from .plan.kernel import build_plan
+    from .plan.policy import load_policy
 
     model = load_model(resolve_inputs(args))
+    plan = build_plan(model, load_policy())  # the checks `generate` runs, for every entry
     if args.op:
-        return _print_plans(model, args.op)
+        return _print_plans(model, plan, args.op)
     summary = {
         "entries": model.entry_count,
         "native_functions": len(model.native_functions),

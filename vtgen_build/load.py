@@ -1,7 +1,9 @@
 """Load layer: YAML text → located records.
 
 Only safe YAML is read (libyaml's C parser when pyyaml has it, the pure-Python
-safe loader otherwise).  Every mapping key keeps the line it was written on and
+safe loader otherwise), within bounds far above PyTorch's own files: input size,
+nesting depth and values after alias expansion (so an alias bomb is an error in
+milliseconds, not a machine out of memory).  Every mapping key keeps the line it was written on and
 every top-level entry keeps its own source text, so later layers can report
 errors at ``file:line`` and hash each entry on its own.
 """
@@ -9,14 +11,24 @@ errors at ``file:line`` and hash each entry on its own.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Union
 
 import yaml
 
 from .errors import Location, VtgenError
 
-__all__ = ["Entry", "Field", "Scalar", "Value", "load_entries", "load_text", "read_text"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INPUT_BYTES",
+    "MAX_VALUES",
+    "Entry",
+    "Field",
+    "Scalar",
+    "Value",
+    "load_entries",
+    "load_text",
+    "read_text",
+]
 
 try:  # pragma: no branch - depends on how pyyaml was built
     _Loader: type = yaml.CSafeLoader
@@ -45,14 +57,28 @@ class Entry:
     text: str
 
 
+MAX_INPUT_BYTES = 16 * 1024 * 1024  # 27x PyTorch's native_functions.yaml
+MAX_DEPTH = 100  # nesting of lists and mappings (PyTorch's files: 4)
+MAX_VALUES = 2_000_000  # values after alias expansion (PyTorch's native_functions.yaml: 28,000)
+
+
 def read_text(path: str) -> str:
-    """The file's text, or a located error when it cannot be read."""
+    """The file's text, or a located error when it cannot be read, is too large or is not UTF-8."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_INPUT_BYTES + 1)
     except FileNotFoundError:
         raise VtgenError(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VtgenError(f"cannot read {path}: {exc}") from None
+    except OSError as exc:
+        raise VtgenError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise VtgenError(f"{path}: larger than {MAX_INPUT_BYTES >> 20} MiB: not an input file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        message = f"not UTF-8 text: byte 0x{data[exc.start]:02x} ({exc.reason})"
+        raise VtgenError(message, Location(path, line)) from None
 
 
 def load_entries(path: str) -> tuple[Entry, ...]:
@@ -73,8 +99,11 @@ def load_text(text: str, path: str) -> tuple[Entry, ...]:
         raise VtgenError(message, Location(path, line)) from None
     except yaml.YAMLError as exc:
         raise VtgenError(f"invalid YAML: {exc}", Location(path, 1)) from None
+    except RecursionError:  # the pure-Python composer on deep nesting
+        raise VtgenError(f"invalid YAML: nested deeper than {MAX_DEPTH} levels", Location(path, 1)) from None
     if root is None:
         return ()
+    _check_size(root, path, 0, {})
     if not isinstance(root, yaml.SequenceNode):
         raise VtgenError("expected a list of entries at the top level", _loc(path, root))
     lines = text.splitlines(keepends=True)
@@ -87,6 +116,26 @@ def load_text(text: str, path: str) -> tuple[Entry, ...]:
         fields = _mapping(item, path)
         entries.append(Entry(fields, _loc(path, item), entry_text))
     return tuple(entries)
+
+
+def _check_size(node: yaml.Node, path: str, depth: int, sizes: dict[int, int]) -> int:
+    """The number of values ``node`` expands to (aliases repeat a node: counted once per use, computed
+    once per node); a located error beyond ``MAX_DEPTH`` levels (a recursive alias too) or ``MAX_VALUES``."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    if depth > MAX_DEPTH:
+        raise VtgenError(f"nested deeper than {MAX_DEPTH} levels", _loc(path, node))
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.SequenceNode):
+        children = node.value
+    elif isinstance(node, yaml.MappingNode):
+        children = [n for pair in node.value for n in pair]
+    total = 1 + sum(_check_size(child, path, depth + 1, sizes) for child in children)
+    if total > MAX_VALUES:
+        raise VtgenError(f"expands to more than {MAX_VALUES:,} values (nested aliases?)", _loc(path, node))
+    sizes[id(node)] = total
+    return total
 
 
 def _entry_text(lines: list[str], start: int, end: int) -> str:
