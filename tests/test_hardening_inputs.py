@@ -46,19 +46,19 @@ NAME_CASES = [
         "return-name-injection",
         '- func: "sin(Tensor self) -> Tensor a\\n#include\\"evil.h\\"\\nb"\n',
         1,
-        "malformed schema: bad return name:",
+        "malformed schema: bad return name 'a\\n#include\"evil.h\"\\nb'",
     ),
     (
         "keyword-argument",
         "- func: sin(Tensor class) -> Tensor\n",
         1,
-        "malformed schema: bad argument name: 'class' is a C++ keyword (column 12)",
+        "malformed schema: bad argument name 'class' (a C++ keyword) (column 12)",
     ),
     (
         "keyword-op",
         "# a comment\n- func: class(Tensor self) -> Tensor\n",
         2,
-        "malformed schema: bad operator name: 'class' is a C++ keyword",
+        "malformed schema: bad operator name 'class' (a C++ keyword)",
     ),
     (
         "keyword-namespace",

@@ -112,8 +112,10 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
             raise fail(f"unknown key '{key}'{did_you_mean(key, known)}", key)
         field = known[key]
         if field.name in ("shards",):
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SHARDS:
-                raise fail(f"'{key}' must be an integer from 1 to {MAX_SHARDS}, got {value!r}", key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise fail(f"'{key}' must be a positive integer, got {value!r}", key)
+            if value > MAX_SHARDS:
+                raise fail(f"'{key}' must be at most {MAX_SHARDS}, got {value!r}", key)
         elif field.name == "check":
             if not isinstance(value, bool):
                 raise fail(f"'{key}' must be true or false, got {value!r}", key)

@@ -243,7 +243,8 @@ class Argument:
             raise SchemaError("expected ', ' between arguments", type_text.index(",") + 1)
         name, eq, default = name_default.partition("=")
         if identifier_problem(name) is not None:
-            raise SchemaError(f"bad argument name: {identifier_problem(name)}", len(type_text) + 2)
+            keyword = " (a C++ keyword)" if name in CPP_KEYWORDS else ""
+            raise SchemaError(f"bad argument name '{name}'{keyword}", len(type_text) + 2)
         bare, annotation = _split_annotation(type_text)
         return cls(name, Type.parse(bare), default if eq else None, annotation)
 
@@ -363,7 +364,8 @@ class Return:
         if not sep:
             type_text, name = text, ""
         if name and identifier_problem(name) is not None:
-            raise SchemaError(f"bad return name: {identifier_problem(name)}", len(type_text) + 2)
+            keyword = " (a C++ keyword)" if name in CPP_KEYWORDS else ""
+            raise SchemaError(f"bad return name {name!r}{keyword}", len(type_text) + 2)
         bare, annotation = _split_annotation(type_text)
         return cls(name or None, Type.parse(bare), annotation)
 
@@ -397,7 +399,7 @@ class OperatorName:
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or (dot and not re.fullmatch(r"[A-Za-z0-9_]+", overload)):
             raise SchemaError(f"bad operator name '{text}'", 1)
         if name in CPP_KEYWORDS:
-            raise SchemaError(f"bad operator name: '{name}' is a C++ keyword", 1)
+            raise SchemaError(f"bad operator name '{name}' (a C++ keyword)", 1)
         if name.startswith("__") and name.endswith("__") and len(name) > 4:
             core = name[2:-2]
             inplace = core.startswith("i") and core[1:] in _AUGMENTED
