@@ -363,3 +363,32 @@ def test_record_and_depfile_are_written_under_the_lock(tmp_path: Path, monkeypat
     assert cli.main([*d.args, "--depfile", str(tmp_path / "dep.d")]) == 0
     assert seen == ["depfile locked=True", "record locked=True"]
     assert os.path.exists(tmp_path / "dep.d")
+
+
+def test_a_run_waiting_for_the_lock_sees_the_whole_of_the_other_run(tmp_path: Path) -> None:
+    """Real processes: A pauses (test hook) holding the lock after writing its outputs and cache; B, with
+    other options, starts and waits; A finishes (manifest, record), then B.  A's command rerun afterwards
+    must regenerate A's files, not call B's up to date."""
+    import subprocess
+    import sys
+    import time
+
+    d = Dir(tmp_path / "d")
+    gate = tmp_path / "gate"
+    command = [sys.executable, "-m", "vtgen_build", *d.args]
+    env = {**os.environ, "VTGEN_TEST_PAUSE": f"cache written:{gate}"}
+    a = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not gate.exists() and a.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert gate.exists(), "run A never reached its pause point"
+    b = subprocess.Popen([*command, "--shards", "3"], stdout=subprocess.DEVNULL)
+    time.sleep(0.5)
+    assert b.poll() is None, "run B did not wait for A's lock"
+    gate.unlink()
+    assert a.wait(timeout=60) == 0 and b.wait(timeout=60) == 0
+    again = subprocess.run(command, capture_output=True, text=True, check=True, timeout=60)
+    assert "up to date" not in again.stdout, again.stdout
+    clean = Dir(tmp_path / "clean")
+    subprocess.run([sys.executable, "-m", "vtgen_build", *clean.args], check=True, capture_output=True, timeout=60)
+    assert d.outputs() == clean.outputs()
