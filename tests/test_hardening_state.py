@@ -112,7 +112,7 @@ def test_hostile_pickles_in_the_cache_are_never_run(tmp_path: Path, capsys: pyte
         (d.out / CACHE / name).write_bytes(trap)
     (d.out / ".vtgen-cache.pickle").write_bytes(trap)
     exits = pickle.dumps(SystemExit)  # a class: loads to SystemExit itself
-    for name in ("index", "functions", "shard_0"):
+    for name in ("index", "functions_0", "shard_0"):
         (d.out / CACHE / name).write_bytes(store.dumps("cache_index", {"token": exits.hex()}))
     d.edit(EDITED)
     code, said = d.run(capsys, "--explain")
@@ -153,11 +153,13 @@ def test_flipped_bytes_in_any_state_file_give_a_clean_runs_output(
     root = tmp_path_factory.mktemp("flip")
     d = Dir(root / "d")
     assert d.run(capsys)[0] == 0
-    names = {"manifest": d.out / MANIFEST, "record": d.out / quick.RECORD, "index": d.out / CACHE / "index",
-             "functions": d.out / CACHE / "functions"}  # fmt: skip
-    shards = sorted((d.out / CACHE).glob("shard_*"))
+    names = {"manifest": d.out / MANIFEST, "record": d.out / quick.RECORD, "index": d.out / CACHE / "index"}
+    pieces = {
+        "shard": sorted((d.out / CACHE).glob("shard_*")),
+        "functions": sorted((d.out / CACHE).glob("functions_*")),
+    }
     for i, name in enumerate(which):
-        path = names.get(name) or shards[(flips[0] if flips else i) % len(shards)]
+        path = names.get(name) or pieces[name][(flips[0] if flips else i) % len(pieces[name])]
         data = bytearray(path.read_bytes())
         for at in flips:
             data[at % len(data)] ^= 1 << (at % 8)

@@ -5,8 +5,9 @@
 * ``index`` (``CacheIndex``): per derivatives.yaml entry its text's hash, schema,
   keys, Node-name prefix, signature group and dependent functions; where each
   kernel and Node came from and which shard it lands in; the policy;
-* ``functions`` (``FunctionStore``): the native functions an edit may re-plan,
-  each one JSON object decoded only when an edit needs it;
+* ``functions_<b>`` (``FunctionStore``, in 16 buckets by key): the native functions
+  an edit may re-plan; an edit reads only the buckets of the ones it needs and
+  decodes only those;
 * ``shard_<k>`` (``ShardFragments``): the rendered fragment of every kernel and
   Node of shard ``k``.
 
@@ -18,6 +19,7 @@ anything else: a damaged or foreign cache is "no cache", never a crash.
 
 from __future__ import annotations
 
+import binascii
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -44,11 +46,12 @@ __all__ = [
     "save",
 ]
 
-CACHE = ".vtgen-cache"  # a directory: index, functions, shard_<k>
+CACHE = ".vtgen-cache"  # a directory: index, functions_<b>, shard_<k>
 INDEX = "index"
 _FUNCTIONS = "functions"
 FORMAT = 3
 _MAX_SHARDS = 1 << 16
+_BUCKETS = 16  # files the function store is split into
 
 
 @dataclass(frozen=True)
@@ -355,17 +358,28 @@ def load_shard(out_dir: Path, shard: int, token: str) -> ShardFragments | None:
     return loaded if isinstance(loaded, ShardFragments) and all(k.shard == shard for k in loaded.kernels) else None
 
 
+def _bucket(key: str) -> int:
+    return binascii.crc32(key.encode()) % _BUCKETS
+
+
 def load_functions(out_dir: Path, token: str, keys: Iterable[str]) -> dict[str, NativeFunction] | None:
-    """The recorded functions named ``keys``; None when the store is unusable or lacks one of them."""
-    payload = store.read(out_dir / CACHE / _FUNCTIONS, "cache_functions")
-    try:
-        raw = obj(payload, ("token", "functions"))
-        if text(raw["token"]) != token or not isinstance(raw["functions"], dict):
+    """The recorded functions named ``keys`` (reading only the buckets holding them); None when a
+    bucket is unusable or lacks one of them."""
+    wanted: dict[int, list[str]] = {}
+    for key in keys:
+        wanted.setdefault(_bucket(key), []).append(key)
+    found: dict[str, NativeFunction] = {}
+    for bucket, names in sorted(wanted.items()):
+        payload = store.read(out_dir / CACHE / f"{_FUNCTIONS}_{bucket}", "cache_functions")
+        try:
+            raw = obj(payload, ("token", "functions"))
+            recorded = raw["functions"]
+            if text(raw["token"]) != token or not isinstance(recorded, dict):
+                return None
+            found.update((k, decode_function(recorded[k])) for k in names)
+        except (Malformed, KeyError, RecursionError):
             return None
-        recorded = raw["functions"]
-        return {k: decode_function(recorded[k]) for k in keys}
-    except (Malformed, KeyError, RecursionError):
-        return None
+    return found
 
 
 def save(
@@ -379,8 +393,12 @@ def save(
         stale.unlink(missing_ok=True)
     for shard, fragments in shards:
         store.write(folder / f"shard_{shard}", "cache_shard", _encode_shard(fragments))
-    if functions is not None:
-        encoded: JSON = {key: encode_function(f) for key, f in functions.functions}
-        store.write(folder / _FUNCTIONS, "cache_functions", {"token": functions.token, "functions": encoded})
+    if functions is not None:  # in buckets: an edit reads the few holding the functions it re-plans
+        buckets: list[dict[str, JSON]] = [{} for _ in range(_BUCKETS)]
+        for key, f in functions.functions:
+            buckets[_bucket(key)][key] = encode_function(f)
+        for b, encoded in enumerate(buckets):
+            payload: JSON = {"token": functions.token, "functions": encoded}
+            store.write(folder / f"{_FUNCTIONS}_{b}", "cache_functions", payload)
     store.write(folder / INDEX, "cache_index", _encode_index(index))
     return index.token

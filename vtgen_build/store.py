@@ -14,15 +14,16 @@ the payload into frozen dataclasses with the typed readers below, which accept o
 the exact shape they expect (``Malformed`` otherwise, which the reader turns into
 ``None`` too).  No dict or list of the payload travels further than its decoder.
 
-This module imports only ``hashlib`` and ``json``: the no-op path (``quick``) uses it.
+This module imports only ``json`` and a SHA-256: the no-op path (``quick``) uses it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from typing import TypeAlias
+import sys
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 __all__ = [
     "JSON",
@@ -49,13 +50,33 @@ _VERSION = b"1"
 MAX_STATE_BYTES = 256 * 1024 * 1024  # a state file larger than this is not ours
 
 
+def _builtin_sha256() -> Callable[[bytes], Any]:
+    for name in ("_sha256", "_sha2"):  # CPython's own module (Python <= 3.11, >= 3.12)
+        try:
+            found: Callable[[bytes], Any] = __import__(name).sha256
+            return found
+        except (ImportError, AttributeError):
+            continue
+    import hashlib
+
+    return hashlib.sha256
+
+
+def _sha256_hex(data: bytes) -> str:
+    """SHA-256: ``hashlib``'s (OpenSSL, fast on megabytes) once someone imported it, else CPython's
+    built-in one, whose import is free: the no-op path reads one small record and never loads OpenSSL."""
+    hashlib = sys.modules.get("hashlib")
+    sha256 = hashlib.sha256 if hashlib is not None else _builtin_sha256()
+    return str(sha256(data).hexdigest())
+
+
 def dumps(kind: str, payload: JSON) -> bytes:
     """The bytes of a state file of ``kind`` holding ``payload`` (deterministic)."""
     if not kind.isidentifier():
         raise ValueError(f"store kind must be an identifier: {kind!r}")
     body = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     data = body.encode("utf-8", "surrogateescape")
-    header = b" ".join((_MAGIC, _VERSION, kind.encode("ascii"), hashlib.sha256(data).hexdigest().encode("ascii")))
+    header = b" ".join((_MAGIC, _VERSION, kind.encode("ascii"), _sha256_hex(data).encode("ascii")))
     return header + b"\n" + data
 
 
@@ -70,7 +91,7 @@ def loads(data: bytes, kind: str) -> JSON:
     parts = head.split(b" ")
     if parts[:3] != [_MAGIC, _VERSION, kind.encode("ascii", "replace")] or len(parts) != 4:
         return None
-    if hashlib.sha256(body).hexdigest().encode("ascii") != parts[3]:
+    if _sha256_hex(body).encode("ascii") != parts[3]:
         return None
     try:
         value: JSON = json.loads(body.decode("utf-8", "surrogateescape"))
