@@ -31,7 +31,21 @@ from .errors import Location, VtgenError
 from .model.native import Dispatch, NativeFunction
 from .model.schema import FunctionSchema, OperatorName
 from .plan.policy import Policy
-from .store import JSON, Malformed, flag, integer, items, maybe_text, obj, pair, text, texts
+from .store import (
+    JSON,
+    Malformed,
+    flag,
+    integer,
+    integers,
+    items,
+    maybe_integers,
+    maybe_text,
+    obj,
+    pair,
+    text,
+    text_lists,
+    texts,
+)
 
 __all__ = [
     "CACHE",
@@ -209,21 +223,37 @@ def _decode_policy(value: JSON) -> Policy:
     return Policy(**lists, view_functions=_text_pairs(raw["view_functions"]))
 
 
-def _encode_entry(e: EntryRecord) -> JSON:
-    return [e.digest, e.line, e.schema, list(e.keys), e.prefix, e.group, list(e.dependents)]
+_ENTRY_COLUMNS = ("digest", "line", "schema", "keys", "prefix", "group", "dependents")
 
 
-def _decode_entry(value: JSON) -> EntryRecord:
-    v = items(value)
-    if len(v) != 7:
-        raise Malformed("entry")
-    return EntryRecord(text(v[0]), integer(v[1]), text(v[2]), texts(v[3]), text(v[4]), text(v[5]), texts(v[6]))
+def _encode_entries(entries: tuple[EntryRecord, ...] | None) -> JSON:
+    """Column by column (one list per field): the JSON is smaller and its check runs at C speed."""
+    if entries is None:
+        return None
+    columns: dict[str, JSON] = {name: [] for name in _ENTRY_COLUMNS}
+    for e in entries:
+        for name in _ENTRY_COLUMNS:
+            value = getattr(e, name)
+            columns[name].append(list(value) if isinstance(value, tuple) else value)  # type: ignore[union-attr]
+    return columns
+
+
+def _decode_entries(value: JSON) -> tuple[EntryRecord, ...] | None:
+    if value is None:
+        return None
+    raw = obj(value, _ENTRY_COLUMNS)
+    digest, schema, prefix, group = (texts(raw[c]) for c in ("digest", "schema", "prefix", "group"))
+    line = integers(raw["line"])
+    keys, dependents = text_lists(raw["keys"]), text_lists(raw["dependents"])
+    if len({len(c) for c in (digest, line, schema, keys, prefix, group, dependents)}) != 1:
+        raise Malformed("entry columns")
+    return tuple(map(EntryRecord, digest, line, schema, keys, prefix, group, dependents))
 
 
 _INDEX_KEYS = (
     "token", "settings", "native", "tags", "entries", "shard_tokens", "functions_token", "entry_count",
-    "tags_set", "policy", "kernel_owner", "kernel_shard", "node_entry", "node_names", "node_shard",
-    "signature_groups", "order", "format",
+    "tags_set", "policy", "kernel_function", "kernel_entry", "kernel_shard", "node_entry", "node_names",
+    "node_shard", "group_signature", "group_functions", "order", "format",
 )  # fmt: skip
 
 
@@ -233,37 +263,36 @@ def _encode_index(i: CacheIndex) -> JSON:
         "settings": i.settings,
         "native": i.native,
         "tags": i.tags,
-        "entries": None if i.entries is None else [_encode_entry(e) for e in i.entries],
+        "entries": _encode_entries(i.entries),
         "shard_tokens": list(i.shard_tokens),
         "functions_token": i.functions_token,
         "entry_count": i.entry_count,
         "tags_set": _sorted(i.tags_set),
         "policy": _encode_policy(i.policy),
-        "kernel_owner": [list(k) for k in i.kernel_owner],
+        "kernel_function": [f for f, _ in i.kernel_owner],
+        "kernel_entry": [e for _, e in i.kernel_owner],
         "kernel_shard": list(i.kernel_shard),
         "node_entry": list(i.node_entry),
         "node_names": list(i.node_names),
         "node_shard": list(i.node_shard),
-        "signature_groups": [[g, list(fs)] for g, fs in i.signature_groups],
+        "group_signature": [g for g, _ in i.signature_groups],
+        "group_functions": [list(fs) for _, fs in i.signature_groups],
         "order": list(i.order),
         "format": i.format,
     }
 
 
-def _ints(value: JSON, high: int) -> tuple[int, ...]:
-    return tuple(integer(v, 0, high) for v in items(value))
-
-
 def _decode_index(value: JSON) -> CacheIndex:
     raw = obj(value, _INDEX_KEYS)
-    entries = None if raw["entries"] is None else tuple(_decode_entry(e) for e in items(raw["entries"]))
+    entries = _decode_entries(raw["entries"])
     shard_tokens = texts(raw["shard_tokens"])
     shards, count = len(shard_tokens), len(entries or ())
     if not 1 <= shards <= _MAX_SHARDS:
         raise Malformed("shards")
-    owners = tuple(
-        (text(f), None if e is None else integer(e, 0, count)) for f, e in map(pair, items(raw["kernel_owner"]))
-    )
+    kernel_function, kernel_entry = texts(raw["kernel_function"]), maybe_integers(raw["kernel_entry"], 0, count)
+    group_signature, group_functions = texts(raw["group_signature"]), text_lists(raw["group_functions"])
+    if len(kernel_function) != len(kernel_entry) or len(group_signature) != len(group_functions):
+        raise Malformed("index columns")
     index = CacheIndex(
         text(raw["token"]),
         text(raw["settings"]),
@@ -275,12 +304,12 @@ def _decode_index(value: JSON) -> CacheIndex:
         integer(raw["entry_count"]),
         _frozen(raw["tags_set"]),
         _decode_policy(raw["policy"]),
-        owners,
-        _ints(raw["kernel_shard"], shards),
-        _ints(raw["node_entry"], count),
+        tuple(zip(kernel_function, kernel_entry, strict=True)),
+        integers(raw["kernel_shard"], 0, shards),
+        integers(raw["node_entry"], 0, count),
         texts(raw["node_names"]),
-        _ints(raw["node_shard"], shards),
-        tuple((text(g), texts(fs)) for g, fs in map(pair, items(raw["signature_groups"]))),
+        integers(raw["node_shard"], 0, shards),
+        tuple(zip(group_signature, group_functions, strict=True)),
         texts(raw["order"]),
         integer(raw["format"]),
     )
