@@ -97,19 +97,26 @@ class _Run:
         try:
             cmd = [*self.settings.launcher, *argv, "-MD", "-MF", str(depfile), str(unit.source)]
             code, output = self.processes.run(cmd, self.env)
-            deps = parse_depfile(depfile.read_text(encoding="utf-8")) if code == 0 else []
+            deps = _read_depfile(depfile) if code == 0 else None
         finally:
             depfile.unlink(missing_ok=True)
         found = read_diagnostics(output, self.locator, self.out)
         ok = code == 0
         errors = found.errors if ok or found.errors else 1  # a crash, or an error without the word
-        if ok:
+        if ok and deps is not None:  # no depfile: what it read is unknown, so it is not cached
             self.cache.record(key, [*deps, *(pch.deps if pch else ())], self.files)
         else:
             self.cache.forget(key)
         result = UnitResult(unit.source.name, ok, time.perf_counter() - start, found.text, errors, found.ops)
         self.reporter.finished(result)
         return result
+
+
+def _read_depfile(path: Path) -> list[str] | None:
+    try:
+        return parse_depfile(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def compile_units(units: list[Unit], settings: Settings, locator: Locator, out: Path) -> list[UnitResult]:

@@ -13,11 +13,12 @@ __all__ = ["Diagnostics", "Locator", "namespace_hint", "read_diagnostics"]
 _LOCATED = re.compile(r"^(?P<pre>In file included from |\s+from )?(?P<path>[^\s:][^:]*):(?P<line>\d+)(?P<rest>[:,].*)$")
 _IN_FUNCTION = re.compile(r"^(?P<path>[^\s:][^:]*): (?P<rest>In .*)$")
 _ERROR = re.compile(r"\b(fatal )?error:")
-# g++: 'x' was not declared in this scope; did you mean 'ns::x'?
+# g++: 'x' was not declared in this scope; did you mean 'ns::x'?  (quotes are ‘’ in a UTF-8 locale)
 # clang++: use of undeclared identifier 'x'; did you mean 'ns::x'?
+_Q, _E = "['\u2018]", "['\u2019]"
 _UNDECLARED = re.compile(
-    r"error: (?:'(?P<g>\w+)' was not declared in this scope|use of undeclared identifier '(?P<c>\w+)')"
-    r"(?:; did you mean '(?P<ns>(?:\w+::)+)(?P<name>\w+)'\?)?"
+    rf"error: (?:{_Q}(?P<g>\w+){_E} was not declared in this scope|use of undeclared identifier {_Q}(?P<c>\w+){_E})"
+    rf"(?:; did you mean {_Q}(?P<ns>(?:\w+::)+)(?P<name>\w+){_E}\?)?"
 )
 
 
