@@ -13,7 +13,7 @@ __all__ = ["Diagnostics", "Locator", "namespace_hint", "read_diagnostics"]
 _LOCATED = re.compile(r"^(?P<pre>In file included from |\s+from )?(?P<path>[^\s:][^:]*):(?P<line>\d+)(?P<rest>[:,].*)$")
 _IN_FUNCTION = re.compile(r"^(?P<path>[^\s:][^:]*): (?P<rest>In .*)$")
 _ERROR = re.compile(r"\b(fatal )?error:")
-# g++: 'x' was not declared in this scope; did you mean 'ns::x'?  (quotes are ‘’ in a UTF-8 locale)
+# g++: 'x' was not declared in this scope; did you mean 'ns::x'?  (U+2018 and U+2019 quotes in a UTF-8 locale)
 # clang++: use of undeclared identifier 'x'; did you mean 'ns::x'?
 _Q, _E = "['\u2018]", "['\u2019]"
 _UNDECLARED = re.compile(
