@@ -22,9 +22,10 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from . import store
@@ -87,7 +88,7 @@ class CheckResult:
     failing_ops: tuple[str, ...]
     seconds: float
     generate_seconds: float
-    checked_ops: int  # ops in the compiled code (all of them for a whole check)
+    checked_ops: int  # ops in the compiled code (all of them for a whole check); -1: not counted
     nothing_to_do: bool = False
     hint: str | None = None  # the --using-namespace that would fix every undeclared helper
 
@@ -103,8 +104,9 @@ class CheckResult:
         if self.nothing_to_do:
             return f"vtgen-build check: no op changed since the last successful check ({self.seconds:.1f}s)"
         cached = sum(u.cached for u in self.units)
+        ops = f", {self.checked_ops} ops" if self.checked_ops >= 0 else ""
         head = (
-            f"vtgen-build check: {len(self.units)} translation units ({cached} unchanged), {self.checked_ops} ops "
+            f"vtgen-build check: {len(self.units)} translation units ({cached} unchanged){ops} "
             f"(generate {self.generate_seconds:.1f}s, total {self.seconds:.1f}s)"
         )
         if self.ok:
@@ -292,6 +294,27 @@ def _changed_ops(out: Path, digests: dict[str, str], settings: str) -> list[str]
     return [op for op, d in digests.items() if state.get(op) != d]
 
 
+@dataclass
+class _LazyIndex:
+    """The output's index, read on first use: a check that compiles nothing never reads it."""
+
+    out: Path
+    index: OutputIndex | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self) -> OutputIndex:
+        with self.lock:
+            if self.index is None:
+                self.index = read_index(self.out)
+            return self.index
+
+    def formula_after(self, path: str, line: int) -> tuple[str, int] | None:
+        return self.get().formula_after(path, line)
+
+    def ops_at(self, path: str, line: int) -> set[str]:
+        return self.get().ops_at(path, line)
+
+
 def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOptions) -> CheckResult:
     """Generate a check build into ``gen_options.out_dir`` and compile it; see the module doc."""
     start = time.perf_counter()
@@ -299,15 +322,15 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
     gen_options = replace(gen_options, line_directives=True, stub_decls=True)
     generated = generate(inputs, gen_options)
     out = Path(gen_options.out_dir).resolve()
-    index = read_index(out)
     settings = _settings(out, options)
     state_key = _settings_digest(out, settings, gen_options.manual_headers, options)
-    digests = _op_digests(index, out)
+    lazy = _LazyIndex(out)
 
     ops: list[str] | None = None  # None: every unit
     if options.ops:
-        ops = select_ops(index, options.ops)
+        ops = select_ops(lazy.get(), options.ops)
     if options.changed:
+        digests = _op_digests(lazy.get(), out)
         changed = _changed_ops(out, digests, state_key)
         if not changed:
             return CheckResult((), (), time.perf_counter() - start, generated.seconds, 0, nothing_to_do=True)
@@ -316,29 +339,43 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
 
     if ops is not None:
         source = out / WORK / "ops.cpp"
-        _write_if_changed(source, _partial_unit(index, ops))
+        _write_if_changed(source, _partial_unit(lazy.get(), ops))
         units = [_unit(source)]
-        checked = [op for op in ops if op in digests]
     else:  # every translation unit written, whether it holds kernels, Nodes or neither
         units = [_unit(out / name) for name in sorted(generated.outputs) if name.endswith(".cpp")]
-        checked = list(digests)
-    results = compile_units(units, settings, index, out)
-
+    results = compile_units(units, settings, lazy, out)
     failing = sorted(set().union(*(r.ops for r in results))) if results else []
+    checked = -1  # unknown: every unit was unchanged, so the index was not read
+    if ops is not None or not all(r.cached for r in results):
+        checked = _record_passed(out, lazy.get(), state_key, ops, results, failing)
+    hint = None if _ok(results) else namespace_hint([r.diagnostics for r in results if not r.ok])
+    if hint in gen_options.using_namespaces:
+        hint = None
+    seconds = time.perf_counter() - start
+    return CheckResult(tuple(results), tuple(failing), seconds, generated.seconds, checked, hint=hint)
+
+
+def _ok(results: list[UnitResult]) -> bool:
+    return all(r.ok for r in results)
+
+
+def _record_passed(
+    out: Path, index: OutputIndex, state_key: str, ops: list[str] | None, results: list[UnitResult], failing: list[str]
+) -> int:
+    """Remember the digest of every op that passed (for ``--changed``); the number of ops checked."""
+    digests = _op_digests(index, out)
     failed_units = {r.unit for r in results if not r.ok}
     if ops is None:
+        checked = list(digests)
         passed = {op for op in checked if op not in failing and not _units_of_op(index, op) & failed_units}
     else:
+        checked = [op for op in ops if op in digests]
         passed = set() if failed_units else set(checked)
     if passed:
         state = _read_state(out, state_key)
         state.update({op: digests[op] for op in passed})
         _write_state(out, state_key, state)
-    hint = namespace_hint([r.diagnostics for r in results if not r.ok]) if failed_units else None
-    if hint in gen_options.using_namespaces:
-        hint = None
-    seconds = time.perf_counter() - start
-    return CheckResult(tuple(results), tuple(failing), seconds, generated.seconds, len(checked), hint=hint)
+    return len(checked)
 
 
 def _units_of_op(index: OutputIndex, op: str) -> set[str]:
