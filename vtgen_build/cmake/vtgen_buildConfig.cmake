@@ -60,6 +60,10 @@
 #   the generator ran) recompile only those.  A YAML mistake fails the build
 #   with `<file>:<line>: error: <message>` from the generator.
 #
+#   The generated sources are ordinary sources of <target>: a compiler launcher
+#   set with -DCMAKE_CXX_COMPILER_LAUNCHER=ccache (or sccache, distcc), or the
+#   target's CXX_COMPILER_LAUNCHER property, runs their compiles too.
+#
 #   Example:
 #     find_package(vtgen_build CONFIG REQUIRED)
 #     add_library(myops OBJECT)
