@@ -77,6 +77,7 @@ def test_nothing_changed_compiles_nothing(run_cli: CliRunner, warm: tuple[Path, 
     assert forced.code == 0 and len(_compiled(forced)) == 4
 
 
+@pytest.mark.slow
 def test_a_header_change_is_a_miss(run_cli: CliRunner, warm: tuple[Path, Path]) -> None:
     """The helper header is read by every unit (inside the Nodes' precompiled header, too)."""
     root, out = warm
@@ -121,6 +122,7 @@ def test_a_failing_unit_is_never_cached(run_cli: CliRunner, tmp_path: Path) -> N
     assert _cached(run_cli(*args)) == ["ops.cpp"]
 
 
+@pytest.mark.slow
 def test_a_damaged_cache_is_no_cache(run_cli: CliRunner, warm: tuple[Path, Path]) -> None:
     root, out = warm
     results = out / ".vtgen-check" / "results"
@@ -155,6 +157,7 @@ def test_kill_9_during_a_check_leaves_a_usable_cache(tmp_path: Path) -> None:
 
 
 # -- defects: every unit compiled, no silent compiler fallback, no false FAILED on Ctrl-C ------------
+@pytest.mark.slow
 def test_every_emitted_unit_is_compiled(run_cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With four shards two units hold no kernel or Node: an ``#error`` in one of them fails the check."""
     real_generate = check.generate

@@ -300,6 +300,7 @@ class _LazyIndex:
 
     out: Path
     index: OutputIndex | None = None
+    op_digests: dict[str, str] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def get(self) -> OutputIndex:
@@ -307,6 +308,12 @@ class _LazyIndex:
             if self.index is None:
                 self.index = read_index(self.out)
             return self.index
+
+    def digests(self) -> dict[str, str]:
+        """The digest of each op's code (``_op_digests``), computed once."""
+        if self.op_digests is None:
+            self.op_digests = _op_digests(self.get(), self.out)
+        return self.op_digests
 
     def formula_after(self, path: str, line: int) -> tuple[str, int] | None:
         return self.get().formula_after(path, line)
@@ -330,7 +337,7 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
     if options.ops:
         ops = select_ops(lazy.get(), options.ops)
     if options.changed:
-        digests = _op_digests(lazy.get(), out)
+        digests = lazy.digests()
         changed = _changed_ops(out, digests, state_key)
         if not changed:
             return CheckResult((), (), time.perf_counter() - start, generated.seconds, 0, nothing_to_do=True)
@@ -347,7 +354,7 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
     failing = sorted(set().union(*(r.ops for r in results))) if results else []
     checked = -1  # unknown: every unit was unchanged, so the index was not read
     if ops is not None or not all(r.cached for r in results):
-        checked = _record_passed(out, lazy.get(), state_key, ops, results, failing)
+        checked = _record_passed(out, lazy, state_key, ops, results, failing)
     hint = None if _ok(results) else namespace_hint([r.diagnostics for r in results if not r.ok])
     if hint in gen_options.using_namespaces:
         hint = None
@@ -360,10 +367,10 @@ def _ok(results: list[UnitResult]) -> bool:
 
 
 def _record_passed(
-    out: Path, index: OutputIndex, state_key: str, ops: list[str] | None, results: list[UnitResult], failing: list[str]
+    out: Path, lazy: _LazyIndex, state_key: str, ops: list[str] | None, results: list[UnitResult], failing: list[str]
 ) -> int:
     """Remember the digest of every op that passed (for ``--changed``); the number of ops checked."""
-    digests = _op_digests(index, out)
+    index, digests = lazy.get(), lazy.digests()
     failed_units = {r.unit for r in results if not r.ok}
     if ops is None:
         checked = list(digests)
