@@ -144,8 +144,11 @@ class PchBuilder:
         finally:
             tmp.unlink(missing_ok=True)
             depfile.unlink(missing_ok=True)
-        stats = [[d, _stat(d)] for d in deps]
-        if any(s is None for _, s in stats):
-            return None
-        store.write(store_path, KIND, {"deps": stats})  # type: ignore[dict-item]
+        stats: list[store.JSON] = []
+        for d in deps:
+            signature = _stat(d)
+            if signature is None:
+                return None
+            stats.append([d, list[store.JSON](signature)])
+        store.write(store_path, KIND, {"deps": stats})
         return Pch(self.key(prefix), flags, tuple(deps))
