@@ -12,6 +12,9 @@ edit, one VariableType shard compiled against the wheel's real headers as before
 (plain ``g++ -fsyntax-only``), and one real-header unit (``check --torch-include --op
 sin``) with its precompiled header warm against the same unit without one.
 
+The goals (issue 14) are seconds on a quiet 2-core machine, where torchgen's run takes
+5.4 s; on a loaded machine each goal is scaled by torchgen's time in the same run.
+
     python bench/bench_check.py [--pytorch-root DIR] [--jobs N] [--cxx CXX] [--json] [--skip-real]
 """
 
@@ -39,6 +42,9 @@ GOALS = {  # case -> seconds (or a ratio, for the last)
     "check --changed after one edit": 1.0,
 }
 PCH_GOAL = 0.4  # a real-header unit with its precompiled header warm / without one
+# torchgen's gen_autograd after the sin edit on the quiet machine the goals were set on (issue 14):
+# a loaded machine scales the goals by torchgen's time in this run over this one
+TORCHGEN_QUIET_S = 5.4
 
 
 def _default_root() -> str:
@@ -159,17 +165,19 @@ def main(argv: list[str] | None = None) -> int:
         rows += _stubs_loop(base, out, derivatives, args.jobs)
         if not args.skip_real:
             rows += _real_rows(base, out, include, args.cxx)
-    met = {name: seconds <= GOALS[name] for name, seconds, _ in rows if name in GOALS}
+    scale = max(1.0, rows[0][1] / TORCHGEN_QUIET_S)  # how much slower than quiet this machine is now
+    met = {name: seconds <= GOALS[name] * scale for name, seconds, _ in rows if name in GOALS}
     pch = [s for n, s, _ in rows if "real-header unit" in n]
     if len(pch) == 2:
         met["real-header unit with PCH warm"] = pch[1] / pch[0] <= PCH_GOAL
     if args.json:
-        print(json.dumps({"rows": [[n, round(s, 2), note] for n, s, note in rows], "met": met}, indent=2))
+        print(json.dumps({"rows": [[n, round(s, 2), note] for n, s, note in rows], "load_scale": scale, "met": met}))
     else:
         width = max(len(r[0]) for r in rows)
+        print(f"load scale {scale:.1f} (torchgen {rows[0][1]:.1f} s here, {TORCHGEN_QUIET_S} s quiet)")
         for name, seconds, note in rows:
-            goal = f"(goal <= {GOALS[name]} s)" if name in GOALS else ""
-            print(f"{name:<{width}}  {seconds:7.2f} s  {goal:<16} {note}")
+            goal = f"(goal <= {GOALS[name]} s, scaled {GOALS[name] * scale:.1f} s)" if name in GOALS else ""
+            print(f"{name:<{width}}  {seconds:7.2f} s  {goal:<32} {note}")
         for name, ok in met.items():
             print(f"{'met' if ok else 'MISSED'}: {name}")
     return 0 if all(met.values()) else 1
