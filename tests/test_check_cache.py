@@ -194,6 +194,11 @@ def test_a_compiler_that_is_not_there_is_an_error(
     assert not (tmp_path / "check").exists()  # fails before generating anything
 
 
+def test_a_launcher_that_is_not_there_is_an_error(run_cli: CliRunner, tmp_path: Path) -> None:
+    result = run_cli(*_args(SAMPLE, tmp_path / "check"), "--launcher", "/no/such/ccache")
+    assert result.code == 1 and "--launcher /no/such/ccache: /no/such/ccache not found" in result.err
+
+
 def test_a_compiler_that_does_not_run_is_an_error(run_cli: CliRunner, tmp_path: Path) -> None:
     broken = tmp_path / "cxx"
     broken.write_text("#!/bin/sh\nexit 3\n", encoding="utf-8")

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import threading
 import time
@@ -269,6 +270,9 @@ def _write_state(out: Path, settings: str, ops: dict[str, str]) -> None:
 # -- running ------------------------------------------------------------------------------------
 def _settings(out: Path, options: CheckOptions) -> Settings:
     compiler = identify(find_compiler(options.cxx))
+    launcher = tuple(options.launcher.split()) if options.launcher else ()
+    if launcher and shutil.which(launcher[0]) is None:
+        raise VtgenError(f"--launcher {options.launcher}: {launcher[0]} not found")
     include = Path(options.torch_include) if options.torch_include else None
     tty = options.progress if options.progress is not None else sys.stdout.isatty()
     return Settings(
@@ -276,7 +280,7 @@ def _settings(out: Path, options: CheckOptions) -> Settings:
         options.std or default_std(include),
         tuple(_include_flags(out, options)),
         out / WORK,
-        tuple(options.launcher.split()) if options.launcher else (),
+        launcher,
         options.jobs,
         options.cache,
         options.pch,
