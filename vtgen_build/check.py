@@ -1,16 +1,18 @@
-"""``vtgen-build check``: generate, then have a real C++ compiler check every kernel and Node.
+"""``vtgen-build check``: generate, then have a real C++ compiler check every translation unit.
 
-The generated translation units are compiled with ``-fsyntax-only`` against the
+Every generated translation unit is compiled with ``-fsyntax-only`` against the
 stub ATen headers shipped in ``stubs/include`` (or, with ``--torch-include``,
 against a real PyTorch's headers), warnings as errors, in parallel.  The check
 build is generated with ``#line`` directives, so an error inside a formula is
 reported at its derivatives.yaml line; the summary names the ops that failed.
 ``--op`` and ``--changed`` compile one small translation unit holding only the
-kernels and Nodes of the chosen ops.
+kernels and Nodes of the chosen ops.  The compiling itself (results cache,
+precompiled headers, parallel jobs, diagnostics) is ``vtgen_build.compile``.
 
 Layout of the check directory (``--out``): the generated files, plus
-``.vtgen-check/`` (include shims, the partial unit) and ``.vtgen-check-state.json``
-(a digest of each op's code at its last successful check, for ``--changed``).
+``.vtgen-check/`` (include shims, the partial unit, the results cache, precompiled
+headers, and ``state``: a digest of each op's code at its last successful check,
+for ``--changed``).
 """
 
 from __future__ import annotations
@@ -20,37 +22,54 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
 
+from . import store
 from .check_index import OutputIndex, read_index
+from .compile import (
+    Settings,
+    Unit,
+    UnitResult,
+    compile_units,
+    default_std,
+    find_compiler,
+    identify,
+    namespace_hint,
+    prefix_of,
+)
 from .errors import VtgenError, did_you_mean
 from .generate import GenerateOptions, generate
 from .inputs import Inputs
 from .write import write_atomic
 
-__all__ = ["STUB_INCLUDE", "CheckOptions", "CheckResult", "default_check_dir", "find_compiler", "run_check"]
+__all__ = [
+    "STUB_INCLUDE",
+    "CheckOptions",
+    "CheckResult",
+    "UnitResult",
+    "default_check_dir",
+    "find_compiler",
+    "run_check",
+]
 
 STUB_INCLUDE = Path(__file__).resolve().parent / "stubs" / "include"
-STATE = ".vtgen-check-state.json"
 WORK = ".vtgen-check"
-# Warnings are errors in generated code.  Two are off: a Node's apply never reads `grads` when
-# no formula uses it, and forward-AD code unpacks every tangent and primal whether the formula
-# reads it or not (PyTorch's own generated code does both too).
-_WARNINGS = ("-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-Wno-unused-but-set-variable")
+STATE = f"{WORK}/state"
+_STATE_KIND = "check_state"
 _PARTIAL_LIMIT = 0.25  # --changed compiles everything when more than this share of the ops changed
+# a partial unit leaves the registrations out: its kernels (internal linkage) are never referenced
+_UNREGISTERED = '#pragma GCC diagnostic ignored "-Wunused-function"'
+_OWN_HEADER = re.compile(r"Functions_\d+\.h")  # a shard's own Node header ends the shared prefix
 
 
 @dataclass(frozen=True)
 class CheckOptions:
-    std: str = "c++17"
+    std: str | None = None  # None: what the target's headers need (c++17 for the stubs)
     jobs: int = 0  # 0: one per core
     launcher: str | None = None  # e.g. ccache
     cxx: str | None = None  # default: $CXX, else g++ or clang++ on PATH
@@ -60,16 +79,8 @@ class CheckOptions:
     include_dirs: tuple[str, ...] = ()  # -I for the user's headers (the manual header's directory)
     manual_header_file: str | None = None  # file behind torch/csrc/autograd/FunctionsManual.h (stub builds)
     progress: bool | None = None  # a progress line; None: when stdout is a terminal
-
-
-@dataclass(frozen=True)
-class UnitResult:
-    unit: str
-    ok: bool
-    seconds: float
-    diagnostics: str
-    errors: int
-    ops: frozenset[str]  # ops blamed for the errors
+    cache: bool = True  # False: compile every unit, even those that passed unchanged before
+    pch: bool = True  # precompiled headers for the shared include prefix
 
 
 @dataclass(frozen=True)
@@ -78,8 +89,9 @@ class CheckResult:
     failing_ops: tuple[str, ...]
     seconds: float
     generate_seconds: float
-    checked_ops: int  # ops in the compiled code (all of them for a whole check)
+    checked_ops: int  # ops in the compiled code (all of them for a whole check); -1: not counted
     nothing_to_do: bool = False
+    hint: str | None = None  # the --using-namespace that would fix every undeclared helper
 
     @property
     def ok(self) -> bool:
@@ -92,8 +104,10 @@ class CheckResult:
     def summary(self) -> str:
         if self.nothing_to_do:
             return f"vtgen-build check: no op changed since the last successful check ({self.seconds:.1f}s)"
+        cached = sum(u.cached for u in self.units)
+        ops = f", {self.checked_ops} ops" if self.checked_ops >= 0 else ""
         head = (
-            f"vtgen-build check: {len(self.units)} translation units, {self.checked_ops} ops "
+            f"vtgen-build check: {len(self.units)} translation units ({cached} unchanged){ops} "
             f"(generate {self.generate_seconds:.1f}s, total {self.seconds:.1f}s)"
         )
         if self.ok:
@@ -104,16 +118,11 @@ class CheckResult:
             shown = ", ".join(self.failing_ops[:200])
             more = f" and {len(self.failing_ops) - 200} more" if len(self.failing_ops) > 200 else ""
             lines.append(f"failing ops: {shown}{more}")
+        if self.hint:
+            lines.append(
+                f"hint: every undeclared name is declared in namespace {self.hint}: add --using-namespace {self.hint}"
+            )
         return "\n".join(lines)
-
-
-def find_compiler(cxx: str | None = None) -> str:
-    for candidate in (cxx, os.environ.get("CXX"), "g++", "clang++", "c++"):
-        if candidate:
-            found = shutil.which(candidate)
-            if found:
-                return found
-    raise VtgenError("no C++ compiler: give --cxx, set CXX, or put g++ or clang++ on PATH")
 
 
 def default_check_dir(inputs: Inputs, options: GenerateOptions) -> str:
@@ -169,20 +178,6 @@ def _include_flags(out: Path, options: CheckOptions) -> list[str]:
     return flags
 
 
-def _command(compiler: str, options: CheckOptions, flags: list[str], source: Path) -> list[str]:
-    launcher = options.launcher.split() if options.launcher else []
-    return [
-        *launcher,
-        compiler,
-        f"-std={options.std}",
-        "-fsyntax-only",
-        *_WARNINGS,
-        "-fdiagnostics-color=never",
-        *flags,
-        str(source),
-    ]
-
-
 # -- the partial unit (--op, --changed) ---------------------------------------------------------
 _NODE_INCLUDE = re.compile(r'^#include "Functions_\d+\.h"$')
 
@@ -214,6 +209,7 @@ def _partial_unit(index: OutputIndex, ops: Iterable[str]) -> str:
         unit = index.units[blocks[0].unit]
         parts.append(f"#line 1 {json.dumps(str(index.out_dir / unit.name))}")
         parts.append(_with_node_includes(unit.prelude, (index.header_of_node[n] for n in nodes)))
+        parts.append(_UNREGISTERED)
         for b in blocks:
             parts.append(f"#line {b.first} {json.dumps(str(index.out_dir / b.unit))}\n{b.text}")
         parts.append(unit.epilogue)
@@ -236,57 +232,10 @@ def select_ops(index: OutputIndex, names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(chosen))
 
 
-# -- diagnostics --------------------------------------------------------------------------------
-_LOCATED = re.compile(r"^(?P<pre>In file included from |\s+from )?(?P<path>[^\s:][^:]*):(?P<line>\d+)(?P<rest>[:,].*)$")
-_IN_FUNCTION = re.compile(r"^(?P<path>[^\s:][^:]*): (?P<rest>In .*)$")
-
-
-def _display(path: str, out: Path) -> str:
-    p = Path(path)
-    if not p.is_absolute() and p.parent == Path(".") and (out / p).is_file():
-        p = out / p  # `#line N "VariableType_3.cpp"`: a generated unit
-    try:
-        return os.path.relpath(p) if p.resolve().is_relative_to(Path.cwd()) else str(p)
-    except ValueError:
-        return str(p)
-
-
-def _read_diagnostics(text: str, index: OutputIndex, out: Path) -> tuple[str, int, set[str]]:
-    """The compiler's output with paths made readable, its error count and the ops at fault."""
-    lines: list[str] = []
-    located: list[tuple[str, int] | None] = []
-    for raw in text.splitlines():
-        m = _LOCATED.match(raw)
-        if m is None:
-            f = _IN_FUNCTION.match(raw)
-            lines.append(f"{_display(f.group('path'), out)}: {f.group('rest')}" if f else raw)
-            located.append(None)
-            continue
-        path, line, rest = _display(m.group("path"), out), int(m.group("line")), m.group("rest")
-        moved = index.formula_after(path, line) if not m.group("pre") else None
-        if moved is not None:  # the code wrapping a formula (e.g. `cond ? (formula) : Tensor()`)
-            path, line, rest = _display(moved[0], out), moved[1], re.sub(r"^:\d+:", ":", rest)
-        lines.append(f"{m.group('pre') or ''}{path}:{line}{rest}")
-        located.append((path, line))
-    error_rows = [i for i, line in enumerate(lines) if re.search(r"\b(fatal )?error:", line)]
-    ops: set[str] = set()
-    for n, row in enumerate(error_rows):
-        end = error_rows[n + 1] if n + 1 < len(error_rows) else len(lines)
-        start = error_rows[n - 1] + 1 if n else 0
-        for i in [row, *range(start, end)]:  # the error's own place first, then its context
-            where = located[i]
-            if where is not None and (blamed := index.ops_at(*where)):
-                ops |= blamed
-                break
-    return "\n".join(lines), len(error_rows), ops
-
-
 # -- state for --changed ------------------------------------------------------------------------
-def _settings_digest(
-    out: Path, compiler: str, options: CheckOptions, flags: list[str], manual_headers: tuple[str, ...]
-) -> str:
+def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, ...], options: CheckOptions) -> str:
     """Everything but the ops' own code that decides whether a check passes."""
-    h = hashlib.sha256(json.dumps([compiler, options.std, options.launcher, flags]).encode())
+    h = hashlib.sha256(json.dumps([settings.compiler.identity, *settings.flags]).encode())
     shared = [out / "FunctionsBase.h", *sorted((out / "vtgen_decls").glob("*.inc"))]
     if options.manual_header_file:
         shared.append(Path(options.manual_header_file))
@@ -306,147 +255,138 @@ def _op_digests(index: OutputIndex, out: Path) -> dict[str, str]:
 
 
 def _read_state(out: Path, settings: str) -> dict[str, str]:
-    try:
-        data = json.loads((out / STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    data = store.read(out / STATE, _STATE_KIND)
+    ops = data.get("ops") if isinstance(data, dict) and data.get("settings") == settings else None
+    if not isinstance(ops, dict):
         return {}
-    if not isinstance(data, dict) or data.get("settings") != settings or not isinstance(data.get("ops"), dict):
-        return {}
-    return {str(k): str(v) for k, v in data["ops"].items()}
+    return {k: v for k, v in ops.items() if isinstance(v, str)}
 
 
 def _write_state(out: Path, settings: str, ops: dict[str, str]) -> None:
-    write_atomic(out / STATE, json.dumps({"settings": settings, "ops": ops}, indent=0, sort_keys=True) + "\n")
+    (out / STATE).parent.mkdir(parents=True, exist_ok=True)
+    store.write(out / STATE, _STATE_KIND, {"settings": settings, "ops": dict(ops)})
 
 
 # -- running ------------------------------------------------------------------------------------
-@dataclass
-class _Reporter:
-    """Plain lines, or one progress line rewritten in place on a terminal."""
-
-    total: int
-    tty: bool
-    stream: TextIO = field(default_factory=lambda: sys.stdout)
-    errors: TextIO = field(default_factory=lambda: sys.stderr)
-    done: int = 0
-    failed: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    started: float = field(default_factory=time.perf_counter)
-
-    def finished(self, r: UnitResult) -> None:
-        with self.lock:
-            self.done += 1
-            self.failed += not r.ok
-            if self.tty:
-                self.stream.write("\r\x1b[K")
-            if r.diagnostics.strip():
-                self.stream.flush()
-                self.errors.write(r.diagnostics.rstrip("\n") + "\n")
-                self.errors.flush()
-            status = "ok" if r.ok else f"FAILED ({r.errors} errors)"
-            if self.tty:
-                if not r.ok:
-                    self.stream.write(f"{r.unit}: {status}\n")
-                elapsed = time.perf_counter() - self.started
-                self.stream.write(f"[{self.done}/{self.total}] {self.failed} failed, {elapsed:.0f}s")
-            else:
-                self.stream.write(f"[{self.done}/{self.total}] {r.unit}: {status} ({r.seconds:.1f}s)\n")
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.tty:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-
-
-def _compile_all(
-    units: list[Path], command: Callable[[Path], list[str]], index: OutputIndex, out: Path, options: CheckOptions
-) -> list[UnitResult]:
+def _settings(out: Path, options: CheckOptions) -> Settings:
+    compiler = identify(find_compiler(options.cxx))
+    launcher = tuple(options.launcher.split()) if options.launcher else ()
+    if launcher and shutil.which(launcher[0]) is None:
+        raise VtgenError(f"--launcher {options.launcher}: {launcher[0]} not found")
+    include = Path(options.torch_include) if options.torch_include else None
     tty = options.progress if options.progress is not None else sys.stdout.isatty()
-    reporter = _Reporter(len(units), tty)
-    procs: set[subprocess.Popen[str]] = set()
+    return Settings(
+        compiler,
+        options.std or default_std(include),
+        tuple(_include_flags(out, options)),
+        out / WORK,
+        launcher,
+        options.jobs,
+        options.cache,
+        options.pch,
+        tty,
+    )
 
-    def one(source: Path) -> UnitResult:
-        start = time.perf_counter()
-        with subprocess.Popen(command(source), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
-            procs.add(proc)
-            text, _ = proc.communicate()
-            procs.discard(proc)
-        diagnostics, errors, ops = _read_diagnostics(text, index, out)
-        ok = proc.returncode == 0
-        if not ok and errors == 0:
-            errors = 1  # a crash, or a warning turned error without the word "error"
-        result = UnitResult(source.name, ok, time.perf_counter() - start, diagnostics, errors, frozenset(ops))
-        reporter.finished(result)
-        return result
 
-    jobs = options.jobs or os.cpu_count() or 1
-    biggest_first = sorted(units, key=lambda p: -p.stat().st_size)
-    results: list[UnitResult] = []
-    pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(units))))
-    try:
-        futures = [pool.submit(one, u) for u in biggest_first]
-        results = [f.result() for f in as_completed(futures)]
-    except BaseException:
-        for f in futures:
-            f.cancel()
-        for proc in list(procs):
-            proc.kill()
-        raise
-    finally:
-        pool.shutdown(wait=True)
-        reporter.close()
-    order = {u.name: i for i, u in enumerate(units)}
-    return sorted(results, key=lambda r: order.get(r.unit, 0))
+def _unit(source: Path) -> Unit:
+    text = source.read_text(encoding="utf-8")
+    return Unit(source, prefix_of(text, lambda header: _OWN_HEADER.fullmatch(header) is not None))
+
+
+def _changed_ops(out: Path, digests: dict[str, str], settings: str) -> list[str]:
+    state = _read_state(out, settings)
+    return [op for op, d in digests.items() if state.get(op) != d]
+
+
+@dataclass
+class _LazyIndex:
+    """The output's index, read on first use: a check that compiles nothing never reads it."""
+
+    out: Path
+    index: OutputIndex | None = None
+    op_digests: dict[str, str] | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def get(self) -> OutputIndex:
+        with self.lock:
+            if self.index is None:
+                self.index = read_index(self.out)
+            return self.index
+
+    def digests(self) -> dict[str, str]:
+        """The digest of each op's code (``_op_digests``), computed once."""
+        if self.op_digests is None:
+            self.op_digests = _op_digests(self.get(), self.out)
+        return self.op_digests
+
+    def formula_after(self, path: str, line: int) -> tuple[str, int] | None:
+        return self.get().formula_after(path, line)
+
+    def ops_at(self, path: str, line: int) -> set[str]:
+        return self.get().ops_at(path, line)
 
 
 def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOptions) -> CheckResult:
     """Generate a check build into ``gen_options.out_dir`` and compile it; see the module doc."""
     start = time.perf_counter()
-    compiler = find_compiler(options.cxx)
+    find_compiler(options.cxx)  # a compiler that is not there fails before generating
     gen_options = replace(gen_options, line_directives=True, stub_decls=True)
     generated = generate(inputs, gen_options)
     out = Path(gen_options.out_dir).resolve()
-    index = read_index(out)
-    flags = _include_flags(out, options)
-    settings = _settings_digest(out, compiler, options, flags, gen_options.manual_headers)
-    digests = _op_digests(index, out)
+    settings = _settings(out, options)
+    state_key = _settings_digest(out, settings, gen_options.manual_headers, options)
+    lazy = _LazyIndex(out)
 
     ops: list[str] | None = None  # None: every unit
     if options.ops:
-        ops = select_ops(index, options.ops)
+        ops = select_ops(lazy.get(), options.ops)
     if options.changed:
-        state = _read_state(out, settings)
-        changed = [op for op, d in digests.items() if state.get(op) != d]
+        digests = lazy.digests()
+        changed = _changed_ops(out, digests, state_key)
         if not changed:
             return CheckResult((), (), time.perf_counter() - start, generated.seconds, 0, nothing_to_do=True)
         if len(changed) <= _PARTIAL_LIMIT * len(digests):
             ops = list(dict.fromkeys([*(ops or []), *changed]))
 
-    def command(source: Path) -> list[str]:
-        return _command(compiler, options, flags, source)
-
     if ops is not None:
         source = out / WORK / "ops.cpp"
-        _write_if_changed(source, _partial_unit(index, ops))
-        units = [source]
-        checked = [op for op in ops if op in digests]
-    else:
-        units = [out / name for name, unit in sorted(index.units.items()) if unit.blocks]
-        checked = list(digests)
-    results = _compile_all(units, command, index, out, options) if units else []
-
+        _write_if_changed(source, _partial_unit(lazy.get(), ops))
+        units = [_unit(source)]
+    else:  # every translation unit written, whether it holds kernels, Nodes or neither
+        units = [_unit(out / name) for name in sorted(generated.outputs) if name.endswith(".cpp")]
+    results = compile_units(units, settings, lazy, out)
     failing = sorted(set().union(*(r.ops for r in results))) if results else []
+    checked = -1  # unknown: every unit was unchanged, so the index was not read
+    if ops is not None or not all(r.cached for r in results):
+        checked = _record_passed(out, lazy, state_key, ops, results, failing)
+    hint = None if _ok(results) else namespace_hint([r.diagnostics for r in results if not r.ok])
+    if hint in gen_options.using_namespaces:
+        hint = None
+    seconds = time.perf_counter() - start
+    return CheckResult(tuple(results), tuple(failing), seconds, generated.seconds, checked, hint=hint)
+
+
+def _ok(results: list[UnitResult]) -> bool:
+    return all(r.ok for r in results)
+
+
+def _record_passed(
+    out: Path, lazy: _LazyIndex, state_key: str, ops: list[str] | None, results: list[UnitResult], failing: list[str]
+) -> int:
+    """Remember the digest of every op that passed (for ``--changed``); the number of ops checked."""
+    index, digests = lazy.get(), lazy.digests()
     failed_units = {r.unit for r in results if not r.ok}
     if ops is None:
+        checked = list(digests)
         passed = {op for op in checked if op not in failing and not _units_of_op(index, op) & failed_units}
     else:
+        checked = [op for op in ops if op in digests]
         passed = set() if failed_units else set(checked)
     if passed:
-        state = _read_state(out, settings)
+        state = _read_state(out, state_key)
         state.update({op: digests[op] for op in passed})
-        _write_state(out, settings, state)
-    return CheckResult(tuple(results), tuple(failing), time.perf_counter() - start, generated.seconds, len(checked))
+        _write_state(out, state_key, state)
+    return len(checked)
 
 
 def _units_of_op(index: OutputIndex, op: str) -> set[str]:

@@ -23,6 +23,7 @@ _NODE_MEMBER = re.compile(r"^\S.*?\b(\w+)::\w+\(")
 _REGISTRATION = re.compile(r'm\.impl\("([^"]+)", (?:TORCH_FN\(VariableType::(\w+)\)|.*Fallback)')
 _MAKE_NODE = re.compile(r"make_intrusive<(\w+)>")
 _YAML_LINE = re.compile(r'^\s*#line (\d+) "(.*)"\s*$')
+_LINE_DIRECTIVE = re.compile(r"^[ \t]*#line .*(?:\n|$)", re.M)
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,7 @@ class Block:
 
     def code_digest(self) -> str:
         """A digest of the code without ``#line`` lines (they move when unrelated lines move)."""
-        kept = "\n".join(line for line in self.text.split("\n") if not line.lstrip().startswith("#line "))
-        return hashlib.sha256(kept.encode()).hexdigest()
+        return hashlib.sha256(_LINE_DIRECTIVE.sub("", self.text).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -128,11 +128,17 @@ def resolve_inputs(args: argparse.Namespace) -> Inputs:
     return Inputs(native, derivatives, tags, args.namespace)
 
 
+_PYTORCH_MANUAL = "torch/csrc/autograd/FunctionsManual.h"
+_PYTORCH_HELPERS = "torch::autograd::generated::details"
+
+
 def _generate_options(args: argparse.Namespace) -> GenerateOptions:
     headers, namespaces = list(args.manual_header), list(args.using_namespace)
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
         headers = ["torch/csrc/autograd/FunctionsManual.h"]
-        namespaces = namespaces or ["torch::autograd::generated::details"]
+        namespaces = namespaces or [_PYTORCH_HELPERS]
+    elif not namespaces and any(Path(h).as_posix().endswith(_PYTORCH_MANUAL) for h in headers):
+        namespaces = [_PYTORCH_HELPERS]  # PyTorch's own helper header: its helpers' namespace
     return GenerateOptions(
         args.out,
         args.shards,
@@ -239,10 +245,14 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="DIR",
         help="include directory of the manual headers (repeatable)",
     )
-    c.add_argument("--std", default="c++17", help="C++ standard (default: c++17)")
+    c.add_argument(
+        "--std", help="C++ standard (default: what --torch-include's torch needs, from its headers; else c++17)"
+    )
     c.add_argument("-j", "--jobs", type=int, default=0, metavar="N", help="parallel compiles (default: all cores)")
     c.add_argument("--cxx", metavar="COMPILER", help="C++ compiler (default: $CXX, else g++ or clang++)")
-    c.add_argument("--launcher", metavar="CMD", help="compiler launcher, e.g. ccache")
+    c.add_argument("--launcher", metavar="CMD", help="compiler launcher: ccache, sccache, distcc, ...")
+    c.add_argument("--no-cache", action="store_true", help="compile every unit, even those that passed unchanged")
+    c.add_argument("--no-pch", action="store_true", help="no precompiled headers")
     c.add_argument(
         "--op",
         action="append",
@@ -277,6 +287,8 @@ def _run_check(args: argparse.Namespace) -> int:
         args.torch_include,
         tuple(args.include_dirs),
         manual_file,
+        cache=not args.no_cache,
+        pch=not args.no_pch,
     )
     result = run_check(inputs, _generate_options(args), options)
     print(result.summary(), file=sys.stdout if result.ok else sys.stderr)

@@ -39,7 +39,8 @@
 #                  [SHARDS <n>]                  # translation units per kind (default 10)
 #                  [OUTPUT_DIR <dir>]            # default ${CMAKE_CURRENT_BINARY_DIR}/vtgen/<target>
 #                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
-#                  [USE_TORCH])                  # compile against find_package(Torch), not the stubs
+#                  [USE_TORCH]                   # compile against find_package(Torch), not the stubs
+#                  [PRECOMPILE_HEADERS])         # precompile the ATen/autograd headers the kernels share
 #
 #   Adds to <target> (a library or executable created in the same directory)
 #   the generated VariableType_<k>.cpp and Functions_<k>.cpp (k < SHARDS), puts
@@ -59,6 +60,13 @@
 #   and Make (byproducts have no rule of their own, sources are checked after
 #   the generator ran) recompile only those.  A YAML mistake fails the build
 #   with `<file>:<line>: error: <message>` from the generator.
+#
+#   The generated sources are ordinary sources of <target>: a compiler launcher
+#   set with -DCMAKE_CXX_COMPILER_LAUNCHER=ccache (or sccache, distcc), or the
+#   target's CXX_COMPILER_LAUNCHER property, runs their compiles too.
+#   PRECOMPILE_HEADERS precompiles the ATen / autograd headers every generated
+#   unit starts with (target_precompile_headers: every C++ source of <target>
+#   then sees them first).  With ccache, set CCACHE_SLOPPINESS=pch_defines,time_macros.
 #
 #   Example:
 #     find_package(vtgen_build CONFIG REQUIRED)
@@ -286,7 +294,7 @@ endif()
 
 function(vtgen_generate target)
   # -- arguments --------------------------------------------------------------
-  set(options USE_TORCH)
+  set(options USE_TORCH PRECOMPILE_HEADERS)
   set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE)
   set(multi_value MANUAL_HEADERS USING_NAMESPACES)
   cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
@@ -298,7 +306,7 @@ function(vtgen_generate target)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
     message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
                         "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
-                        "NAMESPACE USE_TORCH")
+                        "NAMESPACE USE_TORCH PRECOMPILE_HEADERS")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -449,6 +457,12 @@ function(vtgen_generate target)
   target_include_directories("${target}" PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
   target_compile_features("${target}" PUBLIC cxx_std_17)
   set_target_properties("${target}" PROPERTIES VTGEN_OUTPUT_DIR "${out_dir}")
+  if(arg_PRECOMPILE_HEADERS)
+    target_precompile_headers("${target}" PRIVATE
+      "$<$<COMPILE_LANGUAGE:CXX>:<torch/csrc/autograd/VariableTypeUtils.h>>"
+      "$<$<COMPILE_LANGUAGE:CXX>:<ATen/RedispatchFunctions.h>>"
+      "$<$<COMPILE_LANGUAGE:CXX>:<torch/library.h>>")
+  endif()
 
   if(arg_USE_TORCH)
     _vtgen_find_torch("${python}")

@@ -1,0 +1,154 @@
+"""Precompiled headers: the include prefix every unit of a kind shares, compiled once.
+
+The prefix of a unit is its leading block of ``#include`` lines up to the first
+header of its own shard (``Functions_<k>.h``): for kernels the ATen / autograd
+headers, for Nodes the manual header and ``FunctionsBase.h``.  Units keep their own
+``#include`` lines (include guards make them free), so the precompiled header only
+ever replaces a prefix the unit starts with: it cannot hide a missing include.
+
+A precompiled header lives in ``<work>/pch/<key>/`` where the key digests the
+compiler's identity, the flags and the prefix; it is rebuilt when a header it read
+changed (size, mtime or inode), and written under a temporary name, then renamed.
+A prefix that does not compile gets no precompiled header: its units are compiled
+without one and report the error themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import store
+from .compiler import Compiler
+from .jobs import Processes
+from .results import parse_depfile
+
+__all__ = ["Pch", "PchBuilder", "prefix_of"]
+
+KIND = "check_pch"
+_INCLUDE = re.compile(r'^#include\s*(<[^>]+>|"[^"]+")\s*$')
+
+
+def prefix_of(text: str, own: Callable[[str], bool]) -> tuple[str, ...]:
+    """The leading ``#include`` lines of a unit, up to the first one ``own`` says is the unit's own."""
+    found: list[str] = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//") or stripped.startswith("#line "):
+            continue
+        m = _INCLUDE.match(stripped)
+        if m is None or own(m.group(1)[1:-1]):
+            break
+        if stripped not in found:
+            found.append(stripped)
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class Pch:
+    key: str
+    flags: tuple[str, ...]  # what a unit's command line adds, first
+    deps: tuple[str, ...]  # the headers inside it
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size, st.st_ino]
+
+
+@dataclass
+class PchBuilder:
+    """Builds (or finds) the precompiled header of each prefix once per run, thread-safely."""
+
+    compiler: Compiler
+    flags: tuple[str, ...]  # -std, warnings, include flags: exactly what units get
+    work: Path
+    processes: Processes
+    env: dict[str, str] | None = None
+    built: dict[tuple[str, ...], Pch | None] = field(default_factory=dict)
+    locks: dict[tuple[str, ...], threading.Lock] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def key(self, prefix: tuple[str, ...]) -> str:
+        text = "\n".join([self.compiler.identity, *self.flags, "", *prefix])
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+    def paths(self, prefix: tuple[str, ...]) -> tuple[Path, Path, tuple[str, ...]]:
+        """The prefix header, the precompiled file and the flags a unit adds to use them."""
+        where = self.work / "pch" / self.key(prefix)
+        header = where / "prefix.h"
+        if self.compiler.kind == "clang":
+            output = where / "prefix.h.pch"
+            return header, output, ("-include-pch", str(output))
+        output = where / "prefix.h.gch"  # found by g++ next to the header -include names
+        return header, output, ("-include", str(header), "-Winvalid-pch", "-Wno-error=invalid-pch")
+
+    def get(self, prefix: tuple[str, ...]) -> Pch | None:
+        if not prefix:
+            return None
+        with self.lock:
+            if prefix in self.built:
+                return self.built[prefix]
+            lock = self.locks.setdefault(prefix, threading.Lock())
+        with lock:
+            with self.lock:
+                if prefix in self.built:
+                    return self.built[prefix]
+            pch = self._current(prefix) or self._build(prefix)
+            with self.lock:
+                self.built[prefix] = pch
+            return pch
+
+    def _current(self, prefix: tuple[str, ...]) -> Pch | None:
+        header, output, flags = self.paths(prefix)
+        meta = store.read(header.parent / "meta", KIND)
+        listed = meta.get("deps") if isinstance(meta, dict) else None
+        if not isinstance(listed, list) or not output.is_file():
+            return None
+        deps: list[str] = []
+        for item in listed:
+            if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+                return None
+            if _stat(item[0]) != item[1]:
+                return None
+            deps.append(item[0])
+        return Pch(self.key(prefix), flags, tuple(deps))
+
+    def _build(self, prefix: tuple[str, ...]) -> Pch | None:
+        header, output, flags = self.paths(prefix)
+        header.parent.mkdir(parents=True, exist_ok=True)
+        text = "// Generated by vtgen-build check: the includes its units share, precompiled.\n"
+        store_path = header.parent / "meta"
+        store_path.unlink(missing_ok=True)
+        if not header.is_file() or header.read_text(encoding="utf-8") != text + "\n".join(prefix) + "\n":
+            header.write_text(text + "\n".join(prefix) + "\n", encoding="utf-8")
+        tmp = output.with_name(f".{output.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        depfile = tmp.with_suffix(".d")
+        argv = [self.compiler.path, "-x", "c++-header", *self.flags, str(header), "-o", str(tmp)]
+        try:
+            code, _ = self.processes.run([*argv, "-MD", "-MF", str(depfile)], self.env)
+            if code != 0:
+                return None
+            deps = [d for d in parse_depfile(depfile.read_text(encoding="utf-8")) if d != str(header)]
+            os.replace(tmp, output)
+        except OSError:
+            return None
+        finally:
+            tmp.unlink(missing_ok=True)
+            depfile.unlink(missing_ok=True)
+        stats: list[store.JSON] = []
+        for d in deps:
+            signature = _stat(d)
+            if signature is None:
+                return None
+            stats.append([d, list[store.JSON](signature)])
+        store.write(store_path, KIND, {"deps": stats})
+        return Pch(self.key(prefix), flags, tuple(deps))
