@@ -52,7 +52,7 @@ class EmitOptions:
     manual_headers: tuple[str, ...] = ()  # include spellings, e.g. torch/csrc/autograd/FunctionsManual.h
     view_functions: frozenset[str] = frozenset()  # Nodes of these ops derive from Node
     using_namespaces: tuple[str, ...] = ()  # where the manual helpers live
-    line_directives: bool = False  # check builds: formulas carry `#line` of their yaml (absolute paths)
+    line_directives: bool = False  # formulas carry `#line` of their yaml (absolute paths): --line-directives
 
 
 @dataclass(frozen=True)
