@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from vtgen_build.emit.files import family, shard_of
 from vtgen_build.emit.schema import register_schema
 from vtgen_build.generate import GenerateOptions, generate
 from vtgen_build.inputs import Inputs
@@ -29,7 +30,7 @@ from vtgen_build.plan.kernel import build_plan
 from vtgen_build.plan.policy import load_policy
 from vtgen_build.plan.schemas import plan_schemas
 
-from .conftest import SAMPLE, CliRunner, YamlWriter
+from .conftest import SAMPLE, CliRunner, RealYaml, YamlWriter
 
 CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
 STUBS = Path(__file__).resolve().parents[1] / "vtgen_build" / "stubs" / "include"
@@ -209,7 +210,7 @@ def _link(out: Path, objects: Path, name: str) -> Path:
     assert CXX is not None
     torch_dir = _torch_dir()
     flags = [*_torch_flags(torch_dir), f"-I{out}", f"-I{SAMPLE / 'include'}"]
-    sources = sorted(out.glob("*.cpp")) + [PACKAGE / "helpers.cpp", PACKAGE / "cpu.cpp"]
+    sources = [*sorted(out.glob("*.cpp")), PACKAGE / "helpers.cpp", PACKAGE / "cpu.cpp"]
     built = []
     for source in sources:
         key = hashlib.sha256(" ".join(flags).encode() + source.read_bytes() + b"".join(
@@ -282,3 +283,30 @@ def test_a_wrong_formula_fails_gradcheck(tmp_path: Path, sample_library: Path, o
     _generate_sample(inputs, tmp_path / "out")
     done = _run(_link(tmp_path / "out", objects, "vtsample_wrong"), "gradcheck")
     assert "GRADCHECK False" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_an_aten_inplace_or_view_shard_compiles_against_the_real_headers(real_yaml: RealYaml, tmp_path: Path) -> None:
+    """The shard holding transpose (views with replay functions, in-place and out= variants) of the real yaml."""
+    assert CXX is not None
+    out = tmp_path / "out"
+    generate(real_yaml.inputs, GenerateOptions(str(out)))
+    source = out / f"ADInplaceOrViewType_{shard_of(family('transpose'), 10)}.cpp"
+    assert "transpose_int_ViewFunc" in source.read_text()
+    warnings = ["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
+    command = ["nice", CXX, *_torch_flags(_torch_dir()), "-fsyntax-only", *warnings, str(source)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_every_aten_inplace_or_view_shard_compiles_against_the_stubs(real_yaml: RealYaml, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    generate(real_yaml.inputs, GenerateOptions(str(out), shards=4, stub_decls=True))
+    for k in range(4):
+        done = _compile(out / f"ADInplaceOrViewType_{k}.cpp", out, STUBS)
+        assert done.returncode == 0, done.stderr
