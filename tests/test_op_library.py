@@ -310,3 +310,19 @@ def test_every_aten_inplace_or_view_shard_compiles_against_the_stubs(real_yaml: 
     for k in range(4):
         done = _compile(out / f"ADInplaceOrViewType_{k}.cpp", out, STUBS)
         assert done.returncode == 0, done.stderr
+
+
+def test_the_tags_we_register_are_at_tag_values() -> None:
+    """The policy's tag list, the stub enum and (when torch is installed) the real enum agree."""
+
+    def enum(path: Path) -> set[str]:
+        body = re.search(r"enum class Tag \{(.*?)\};", path.read_text(), re.S)
+        assert body is not None, path
+        return {name.strip() for name in body.group(1).split(",") if name.strip()}
+
+    assert enum(STUBS / "ATen/core/enum_tag.h") == set(load_policy().pytorch_tags)
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.origin is not None:
+        real = Path(spec.origin).parent / "include/torch/headeronly/core/enum_tag.h"
+        if real.is_file():
+            assert enum(real) == set(load_policy().pytorch_tags)
