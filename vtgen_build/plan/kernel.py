@@ -19,8 +19,9 @@ from .infos import Backward, DerivativeInfo, build_infos
 from .match import Match, match_infos
 from .policy import Policy
 from .values import cpp_return_names, value_type
+from .views import view_base
 
-__all__ = ["KernelPlan", "Plan", "Value", "build_plan"]
+__all__ = ["KernelPlan", "Plan", "Value", "build_plan", "differentiable_outputs"]
 
 NOT_IMPLEMENTED_NODE = "NotImplemented"
 
@@ -175,7 +176,7 @@ def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> K
         outputs,
         with_derivs,
         unchecked,
-        policy.view_of(f.name.base),
+        view_base(f, policy),
         complex_checked,
         guards,
         _debug_checks(f, policy),
@@ -198,7 +199,8 @@ def _debug_checks(f: NativeFunction, policy: Policy) -> DebugChecks | None:
     outputs: list[tuple[str, str | None, bool, bool]] = []
     if f.kind not in (SchemaKind.inplace, SchemaKind.out):
         wrapper = f.cpp_name + (f"_{f.name.overload}" if f.name.overload else "")
-        aliased = policy.debug_alias(f.name.base)
+        # an op library's view op aliases what its schema says (PyTorch's list names aten ops only)
+        aliased = policy.debug_alias(f.name.base) if f.namespace == "aten" else view_base(f, policy)
         for name, r in zip(cpp_return_names(f), f.func.returns, strict=False):
             if str(r.type) == "Tensor" and not r.is_write:
                 unique = aliased is None and wrapper not in policy.dont_enforce_storage_impl_use_count
@@ -284,6 +286,11 @@ def _outputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...
     if info is not None and info.uses("grad"):
         return candidates[:1]
     return candidates
+
+
+def differentiable_outputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...]:
+    """The outputs gradients flow through (``output_differentiability``, else the tensor-like ones)."""
+    return _outputs(f, info)
 
 
 def _args_with_derivatives(
