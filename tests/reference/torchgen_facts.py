@@ -51,6 +51,7 @@ __all__ = [
     "Kind",
     "RegKey",
     "TorchgenPaths",
+    "compiled_autograd",
     "complex_checked",
     "debug_checks",
     "derivative_entry_count",
@@ -82,6 +83,8 @@ _COMPLEX_CHECK: Final = re.compile(r'throw_error_for_complex_autograd\((\w+), "'
 # Our own template, handed to torchgen's process_function so that it renders
 # only the data members it declares for one Node.
 _MEMBERS_ONLY: Final = CodeTemplate("${saved_variables}\n${saved_list_sizes}\n")
+# Likewise for what a Node's compiled_args collects and apply_with_saved swaps.
+_COMPILED_ONLY: Final = CodeTemplate("${compiled_args}\n--\n${apply_with_saved_before}\n--\n${apply_with_saved_after}\n")
 _MEMBER_DECL: Final = re.compile(r"^(?P<type>.+?)\s+(?P<name>\w+)(?:\s*=\s*[^;]+)?;$")
 
 
@@ -376,6 +379,31 @@ def saved_members() -> dict[str, tuple[tuple[str, str], ...]]:
         assert info.op is not None
         result[info.op] = _parse_members(process_function(info, _MEMBERS_ONLY), info.op)
     return result
+
+
+def compiled_lines(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The ``args.collect(...)``, ``saved.before(...)`` and ``saved.after(...)`` statements of a text, in order."""
+    found: dict[str, list[str]] = {"args.collect(": [], "saved.before(": [], "saved.after(": []}
+    for raw in text.splitlines():
+        line = raw.strip()
+        for prefix, into in found.items():
+            if line.startswith(prefix):
+                into.append(line)
+    collect, before, after = found.values()
+    return tuple(collect), tuple(before), tuple(after)
+
+
+@functools.lru_cache(maxsize=1)
+def compiled_autograd() -> dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
+    """node -> (what compiled_args collects, what apply_with_saved swaps before, and after), in order.
+
+    E.g. MulBackward0: ``args.collect(other_, false);`` ..., ``saved.before(other_);`` ...
+    """
+    out: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+    for info in _node_infos():
+        assert info.op is not None
+        out[info.op] = compiled_lines(process_function(info, _COMPILED_ONLY))
+    return out
 
 
 # --------------------------------------------------------------------------
