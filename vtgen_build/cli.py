@@ -18,6 +18,7 @@ from .paths import find_pytorch_layout, layout_candidates
 
 if TYPE_CHECKING:
     from .model import Model
+    from .plan.policy import Policy
 
 __all__ = ["main"]
 
@@ -92,6 +93,8 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--derivatives", metavar="FILE", help="derivatives.yaml")
     g.add_argument("--tags", metavar="FILE", help="tags.yaml (optional)")
     g.add_argument("--pytorch-root", metavar="DIR", help="fill the three paths from a PyTorch checkout or torchgen")
+    g.add_argument("--torch-version", metavar="X.Y",
+                   help="PyTorch release to generate for (default: the torch found, else 2.13)")  # fmt: skip
     g.add_argument(
         "--namespace",
         default="aten",
@@ -118,6 +121,9 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
         headers = ["torch/csrc/autograd/FunctionsManual.h"]
         namespaces = namespaces or ["torch::autograd::generated::details"]
+    from .target import resolve_target
+
+    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
     return GenerateOptions(
         args.out,
         args.shards,
@@ -125,13 +131,15 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         tuple(headers),
         tuple(namespaces),
         stub_decls=getattr(args, "stub_decls", False),
+        release=target.release,
+        policy_root=args.pytorch_root,
     )
 
 
 def _run_generate(args: argparse.Namespace) -> int:
     quick.discard(args.out)
     inputs = resolve_inputs(args)
-    read = input_paths(inputs) + (layout_candidates(args.pytorch_root) if args.pytorch_root else [])
+    read = input_paths(inputs) + (_root_files(args.pytorch_root) if args.pytorch_root else [])
     before, generator = quick.signatures(read), quick.signatures(quick.generator_files())  # before anything is read
     result = generate(inputs, _generate_options(args))
     if args.explain:
@@ -148,12 +156,28 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_plans(model: Model, ops: list[str]) -> int:
+def _root_files(root: str) -> list[str]:
+    """What a run reads of ``--pytorch-root`` besides the yaml: its layout, its policy lists, its version."""
+    from .plan.policy import policy_source_files
+
+    base = Path(root)
+    versions = [base.parent / "torch" / "version.py", base / "torch" / "version.py", base / "version.txt"]
+    return layout_candidates(root) + policy_source_files(root) + [str(p) for p in versions]
+
+
+def _policy(args: argparse.Namespace) -> Policy:
+    from .plan.policy import policy_for
+    from .target import resolve_target
+
+    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
+    return policy_for(args.pytorch_root, target.release)
+
+
+def _print_plans(model: Model, ops: list[str], policy: Policy) -> int:
     from .describe import describe_kernel
     from .plan.kernel import build_plan
-    from .plan.policy import load_policy
 
-    plan = build_plan(model, load_policy())
+    plan = build_plan(model, policy)
     known = {k.op for k in plan.kernels}
     for op in ops:
         kernels = plan.by_op(op)
@@ -167,16 +191,21 @@ def _print_plans(model: Model, ops: list[str]) -> int:
 
 def _run_inspect(args: argparse.Namespace) -> int:
     from .model import load_model  # not imported for `generate`: its no-op path reads no YAML
+    from .target import resolve_target
 
     model = load_model(resolve_inputs(args))
+    policy = _policy(args)
     if args.op:
-        return _print_plans(model, args.op)
-    summary = {
+        return _print_plans(model, args.op, policy)
+    target = resolve_target(args.torch_version, None, args.pytorch_root)
+    summary: dict[str, object] = {
         "entries": model.entry_count,
         "native_functions": len(model.native_functions),
         "generated_native_functions": sum(f.generated for f in model.native_functions),
         "derivative_entries": len(model.derivatives),
         "tags": len(model.tags),
+        "torch_release": f"{target.release} ({target.found}, from {target.source})",
+        "policy": policy.source,
     }
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))

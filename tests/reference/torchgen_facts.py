@@ -58,6 +58,7 @@ __all__ = [
     "entry_count",
     "jvp_decompositions",
     "native_function_count",
+    "node_creation_hooks",
     "node_for_kernel",
     "nodes",
     "paths",
@@ -84,7 +85,9 @@ _COMPLEX_CHECK: Final = re.compile(r'throw_error_for_complex_autograd\((\w+), "'
 # only the data members it declares for one Node.
 _MEMBERS_ONLY: Final = CodeTemplate("${saved_variables}\n${saved_list_sizes}\n")
 # Likewise for what a Node's compiled_args collects and apply_with_saved swaps.
-_COMPILED_ONLY: Final = CodeTemplate("${compiled_args}\n--\n${apply_with_saved_before}\n--\n${apply_with_saved_after}\n")
+_COMPILED_ONLY: Final = CodeTemplate(
+    "${compiled_args}\n--\n${apply_with_saved_before}\n--\n${apply_with_saved_after}\n"
+)
 _MEMBER_DECL: Final = re.compile(r"^(?P<type>.+?)\s+(?P<name>\w+)(?:\s*=\s*[^;]+)?;$")
 
 
@@ -182,6 +185,17 @@ class _Emitted:
     jvp_decomposition: bool = False
     tangent_clone: bool = False
     forward: tuple[tuple[str, ...], frozenset[tuple[str, str, str]]] = ((), frozenset())
+    hooks: tuple[tuple[str, ...], bool] = ((), True)
+
+
+_HOOK: Final = re.compile(r"fire_node_creation_hooks\((.+?)\);")
+
+
+def hook_sites(definition: str) -> tuple[tuple[str, ...], bool]:
+    """The Nodes a kernel fires node-creation hooks on, and whether that is after its last save."""
+    fired = tuple(_HOOK.findall(definition))
+    last_save = max(definition.rfind("grad_fn->"), definition.rfind("grad_fns[i]->"))
+    return fired, not fired or definition.rfind("fire_node_creation_hooks") > last_save
 
 
 _FORWARD_FORMULA: Final = re.compile(r"^\s*\w+_new_fw_grad_opts?(?:\[i\])? = (.*);$", re.M)
@@ -273,6 +287,7 @@ def _emitted() -> dict[RegKey, _Emitted]:
                     jvp_decomposition="run_jit_decomposition_with_args_for_jvp" in definition,
                     tangent_clone="self_t = GradMode::is_enabled() ? self_t.clone() : self_t;" in definition,
                     forward=forward_code(definition),
+                    hooks=hook_sites(definition),
                 )
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
@@ -314,6 +329,12 @@ def tangent_clones() -> frozenset[RegKey]:
 def forward() -> dict[RegKey, tuple[tuple[str, ...], frozenset[tuple[str, str, str]]]]:
     """Per kernel: its forward-mode formulas and the (name, _t_raw or _p, expression read) it binds."""
     return {k: v.forward for k, v in _emitted().items() if v.kind == "kernel"}
+
+
+@functools.lru_cache(maxsize=1)
+def node_creation_hooks() -> dict[RegKey, tuple[tuple[str, ...], bool]]:
+    """Per kernel: the Nodes it fires node-creation hooks on (2.14 and later), after its last save or not."""
+    return {k: v.hooks for k, v in _emitted().items() if v.kind == "kernel"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -445,7 +466,32 @@ def _cross_check(ref: Path) -> list[str]:
     return problems
 
 
+def release_facts() -> dict[str, object]:
+    """The facts a parity test compares, as JSON-ready data (for a torchgen run in a subprocess)."""
+
+    def keyed(d: dict[RegKey, object]) -> list[list[object]]:
+        return [[op, key, value] for (op, key), value in sorted(d.items())]
+
+    return {
+        "torchgen": str(Path(torchgen.__file__).parent),
+        "registrations": keyed(dict(registrations())),
+        "node_for_kernel": keyed(dict(node_for_kernel())),
+        "nodes": sorted(nodes()),
+        "saved_members": {n: [list(m) for m in ms] for n, ms in sorted(saved_members().items())},
+        "compiled_autograd": {n: [list(x) for x in v] for n, v in sorted(compiled_autograd().items())},
+        "complex_checked": keyed({k: sorted(v) for k, v in complex_checked().items()}),
+        "node_creation_hooks": keyed({k: [list(f), last] for k, (f, last) in node_creation_hooks().items()}),
+    }
+
+
 def _main() -> int:
+    import sys
+
+    if sys.argv[1:] == ["--json"]:
+        import json
+
+        json.dump(release_facts(), sys.stdout, sort_keys=True)
+        return 0
     regs = registrations()
     kinds = list(regs.values())
     per_key = {k: sum(1 for (_, key) in regs if key == k) for k in sorted(used_dispatch_keys())}
