@@ -147,3 +147,27 @@ def test_node_creation_hook_sites_match_torchgen_2_14(plan_2_14: Plan, facts_2_1
     assert sum(bool(fired) for fired, _ in ours.values()) == 1231
     # 2.13's code fires none: libtorch 2.13 has no fire_node_creation_hooks
     assert not any("fire_node_creation_hooks" in kernel_definition(k) for k in plan_2_14.kernels if k.kind == "kernel")
+
+
+def test_a_shard_compiles_against_the_2_14_headers(torch_2_14: Path, tmp_path: Path) -> None:
+    """One VariableType shard of the 2.14 output (the release is found beside its torchgen) against
+    torch 2.14.1's real headers, which need C++20 (the whole output: see the note in the report)."""
+    import shutil
+
+    from vtgen_build import cli
+
+    compiler = shutil.which("g++") or shutil.which("clang++")
+    include = torch_2_14 / "torch" / "include"
+    if compiler is None or not (include / "torch" / "csrc" / "autograd" / "FunctionsManual.h").is_file():
+        pytest.skip("needs a C++ compiler and torch 2.14.1's include/")
+    out = tmp_path / "out"
+    assert cli.main(["generate", "--pytorch-root", str(torch_2_14 / "torchgen"), "--out", str(out)]) == 0
+    unit = out / "VariableType_3.cpp"
+    assert "_rebased_fn = rebase_history(" in unit.read_text()
+    shim = tmp_path / "shim" / "torch" / "csrc" / "autograd" / "generated"
+    shim.mkdir(parents=True)
+    (shim / "Functions.h").write_text(f'#include "{out / "FunctionsBase.h"}"\n')
+    includes = [f"-I{tmp_path / 'shim'}", f"-I{include}", f"-I{include / 'torch' / 'csrc' / 'api' / 'include'}"]
+    cmd = [compiler, "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", *includes, str(unit)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
