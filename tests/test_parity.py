@@ -103,6 +103,15 @@ def test_compiled_autograd_members_match_torchgen(plan: Plan) -> None:
     )
 
 
+def test_node_creation_hook_sites_match_torchgen(plan: Plan) -> None:
+    """2.13 fires no node-creation hooks (2.14's: tests/test_parity_2_14.py)."""
+    from vtgen_build.emit.kernel import kernel_definition
+
+    ours = {(k.op, k.dispatch_key): facts.hook_sites(kernel_definition(k)) for k in plan.kernels if k.kind == "kernel"}
+    assert ours == facts.node_creation_hooks()
+    assert set(ours.values()) == {((), True)}
+
+
 @pytest.mark.parametrize(
     ("op", "node", "saved"),
     [
