@@ -92,6 +92,41 @@ def test_saved_members_match_torchgen(plan: Plan) -> None:
     assert len(differing) <= 0.01 * len(plan.infos)
 
 
+def test_compiled_autograd_members_match_torchgen(plan: Plan) -> None:
+    """Every Node implements compiled autograd, and collects and swaps the members torchgen's do, in order."""
+    from vtgen_build.emit.node import node_apply, node_header
+
+    views = frozenset(n for n, _ in load_policy().view_functions)
+    reference = facts.compiled_autograd()
+    missing = [
+        str(i.node)
+        for i in plan.infos
+        if "void compiled_args(CompiledNodeArgs& args) const override;" not in node_header(i, views)
+        or "SwapSavedVariables& saved) override;" not in node_header(i, views)
+    ]
+    assert not missing
+    ours = {str(i.node): facts.compiled_lines(node_apply(i)) for i in plan.infos}
+    assert set(ours) == set(reference)
+    differ = sorted(n for n in ours if ours[n] != reference[n])
+    assert not differ, [(n, ours[n], reference[n]) for n in differ[:3]]
+    assert sum(len(c) for c, _, _ in ours.values()) > 1500
+    assert ours["MulBackward0"][0] == (
+        "args.collect(other_, false);",
+        "args.collect(other_scalar_type);",
+        "args.collect(self_, false);",
+        "args.collect(self_scalar_type);",
+    )
+
+
+def test_node_creation_hook_sites_match_torchgen(plan: Plan) -> None:
+    """2.13 fires no node-creation hooks (2.14's: tests/test_parity_2_14.py)."""
+    from vtgen_build.emit.kernel import kernel_definition
+
+    ours = {(k.op, k.dispatch_key): facts.hook_sites(kernel_definition(k)) for k in plan.kernels if k.kind == "kernel"}
+    assert ours == facts.node_creation_hooks()
+    assert set(ours.values()) == {((), True)}
+
+
 @pytest.mark.parametrize(
     ("op", "node", "saved"),
     [

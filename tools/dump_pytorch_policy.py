@@ -1,7 +1,11 @@
-"""Regenerate vtgen_build/data/pytorch_policy.yaml from an installed torchgen.
+"""Write a release's policy lists as vtgen_build/data/pytorch_policy*.yaml.
 
-The policy file lists operator names PyTorch treats specially (facts, not code):
-run ``python tools/dump_pytorch_policy.py > vtgen_build/data/pytorch_policy.yaml``.
+The lists are read from the generator sources of a torchgen package or a PyTorch checkout,
+parsed as data (``vtgen_build.plan.policy.read_policy_sources``; nothing is imported):
+
+    python tools/dump_pytorch_policy.py ROOT RELEASE > vtgen_build/data/pytorch_policy_RELEASE.yaml
+
+(2.13's file is ``pytorch_policy.yaml``), e.g. ``ROOT`` = the ``torchgen`` directory of torch 2.14.1.
 """
 
 from __future__ import annotations
@@ -9,48 +13,30 @@ from __future__ import annotations
 import os
 import sys
 
-import torchgen
-import yaml
-from torchgen.api import autograd as aa
-from torchgen.packaged.autograd import gen_inplace_or_view_type as giv
-from torchgen.packaged.autograd import gen_trace_type as gtt
-from torchgen.packaged.autograd import gen_variable_type as gvt
+from vtgen_build.plan.policy import POLICY_LISTS, read_policy_sources
 
 
-def _tags() -> list[str]:
-    path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "tags.yaml")
-    with open(path, encoding="utf-8") as handle:
-        return [entry["tag"] for entry in yaml.safe_load(handle)]
-
-
-def main() -> None:
-    lists = {
-        "manual_backend": gtt.MANUAL_BACKEND,
-        "manual_autograd_and_tracer": gtt.MANUAL_AUTOGRAD_AND_TRACER,
-        "dont_require_derivative": gvt.DONT_REQUIRE_DERIVATIVE,
-        "gradient_implemented_for_complex": gvt.GRADIENT_IMPLEMENTED_FOR_COMPLEX,
-        "reset_grad_accumulator": gvt.RESET_GRAD_ACCUMULATOR,
-        "dont_enforce_same_tensor_impl_or_storage": gvt.DONT_ENFORCE_SAME_TENSOR_IMPL_OR_STORAGE,
-        "dont_enforce_tensor_impl_use_count": gvt.DONT_ENFORCE_TENSOR_IMPL_USE_COUNT,
-        "dont_enforce_storage_impl_use_count": gvt.DONT_ENFORCE_STORAGE_IMPL_USE_COUNT,
-        "returns_views_of_input": giv.RETURNS_VIEWS_OF_INPUT,
-        "foreach_with_inplace_ref": aa._foreach_with_inplace_ref,
-        "foreach_with_tensor_overload": aa._foreach_with_tensor_overload,
-        "foreach_skip_argument_len_check": aa._skip_argument_len_check,
-        "view_functions_with_metadata_change": giv.VIEW_FUNCTIONS_WITH_METADATA_CHANGE,
-        "pytorch_tags": _tags(),  # the at::Tag enum: the tags a schema registration may name
-    }
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    root, release = argv
+    policy = read_policy_sources(root)
+    if policy is None:
+        print(f"{root}: no autograd generator sources found", file=sys.stderr)
+        return 1
     out = sys.stdout
-    out.write("# Operator names PyTorch's autograd codegen treats specially (facts of PyTorch 2.13).\n")
+    out.write(f"# Operator names PyTorch's autograd codegen treats specially (facts of PyTorch {release}).\n")
     out.write("# Regenerate with tools/dump_pytorch_policy.py.\n")
-    for key, names in lists.items():
+    for key in POLICY_LISTS:
         out.write(f"{key}:\n")
-        for name in sorted(names):
+        for name in sorted(getattr(policy, key)):
             out.write(f"  - '{name}'\n")
     out.write("view_functions:\n")
-    for name, arg in sorted(giv.VIEW_FUNCTIONS.items()):
+    for name, arg in policy.view_functions:
         out.write(f"  '{name}': '{arg}'\n")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(sys.argv[1:]))

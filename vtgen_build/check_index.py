@@ -3,7 +3,7 @@
 ``vtgen-build check`` needs, without re-planning: the kernel of each op and the
 Nodes it creates (to compile a few ops alone and to hash each op's code), and
 the op behind a compiler error's file and line.  The generated translation units
-are regular: every kernel and every ``Node::apply`` is a top-level definition
+are regular: every kernel and every Node definition (``Node::apply``, ...) is a top-level definition
 starting at column 0 and ending at the next line that is exactly ``}``;
 registrations are ``m.impl("<op>", TORCH_FN(VariableType::<kernel>))``; formulas
 of check builds sit between ``#line N "<yaml>"`` and a ``#line`` back.
@@ -19,7 +19,8 @@ from pathlib import Path
 __all__ = ["Block", "OutputIndex", "TranslationUnit", "read_index"]
 
 _KERNEL = re.compile(r"^\S.*?\b(\w+)\(c10::DispatchKeySet ks\b")
-_NODE_MEMBER = re.compile(r"^\S.*?\b(\w+)::\w+\(")
+# a Node's member functions, and its functional forms (<Node>_apply_functional, ..._ivalue)
+_NODE_MEMBER = re.compile(r"^\S.*?\b(\w+)(?:::\w+|_apply_functional(?:_ivalue)?)\(")
 _REGISTRATION = re.compile(r'm\.impl\("([^"]+)", (?:TORCH_FN\(VariableType::(\w+)\)|.*Fallback)')
 _MAKE_NODE = re.compile(r"make_intrusive<(\w+)>")
 _YAML_LINE = re.compile(r'^\s*#line (\d+) "(.*)"\s*$')

@@ -30,6 +30,7 @@ from .write import is_output_name
 if TYPE_CHECKING:
     from .model import Model
     from .plan.kernel import Plan
+    from .plan.policy import Policy
 
 __all__ = ["main"]
 
@@ -113,6 +114,8 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--derivatives", metavar="FILE", help="derivatives.yaml")
     g.add_argument("--tags", metavar="FILE", help="tags.yaml (optional)")
     g.add_argument("--pytorch-root", metavar="DIR", help="fill the three paths from a PyTorch checkout or torchgen")
+    g.add_argument("--torch-version", metavar="X.Y",
+                   help="PyTorch release to generate for (default: the torch found, else 2.13)")  # fmt: skip
     g.add_argument(
         "--namespace",
         default="aten",
@@ -145,6 +148,9 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         namespaces = namespaces or [_PYTORCH_HELPERS]
     elif not namespaces and any(Path(h).as_posix().endswith(_PYTORCH_MANUAL) for h in headers):
         namespaces = [_PYTORCH_HELPERS]  # PyTorch's own helper header: its helpers' namespace
+    from .target import resolve_target
+
+    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
     return GenerateOptions(
         args.out,
         args.shards,
@@ -153,6 +159,8 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         tuple(namespaces),
         line_directives=getattr(args, "line_directives", False),
         stub_decls=getattr(args, "stub_decls", False),
+        release=target.release,
+        policy_root=args.pytorch_root,
     )
 
 
@@ -165,7 +173,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     target = args.stamp or str(Path(args.out) / "Functions.h")
     if args.depfile:
         _check_depfile(args.depfile, args.out, [target, *depfile_inputs(inputs)])
-    read = input_paths(inputs) + (layout_candidates(args.pytorch_root) if args.pytorch_root else [])
+    read = input_paths(inputs) + (_root_files(args.pytorch_root) if args.pytorch_root else [])
     before, generator = quick.signatures(read), quick.signatures(quick.generator_files())  # before anything is read
 
     def finish(result: GenerateResult) -> None:
@@ -199,6 +207,23 @@ def _check_depfile(depfile: str, out: str, named: list[str]) -> None:
             raise VtgenError(f"--depfile: a depfile cannot name a path holding a line break: {path!r}")
 
 
+def _root_files(root: str) -> list[str]:
+    """What a run reads of ``--pytorch-root`` besides the yaml: its layout, its policy lists, its version."""
+    from .plan.policy import policy_source_files
+
+    base = Path(root)
+    versions = [base.parent / "torch" / "version.py", base / "torch" / "version.py", base / "version.txt"]
+    return layout_candidates(root) + policy_source_files(root) + [str(p) for p in versions]
+
+
+def _policy(args: argparse.Namespace) -> Policy:
+    from .plan.policy import policy_for
+    from .target import resolve_target
+
+    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
+    return policy_for(args.pytorch_root, target.release)
+
+
 def _print_plans(model: Model, plan: Plan, ops: list[str]) -> int:
     from .describe import describe_kernel
 
@@ -216,18 +241,22 @@ def _print_plans(model: Model, plan: Plan, ops: list[str]) -> int:
 def _run_inspect(args: argparse.Namespace) -> int:
     from .model import load_model  # not imported for `generate`: its no-op path reads no YAML
     from .plan.kernel import build_plan
-    from .plan.policy import load_policy
+    from .target import resolve_target
 
     model = load_model(resolve_inputs(args))
-    plan = build_plan(model, load_policy())  # the checks `generate` runs, for every entry
+    policy = _policy(args)
+    plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
     if args.op:
         return _print_plans(model, plan, args.op)
-    summary = {
+    target = resolve_target(args.torch_version, None, args.pytorch_root)
+    summary: dict[str, object] = {
         "entries": model.entry_count,
         "native_functions": len(model.native_functions),
         "generated_native_functions": sum(f.generated for f in model.native_functions),
         "derivative_entries": len(model.derivatives),
         "tags": len(model.tags),
+        "torch_release": f"{target.release} ({target.found}, from {target.source})",
+        "policy": policy.source,
     }
     if args.json:
         print(json.dumps(summary, indent=2, sort_keys=True))

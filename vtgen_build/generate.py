@@ -71,6 +71,8 @@ class GenerateOptions:
     # written is the yaml's absolute path: identical output for the same inputs at the same place.
     line_directives: bool = False
     stub_decls: bool = False  # also write vtgen_decls/*.inc, the op declarations the stub headers include
+    release: str = "2.13"  # the PyTorch release the code is built for (vtgen_build.target)
+    policy_root: str | None = None  # --pytorch-root: its own generator sources give the policy lists
 
 
 @dataclass(frozen=True)
@@ -160,11 +162,28 @@ def _settings(
         "generator": _generator_digest(manifest, stats),
         **({"line_directives": True} if options.line_directives else {}),
         **({"stub_decls": True} if options.stub_decls else {}),
+        **({"release": options.release} if options.release != "2.13" else {}),
+        **({"policy": _policy_digest(options.policy_root)} if options.policy_root else {}),
     }
 
 
 def settings_key(settings: dict[str, object]) -> str:
     return json.dumps(settings, sort_keys=True)
+
+
+def _policy_digest(root: str) -> str:
+    """The content of the generator sources a ``--pytorch-root``'s policy lists are read from."""
+    import hashlib
+
+    from .plan.policy import policy_source_files
+
+    h = hashlib.sha256()
+    for path in policy_source_files(root):
+        try:
+            h.update(path.encode() + b"\0" + Path(path).read_bytes())
+        except OSError:
+            h.update(path.encode() + b"\0-")
+    return h.hexdigest()
 
 
 def _changed_inputs(manifest: Manifest | None, inputs: Inputs, settings: dict[str, object]) -> list[str] | None:

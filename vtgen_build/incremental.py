@@ -62,7 +62,7 @@ from .model.derivatives import DerivativeEntry
 from .model.native import NativeFunction
 from .plan.infos import node_prefix
 from .plan.kernel import Plan, build_plan
-from .plan.policy import Policy, load_policy
+from .plan.policy import Policy, policy_for
 
 __all__ = [
     "CACHE",
@@ -176,13 +176,14 @@ def _emit_options(options: Any, policy: Policy) -> EmitOptions:
         views,
         options.using_namespaces,
         getattr(options, "line_directives", False),
+        getattr(options, "release", "2.13"),
     )
 
 
 def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanations: list[str]) -> Outcome:
     """Load, plan and render everything; record what an incremental run needs."""
     model = load_model(inputs)
-    policy = load_policy()
+    policy = policy_for(getattr(options, "policy_root", None), getattr(options, "release", "2.13"))
     plan = build_plan(model, policy)
     emit = _emit_options(options, policy)
     kernels = kernel_fragments(plan.kernels, emit)

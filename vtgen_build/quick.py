@@ -47,7 +47,8 @@ def generator_files() -> list[str]:
     """Files that decide the output besides the inputs: templates, the policy, the generator's code."""
     templates = os.path.join(_PACKAGE, "templates")
     files = [os.path.join(templates, name) for name in sorted(os.listdir(templates))]
-    files.append(os.path.join(_PACKAGE, "data", "pytorch_policy.yaml"))
+    data = os.path.join(_PACKAGE, "data")
+    files += [os.path.join(data, name) for name in sorted(os.listdir(data)) if name.endswith(".yaml")]
     code = [os.path.join(_PACKAGE, name) for name in os.listdir(_PACKAGE) if name.endswith(".py")]
     for sub in os.scandir(_PACKAGE):
         if sub.is_dir() and not sub.name.startswith((".", "__")):

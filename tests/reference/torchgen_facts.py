@@ -51,6 +51,7 @@ __all__ = [
     "Kind",
     "RegKey",
     "TorchgenPaths",
+    "compiled_autograd",
     "complex_checked",
     "debug_checks",
     "derivative_entry_count",
@@ -58,6 +59,7 @@ __all__ = [
     "inplace_or_view",
     "jvp_decompositions",
     "native_function_count",
+    "node_creation_hooks",
     "node_for_kernel",
     "nodes",
     "paths",
@@ -83,6 +85,10 @@ _COMPLEX_CHECK: Final = re.compile(r'throw_error_for_complex_autograd\((\w+), "'
 # Our own template, handed to torchgen's process_function so that it renders
 # only the data members it declares for one Node.
 _MEMBERS_ONLY: Final = CodeTemplate("${saved_variables}\n${saved_list_sizes}\n")
+# Likewise for what a Node's compiled_args collects and apply_with_saved swaps.
+_COMPILED_ONLY: Final = CodeTemplate(
+    "${compiled_args}\n--\n${apply_with_saved_before}\n--\n${apply_with_saved_after}\n"
+)
 _MEMBER_DECL: Final = re.compile(r"^(?P<type>.+?)\s+(?P<name>\w+)(?:\s*=\s*[^;]+)?;$")
 
 
@@ -180,6 +186,17 @@ class _Emitted:
     jvp_decomposition: bool = False
     tangent_clone: bool = False
     forward: tuple[tuple[str, ...], frozenset[tuple[str, str, str]]] = ((), frozenset())
+    hooks: tuple[tuple[str, ...], bool] = ((), True)
+
+
+_HOOK: Final = re.compile(r"fire_node_creation_hooks\((.+?)\);")
+
+
+def hook_sites(definition: str) -> tuple[tuple[str, ...], bool]:
+    """The Nodes a kernel fires node-creation hooks on, and whether that is after its last save."""
+    fired = tuple(_HOOK.findall(definition))
+    last_save = max(definition.rfind("grad_fn->"), definition.rfind("grad_fns[i]->"))
+    return fired, not fired or definition.rfind("fire_node_creation_hooks") > last_save
 
 
 _FORWARD_FORMULA: Final = re.compile(r"^\s*\w+_new_fw_grad_opts?(?:\[i\])? = (.*);$", re.M)
@@ -271,6 +288,7 @@ def _emitted() -> dict[RegKey, _Emitted]:
                     jvp_decomposition="run_jit_decomposition_with_args_for_jvp" in definition,
                     tangent_clone="self_t = GradMode::is_enabled() ? self_t.clone() : self_t;" in definition,
                     forward=forward_code(definition),
+                    hooks=hook_sites(definition),
                 )
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
@@ -350,6 +368,12 @@ def forward() -> dict[RegKey, tuple[tuple[str, ...], frozenset[tuple[str, str, s
 
 
 @functools.lru_cache(maxsize=1)
+def node_creation_hooks() -> dict[RegKey, tuple[tuple[str, ...], bool]]:
+    """Per kernel: the Nodes it fires node-creation hooks on (2.14 and later), after its last save or not."""
+    return {k: v.hooks for k, v in _emitted().items() if v.kind == "kernel"}
+
+
+@functools.lru_cache(maxsize=1)
 def save_guards() -> dict[RegKey, frozenset[tuple[str, str]]]:
     """For each generated kernel, the saved members guarded by should_compute_output, with the guard."""
     return {k: v.save_guards for k, v in _emitted().items() if v.kind == "kernel"}
@@ -414,6 +438,31 @@ def saved_members() -> dict[str, tuple[tuple[str, str], ...]]:
     return result
 
 
+def compiled_lines(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The ``args.collect(...)``, ``saved.before(...)`` and ``saved.after(...)`` statements of a text, in order."""
+    found: dict[str, list[str]] = {"args.collect(": [], "saved.before(": [], "saved.after(": []}
+    for raw in text.splitlines():
+        line = raw.strip()
+        for prefix, into in found.items():
+            if line.startswith(prefix):
+                into.append(line)
+    collect, before, after = found.values()
+    return tuple(collect), tuple(before), tuple(after)
+
+
+@functools.lru_cache(maxsize=1)
+def compiled_autograd() -> dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
+    """node -> (what compiled_args collects, what apply_with_saved swaps before, and after), in order.
+
+    E.g. MulBackward0: ``args.collect(other_, false);`` ..., ``saved.before(other_);`` ...
+    """
+    out: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+    for info in _node_infos():
+        assert info.op is not None
+        out[info.op] = compiled_lines(process_function(info, _COMPILED_ONLY))
+    return out
+
+
 # --------------------------------------------------------------------------
 # Cross-check against a reference run of gen_autograd (not used by tests).
 
@@ -453,7 +502,32 @@ def _cross_check(ref: Path) -> list[str]:
     return problems
 
 
+def release_facts() -> dict[str, object]:
+    """The facts a parity test compares, as JSON-ready data (for a torchgen run in a subprocess)."""
+
+    def keyed(d: dict[RegKey, object]) -> list[list[object]]:
+        return [[op, key, value] for (op, key), value in sorted(d.items())]
+
+    return {
+        "torchgen": str(Path(torchgen.__file__).parent),
+        "registrations": keyed(dict(registrations())),
+        "node_for_kernel": keyed(dict(node_for_kernel())),
+        "nodes": sorted(nodes()),
+        "saved_members": {n: [list(m) for m in ms] for n, ms in sorted(saved_members().items())},
+        "compiled_autograd": {n: [list(x) for x in v] for n, v in sorted(compiled_autograd().items())},
+        "complex_checked": keyed({k: sorted(v) for k, v in complex_checked().items()}),
+        "node_creation_hooks": keyed({k: [list(f), last] for k, (f, last) in node_creation_hooks().items()}),
+    }
+
+
 def _main() -> int:
+    import sys
+
+    if sys.argv[1:] == ["--json"]:
+        import json
+
+        json.dump(release_facts(), sys.stdout, sort_keys=True)
+        return 0
     regs = registrations()
     kinds = list(regs.values())
     per_key = {k: sum(1 for (_, key) in regs if key == k) for k in sorted(used_dispatch_keys())}

@@ -53,6 +53,7 @@ class EmitOptions:
     view_functions: frozenset[str] = frozenset()  # Nodes of these ops derive from Node
     using_namespaces: tuple[str, ...] = ()  # where the manual helpers live
     line_directives: bool = False  # formulas carry `#line` of their yaml (absolute paths): --line-directives
+    release: str = "2.13"  # the PyTorch release whose semantics the code follows
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,11 @@ def kernel_fragments(kernels: Iterable[KernelPlan], options: EmitOptions) -> lis
     return [
         KernelFragment(
             shard_of(family(k.function.name.base), options.shards),
-            kernel_definition(k, line_directives=options.line_directives) if k.kind == "kernel" else None,
+            (
+                kernel_definition(k, line_directives=options.line_directives, release=options.release)
+                if k.kind == "kernel"
+                else None
+            ),
             k.function.namespace,
             k.dispatch_key,
             registration(k),

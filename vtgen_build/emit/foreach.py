@@ -8,7 +8,15 @@ from ..model.schema import Argument
 from ..plan.formulas import SavedValue, ident_re
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
 
-__all__ = ["bound_arguments", "element", "first_list", "foreach_history", "foreach_nodes", "foreach_saved_outputs"]
+__all__ = [
+    "bound_arguments",
+    "element",
+    "first_list",
+    "foreach_fire_hooks",
+    "foreach_history",
+    "foreach_nodes",
+    "foreach_saved_outputs",
+]
 
 
 def first_list(k: KernelPlan) -> str:
@@ -100,13 +108,26 @@ def foreach_nodes(k: KernelPlan) -> list[str]:
     return lines
 
 
-def foreach_history(k: KernelPlan) -> list[str]:
-    """Attach each updated element to its Node."""
+def foreach_history(k: KernelPlan, *, capture: bool = False) -> list[str]:
+    """Attach each updated element to its Node (``capture``: keep the Node attached, for the hooks)."""
     first = first_list(k)
+    keep = ["c10::SmallVector<c10::intrusive_ptr<Node>, 8> _rebased_fns(grad_fns.size());"] if capture else []
     return [
+        *keep,
         f"for (const auto& i : c10::irange({first}.size())) {{",
         "  if (grad_fns[i]) {",
-        f"    rebase_history({first}[i], grad_fns[i]);",
+        f"    {'_rebased_fns[i] = ' if capture else ''}rebase_history({first}[i], grad_fns[i]);",
+        "  }",
+        "}",
+    ]
+
+
+def foreach_fire_hooks(k: KernelPlan) -> list[str]:
+    """Node-creation hooks see each element's attached Node once it is complete (2.14 and later)."""
+    return [
+        "for (const auto& i : c10::irange(grad_fns.size())) {",
+        "  if (_rebased_fns[i]) {",
+        "    fire_node_creation_hooks(_rebased_fns[i]);",
         "  }",
         "}",
     ]

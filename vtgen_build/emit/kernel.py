@@ -9,7 +9,7 @@ from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
 from ..plan.values import CppValue, cpp_return_names
 from .debug import debug_after, debug_before
 from .dispatch import handle_declaration, redispatch_call
-from .foreach import foreach_history, foreach_nodes, foreach_saved_outputs
+from .foreach import foreach_fire_hooks, foreach_history, foreach_nodes, foreach_saved_outputs
 from .foreach_forward import foreach_forward, foreach_forward_formulas, foreach_forward_setup
 from .forward import forward_flags, forward_formulas, keep_original_self, needs_original_self, supports_forward
 
@@ -23,8 +23,12 @@ def registration(k: KernelPlan) -> str:
     return f'm.impl("{k.op}", TORCH_FN(VariableType::{k.wrapper}));'
 
 
-def kernel_definition(k: KernelPlan, *, line_directives: bool = False) -> str:
-    """The kernel's C++ definition; ``line_directives`` (check builds) maps JVP formulas to the yaml."""
+def kernel_definition(k: KernelPlan, *, line_directives: bool = False, release: str = "2.13") -> str:
+    """The kernel's C++ definition; ``line_directives`` (check builds) maps JVP formulas to the yaml.
+
+    ``release``: from 2.14 on, the Node is handed to node-creation hooks once fully populated
+    (the one ``rebase_history`` attaches, for an in-place op).
+    """
     f = k.function
     params = dispatcher_arguments(f)
     signature = ", ".join(["c10::DispatchKeySet ks", *(f"{b.type.cpp()} {b.name}" for b in params)])
@@ -34,7 +38,7 @@ def kernel_definition(k: KernelPlan, *, line_directives: bool = False) -> str:
         *debug_before(k),
         *_call(k),
         *debug_after(k),
-        *_after_call(k, line_directives),
+        *_after_call(k, line_directives, hooks=release != "2.13"),
     ]
     if f.func.returns:
         lines.append(f"return {_return_value(k)};")
@@ -216,19 +220,24 @@ def _return_value(k: KernelPlan) -> str:
     return f"std::make_tuple({', '.join('std::move(' + n + ')' for n in names)})"
 
 
-def _after_call(k: KernelPlan, line_directives: bool = False) -> list[str]:
+def _after_call(k: KernelPlan, line_directives: bool = False, *, hooks: bool = False) -> list[str]:
     if not k.requires_derivative:
         return []
     outs = _names(k.differentiable_outputs)
+    rebase = k.modifies_arguments and k.view_of is None
     lines = []
-    if outs:
-        history = "rebase_history" if k.modifies_arguments and k.view_of is None else "set_history"
+    if outs and rebase and hooks:
+        lines += _rebase_capturing(outs)
+    elif outs:
+        history = "rebase_history" if rebase else "set_history"
         lines += ["if (grad_fn) {", f"    {history}(flatten_tensor_args( {outs} ), grad_fn);", "}"]
+    fire = _fire_hooks("_rebased_fn" if rebase else "grad_fn") if hooks else []
     if k.function.kind is SchemaKind.out:
-        return [*lines, _forbid_forward(k, " because it is an out= function")]
+        return [*lines, _forbid_forward(k, " because it is an out= function"), *fire]
     if _is_inplace_foreach(k):
         forward = foreach_forward_formulas(k, line_directives) or [_forbid_forward(k, "")]
-        return [*foreach_history(k), *forward, *foreach_saved_outputs(k)]
+        fired = foreach_fire_hooks(k) if hooks else []
+        return [*foreach_history(k, capture=hooks), *forward, *foreach_saved_outputs(k), *fired]
     base = k.function.name.base
     lines += [f'throw_error_for_complex_autograd({o}, "{base}");' for o in k.complex_checked]
     if supports_forward(k):
@@ -238,9 +247,25 @@ def _after_call(k: KernelPlan, line_directives: bool = False) -> list[str]:
     elif not k.jvp_decomposition:
         lines.append(_forbid_forward(k, ""))
     lines += _save_outputs(k)
+    lines += fire
     if k.function.name.name in ("set_", "resize_"):
         lines.append("reset_grad_accumulator(self);")
     return lines
+
+
+def _rebase_capturing(outs: str) -> list[str]:
+    """``rebase_history`` returns the Node it attached (a CopySlices through a view): keep it for the hooks."""
+    return [
+        "c10::intrusive_ptr<Node> _rebased_fn;",
+        "if (grad_fn) {",
+        f"    _rebased_fn = rebase_history(flatten_tensor_args( {outs} ), grad_fn);",
+        "}",
+    ]
+
+
+def _fire_hooks(node: str) -> list[str]:
+    """Node-creation hooks see the Node once it is complete: after every save."""
+    return [f"if ({node}) {{", f"    fire_node_creation_hooks({node});", "}"]
 
 
 def _forbid_forward(k: KernelPlan, why: str) -> str:

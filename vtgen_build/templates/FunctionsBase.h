@@ -20,14 +20,13 @@ using at::TensorGeometry;
 using std::optional;
 
 // A tensor's type and symbolic shape, kept by Nodes whose formula only needs zeros like it.
-// Our own (inline) twin of torch::autograd::TypeAndSize, whose zeros() libtorch does not export.
+// torch::autograd::TypeAndSize with an inline zeros() (libtorch does not export its own); being
+// one, it is collected, swapped and packed by compiled autograd like torch's.
 namespace vtgen_detail {
-struct TypeAndSize {
+struct TypeAndSize : torch::autograd::TypeAndSize {
+  using torch::autograd::TypeAndSize::TypeAndSize;
   TypeAndSize() = default;
-  /* implicit */ TypeAndSize(const at::Tensor& t) : sym_sizes(t.sym_sizes().vec()), options(t.options()) {}
   at::Tensor zeros() { return at::zeros_symint(sym_sizes, options); }
-  std::vector<c10::SymInt> sym_sizes;
-  at::TensorOptions options;
 };
 } // namespace vtgen_detail
 using vtgen_detail::TypeAndSize;

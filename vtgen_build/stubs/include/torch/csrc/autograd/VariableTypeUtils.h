@@ -26,8 +26,9 @@ void throw_error_out_requires_grad(const char* name);
 void throw_error_for_complex_autograd(const at::Tensor& tensor, const char* name);
 void throw_error_for_complex_autograd(at::ITensorListRef tensorlist, const char* name);
 void throw_error_if_base_and_tensor_are_same(const at::Tensor& base, const at::Tensor& tensor);
-void rebase_history(const Variable& var, c10::intrusive_ptr<Node> grad_fn);
-void rebase_history(const std::vector<Variable>& vars, const c10::intrusive_ptr<Node>& grad_fn);
+// 2.14 returns the Node attached (2.13: void; code for 2.13 never reads the result)
+c10::intrusive_ptr<Node> rebase_history(const Variable& var, c10::intrusive_ptr<Node> grad_fn);
+c10::intrusive_ptr<Node> rebase_history(const std::vector<Variable>& vars, const c10::intrusive_ptr<Node>& grad_fn);
 void increment_version(const at::Tensor& t);
 
 // Every tensor among the arguments (tensors, optional tensors, tensor lists), in order.

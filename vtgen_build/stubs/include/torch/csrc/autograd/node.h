@@ -82,6 +82,9 @@ struct Node : c10::intrusive_ptr_target {
   edge_list next_edges_;
 };
 
+// 2.14 and later: runs the node-creation hooks on a fully populated Node.
+void fire_node_creation_hooks(const c10::intrusive_ptr<Node>& node);
+
 struct TraceableFunction : public Node {
   using Node::Node;
   bool is_traceable() final;

@@ -1,0 +1,93 @@
+"""The PyTorch release generated code is built for, and where that answer came from.
+
+Generated kernels and Nodes follow the semantics of the torch they are compiled
+against (2.14 fires node-creation hooks, for one).  The release comes from, in
+order: an explicit ``--torch-version``; the ``torch/version.h`` of
+``--torch-include``; the torch package (``torch/version.py``) beside the
+torchgen package ``--pytorch-root`` names, or a checkout's ``version.txt``;
+else the default release.  Files are read as text, never imported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import VtgenError
+from .plan.policy import DEFAULT_RELEASE, SUPPORTED_RELEASES
+
+__all__ = ["Target", "release_of_include", "release_of_root", "resolve_target", "supported_release"]
+
+
+@dataclass(frozen=True)
+class Target:
+    release: str  # a supported release, e.g. "2.14"
+    found: str  # the version as found, e.g. "2.14.1+cu130"
+    source: str  # where: "--torch-version", a file path, or "default"
+
+
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?(?:[+.\-a-z0-9]*)$", re.I)
+
+
+def supported_release(version: str, source: str) -> str:
+    """The supported release whose semantics ``version`` gets: the newest one not after it."""
+    m = _VERSION.match(version.strip())
+    if m is None:
+        raise VtgenError(f"{source}: '{version}' is not a PyTorch version (e.g. 2.14 or 2.14.1)")
+    wanted = (int(m.group(1)), int(m.group(2)))
+    known = [r for r in SUPPORTED_RELEASES if tuple(map(int, r.split("."))) <= wanted]
+    if not known:
+        raise VtgenError(f"{source}: PyTorch {version} is older than every supported release ({SUPPORTED_RELEASES[0]})")
+    return known[-1]
+
+
+_HEADER_DEFINE = re.compile(r"^\s*#\s*define\s+TORCH_VERSION_(MAJOR|MINOR|PATCH)\s+(\d+)\s*$", re.M)
+_VERSION_HEADERS = ("torch/headeronly/version.h", "torch/csrc/api/include/torch/version.h", "torch/version.h")
+
+
+def release_of_include(include: str) -> tuple[str, str] | None:
+    """(version, header) from the ``torch/version.h`` under a torch include directory."""
+    for rel in _VERSION_HEADERS:
+        header = Path(include) / rel
+        try:
+            text = header.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        parts = dict(_HEADER_DEFINE.findall(text))
+        if "MAJOR" in parts and "MINOR" in parts:
+            return f"{parts['MAJOR']}.{parts['MINOR']}.{parts.get('PATCH', '0')}", str(header)
+    return None
+
+
+_PY_VERSION = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", re.M)
+
+
+def release_of_root(root: str) -> tuple[str, str] | None:
+    """(version, file) of the PyTorch a ``--pytorch-root`` (torchgen package or checkout) belongs to."""
+    base = Path(root)
+    for candidate in (base.parent / "torch" / "version.py", base / "torch" / "version.py"):
+        try:
+            found = _PY_VERSION.search(candidate.read_text(encoding="utf-8"))
+        except OSError:
+            continue
+        if found:
+            return found.group(1), str(candidate)
+    try:
+        return (base / "version.txt").read_text(encoding="utf-8").strip(), str(base / "version.txt")
+    except OSError:
+        return None
+
+
+def resolve_target(explicit: str | None, torch_include: str | None, pytorch_root: str | None) -> Target:
+    """The release to generate for (see the module docstring for the order)."""
+    if explicit:
+        return Target(supported_release(explicit, "--torch-version"), explicit, "--torch-version")
+    for found in (
+        release_of_include(torch_include) if torch_include else None,
+        release_of_root(pytorch_root) if pytorch_root else None,
+    ):
+        if found is not None:
+            version, where = found
+            return Target(supported_release(version, where), version, where)
+    return Target(DEFAULT_RELEASE, DEFAULT_RELEASE, "default")
