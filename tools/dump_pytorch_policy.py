@@ -10,7 +10,6 @@ parsed as data (``vtgen_build.plan.policy.read_policy_sources``; nothing is impo
 
 from __future__ import annotations
 
-import os
 import sys
 
 from vtgen_build.plan.policy import POLICY_LISTS, read_policy_sources

@@ -210,17 +210,25 @@ def native_fields_covered() -> bool:
     return set(_NATIVE) == {f.name for f in fields(NativeFunction)}
 
 
+_POLICY_SCALARS = ("view_functions", "source")  # the Policy fields that are not sets of names
+
+
 def _encode_policy(p: Policy) -> JSON:
-    out: dict[str, JSON] = {f.name: sorted(getattr(p, f.name)) for f in fields(Policy) if f.name != "view_functions"}
+    lists = (f.name for f in fields(Policy) if f.name not in _POLICY_SCALARS)
+    out: dict[str, JSON] = {name: sorted(getattr(p, name)) for name in lists}
     out["view_functions"] = [list(v) for v in p.view_functions]
+    out["source"] = p.source
     return out
 
 
 def _decode_policy(value: JSON) -> Policy:
     names = tuple(f.name for f in fields(Policy))
     raw = obj(value, names)
-    lists = {n: _frozen(raw[n]) for n in names if n != "view_functions"}
-    return Policy(**lists, view_functions=_text_pairs(raw["view_functions"]))
+    lists = {n: _frozen(raw[n]) for n in names if n not in _POLICY_SCALARS}
+    source = raw["source"]
+    if not isinstance(source, str):
+        raise Malformed("policy source is not text")
+    return Policy(**lists, view_functions=_text_pairs(raw["view_functions"]), source=source)
 
 
 _ENTRY_COLUMNS = ("digest", "line", "schema", "keys", "prefix", "group", "dependents")

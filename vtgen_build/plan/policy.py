@@ -176,7 +176,11 @@ def read_policy_sources(root: str) -> Policy | None:
     return Policy(**fields, source=f"parsed from the generator sources under {root}")  # type: ignore[arg-type]
 
 
-_TAGS_PATHS = ("aten/src/ATen/native/tags.yaml", "packaged/ATen/native/tags.yaml", "torchgen/packaged/ATen/native/tags.yaml")
+_TAGS_PATHS = (
+    "aten/src/ATen/native/tags.yaml",
+    "packaged/ATen/native/tags.yaml",
+    "torchgen/packaged/ATen/native/tags.yaml",
+)
 
 
 def _read_tags(root: Path) -> frozenset[str]:
@@ -185,7 +189,8 @@ def _read_tags(root: Path) -> frozenset[str]:
         path = root / rel
         if path.is_file():
             try:
-                entries = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+                entries = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
             except (OSError, yaml.YAMLError) as e:
                 raise VtgenError(f"{path}: cannot read the tags: {e}") from None
             if not isinstance(entries, list):
