@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,7 +14,19 @@ import pytest
 from vtgen_build import cli
 from vtgen_build.model import Inputs, Model, load_model
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_project"
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_project"
+
+
+def copy_package_source(dest: Path) -> Path:
+    """Copy what building vtgen_build's wheel reads into ``dest`` (a build writes build/ and
+    *.egg-info beside its sources, so tests build from a copy); returns ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy2(ROOT / name, dest / name)
+    for name in ("vtgen_build", "cmake"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
 
 
 def sample_inputs(root: Path = SAMPLE, derivatives: Path | None = None) -> list[str]:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import copy_package_source
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_project"
 FIXTURE = ROOT / "tests" / "packages" / "setuptools_ops"
@@ -51,11 +53,7 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("cmake is not on PATH")
     tmp = tmp_path_factory.mktemp("wheelhouse")
     house = tmp / "wheels"
-    src = tmp / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(ROOT / "vtgen_build", src / "vtgen_build", ignore=shutil.ignore_patterns("__pycache__"))
+    src = copy_package_source(tmp / "src")
     code, log = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", house, src], tmp)
     assert code == 0, log
     code, log = _run([sys.executable, "-m", "pip", "download", "-q", "-d", house, *BUILD_REQUIREMENTS], tmp)

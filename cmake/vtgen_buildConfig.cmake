@@ -10,8 +10,12 @@
 #       cmake -S . -B build -Dvtgen_build_DIR="$(python -m vtgen_build --cmakedir)"
 #   * the project is built by scikit-build-core with vtgen_build in
 #     build-system.requires: the package's `cmake.root` and `cmake.prefix`
-#     entry points point CMake here, no path needed;
-#   * CMAKE_PREFIX_PATH holds the site-packages directory vtgen_build is in.
+#     entry points (module vtgen_build.cmake) point CMake here, no path needed;
+#   * CMAKE_PREFIX_PATH holds the site-packages directory vtgen_build is in
+#     (an installed wheel: this file is <site-packages>/vtgen_build/cmake/...).
+#
+# The sources of this package are the top-level cmake/ of vtgen_build's
+# checkout; a wheel ships them as vtgen_build/cmake (setup.py).
 #
 # What it defines
 # ---------------
@@ -103,9 +107,14 @@ cmake_policy(VERSION 3.20...3.31)
 # Locating the interpreter that runs the generator
 # ---------------------------------------------------------------------------
 
-# The package directory: this file is <package>/cmake/vtgen_buildConfig.cmake.
+# The package directory: this file is <package>/cmake/vtgen_buildConfig.cmake in
+# an installed wheel, <checkout>/cmake/vtgen_buildConfig.cmake beside
+# <checkout>/vtgen_build in a source checkout or an editable install.
 get_filename_component(_vtgen_cmake_dir "${CMAKE_CURRENT_LIST_DIR}" REALPATH)
 get_filename_component(_vtgen_package_dir "${_vtgen_cmake_dir}" DIRECTORY)
+if(NOT EXISTS "${_vtgen_package_dir}/__init__.py")
+  set(_vtgen_package_dir "${_vtgen_package_dir}/vtgen_build")
+endif()
 
 # _vtgen_check_python(<python> <ok-var> <why-var>): does <python> import this
 # copy of vtgen_build (and its dependencies)?  <ok-var> is then the
