@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from vtgen_build.emit.inplace_or_view import inplace_or_view_definition, inplace_or_view_registration
 from vtgen_build.emit.kernel import kernel_definition, registration
 from vtgen_build.emit.node import node_apply, node_header
 from vtgen_build.model import Model
+from vtgen_build.plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
 from vtgen_build.plan.kernel import Plan, build_plan
 from vtgen_build.plan.policy import load_policy
 
@@ -52,6 +54,33 @@ def _render(plan: Plan, op: str) -> str:
 @pytest.mark.parametrize("case", sorted(OPS))
 def test_golden(plan: Plan, case: str, update_golden: bool) -> None:
     text = _render(plan, OPS[case])
+    path = GOLDEN / f"{case}.txt"
+    if update_golden:
+        path.write_text(text)
+    assert path.is_file(), f"no golden file {path.name}: run pytest with --update-golden"
+    assert text == path.read_text(), f"{path.name} differs: review, then rerun with --update-golden"
+
+
+# ADInplaceOrView kernels: a version bump (in-place, out=), a view with its replay function, a
+# Tensor[] view (one view per element), a non-differentiable view.
+INPLACE_OR_VIEW_OPS = {
+    "inplace_or_view_inplace": "mul_.Tensor",
+    "inplace_or_view_out": "sin.out",
+    "inplace_or_view_view": "transpose.int",
+    "inplace_or_view_multi_view": "split.Tensor",
+    "inplace_or_view_nondifferentiable_view": "_indices",
+}
+
+
+@pytest.fixture(scope="module")
+def inplace_or_view(plan: Plan) -> dict[str, InplaceOrViewPlan]:
+    return {p.op: p for p in plan_inplace_or_view(plan, load_policy())}
+
+
+@pytest.mark.parametrize("case", sorted(INPLACE_OR_VIEW_OPS))
+def test_golden_inplace_or_view(inplace_or_view: dict[str, InplaceOrViewPlan], case: str, update_golden: bool) -> None:
+    p = inplace_or_view[INPLACE_OR_VIEW_OPS[case]]
+    text = f"// registration [ADInplaceOrView]\n{inplace_or_view_registration(p)}\n\n{inplace_or_view_definition(p)}\n"
     path = GOLDEN / f"{case}.txt"
     if update_golden:
         path.write_text(text)

@@ -10,6 +10,7 @@ import pytest
 
 from vtgen_build.model import Model
 from vtgen_build.plan.infos import DerivativeInfo
+from vtgen_build.plan.inplace_or_view import plan_inplace_or_view
 from vtgen_build.plan.kernel import KernelPlan, Plan, build_plan
 from vtgen_build.plan.policy import load_policy
 from vtgen_build.plan.values import saved_member_type
@@ -28,6 +29,20 @@ def test_registrations_and_kinds_match_torchgen(plan: Plan) -> None:
     ours = {(k.op, k.dispatch_key): k.kind for k in plan.kernels}
     theirs = facts.registrations()
     assert len(theirs) == 2385
+    assert ours == theirs
+
+
+def test_inplace_or_view_registrations_and_treatment_match_torchgen(plan: Plan) -> None:
+    """The same ops get an ADInplaceOrView kernel, each bumping the same outputs or making the same view."""
+    ours = {
+        p.op: ("mutation", p.bumped)
+        if p.view is None
+        else ("view", p.view.base, p.view.differentiable, p.view.multi_output, p.view.metadata_change)
+        for p in plan_inplace_or_view(plan, load_policy())
+    }
+    theirs = facts.inplace_or_view()
+    assert len(theirs) == 1093
+    assert sum(t[0] == "view" for t in theirs.values()) == 39
     assert ours == theirs
 
 

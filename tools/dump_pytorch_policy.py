@@ -6,12 +6,21 @@ run ``python tools/dump_pytorch_policy.py > vtgen_build/data/pytorch_policy.yaml
 
 from __future__ import annotations
 
+import os
 import sys
 
+import torchgen
+import yaml
 from torchgen.api import autograd as aa
 from torchgen.packaged.autograd import gen_inplace_or_view_type as giv
 from torchgen.packaged.autograd import gen_trace_type as gtt
 from torchgen.packaged.autograd import gen_variable_type as gvt
+
+
+def _tags() -> list[str]:
+    path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "tags.yaml")
+    with open(path, encoding="utf-8") as handle:
+        return [entry["tag"] for entry in yaml.safe_load(handle)]
 
 
 def main() -> None:
@@ -28,6 +37,8 @@ def main() -> None:
         "foreach_with_inplace_ref": aa._foreach_with_inplace_ref,
         "foreach_with_tensor_overload": aa._foreach_with_tensor_overload,
         "foreach_skip_argument_len_check": aa._skip_argument_len_check,
+        "view_functions_with_metadata_change": giv.VIEW_FUNCTIONS_WITH_METADATA_CHANGE,
+        "pytorch_tags": _tags(),  # the at::Tag enum: the tags a schema registration may name
     }
     out = sys.stdout
     out.write("# Operator names PyTorch's autograd codegen treats specially (facts of PyTorch 2.13).\n")

@@ -81,6 +81,12 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also write vtgen_decls/*.inc, needed to compile against vtgen_build's stub headers",
     )
+    g.add_argument(
+        "--line-directives",
+        action="store_true",
+        help="formulas carry #line to their derivatives.yaml line (its absolute path): a compiler error in a "
+        "formula names the yaml line (CMake and setuptools builds turn this on)",
+    )
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
     g.add_argument("--explain", action="store_true", help="say which inputs changed")
@@ -124,6 +130,7 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         args.namespace,
         tuple(headers),
         tuple(namespaces),
+        line_directives=getattr(args, "line_directives", False),
         stub_decls=getattr(args, "stub_decls", False),
     )
 

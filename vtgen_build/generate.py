@@ -61,7 +61,9 @@ class GenerateOptions:
     namespace: str = "aten"
     manual_headers: tuple[str, ...] = ()
     using_namespaces: tuple[str, ...] = ()
-    line_directives: bool = False  # `vtgen-build check` builds only: `#line` to the yaml (absolute paths)
+    # `#line` to the yaml around formulas (--line-directives; check, CMake and setuptools builds). The path
+    # written is the yaml's absolute path: identical output for the same inputs at the same place.
+    line_directives: bool = False
     stub_decls: bool = False  # also write vtgen_decls/*.inc, the op declarations the stub headers include
 
 

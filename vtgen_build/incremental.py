@@ -50,6 +50,7 @@ from .emit.files import (
     assemble_outputs,
     assemble_variable_type,
     kernel_fragments,
+    library_files,
     node_fragments,
 )
 from .errors import Location, VtgenError
@@ -244,6 +245,7 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     kernels = kernel_fragments(plan.kernels, emit)
     nodes = node_fragments(plan.infos, emit)
     files = assemble_outputs(kernels, nodes, emit)
+    files.update(library_files(model.native_functions, plan, policy, emit))  # kept as they are by edits
     if getattr(options, "stub_decls", False):
         from .stubs.gen_decls import render_decls
 
@@ -491,6 +493,8 @@ def _replan(
         return plan
     line_to_entry = {chunks[i].line + 1: i for i in involved}
     new_kernels = [k for k in plan.kernels if _fkey(k.function) in wanted]
+    if any(k.view_of is not None and not k.modifies_arguments for k in new_kernels):
+        return "a view op's entry changed (its ADInplaceOrView kernel follows its differentiability)"
     owners = [
         (_fkey(k.function), None if k.info is None else line_to_entry.get(k.info.location.line)) for k in new_kernels
     ]

@@ -305,7 +305,13 @@ class build_vtgen(Command):  # type: ignore[misc]
             s.namespace,
         )
         options = GenerateOptions(
-            str(out), s.shards, s.namespace, s.manual_headers, s.using_namespaces, stub_decls=True
+            str(out),
+            s.shards,
+            s.namespace,
+            s.manual_headers,
+            s.using_namespaces,
+            line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
+            stub_decls=True,
         )
         try:
             result = generate(inputs, options)

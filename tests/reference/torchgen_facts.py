@@ -39,7 +39,7 @@ from torchgen.packaged.autograd.gen_autograd_functions import (
     get_infos_with_derivatives_list,
     process_function,
 )
-from torchgen.packaged.autograd.gen_inplace_or_view_type import use_derived
+from torchgen.packaged.autograd.gen_inplace_or_view_type import gen_inplace_or_view_type_env, use_derived
 from torchgen.packaged.autograd.gen_variable_type import gen_variable_type_func
 from torchgen.yaml_utils import YamlLoader
 
@@ -55,6 +55,7 @@ __all__ = [
     "debug_checks",
     "derivative_entry_count",
     "entry_count",
+    "inplace_or_view",
     "jvp_decompositions",
     "native_function_count",
     "node_for_kernel",
@@ -274,6 +275,41 @@ def _emitted() -> dict[RegKey, _Emitted]:
             if (op, spelled) in out:
                 raise AssertionError(f"duplicate registration {(op, spelled)}")
             out[(op, spelled)] = record
+    return out
+
+
+_BUMP: Final = re.compile(r"increment_version\((\w+)\);")
+_VIEW_BASE: Final = re.compile(r"as_view\((?:/\* base \*/ )?(\w+),")
+
+
+@functools.lru_cache(maxsize=1)
+def inplace_or_view() -> dict[str, tuple[object, ...]]:
+    """Every ADInplaceOrView registration (op -> treatment), read off torchgen's kernel text per op.
+
+    ``("mutation", bumped names)`` for an in-place or out= kernel; ``("view", base, backward
+    differentiable, one view per list element, always replayed by its view function)`` for a view.
+    """
+    out: dict[str, tuple[object, ...]] = {}
+    for fn in _model().matched:
+        if not use_derived(fn):
+            continue
+        env = gen_inplace_or_view_type_env(fn)
+        registrations = env["inplace_or_view_wrapper_registrations"]
+        if not registrations:
+            continue
+        found = _REGISTERED_NAME.search(registrations[0])
+        if found is None:
+            raise AssertionError(f"unrecognised registration: {registrations[0]!r}")
+        (definition,) = env["inplace_or_view_method_definitions"]
+        if "increment_version" in definition:
+            out[found.group(1)] = ("mutation", tuple(_BUMP.findall(definition)))
+            continue
+        base = _VIEW_BASE.search(definition)
+        if base is None:
+            raise AssertionError(f"neither a version bump nor as_view: {definition!r}")
+        differentiable = "/* is_bw_differentiable */ true" in definition
+        out[found.group(1)] = ("view", base.group(1), differentiable, "MULTI_OUTPUT_NODE" in definition,
+                               "if (true ||" in definition)  # fmt: skip
     return out
 
 

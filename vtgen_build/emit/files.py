@@ -14,11 +14,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import __version__
+from ..model.native import NativeFunction
 from ..plan.infos import DerivativeInfo
+from ..plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan
+from ..plan.policy import Policy
+from ..plan.schemas import plan_schemas
+from .inplace_or_view import inplace_or_view_definition, inplace_or_view_registration
 from .kernel import kernel_definition, registration
 from .lines import resolve_line_markers
 from .node import node_apply, node_header
+from .schema import register_schema
 from .templates import render, template_text
 
 __all__ = [
@@ -26,11 +32,14 @@ __all__ = [
     "KernelFragment",
     "NodeFragment",
     "assemble_functions",
+    "assemble_inplace_or_view",
     "assemble_node_header",
     "assemble_outputs",
     "assemble_variable_type",
     "family",
+    "inplace_or_view_fragments",
     "kernel_fragments",
+    "library_files",
     "node_fragments",
     "render_outputs",
     "shard_of",
@@ -43,7 +52,7 @@ class EmitOptions:
     manual_headers: tuple[str, ...] = ()  # include spellings, e.g. torch/csrc/autograd/FunctionsManual.h
     view_functions: frozenset[str] = frozenset()  # Nodes of these ops derive from Node
     using_namespaces: tuple[str, ...] = ()  # where the manual helpers live
-    line_directives: bool = False  # check builds: formulas carry `#line` of their yaml (absolute paths)
+    line_directives: bool = False  # formulas carry `#line` of their yaml (absolute paths): --line-directives
 
 
 @dataclass(frozen=True)
@@ -85,9 +94,12 @@ def family(name: str) -> str:
     return base[:-1] if base.endswith("_") and not base.endswith("__") else base
 
 
-def render_outputs(plan: Plan, options: EmitOptions) -> dict[str, str]:
+def render_outputs(
+    functions: Iterable[NativeFunction], plan: Plan, policy: Policy, options: EmitOptions
+) -> dict[str, str]:
     """Relative path → content of every generated file."""
-    return assemble_outputs(kernel_fragments(plan.kernels, options), node_fragments(plan.infos, options), options)
+    files = assemble_outputs(kernel_fragments(plan.kernels, options), node_fragments(plan.infos, options), options)
+    return {**files, **library_files(functions, plan, policy, options)}
 
 
 def _base(options: EmitOptions) -> dict[str, str]:
@@ -201,3 +213,46 @@ def assemble_functions(shard: int, nodes: list[NodeFragment], options: EmitOptio
         },
     )
     return resolve_line_markers(text, f"Functions_{shard}.cpp")
+
+
+# -- what an op library registers besides Autograd kernels -------------------------------------
+def library_files(
+    functions: Iterable[NativeFunction], plan: Plan, policy: Policy, options: EmitOptions
+) -> dict[str, str]:
+    """``RegisterSchema.cpp`` and the ``ADInplaceOrViewType_<k>.cpp`` shards.
+
+    They follow from native_functions.yaml (a view op's differentiability aside, which an edit of
+    its derivatives.yaml entry re-plans with a clean run), so an incremental run keeps them.
+    """
+    files = {"RegisterSchema.cpp": register_schema(plan_schemas(functions, policy))}
+    fragments = inplace_or_view_fragments(plan_inplace_or_view(plan, policy), options)
+    for shard in range(options.shards):
+        in_shard = [f for f in fragments if f.shard == shard]
+        files[f"ADInplaceOrViewType_{shard}.cpp"] = assemble_inplace_or_view(shard, in_shard, options)
+    return files
+
+
+def inplace_or_view_fragments(plans: Iterable[InplaceOrViewPlan], options: EmitOptions) -> list[KernelFragment]:
+    """One ADInplaceOrView kernel per plan, in the shard of its op family (as its Autograd kernel)."""
+    return [
+        KernelFragment(
+            shard_of(family(p.function.name.base), options.shards),
+            inplace_or_view_definition(p),
+            p.function.namespace,
+            "ADInplaceOrView",
+            inplace_or_view_registration(p),
+            None,
+        )
+        for p in plans
+    ]
+
+
+def assemble_inplace_or_view(shard: int, kernels: list[KernelFragment], options: EmitOptions) -> str:
+    """``ADInplaceOrViewType_<shard>.cpp`` from its kernels (in plan order)."""
+    values = {
+        **_base(options),
+        "shard": str(shard),
+        "kernels": "\n\n".join(k.body for k in kernels if k.body is not None),
+        "registrations": _registrations(kernels),
+    }
+    return render("ADInplaceOrViewType.cpp", template_text("ADInplaceOrViewType.cpp"), values)

@@ -8,6 +8,7 @@ from ..plan.formulas import SavedValue
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
 from ..plan.values import CppValue, cpp_return_names
 from .debug import debug_after, debug_before
+from .dispatch import handle_declaration, redispatch_call
 from .foreach import foreach_history, foreach_nodes, foreach_saved_outputs
 from .foreach_forward import foreach_forward, foreach_forward_formulas, foreach_forward_setup
 from .forward import forward_flags, forward_formulas, keep_original_self, needs_original_self, supports_forward
@@ -164,26 +165,20 @@ def _call_args(k: KernelPlan) -> str:
     return ", ".join(a.name + ("_" if a.name in unpacked else "") for a in k.function.func.arguments.all)
 
 
-def _redispatch_name(k: KernelPlan) -> str:
-    func = k.function.func
-    name = func.name.name + ("_symint" if func.has_symint() else "")
-    return name + "_outf" if func.arguments.out else name
-
-
 def _call(k: KernelPlan) -> list[str]:
-    ns = "at" if k.function.namespace == "aten" else k.function.namespace
-    call = f"{ns}::redispatch::{_redispatch_name(k)}(ks & c10::after_autograd_keyset, {_call_args(k)})"
+    call = redispatch_call(k.function, "ks & c10::after_autograd_keyset", _call_args(k))
+    handle = [] if k.function.namespace == "aten" else [handle_declaration(k.function)]
     returns = k.function.func.returns
     if not returns or k.function.kind in (SchemaKind.inplace, SchemaKind.out):  # returns its arguments
-        return ["{", f"  {k.guard} guard;", f"  {call};", "}"]
+        return [*handle, "{", f"  {k.guard} guard;", f"  {call};", "}"]
     body = f"  {k.guard} guard;\n  return {call};"
     if k.jvp_decomposition:
         body = _with_jvp_decomposition(k, body)
     lambda_ = f"auto _tmp = ([&]() {{\n{body}\n}})();"
     names = _result_names(k)
     if len(names) == 1:
-        return [lambda_, f"auto {names[0]} = std::move(_tmp);"]
-    return [lambda_, f"auto [{', '.join(names)}] = std::move(_tmp);"]
+        return [*handle, lambda_, f"auto {names[0]} = std::move(_tmp);"]
+    return [*handle, lambda_, f"auto [{', '.join(names)}] = std::move(_tmp);"]
 
 
 def _with_jvp_decomposition(k: KernelPlan, body: str) -> str:

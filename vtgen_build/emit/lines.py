@@ -1,9 +1,11 @@
-"""``#line`` directives for check builds: a compiler error inside a formula names its yaml line.
+"""``#line`` directives (``--line-directives``): a compiler error inside a formula names its yaml line.
 
 A formula is wrapped as ``#line N "derivatives.yaml"`` … a restore marker; once a
 file's text is complete, :func:`resolve_line_markers` turns each marker into a
 ``#line`` naming the generated file again, so every other error keeps its real
-place.  Normal ``generate`` output never contains these (paths are absolute).
+place.  The yaml is named by its absolute path (the compiler runs elsewhere, e.g. in a CMake build
+directory), so the output is byte-identical for the same inputs at the same paths; ``generate``
+without ``--line-directives`` writes none.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from ..cpp_api import dispatcher_arguments, dispatcher_returns
 from ..errors import Location, VtgenError, did_you_mean
 from ..model import Model
 from ..model.derivatives import AUTO_ELEMENT_WISE, AUTO_LINEAR, DerivativeEntry, Formula
@@ -319,10 +320,19 @@ def _auto_linear(
     if not diff:
         raise VtgenError("auto_linear needs at least one input with a backward formula", fw.location)
     args = [n + "_t" if n in diff else n for n in arg_names]
+    if f.namespace != "aten":  # an op library's op has no C++ API of its own: call it through the dispatcher
+        return f"{_dispatcher_call(f)}({', '.join(args)})", tuple(diff)
     name = _base_name(entry) + ("_symint" if f.func.has_symint() else "")
     if "function" in f.variants:
         return f"at::{name}({', '.join(args)})", tuple(diff)
     return f"{args[0]}.{name}({', '.join(args[1:])})", tuple(diff)
+
+
+def _dispatcher_call(f: NativeFunction) -> str:
+    """The callee of ``f`` called through the dispatcher (typed with its kernel signature)."""
+    types = ", ".join(b.type.cpp() for b in dispatcher_arguments(f))
+    lookup = f'c10::Dispatcher::singleton().findSchemaOrThrow("{f.namespace}::{f.name.name}", "{f.name.overload}")'
+    return f"{lookup}.typed<{dispatcher_returns(f).cpp()} ({types})>().call"
 
 
 def _add_view_copies(model: Model, infos: dict[FunctionSchema, tuple[DerivativeInfo, ...]]) -> None:

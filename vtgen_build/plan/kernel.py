@@ -19,8 +19,9 @@ from .infos import Backward, DerivativeInfo, build_infos
 from .match import Match, match_infos
 from .policy import Policy
 from .values import cpp_return_names, value_type
+from .views import view_base
 
-__all__ = ["KernelPlan", "Plan", "Value", "build_plan"]
+__all__ = ["KernelPlan", "Plan", "Value", "build_plan", "differentiable_outputs"]
 
 NOT_IMPLEMENTED_NODE = "NotImplemented"
 
@@ -175,7 +176,7 @@ def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> K
         outputs,
         with_derivs,
         unchecked,
-        policy.view_of(f.name.base),
+        view_base(f, policy),
         complex_checked,
         guards,
         _debug_checks(f, policy),
@@ -284,6 +285,11 @@ def _outputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...
     if info is not None and info.uses("grad"):
         return candidates[:1]
     return candidates
+
+
+def differentiable_outputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...]:
+    """The outputs gradients flow through (``output_differentiability``, else the tensor-like ones)."""
+    return _outputs(f, info)
 
 
 def _args_with_derivatives(

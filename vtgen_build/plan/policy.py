@@ -31,6 +31,8 @@ class Policy:
     foreach_with_inplace_ref: frozenset[str]
     foreach_with_tensor_overload: frozenset[str]
     foreach_skip_argument_len_check: frozenset[str]
+    view_functions_with_metadata_change: frozenset[str]  # replayed by their view function, never as_strided
+    pytorch_tags: frozenset[str]  # the at::Tag enum of the torch the output is built for
     view_functions: tuple[tuple[str, str], ...]
 
     @property

@@ -3,7 +3,9 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 #include <ATen/core/TensorBody.h>
+#include <ATen/core/enum_tag.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
 namespace c10 {
@@ -40,6 +42,7 @@ class Library {
   Library& fallback(Func&& /*raw_f*/) & { return *this; }
   template <typename Schema>
   Library& def(Schema&& schema) &;
+  Library& def(const char* raw_schema, const std::vector<at::Tag>& tags) &;
   template <typename NameOrSchema, typename Func>
   Library& def(NameOrSchema&& name_or_schema, Func&& raw_f) &;
 };

@@ -28,6 +28,7 @@ class TensorImpl : public intrusive_ptr_target {
   int64_t dim() const;
   int64_t numel() const;
   bool is_python_dispatch() const;
+  bool support_as_strided() const;
   bool is_wrapped_number() const;
   void set_wrapped_number(bool value);
   bool is_contiguous() const;

@@ -11,11 +11,22 @@ struct OperatorName {
   std::string overload_name;
 };
 class FunctionSchema;
+template <class FuncType>
+class TypedOperatorHandle;
 class OperatorHandle {
  public:
   const OperatorName& operator_name() const;
   const FunctionSchema& schema() const;
   bool hasSchema() const;
+  // A handle calling the kernels with the C++ signature FuncType (checked against the schema).
+  template <class FuncType>
+  TypedOperatorHandle<FuncType> typed() const;
+};
+template <class Return, class... Args>
+class TypedOperatorHandle<Return(Args...)> : public OperatorHandle {
+ public:
+  Return call(Args... args) const;
+  Return redispatch(DispatchKeySet currentDispatchKeySet, Args... args) const;
 };
 class OperatorKernel {
  public:

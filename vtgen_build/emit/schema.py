@@ -1,0 +1,40 @@
+"""Spelling ``RegisterSchema.cpp``: one ``TORCH_LIBRARY(<ns>, m)`` block of ``m.def`` per namespace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .. import __version__
+from ..plan.schemas import SchemaDef
+from .templates import render, template_text
+
+__all__ = ["cpp_string", "register_schema"]
+
+
+def cpp_string(text: str) -> str:
+    """``text`` as a C++ string literal."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _definition(d: SchemaDef) -> str:
+    tags = ", ".join(f"at::Tag::{t}" for t in d.tags)
+    line = f"m.def({cpp_string(d.schema)}, {{{tags}}});"
+    if d.unregistered_tags:
+        line += f"  // not a PyTorch tag: {', '.join(d.unregistered_tags)}"
+    return line
+
+
+def _block(namespace: str, defs: list[SchemaDef]) -> str:
+    body = "\n".join("  " + _definition(d) for d in defs)
+    return f"TORCH_LIBRARY({namespace}, m) {{\n{body}\n}}"
+
+
+def register_schema(defs: Iterable[SchemaDef]) -> str:
+    """The file's text: the definitions grouped by namespace (namespaces sorted, yaml order within)."""
+    by_namespace: dict[str, list[SchemaDef]] = {}
+    for d in defs:
+        by_namespace.setdefault(d.namespace, []).append(d)
+    blocks = "\n\n".join(_block(ns, by_namespace[ns]) for ns in sorted(by_namespace))
+    registrations = blocks or "// No operator outside aten: nothing to register."
+    return render("RegisterSchema.cpp", template_text("RegisterSchema.cpp"),
+                  {"version": __version__, "registrations": registrations})  # fmt: skip
