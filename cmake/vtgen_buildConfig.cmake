@@ -46,7 +46,9 @@
 #                  [USE_TORCH])                  # compile against find_package(Torch), not the stubs
 #
 #   Adds to <target> (a library or executable created in the same directory)
-#   the generated VariableType_<k>.cpp and Functions_<k>.cpp (k < SHARDS), puts
+#   the generated VariableType_<k>.cpp, ADInplaceOrViewType_<k>.cpp and
+#   Functions_<k>.cpp (k < SHARDS) and RegisterSchema.cpp (the TORCH_LIBRARY
+#   block defining the schemas of NAMESPACE's ops; empty for aten), puts
 #   OUTPUT_DIR (Functions.h, Functions_<k>.h) on its include path (PUBLIC) and links
 #   vtgen::stub_aten -- or, with USE_TORCH, the `torch_cpu` and `c10` targets of
 #   find_package(Torch) (Torch_DIR is taken from the generator's Python,
@@ -67,7 +69,9 @@
 #   hand.  It rewrites only the files whose content changed, so Ninja (restat)
 #   and Make (byproducts have no rule of their own, sources are checked after
 #   the generator ran) recompile only those.  A YAML mistake fails the build
-#   with `<file>:<line>: error: <message>` from the generator.
+#   with `<file>:<line>: error: <message>` from the generator; a formula that
+#   does not compile fails it with the compiler's error at `derivatives.yaml:<line>`
+#   (the generated code carries `#line` directives).
 #
 #   Example:
 #     find_package(vtgen_build CONFIG REQUIRED)
@@ -411,11 +415,12 @@ function(vtgen_generate target)
   set(sources "")
   math(EXPR last "${shards} - 1")
   set(headers "${out_dir}/Functions.h" "${out_dir}/FunctionsBase.h")
-  foreach(kind IN ITEMS VariableType Functions)
+  foreach(kind IN ITEMS VariableType ADInplaceOrViewType Functions)
     foreach(k RANGE 0 ${last})
       list(APPEND sources "${out_dir}/${kind}_${k}.cpp")
     endforeach()
   endforeach()
+  list(APPEND sources "${out_dir}/RegisterSchema.cpp")
   foreach(k RANGE 0 ${last})
     list(APPEND headers "${out_dir}/Functions_${k}.h")  # the Node declarations of shard k
   endforeach()
@@ -431,8 +436,9 @@ function(vtgen_generate target)
   foreach(ns IN LISTS arg_USING_NAMESPACES)
     list(APPEND command --using-namespace "${ns}")
   endforeach()
+  # --line-directives: a compiler error in a formula points at its derivatives.yaml line.
   list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
-       --depfile "${depfile}" --stamp "${stamp}")
+       --line-directives --depfile "${depfile}" --stamp "${stamp}")
   if(NOT arg_USE_TORCH)
     list(APPEND command --stub-decls)  # the op declarations the stub headers include
   endif()

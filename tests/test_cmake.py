@@ -31,7 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET = "vtsample_autograd"
 GENERATED = f"vtgen_build: generating autograd kernels for {TARGET}"
 SHARDS = 2
-ALL_TUS = {f"{kind}_{k}.cpp" for kind in ("VariableType", "Functions") for k in range(SHARDS)}
+ALL_TUS = {
+    f"{kind}_{k}.cpp" for kind in ("VariableType", "ADInplaceOrViewType", "Functions") for k in range(SHARDS)
+} | {"RegisterSchema.cpp"}
 _COMPILED = re.compile(r"Building CXX object \S*/(\w+\.cpp)\.o\b")
 GENERATORS = {"Ninja": "ninja", "Unix Makefiles": "make"}
 

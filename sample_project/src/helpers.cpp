@@ -41,7 +41,13 @@ at::Tensor gather_along(const at::Tensor& t, int64_t dim, const at::Tensor& indi
   return t.gather(dim, indices);
 }
 
+// A formula for a Tensor[] input, or one taking grad_input_mask, gets no guard around it:
+// it must itself answer an undefined `grad` (no gradient flowed back) with undefined results.
+
 std::vector<at::Tensor> stack_mean_backward(const at::Tensor& grad, int64_t /*dim*/, size_t count) {
+  if (!grad.defined()) {
+    return std::vector<at::Tensor>(count);
+  }
   // mean(stack(tensors, dim), dim) is the elementwise mean of the inputs.
   return std::vector<at::Tensor>(count, grad / static_cast<double>(count));
 }
@@ -49,6 +55,9 @@ std::vector<at::Tensor> stack_mean_backward(const at::Tensor& grad, int64_t /*di
 std::tuple<at::Tensor, at::Tensor, at::Tensor> affine_backward(
     const at::Tensor& grad, const at::Tensor& input, const at::Tensor& weight, std::array<bool, 3> grad_input_mask) {
   at::Tensor grad_input, grad_weight, grad_bias;
+  if (!grad.defined()) {
+    return {grad_input, grad_weight, grad_bias};
+  }
   auto grad_2d = grad.reshape({-1, grad.size(-1)});
   if (grad_input_mask[0]) {
     grad_input = grad.matmul(weight);
