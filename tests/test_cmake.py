@@ -547,6 +547,9 @@ def test_sample_project_inputs_load() -> None:
     )
     names = {str(f.name) for f in model.native_functions}
     assert {"softsign", "softsign_", "softsign.out", "scale_add", "scale_add_", "scale_add.out"} <= names
+    (view,) = [f for f in model.native_functions if str(f.name) == "swap_dims"]  # a view: Tensor(a) -> Tensor(a)
+    annotation = view.func.returns[0].annotation
+    assert annotation is not None and not annotation.is_write and "a" in annotation.alias_set
     entries = {str(e.schema.name): e for e in model.derivatives}
     assert entries["topk_abs"].output_differentiability == (True, False)
     formulas = [f for e in model.derivatives for s in e.formula_sets for f in s.formulas]

@@ -209,8 +209,8 @@ def test_sample_project_formula_typo_fails_at_its_yaml_line(wheelhouse: Path, ve
     generated file (the CMake function passes --line-directives)."""
     line = _break(
         sample / "derivatives.yaml",
-        "  self: softsign_backward(grad, self)",
-        "  self: softsign_backward(grad.no_such_method(), self)",
+        "  tensors: stack_mean_backward(grad, dim, tensors.size())",
+        "  tensors: stack_mean_backward(grad.no_such_method(), dim, tensors.size())",
     )
     code, log = _pip_install(venv, wheelhouse, *_STUB, sample)
     assert code != 0, log
