@@ -269,10 +269,16 @@ def test_use_torch(tmp_path: Path) -> None:
         f"-DVTSAMPLE_SHARDS={SHARDS}",
         "-DVTSAMPLE_USE_TORCH=ON",
     )
-    includes = {line for line in (tree.binary / "build.ninja").read_text().splitlines() if "INCLUDES =" in line}
+    assert "warning" not in log.lower(), log  # find_package(Torch) is quiet (no "kineto not found")
+    ninja = (tree.binary / "build.ninja").read_text()
+    includes = {line for line in ninja.splitlines() if "INCLUDES =" in line}
     assert includes, log
     for line in includes:
         assert "/torch/include" in line and "stubs/include" not in line, line
+    # One shared library, hidden by default, bound to its own symbols, proven complete at link time.
+    assert "-fvisibility=hidden" in ninja and "-fvisibility-inlines-hidden" in ninja
+    assert "-Wl,-Bsymbolic" in ninja and "-Wl,--no-undefined" in ninja
+    assert "libtorch_cpu.so" in ninja and "libc10.so" in ninja
 
 
 # ---------------------------------------------------------------------------------------------
