@@ -27,7 +27,7 @@ def library_path() -> str:
 
 
 def get_include() -> str:
-    """The directory holding the generated ``Functions.h`` and ``Functions_<k>.h`` headers and ``vtsample/helpers.h``."""
+    """The directory holding the generated headers (``Functions.h``, ``Functions_<k>.h``) and ``vtsample/helpers.h``."""
     return str(_HERE / "include")
 
 
