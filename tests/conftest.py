@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
+import subprocess
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,7 +17,19 @@ import pytest
 from vtgen_build import cli
 from vtgen_build.model import Inputs, Model, load_model
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_project"
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_project"
+
+
+def copy_package_source(dest: Path) -> Path:
+    """Copy what building vtgen_build's wheel reads into ``dest`` (a build writes build/ and
+    *.egg-info beside its sources, so tests build from a copy); returns ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy2(ROOT / name, dest / name)
+    for name in ("vtgen_build", "cmake"):
+        shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
 
 
 def sample_inputs(root: Path = SAMPLE, derivatives: Path | None = None) -> list[str]:
@@ -32,6 +48,42 @@ def sample_inputs(root: Path = SAMPLE, derivatives: Path | None = None) -> list[
         "--using-namespace",
         "torch::autograd::generated::details",
     ]
+
+
+# What pip installs into isolated build environments: the sample needs torch to build.
+BUILD_REQUIREMENTS = ["setuptools>=68", "scikit-build-core>=0.10", "pyyaml>=6", "torch==2.13.0"]
+
+
+def run_clean(args: list[str | Path], cwd: Path) -> tuple[int, str]:
+    """Run ``args`` with no PYTHON*/PIP_* variables (nor a CMake generator or make flags) from
+    the caller: exit code and output (stdout and stderr together)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PIP_"))}
+    env.pop("CMAKE_GENERATOR", None)
+    env.pop("MAKEFLAGS", None)
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    proc = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    return proc.returncode, proc.stdout
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """vtgen_build's wheel (built from a copy of this checkout) and the other build requirements,
+    downloaded once per session (from pip's cache or the machine's wheel directory when it has them)."""
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not on PATH")
+    tmp = tmp_path_factory.mktemp("wheelhouse")
+    house = tmp / "wheels"
+    src = copy_package_source(tmp / "src")
+    code, log = run_clean(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", house, src], tmp
+    )
+    assert code == 0, log
+    code, log = run_clean([sys.executable, "-m", "pip", "download", "-q", "-d", house, *BUILD_REQUIREMENTS], tmp)
+    if code != 0:
+        pytest.skip(f"cannot download the build requirements (offline?):\n{log[-2000:]}")
+    return house
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,15 @@ import vtgen_build
 from vtgen_build import cli
 from vtgen_build.model import Inputs, load_model
 
-from .conftest import SAMPLE, sample_inputs
+from .conftest import SAMPLE, copy_package_source, sample_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = "vtsample_autograd"
 GENERATED = f"vtgen_build: generating autograd kernels for {TARGET}"
 SHARDS = 2
-ALL_TUS = {f"{kind}_{k}.cpp" for kind in ("VariableType", "Functions") for k in range(SHARDS)}
+ALL_TUS = {
+    f"{kind}_{k}.cpp" for kind in ("VariableType", "ADInplaceOrViewType", "Functions") for k in range(SHARDS)
+} | {"RegisterSchema.cpp"}
 _COMPILED = re.compile(r"Building CXX object \S*/(\w+\.cpp)\.o\b")
 GENERATORS = {"Ninja": "ninja", "Unix Makefiles": "make"}
 
@@ -154,7 +156,7 @@ def build(request: pytest.FixtureRequest, tmp_path: Path) -> Build:
     source = _copy_sample(tmp_path / "sample")
     tree = Build(source, tmp_path / "build", generator, _consumer_env())
     tree.configure(
-        f"-Dvtgen_build_DIR={ROOT / 'vtgen_build' / 'cmake'}",
+        f"-Dvtgen_build_DIR={ROOT / 'cmake'}",
         f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}",
         f"-DVTSAMPLE_SHARDS={SHARDS}",
     )
@@ -165,10 +167,12 @@ def build(request: pytest.FixtureRequest, tmp_path: Path) -> Build:
 def test_incremental_build(build: Build) -> None:
     derivatives = build.source / "derivatives.yaml"
 
-    # 1. A fresh build generates and compiles every translation unit.
+    # 1. A fresh build generates and compiles every translation unit, warning-free (the stub
+    #    headers included: a declared-only template instantiated for an internal kernel warns).
     ran, compiled, log = _fresh_build(build)
     assert ran, log
     assert compiled == ALL_TUS, log
+    assert "warning" not in log.lower(), log
     assert {p.name for p in build.out_dir.glob("*.cpp")} == ALL_TUS
 
     # 2. Nothing changed: no generator run, no compile.
@@ -260,15 +264,21 @@ def test_use_torch(tmp_path: Path) -> None:
     _require("cmake", "ninja")
     tree = Build(_copy_sample(tmp_path / "sample"), tmp_path / "build", "Ninja", _consumer_env())
     log = tree.configure(
-        f"-Dvtgen_build_DIR={ROOT / 'vtgen_build' / 'cmake'}",
+        f"-Dvtgen_build_DIR={ROOT / 'cmake'}",
         f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}",
         f"-DVTSAMPLE_SHARDS={SHARDS}",
         "-DVTSAMPLE_USE_TORCH=ON",
     )
-    includes = {line for line in (tree.binary / "build.ninja").read_text().splitlines() if "INCLUDES =" in line}
+    assert "warning" not in log.lower(), log  # find_package(Torch) is quiet (no "kineto not found")
+    ninja = (tree.binary / "build.ninja").read_text()
+    includes = {line for line in ninja.splitlines() if "INCLUDES =" in line}
     assert includes, log
     for line in includes:
         assert "/torch/include" in line and "stubs/include" not in line, line
+    # One shared library, hidden by default, bound to its own symbols, proven complete at link time.
+    assert "-fvisibility=hidden" in ninja and "-fvisibility-inlines-hidden" in ninja
+    assert "-Wl,-Bsymbolic" in ninja and "-Wl,--no-undefined" in ninja
+    assert "libtorch_cpu.so" in ninja and "libc10.so" in ninja
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,44 +290,40 @@ def _venv_python(venv: Path) -> Path:
     return venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-@pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv holding only vtgen_build (installed from a freshly built wheel) and the machine's pyyaml."""
+@dataclass(frozen=True)
+class Installed:
+    """A venv holding only vtgen_build (from a wheel, or an editable install of a copy of this
+    checkout) and the machine's pyyaml; ``cmake_dir`` is where its CMake package must be found."""
+
+    venv: Path
+    cmake_dir: Path
+    editable: bool
+
+
+@pytest.fixture(scope="module", params=["wheel", "editable"])
+def installed(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Installed:
     _require("cmake", "ninja")
-    tmp = tmp_path_factory.mktemp("wheel")
-    # Build from a copy: setuptools writes build/ and *.egg-info next to the sources.
-    src = tmp / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        if (ROOT / name).is_file():
-            shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(ROOT / "vtgen_build", src / "vtgen_build", ignore=shutil.ignore_patterns("__pycache__"))
-    code, log = _run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--wheel-dir", tmp / "dist", src]
-    )
-    assert code == 0, log
+    tmp = tmp_path_factory.mktemp(request.param)
+    src = copy_package_source(tmp / "src")
     venv = tmp / "venv"
     code, log = _run([sys.executable, "-m", "venv", "--without-pip", venv])
     assert code == 0, log
     python = _venv_python(venv)
     site = Path(_run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])[1].strip())
     _copy_pyyaml(site)
+    install = [sys.executable, "-m", "pip", "--python", python, "install", "--no-deps"]
+    if request.param == "editable":
+        # Build isolation on (the venv has no setuptools): pip fetches setuptools, as for a user.
+        code, log = _run([*install, "-e", src])
+        assert code == 0, log
+        return Installed(venv, src / "cmake", editable=True)  # the checkout's cmake/, not a copy
     code, log = _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            python,
-            "install",
-            "--no-index",
-            "--find-links",
-            tmp / "dist",
-            "vtgen_build",
-        ]
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--wheel-dir", tmp / "dist", src]
     )
     assert code == 0, log
-    return venv
+    code, log = _run([*install, "--no-build-isolation", "--no-index", "--find-links", tmp / "dist", "vtgen_build"])
+    assert code == 0, log
+    return Installed(venv, site / "vtgen_build" / "cmake", editable=False)
 
 
 def _copy_pyyaml(site: Path) -> None:
@@ -347,21 +353,21 @@ def _cache(binary: Path, name: str) -> str:
 
 
 @pytest.mark.slow
-def test_find_package_from_wheel_with_cmakedir(wheel_venv: Path, tmp_path: Path) -> None:
+def test_find_package_with_cmakedir(installed: Installed, tmp_path: Path) -> None:
     """`--cmakedir` of the venv's interpreter is all CMake needs; that interpreter runs the generator."""
-    venv_python = _venv_python(wheel_venv)
+    venv_python = _venv_python(installed.venv)
     code, cmakedir = _run(
-        [venv_python, "-m", "vtgen_build", "--cmakedir"], cwd=wheel_venv, env=_consumer_env(isolated=True)
+        [venv_python, "-m", "vtgen_build", "--cmakedir"], cwd=installed.venv, env=_consumer_env(isolated=True)
     )
     assert code == 0, cmakedir
-    cmakedir = cmakedir.strip()
-    assert Path(cmakedir).is_relative_to(wheel_venv), cmakedir
-    assert (Path(cmakedir) / "vtgen_buildConfig.cmake").is_file()
+    assert Path(cmakedir.strip()) == installed.cmake_dir, cmakedir
+    assert (installed.cmake_dir / "vtgen_buildConfig.cmake").is_file()
 
     tree = Build(_copy_sample(tmp_path / "sample"), tmp_path / "build", "Ninja", _consumer_env(isolated=True))
-    log = tree.configure(f"-Dvtgen_build_DIR={cmakedir}", f"-DVTSAMPLE_SHARDS={SHARDS}")
-    # The interpreter is found from where the package is installed, not from PATH
-    # (whose python3 has another copy of vtgen_build, or none).
+    # The interpreter is found from where a wheel is installed, not from PATH (whose python3
+    # has another copy of vtgen_build, or none); a checkout cannot tell, so it is named.
+    named = [f"-Dvtgen_build_PYTHON_EXECUTABLE={venv_python}"] if installed.editable else []
+    log = tree.configure(f"-Dvtgen_build_DIR={installed.cmake_dir}", f"-DVTSAMPLE_SHARDS={SHARDS}", *named)
     assert Path(_cache(tree.binary, "vtgen_build_PYTHON_EXECUTABLE")).parent == venv_python.parent, log
     ran, compiled, log = _fresh_build(tree)
     assert ran and compiled == ALL_TUS, log
@@ -370,23 +376,23 @@ def test_find_package_from_wheel_with_cmakedir(wheel_venv: Path, tmp_path: Path)
 
 @pytest.mark.slow
 @pytest.mark.parametrize("group", ["cmake.root", "cmake.prefix"])
-def test_find_package_from_wheel_with_entry_points(wheel_venv: Path, tmp_path: Path, group: str) -> None:
+def test_find_package_with_entry_points(installed: Installed, tmp_path: Path, group: str) -> None:
     """The entry points resolved as scikit-build-core resolves them find the package, with no path given."""
     resolved = _in_venv(
-        wheel_venv,
+        installed.venv,
         (
             "from importlib import metadata, resources\n"
             f"(ep,) = [e for e in metadata.entry_points(group={group!r}) if e.name == 'vtgen_build']\n"
             "print(resources.files(ep.load()))\n"
         ),
     )
+    assert Path(resolved) == installed.cmake_dir
     define = "-Dvtgen_build_ROOT=" if group == "cmake.root" else "-DCMAKE_PREFIX_PATH="
-    python = _in_venv(wheel_venv, "import sys; print(sys.executable)")
+    python = _in_venv(installed.venv, "import sys; print(sys.executable)")
     tree = Build(_copy_sample(tmp_path / "sample"), tmp_path / "build", "Ninja", _consumer_env(isolated=True))
     # scikit-build-core also passes the interpreter running the build as Python_EXECUTABLE.
     tree.configure(define + resolved, f"-DPython_EXECUTABLE={python}", f"-DVTSAMPLE_SHARDS={SHARDS}")
-    found = Path(_cache(tree.binary, "vtgen_build_DIR"))
-    assert found.resolve() == (Path(resolved) / "cmake").resolve()
+    assert Path(_cache(tree.binary, "vtgen_build_DIR")).resolve() == installed.cmake_dir.resolve()
     assert _cache(tree.binary, "vtgen_build_PYTHON_EXECUTABLE") == python
 
 
@@ -413,7 +419,7 @@ def configure_only(tmp_path_factory: pytest.TempPathFactory) -> Configure:
         (src / "CMakeLists.txt").write_text(
             "cmake_minimum_required(VERSION 3.20)\nproject(args LANGUAGES CXX)\n" + body + "\n"
         )
-        config = ROOT / "vtgen_build" / "cmake"
+        config = ROOT / "cmake"
         python = f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}"
         return _run(
             ["cmake", "-S", src, "-B", binary, "-G", "Ninja", f"-Dvtgen_build_DIR={config}", python],
@@ -523,10 +529,12 @@ def test_named_interpreter_must_have_the_package(configure_only: Configure, tmp_
 # ---------------------------------------------------------------------------------------------
 
 
-def test_cmake_dir_is_inside_the_package() -> None:
+def test_cmake_dir_is_the_checkouts_cmake() -> None:
+    """In a checkout the CMake package is the top-level cmake/ (a wheel ships it as vtgen_build/cmake)."""
     cmake_dir = Path(vtgen_build.get_cmake_dir())
-    assert cmake_dir == Path(vtgen_build.__file__).resolve().parent / "cmake"
+    assert cmake_dir == ROOT / "cmake"
     assert (cmake_dir / "vtgen_buildConfig.cmake").is_file()
+    assert not (ROOT / "vtgen_build" / "cmake").exists()
     version_file = (cmake_dir / "vtgen_buildConfigVersion.cmake").read_text()
     assert "__init__.py" in version_file  # the version is read from the package, not repeated
     config = (cmake_dir / "vtgen_buildConfig.cmake").read_text()
@@ -545,6 +553,9 @@ def test_sample_project_inputs_load() -> None:
     )
     names = {str(f.name) for f in model.native_functions}
     assert {"softsign", "softsign_", "softsign.out", "scale_add", "scale_add_", "scale_add.out"} <= names
+    (view,) = [f for f in model.native_functions if str(f.name) == "swap_dims"]  # a view: Tensor(a) -> Tensor(a)
+    annotation = view.func.returns[0].annotation
+    assert annotation is not None and not annotation.is_write and "a" in annotation.alias_set
     entries = {str(e.schema.name): e for e in model.derivatives}
     assert entries["topk_abs"].output_differentiability == (True, False)
     formulas = [f for e in model.derivatives for s in e.formula_sets for f in s.formulas]

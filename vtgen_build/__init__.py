@@ -12,8 +12,12 @@ __version__ = "0.1.0"
 def get_cmake_dir() -> str:
     """The directory holding ``vtgen_buildConfig.cmake`` (for ``vtgen_build_DIR``).
 
-    It lives inside the package (``vtgen_build/cmake``), so the same path is right
-    in a source checkout, an editable install and an installed wheel; the
-    ``cmake.root`` / ``cmake.prefix`` entry points name the package for the same reason.
+    Its sources are the checkout's top-level ``cmake/``; a wheel ships them inside the
+    package as ``vtgen_build/cmake``.  So: that directory when it is there (an installed
+    wheel), else the ``cmake/`` beside the package (a source checkout, an editable install).
     """
-    return os.path.join(os.path.dirname(os.path.realpath(__file__)), "cmake")
+    package = os.path.dirname(os.path.realpath(__file__))
+    inside = os.path.join(package, "cmake")
+    if os.path.isfile(os.path.join(inside, "vtgen_buildConfig.cmake")):
+        return inside
+    return os.path.join(os.path.dirname(package), "cmake")

@@ -1,12 +1,34 @@
-"""vtsample: a sample op library whose autograd kernels vtgen_build generates at build time."""
+"""vtsample: a sample op library whose autograd kernels vtgen_build generates at build time.
+
+Importing it loads the op library into PyTorch; the ops are then ``torch.ops.vtsample.*``::
+
+    import torch, vtsample
+    x = torch.randn(3, requires_grad=True)
+    torch.ops.vtsample.softsign(x).sum().backward()
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["get_include"]
+import torch
+
+__all__ = ["get_include", "library_path"]
+
+_HERE = Path(__file__).resolve().parent
+
+
+def library_path() -> str:
+    """The shared library holding the ops' CPU kernels, schemas and autograd kernels."""
+    found = sorted(p for p in _HERE.glob("_vtsample_ops.*") if p.suffix in (".so", ".dylib", ".dll"))
+    if not found:
+        raise ImportError(f"vtsample: no op library in {_HERE} (a stub-mode build, VTSAMPLE_USE_TORCH=OFF, has none)")
+    return str(found[0])
 
 
 def get_include() -> str:
-    """The directory holding the generated ``Functions.h`` and ``Functions_<k>.h`` headers and ``vtsample/helpers.h``."""
-    return str(Path(__file__).resolve().parent / "include")
+    """The directory holding the generated headers (``Functions.h``, ``Functions_<k>.h``) and ``vtsample/helpers.h``."""
+    return str(_HERE / "include")
+
+
+torch.ops.load_library(library_path())

@@ -30,13 +30,16 @@ class CppFunction {
   static CppFunction makeFromBoxedFunction();
 };
 
+// The member templates taking a kernel have bodies: a kernel with internal linkage (the
+// generated ones live in an anonymous namespace) gives their instantiation internal linkage,
+// and a declared-only one would warn "used but never defined".
 class Library {
  public:
   enum Kind { DEF, IMPL, FRAGMENT };
   template <typename Name, typename Func>
-  Library& impl(Name name, Func&& raw_f) &;
+  Library& impl(Name /*name*/, Func&& /*raw_f*/) & { return *this; }
   template <typename Func>
-  Library& fallback(Func&& raw_f) &;
+  Library& fallback(Func&& /*raw_f*/) & { return *this; }
   template <typename Schema>
   Library& def(Schema&& schema) &;
   Library& def(const char* raw_schema, const std::vector<at::Tag>& tags) &;

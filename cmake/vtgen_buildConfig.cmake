@@ -10,8 +10,12 @@
 #       cmake -S . -B build -Dvtgen_build_DIR="$(python -m vtgen_build --cmakedir)"
 #   * the project is built by scikit-build-core with vtgen_build in
 #     build-system.requires: the package's `cmake.root` and `cmake.prefix`
-#     entry points point CMake here, no path needed;
-#   * CMAKE_PREFIX_PATH holds the site-packages directory vtgen_build is in.
+#     entry points (module vtgen_build.cmake) point CMake here, no path needed;
+#   * CMAKE_PREFIX_PATH holds the site-packages directory vtgen_build is in
+#     (an installed wheel: this file is <site-packages>/vtgen_build/cmake/...).
+#
+# The sources of this package are the top-level cmake/ of vtgen_build's
+# checkout; a wheel ships them as vtgen_build/cmake (setup.py).
 #
 # What it defines
 # ---------------
@@ -43,10 +47,17 @@
 #                  [PRECOMPILE_HEADERS])         # precompile the ATen/autograd headers the kernels share
 #
 #   Adds to <target> (a library or executable created in the same directory)
-#   the generated VariableType_<k>.cpp and Functions_<k>.cpp (k < SHARDS), puts
+#   the generated VariableType_<k>.cpp, ADInplaceOrViewType_<k>.cpp and
+#   Functions_<k>.cpp (k < SHARDS) and RegisterSchema.cpp (the TORCH_LIBRARY
+#   block defining the schemas of NAMESPACE's ops; empty for aten), puts
 #   OUTPUT_DIR (Functions.h, Functions_<k>.h) on its include path (PUBLIC) and links
-#   vtgen::stub_aten -- or, with USE_TORCH, the `torch` target (Torch_DIR is
-#   taken from the generator's Python when it has torch and Torch_DIR is unset).
+#   vtgen::stub_aten -- or, with USE_TORCH, the `torch_cpu` and `c10` targets of
+#   find_package(Torch) (Torch_DIR is taken from the generator's Python,
+#   torch.utils.cmake_prefix_path, when unset).  With USE_TORCH the target also
+#   gets hidden visibility (unless it sets CXX_VISIBILITY_PRESET itself) and, when
+#   it is a SHARED or MODULE library on Linux, `-Wl,-Bsymbolic -Wl,--no-undefined`:
+#   the generated Node classes share names with libtorch's own, and must bind to
+#   ours; anything libtorch does not export fails the link, not the import.
 #   MANUAL_HEADERS are written into the generated code as `#include "<header>"`
 #   (e.g. myops/helpers.h): put their directory on <target>'s include path.
 #   Relative input paths are taken from the current source directory, a
@@ -59,7 +70,9 @@
 #   hand.  It rewrites only the files whose content changed, so Ninja (restat)
 #   and Make (byproducts have no rule of their own, sources are checked after
 #   the generator ran) recompile only those.  A YAML mistake fails the build
-#   with `<file>:<line>: error: <message>` from the generator.
+#   with `<file>:<line>: error: <message>` from the generator; a formula that
+#   does not compile fails it with the compiler's error at `derivatives.yaml:<line>`
+#   (the generated code carries `#line` directives).
 #
 #   The generated sources are ordinary sources of <target>: a compiler launcher
 #   set with -DCMAKE_CXX_COMPILER_LAUNCHER=ccache (or sccache, distcc), or the
@@ -111,9 +124,14 @@ cmake_policy(VERSION 3.20...3.31)
 # Locating the interpreter that runs the generator
 # ---------------------------------------------------------------------------
 
-# The package directory: this file is <package>/cmake/vtgen_buildConfig.cmake.
+# The package directory: this file is <package>/cmake/vtgen_buildConfig.cmake in
+# an installed wheel, <checkout>/cmake/vtgen_buildConfig.cmake beside
+# <checkout>/vtgen_build in a source checkout or an editable install.
 get_filename_component(_vtgen_cmake_dir "${CMAKE_CURRENT_LIST_DIR}" REALPATH)
 get_filename_component(_vtgen_package_dir "${_vtgen_cmake_dir}" DIRECTORY)
+if(NOT EXISTS "${_vtgen_package_dir}/__init__.py")
+  set(_vtgen_package_dir "${_vtgen_package_dir}/vtgen_build")
+endif()
 
 # _vtgen_check_python(<python> <ok-var> <why-var>): does <python> import this
 # copy of vtgen_build (and its dependencies)?  <ok-var> is then the
@@ -405,11 +423,12 @@ function(vtgen_generate target)
   set(sources "")
   math(EXPR last "${shards} - 1")
   set(headers "${out_dir}/Functions.h" "${out_dir}/FunctionsBase.h")
-  foreach(kind IN ITEMS VariableType Functions)
+  foreach(kind IN ITEMS VariableType ADInplaceOrViewType Functions)
     foreach(k RANGE 0 ${last})
       list(APPEND sources "${out_dir}/${kind}_${k}.cpp")
     endforeach()
   endforeach()
+  list(APPEND sources "${out_dir}/RegisterSchema.cpp")
   foreach(k RANGE 0 ${last})
     list(APPEND headers "${out_dir}/Functions_${k}.h")  # the Node declarations of shard k
   endforeach()
@@ -425,8 +444,9 @@ function(vtgen_generate target)
   foreach(ns IN LISTS arg_USING_NAMESPACES)
     list(APPEND command --using-namespace "${ns}")
   endforeach()
+  # --line-directives: a compiler error in a formula points at its derivatives.yaml line.
   list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
-       --depfile "${depfile}" --stamp "${stamp}")
+       --line-directives --depfile "${depfile}" --stamp "${stamp}")
   if(NOT arg_USE_TORCH)
     list(APPEND command --stub-decls)  # the op declarations the stub headers include
   endif()
@@ -466,7 +486,13 @@ function(vtgen_generate target)
 
   if(arg_USE_TORCH)
     _vtgen_find_torch("${python}")
-    target_link_libraries("${target}" PUBLIC torch)
+    target_link_libraries("${target}" PUBLIC torch_cpu c10)
+    # The torch headers' own language level (C++20 for torch 2.13), carried by its `torch` target.
+    get_target_property(torch_std torch CXX_STANDARD)
+    if(torch_std)
+      target_compile_features("${target}" PUBLIC cxx_std_${torch_std})
+    endif()
+    _vtgen_link_discipline("${target}" "${type}")
   else()
     if(NOT IS_DIRECTORY "${vtgen_build_STUB_INCLUDE_DIR}")
       message(FATAL_ERROR "vtgen_generate(): the stub headers are missing from the vtgen_build package "
@@ -499,23 +525,56 @@ function(_vtgen_input_path keyword path out_var)
   set(${out_var} "${path}" PARENT_SCOPE)
 endfunction()
 
-# _vtgen_find_torch(<python>): the `torch` target, from find_package(Torch);
-# when Torch_DIR is not set, the generator's interpreter tells where its torch is.
+# _vtgen_find_torch(<python>): the `torch_cpu` and `c10` targets, from find_package(Torch);
+# when Torch_DIR is not set, the generator's interpreter tells where its torch is
+# (torch.utils.cmake_prefix_path).  Quiet: the CPU wheel links kineto into
+# libtorch_cpu, so TorchConfig's "library kineto not found" warning is pre-empted.
 macro(_vtgen_find_torch python)
-  if(NOT TARGET torch)
+  if(NOT TARGET torch_cpu)
     if(NOT Torch_DIR)
       execute_process(
         COMMAND "${python}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
-        RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_torch_prefix ERROR_QUIET
-        OUTPUT_STRIP_TRAILING_WHITESPACE)
-      if(_vtgen_rc EQUAL 0)
-        list(APPEND CMAKE_PREFIX_PATH "${_vtgen_torch_prefix}")
+        RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_torch_prefix ERROR_VARIABLE _vtgen_torch_error
+        OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
+      if(NOT _vtgen_rc EQUAL 0)
+        string(REGEX REPLACE "^.*\n" "" _vtgen_torch_error "${_vtgen_torch_error}")  # the exception
+        message(FATAL_ERROR "vtgen_generate(): USE_TORCH: the generator's interpreter ${python} cannot import torch "
+                            "(${_vtgen_torch_error}); install torch there or set Torch_DIR")
       endif()
+      set(Torch_DIR "${_vtgen_torch_prefix}/Torch")
     endif()
-    find_package(Torch QUIET)
-    if(NOT TARGET torch)
-      message(FATAL_ERROR "vtgen_generate(): USE_TORCH: find_package(Torch) found no `torch` target; "
-                          "set Torch_DIR (e.g. `python -c 'import torch.utils; print(torch.utils.cmake_prefix_path)'`/Torch)")
+    if(NOT DEFINED kineto_LIBRARY AND EXISTS "${Torch_DIR}/../../../lib/${CMAKE_SHARED_LIBRARY_PREFIX}torch_cpu${CMAKE_SHARED_LIBRARY_SUFFIX}")
+      get_filename_component(kineto_LIBRARY
+          "${Torch_DIR}/../../../lib/${CMAKE_SHARED_LIBRARY_PREFIX}torch_cpu${CMAKE_SHARED_LIBRARY_SUFFIX}" ABSOLUTE)
+    endif()
+    find_package(Torch CONFIG QUIET)
+    if(NOT TARGET torch_cpu OR NOT TARGET c10)
+      message(FATAL_ERROR "vtgen_generate(): USE_TORCH: find_package(Torch) found no `torch_cpu`/`c10` targets "
+                          "(Torch_DIR=${Torch_DIR}); set Torch_DIR to `python -c 'import torch.utils; "
+                          "print(torch.utils.cmake_prefix_path)'`/Torch")
     endif()
   endif()
 endmacro()
+
+# _vtgen_link_discipline(<target> <type>): what a library holding generated kernels needs
+# when it runs against libtorch.  Hidden visibility (unless the target sets its own), so our
+# Node classes and helpers -- same-named ones exist inside libtorch_cpu -- are ours alone;
+# for a shared library on Linux, -Bsymbolic binds its references to its own definitions and
+# --no-undefined proves at link time that everything else comes from the torch libraries.
+# Objects of an OBJECT or STATIC library get the visibility; the shared library they end up
+# in needs the two link options (see the README).
+function(_vtgen_link_discipline target type)
+  foreach(property IN ITEMS CXX_VISIBILITY_PRESET VISIBILITY_INLINES_HIDDEN)
+    get_target_property(value "${target}" ${property})
+    if(value STREQUAL "value-NOTFOUND")
+      if(property STREQUAL "CXX_VISIBILITY_PRESET")
+        set_property(TARGET "${target}" PROPERTY ${property} hidden)
+      else()
+        set_property(TARGET "${target}" PROPERTY ${property} ON)
+      endif()
+    endif()
+  endforeach()
+  if(type MATCHES "^(SHARED|MODULE)_LIBRARY$" AND CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    target_link_options("${target}" PRIVATE "LINKER:-Bsymbolic" "LINKER:--no-undefined")
+  endif()
+endfunction()

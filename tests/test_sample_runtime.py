@@ -1,0 +1,225 @@
+"""The sample op library at run time, against the real torch 2.13 wheel.
+
+``pip install ./sample_project`` (build isolation on) into a fresh venv builds the whole
+generated output (all shards) with the hand-written CPU kernels into one shared library,
+linked with ``--no-undefined`` against the wheel's libraries; ``import vtsample`` loads it and
+every check of tests/sample_checks.py (gradcheck, gradgradcheck, forward AD, in-place, views,
+out=, errors) runs in one child process.  A CMake build of a copy with a wrong formula shows
+those checks can fail, and a formula that does not compile fails the build at its yaml line.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .conftest import SAMPLE, run_clean
+
+pytestmark = [pytest.mark.slow, pytest.mark.torch]
+
+CHECKS = Path(__file__).resolve().parent / "sample_checks.py"
+NAMES = (
+    "forward_values",
+    "softsign_gradients",
+    "scale_add_gradients",
+    "topk_abs_gradients",
+    "stack_mean_gradients",
+    "affine_gradients",
+    "affine_without_bias_gradients",
+    "tile_to_gradients",
+    "swap_dims_gradients",
+    "soft_quantize_gradients",
+    "complex_is_refused",
+    "inplace_gradients",
+    "inplace_on_saved_input_is_detected",
+    "inplace_on_leaf_is_refused",
+    "out_with_grad_is_refused",
+    "view_aliases_and_rebases",
+    "not_implemented_names_the_op",
+    "non_differentiable_output",
+)
+
+
+def _require_torch() -> None:
+    pytest.importorskip("torch")
+    for tool in ("cmake", "ninja"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not on PATH")
+
+
+def _copy_sample(dest: Path) -> Path:
+    return Path(shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info")))
+
+
+def _python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def _run_checks(python: Path, cwd: Path, *args: str | Path) -> dict[str, str | None]:
+    code, out = run_clean([python, CHECKS, *args], cwd)
+    assert code == 0, out
+    results: dict[str, str | None] = json.loads(out.strip().splitlines()[-1])
+    return results
+
+
+@dataclass(frozen=True)
+class InstalledSample:
+    venv: Path
+    build_dir: Path  # scikit-build-core's build/<wheel tag> of the installed copy
+    log: str
+
+
+@pytest.fixture(scope="session")
+def installed_sample(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> InstalledSample:
+    """A fresh venv with the sample pip-installed (build isolation on).  The venv sees the
+    machine's torch (system site-packages), which satisfies the runtime requirement
+    torch==2.13.0 without a second copy; the isolated build environment gets its own."""
+    _require_torch()
+    tmp = tmp_path_factory.mktemp("runtime")
+    sample = _copy_sample(tmp / "sample")
+    venv = tmp / "venv"
+    code, log = run_clean([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], tmp)
+    assert code == 0, log
+    pip = [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index"]
+    code, log = run_clean([*pip, "--find-links", wheelhouse, sample], tmp)
+    assert code == 0, log[-6000:]
+    (build_dir,) = (sample / "build").iterdir()
+    return InstalledSample(venv, build_dir, log)
+
+
+@pytest.fixture(scope="session")
+def runtime_results(installed_sample: InstalledSample) -> dict[str, str | None]:
+    return _run_checks(_python(installed_sample.venv), installed_sample.venv)
+
+
+def test_one_library_links_against_the_wheel(installed_sample: InstalledSample) -> None:
+    """The installed library holds every generated shard and our kernels, linked with
+    --no-undefined (so all it needs is exported by torch_cpu/c10) and -Bsymbolic, hidden by default."""
+    ninja = (installed_sample.build_dir / "build.ninja").read_text()
+    (link,) = [block for block in ninja.split("\nbuild ") if block.startswith("_vtsample_ops.so:")]
+    for unit in ("kernels.cpp", "helpers.cpp", "RegisterSchema.cpp"):
+        assert f"{unit}.o" in link, link
+    for kind in ("VariableType", "ADInplaceOrViewType", "Functions"):
+        assert f"{kind}_0.cpp.o" in link and f"{kind}_1.cpp.o" in link, link
+    assert "-Wl,--no-undefined" in link and "-Wl,-Bsymbolic" in link, link
+    assert "libtorch_cpu.so" in link and "libc10.so" in link, link
+    assert "-fvisibility=hidden" in ninja
+    assert "library kineto not found" not in installed_sample.log
+    found = run_clean(
+        [_python(installed_sample.venv), "-c", "import vtsample; print(vtsample.library_path())"], Path("/")
+    )
+    assert found[0] == 0 and Path(found[1].strip()).is_relative_to(installed_sample.venv), found
+
+
+def test_every_check_ran(runtime_results: dict[str, str | None]) -> None:
+    assert tuple(runtime_results) == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_runtime(runtime_results: dict[str, str | None], name: str) -> None:
+    error = runtime_results.get(name, "did not run")
+    assert error is None, error
+
+
+# ---------------------------------------------------------------------------------------------
+# A copy of the sample built with CMake directly: the checks can fail; errors at the yaml line
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TorchTree:
+    source: Path
+    binary: Path
+
+    @property
+    def derivatives(self) -> Path:
+        return self.source / "derivatives.yaml"
+
+    @property
+    def library(self) -> Path:
+        return self.binary / "_vtsample_ops.so"
+
+    def build(self) -> tuple[int, str]:
+        return run_clean(["cmake", "--build", self.binary, "--parallel", "2"], self.binary)
+
+
+@pytest.fixture(scope="session")
+def torch_tree(tmp_path_factory: pytest.TempPathFactory) -> TorchTree:
+    """A configured CMake build (Ninja, USE_TORCH, one shard, Release) of a copy of the sample."""
+    _require_torch()
+    tmp = tmp_path_factory.mktemp("torch_tree")
+    tree = TorchTree(_copy_sample(tmp / "sample"), tmp / "build")
+    root = Path(__file__).resolve().parents[1]
+    code, log = run_clean(
+        [
+            "cmake",
+            "-S",
+            tree.source,
+            "-B",
+            tree.binary,
+            "-G",
+            "Ninja",
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DVTSAMPLE_USE_TORCH=ON",
+            "-DVTSAMPLE_SHARDS=1",
+            f"-Dvtgen_build_DIR={root / 'cmake'}",
+            f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}",
+        ],
+        tmp,
+    )
+    assert code == 0, log
+    assert "warning" not in log.lower(), log  # find_package(Torch) made quiet
+    return tree
+
+
+def _replace_line(path: Path, old: str, new: str) -> int:
+    """Replace the line ``old`` by ``new``; return its number."""
+    lines = path.read_text().splitlines()
+    index = lines.index(old)
+    lines[index] = new
+    path.write_text("\n".join(lines) + "\n")
+    return index + 1
+
+
+_OTHER = "  other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha))"
+
+
+def test_wrong_formula_fails_gradcheck(torch_tree: TorchTree) -> None:
+    """A dropped factor (alpha) in one formula: that op's gradcheck fails, the others still pass."""
+    _replace_line(torch_tree.derivatives, _OTHER, "  other: handle_r_to_c(other.scalar_type(), grad)")
+    try:
+        code, log = torch_tree.build()
+        assert code == 0, log
+        results = _run_checks(
+            Path(sys.executable),
+            torch_tree.binary,
+            "--library",
+            torch_tree.library,
+            "scale_add_gradients",
+            "softsign_gradients",
+        )
+    finally:
+        _replace_line(torch_tree.derivatives, "  other: handle_r_to_c(other.scalar_type(), grad)", _OTHER)
+    assert results["softsign_gradients"] is None, results["softsign_gradients"]
+    assert results["scale_add_gradients"] is not None and "Jacobian mismatch" in results["scale_add_gradients"]
+
+
+# In a formula with no forward formula derived from it: one translation unit (the Node's)
+# fails, whichever the build compiles first.
+_STACK_MEAN = "  tensors: stack_mean_backward(grad, dim, tensors.size())"
+_TYPO = "  tensors: stack_mean_backward(grad.no_such_method(), dim, tensors.size())"
+
+
+def test_formula_typo_fails_the_cmake_build_at_its_yaml_line(torch_tree: TorchTree) -> None:
+    line = _replace_line(torch_tree.derivatives, _STACK_MEAN, _TYPO)
+    try:
+        code, log = torch_tree.build()
+    finally:
+        _replace_line(torch_tree.derivatives, _TYPO, _STACK_MEAN)
+    assert code != 0, log
+    assert f"derivatives.yaml:{line}:" in log and "no_such_method" in log, log
