@@ -220,9 +220,9 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     r = check.add_argument_group("running (--gradcheck)")
     r.add_argument("--gradcheck", action="store_true",
-                   help="also build the ops against an installed torch and run its OpInfo gradient checks on them")  # fmt: skip
+                   help="build the ops against an installed torch and run its OpInfo gradient checks")  # fmt: skip
     r.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
-    r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (default: all)")
+    r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
     check.set_defaults(run=_run_check)
 
 

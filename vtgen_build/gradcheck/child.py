@@ -50,7 +50,7 @@ class Counters:
         return [self.lib.vtgen_gradcheck_hits(i) for i in range(len(self.ops))]
 
     def entered(self, before: list[int]) -> set[str]:
-        return {op for op, b, a in zip(self.ops, before, self.snapshot()) if a > b}
+        return {op for op, b, a in zip(self.ops, before, self.snapshot(), strict=True) if a > b}
 
 
 def _skipped(opinfo: Any, test: str, classes: tuple[str, ...], dtype: Any) -> str | None:
@@ -115,8 +115,13 @@ def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any) -> None:
         torch.autograd.gradgradcheck(call, args, check_fwd_over_rev=False, check_rev_over_rev=True, **common)
     else:
         torch.autograd.gradcheck(
-            call, args, check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
-            check_batched_forward_grad=False, **common,
+            call,
+            args,
+            check_forward_ad=True,
+            check_backward_ad=False,
+            check_undefined_grad=False,
+            check_batched_forward_grad=False,
+            **common,
         )
 
 
@@ -187,12 +192,17 @@ def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any]) -> dict
             result["ours_ran"] = bool(hit & set(mine)) if mine else bool(hit)
             result["hit"] = sorted(hit & set(mine)) if mine else sorted(hit)[:12]
             checks.append({**row, **result})
-    return {"entry": _name(opinfo), "aten": opinfo.aten_name or opinfo.name, "direct": direct,
-            "entered": sorted(entered), "checks": checks}
+    return {
+        "entry": _name(opinfo),
+        "aten": opinfo.aten_name or opinfo.name,
+        "direct": direct,
+        "entered": sorted(entered),
+        "checks": checks,
+    }
 
 
 def _name(opinfo: Any) -> str:
-    return opinfo.name + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
+    return str(opinfo.name) + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
 
 
 def schemas(ops: list[str]) -> dict[str, Any]:
@@ -204,9 +214,11 @@ def schemas(ops: list[str]) -> dict[str, Any]:
         name, _, overload = op.partition(".")  # aten::add.Tensor
         match = [s for s in torch._C._jit_get_schemas_for_operator(name) if s.overload_name == overload]
         args = match[0].arguments if match else None
-        found[op] = None if args is None else [
-            [a.name for a in args if not a.kwarg_only], [a.name for a in args if a.kwarg_only]
-        ]
+        found[op] = (
+            None
+            if args is None
+            else [[a.name for a in args if not a.kwarg_only], [a.name for a in args if a.kwarg_only]]
+        )
     return found
 
 
@@ -222,7 +234,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     warnings.filterwarnings("ignore")
-    torch.ops.load_library(request["library"])  # prints "Overriding a previously registered kernel": expected
+    torch.ops.load_library(request["library"])  # type: ignore[no-untyped-call]  # prints "Overriding a previously registered kernel": expected
     counters = Counters(request["library"])
     from torch.testing._internal.common_methods_invocations import op_db
 

@@ -66,6 +66,19 @@ def _plan_places(inputs: Inputs) -> dict[str, store.JSON]:
     return table
 
 
+def _list(value: store.JSON) -> list[store.JSON]:
+    if not isinstance(value, list):
+        raise TypeError("not a list")
+    return value
+
+
+def _location(pair: list[store.JSON]) -> Location:
+    file, line = pair
+    if not isinstance(file, str) or not isinstance(line, int):
+        raise TypeError("not a location")
+    return Location(file, line)
+
+
 def _decode(row: store.JSON) -> FormulaPlaces | None:
     if not isinstance(row, dict):
         return None
@@ -75,9 +88,9 @@ def _decode(row: store.JSON) -> FormulaPlaces | None:
         return FormulaPlaces(
             tuple(str(a) for a in args),
             tuple(str(a) for a in kws),
-            tuple((tuple(str(n) for n in b[0]), Location(str(b[1]), int(b[2]))) for b in bw if isinstance(b, list)),
-            tuple(Location(str(f[0]), int(f[1])) for f in fw if isinstance(f, list)),
-            Location(str(entry[0]), int(entry[1])) if isinstance(entry, list) else None,
+            tuple((tuple(str(n) for n in _list(b[0])), _location(b[1:])) for b in bw if isinstance(b, list)),
+            tuple(_location(f) for f in fw if isinstance(f, list)),
+            _location(entry) if isinstance(entry, list) else None,
         )
     except (KeyError, TypeError, ValueError, AssertionError, IndexError):
         return None

@@ -41,8 +41,9 @@ def _unlinkable(settings: BuildSettings, objects: Sequence[CompiledUnit], kernel
     """Kernel → the hidden torch symbols it needs, cached by the objects' digests."""
     libs = settings.torch.libraries
     key = hashlib.sha256(
-        json.dumps([[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in libs] + [u.digest for u in objects])
-        .encode()
+        json.dumps(
+            [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in libs] + [u.digest for u in objects]
+        ).encode()
     ).hexdigest()[:24]
     record = settings.cache_dir / "analysis" / f"{key}.json"
     cached = store.read(record, "unlinkable")
@@ -59,9 +60,7 @@ def _unlinkable(settings: BuildSettings, objects: Sequence[CompiledUnit], kernel
     return result
 
 
-def build_library(
-    index: OutputIndex, registrations: Sequence[Registration], settings: BuildSettings
-) -> LibraryBuild:
+def build_library(index: OutputIndex, registrations: Sequence[Registration], settings: BuildSettings) -> LibraryBuild:
     """One shared library registering every op of ``registrations`` that compiles and links."""
     start = time.perf_counter()
     if not registrations:

@@ -77,7 +77,7 @@ def _failure(entry: dict[str, Any], check: dict[str, Any], places: dict[str, For
 @dataclass
 class Report:
     seconds: float
-    build: LibraryBuild | None = None
+    library: LibraryBuild | None = None
     entries: int = 0
     passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
     failures: list[Failure] = field(default_factory=list)
@@ -97,8 +97,15 @@ class Report:
         return cls(seconds, nothing=True)
 
     @classmethod
-    def build(cls, records: Sequence[dict[str, Any]], ops: Iterable[str], excluded: dict[str, str],
-              places: dict[str, FormulaPlaces], library: LibraryBuild, seconds: float) -> Report:  # fmt: skip
+    def from_results(
+        cls,
+        records: Sequence[dict[str, Any]],
+        ops: Iterable[str],
+        excluded: dict[str, str],
+        places: dict[str, FormulaPlaces],
+        library: LibraryBuild | None,
+        seconds: float,
+    ) -> Report:
         report = cls(seconds, library)
         ran: set[str] = set()
         bad: set[str] = set()
@@ -141,9 +148,11 @@ class Report:
 
     def render(self) -> str:
         if self.nothing:
-            return f"vtgen-build check --gradcheck: no op changed since its last passing gradcheck ({self.seconds:.1f}s)"
+            return (
+                f"vtgen-build check --gradcheck: no op changed since its last passing gradcheck ({self.seconds:.1f}s)"
+            )
         lines = [str(f) for f in self.failures]
-        b = self.build
+        b = self.library
         if b is not None:
             cached = "linked" if b.linked else "cached"
             lines.append(

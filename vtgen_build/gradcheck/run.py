@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -43,8 +44,13 @@ class GradcheckOptions:
     progress: bool = False
 
 
-def _selected(index: OutputIndex, regs: list[Registration], options: GradcheckOptions, digests: dict[str, str],
-              state: dict[str, str]) -> list[Registration]:
+def _selected(
+    index: OutputIndex,
+    regs: list[Registration],
+    options: GradcheckOptions,
+    digests: dict[str, str],
+    state: dict[str, str],
+) -> list[Registration]:
     if options.ops:
         names = set(select_ops(index, options.ops))
         bases = {op.split(".")[0] for op in names}
@@ -57,57 +63,73 @@ def _selected(index: OutputIndex, regs: list[Registration], options: GradcheckOp
     return regs
 
 
-def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Path) -> dict[str, object]:
+def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Path) -> dict[str, store.JSON]:
+    """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op), cached."""
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
-    key = store.dumps("q", [torch.python, torch.version, names])
+    key = hashlib.sha256(json.dumps([torch.python, torch.version, names]).encode()).hexdigest()
     record = cache / "schemas.json"
     data = store.read(record, "schemas")
-    if isinstance(data, dict) and data.get("key") == key.decode("utf-8", "replace")[-64:]:
-        found = data.get("ops")
-        if isinstance(found, dict):
-            return found
+    if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("ops"), dict):
+        cached = data["ops"]
+        assert isinstance(cached, dict)
+        return cached
     query, answer = cache / "schemas-query.json", cache / "schemas-answer.json"
     write_atomic(query, json.dumps(names))
-    done = subprocess.run([torch.python, str(CHILD), "--schemas", str(query), str(answer)],
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    command = [torch.python, str(CHILD), "--schemas", str(query), str(answer)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
-    found = json.loads(answer.read_text(encoding="utf-8"))
-    store.write(record, "schemas", {"key": key.decode("utf-8", "replace")[-64:], "ops": found})
-    return dict(found)
+    found: dict[str, store.JSON] = json.loads(answer.read_text(encoding="utf-8"))
+    store.write(record, "schemas", {"key": key, "ops": found})
+    return found
 
 
-def _schema_problems(regs: list[Registration], installed: dict[str, object],
-                     places: dict[str, FormulaPlaces]) -> dict[str, str]:  # fmt: skip
+def _schema_problems(
+    regs: list[Registration], installed: dict[str, store.JSON], places: dict[str, FormulaPlaces]
+) -> dict[str, str]:
+    """Ops the installed torch lacks, or whose argument names differ from the yaml's."""
     problems: dict[str, str] = {}
     for r in regs:
         theirs = installed.get(f"{r.namespace}::{r.op}")
         mine = places.get(r.op)
-        if theirs is None:
+        if not isinstance(theirs, list) or len(theirs) != 2:
             problems[r.op] = "the installed torch has no such op"
-        elif mine is not None and isinstance(theirs, list) and (
-            list(theirs[0]) != list(mine.arguments) or sorted(theirs[1]) != sorted(mine.keywords)
+            continue
+        positional, keywords = (list(t) if isinstance(t, list) else [] for t in theirs)
+        if mine is not None and (
+            positional != list(mine.arguments) or sorted(map(str, keywords)) != sorted(mine.keywords)
         ):
-            problems[r.op] = f"its schema differs in the installed torch (arguments {theirs[0]} + {theirs[1]})"
+            problems[r.op] = f"its schema differs in the installed torch (arguments {positional}, keywords {keywords})"
     return problems
 
 
-def _run_child(torch: TorchInstall, build: LibraryBuild, ops: list[str] | None, options: GradcheckOptions,
-               work: Path) -> list[dict[str, object]]:  # fmt: skip
+def _run_child(
+    torch: TorchInstall, build: LibraryBuild, ops: list[str] | None, options: GradcheckOptions, work: Path
+) -> list[dict[str, object]]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
     results = work / "results.jsonl"
     results.unlink(missing_ok=True)
     crashed: list[str] = []
     while True:
         done_entries = [str(r.get("entry")) for r in read_results(results) if "entry" in r]
-        request = {"library": str(build.path), "ops": ops, "dtypes": list(options.dtypes),
-                   "max_samples": options.max_samples, "timeout": options.timeout,
-                   "skip": done_entries + crashed}  # fmt: skip
+        request = {
+            "library": str(build.path),
+            "ops": ops,
+            "dtypes": list(options.dtypes),
+            "max_samples": options.max_samples,
+            "timeout": options.timeout,
+            "skip": done_entries + crashed,
+        }
         write_atomic(work / "request.json", json.dumps(request))
         env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
         with open(work / "child-stderr.txt", "w", encoding="utf-8") as err:
-            code = subprocess.run([torch.python, str(CHILD), str(work / "request.json"), str(results)],
-                                  stdout=err, stderr=err, env=env, check=False).returncode  # fmt: skip
+            code = subprocess.run(
+                [torch.python, str(CHILD), str(work / "request.json"), str(results)],
+                stdout=err,
+                stderr=err,
+                env=env,
+                check=False,
+            ).returncode
         if code == 0:
             break
         rows = read_results(results)
@@ -132,10 +154,14 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     work.mkdir(parents=True, exist_ok=True)
     index = read_index(out)
     torch = locate_torch(options.python)
-    check = CheckOptions(torch_include=str(torch.include_dirs[0]), include_dirs=options.include_dirs,
-                         manual_header_file=options.manual_header_file)  # fmt: skip
-    settings = BuildSettings(find_compiler(options.cxx), torch, work, extra_flags=tuple(_include_flags(out, check)),
-                             jobs=options.jobs)  # fmt: skip
+    check = CheckOptions(
+        torch_include=str(torch.include_dirs[0]),
+        include_dirs=options.include_dirs,
+        manual_header_file=options.manual_header_file,
+    )
+    settings = BuildSettings(
+        find_compiler(options.cxx), torch, work, extra_flags=tuple(_include_flags(out, check)), jobs=options.jobs
+    )
     digests = _op_digests(index, out)
     state_file = work / "passed.json"
     state_data = store.read(state_file, "gradcheck_passed")
@@ -148,9 +174,11 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     usable = [r for r in regs if r.op not in problems]
     build = build_library(index, usable, settings)
     excluded = {**problems, **dict(build.excluded)}
-    bases = None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
+    bases = (
+        None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
+    )
     records = _run_child(torch, build, bases, options, work) if build.registered else []
-    report = Report.build(records, [r.op for r in regs], excluded, places, build, time.perf_counter() - start)
+    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, time.perf_counter() - start)
     state.update({op: digests[op] for op in report.passed_ops if op in digests})
     store.write(state_file, "gradcheck_passed", dict(sorted(state.items())))
     return report

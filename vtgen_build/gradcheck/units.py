@@ -52,6 +52,7 @@ def register_symbol(kernel: str) -> str:
     return f"vtgen_register_{kernel}"
 
 
+_COUNTER = "std::atomic<long long>"
 _COUNTED = """
 // gradcheck builds: every registered kernel counts its entries
 template <auto F> struct vtgen_counted;
@@ -69,7 +70,7 @@ struct vtgen_counted<F> {
 def _register(kernel: str) -> str:
     counted = f"torch::autograd::VariableType::vtgen_counted<&torch::autograd::VariableType::{kernel}>"
     return (
-        f'extern "C" void {register_symbol(kernel)}(torch::Library& m, const char* op, std::atomic<long long>* hits) {{\n'
+        f'extern "C" void {register_symbol(kernel)}(torch::Library& m, const char* op, {_COUNTER}* hits) {{\n'
         f"  {counted}::hits = hits;\n"
         f"  m.impl(op, TORCH_FN({counted}::call));\n"
         "}\n"
@@ -91,7 +92,7 @@ def _one_unit(index: OutputIndex, kernels: list[str], nodes: list[str]) -> str:
     unit = index.units[index.kernels[kernels[0]].unit]
     parts = [f"#line 1 {json.dumps(str(index.out_dir / unit.name))}", _node_includes(unit.prelude, headers)]
     parts += _blocks(index, [index.kernels[k] for k in kernels])
-    parts += ["#line 1 \"vtgen-gradcheck\"", _COUNTED, unit.epilogue, "#include <atomic>"]
+    parts += ['#line 1 "vtgen-gradcheck"', _COUNTED, unit.epilogue, "#include <atomic>"]
     parts += [_register(k) for k in kernels]
     node_blocks = [b for n in nodes for b in index.node_blocks.get(n, [])]
     if node_blocks:
@@ -129,7 +130,7 @@ def registration_unit(registrations: Sequence[Registration]) -> str:
         "",
     ]
     for kernel in dict.fromkeys(r.kernel for r in registrations):
-        lines.append(f'extern "C" void {register_symbol(kernel)}(torch::Library&, const char*, std::atomic<long long>*);')
+        lines.append(f'extern "C" void {register_symbol(kernel)}(torch::Library&, const char*, {_COUNTER}*);')
     lines += [
         "",
         "namespace {",

@@ -92,6 +92,7 @@ def _cached(record: Path) -> str | None:
     if not isinstance(data, dict) or not isinstance(data.get("deps"), dict):
         return None
     deps = data["deps"]
+    assert isinstance(deps, dict)
     if any(_file_sha(str(p)) != d for p, d in deps.items()):
         return None
     return _sha(json.dumps(deps, sort_keys=True).encode())

@@ -59,7 +59,8 @@ class _Graph:
 
 
 def _readelf(obj: Path) -> str:
-    return subprocess.run(["readelf", "-W", "-S", "-s", "-r", str(obj)], capture_output=True, text=True, check=True).stdout
+    command = ["readelf", "-W", "-S", "-s", "-r", str(obj)]
+    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
 
 
 def _add_object(graph: _Graph, o: int, text: str) -> None:
