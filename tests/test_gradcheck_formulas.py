@@ -75,10 +75,10 @@ EDITS = (
     ),
     Edit("frac", "wrong forward formula: only forward AD reveals it", "  result: self_t", "  result: -self_t"),
     Edit(
-        "erf",
-        "dropped minus in an exponent",
-        "  self: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad",
-        "  self: 2.0 / sqrt(M_PI) * exp(self.pow(2)) * grad",
+        "rsqrt",
+        "wrong power",
+        "  self: -0.5 * grad * result.pow(3).conj()",
+        "  self: -0.5 * grad * result.pow(2).conj()",
     ),
 )
 

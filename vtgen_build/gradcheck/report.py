@@ -148,9 +148,7 @@ class Report:
 
     def render(self) -> str:
         if self.nothing:
-            return (
-                f"vtgen-build check --gradcheck: no op changed since its last passing gradcheck ({self.seconds:.1f}s)"
-            )
+            return f"vtgen-build check --gradcheck: no op changed or failed since the last run ({self.seconds:.1f}s)"
         lines = [str(f) for f in self.failures]
         b = self.library
         if b is not None:

@@ -32,7 +32,7 @@ WORK = ".vtgen-gradcheck"
 @dataclass(frozen=True)
 class GradcheckOptions:
     ops: tuple[str, ...] = ()  # these ops and their in-place variants; () and not changed: every op
-    changed: bool = False  # the ops whose code changed since their last gradcheck that passed
+    changed: bool = False  # the ops whose code changed since their last gradcheck, and those that failed
     python: str | None = None  # the Python whose torch is used (default: this one)
     cxx: str | None = None
     jobs: int = 0
@@ -145,6 +145,21 @@ def _run_child(
     return [r for r in read_results(results) if "entry" in r]
 
 
+def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> store.JSON:
+    """What ``--changed`` compares with next time: each op's code when it was last checked (or first seen).
+
+    A failed op is left out, so that it is checked again; an op seen for the first time is
+    recorded as it is, so that ``--changed`` after ``--op x`` checks only what is edited later.
+    """
+    new = {op: d for op, d in state.items() if op in digests}
+    for op, digest in digests.items():
+        if op in checked or op not in new:
+            new[op] = digest
+    for op in failed:
+        new.pop(op, None)
+    return dict(sorted(new.items()))
+
+
 def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
     start = time.perf_counter()
     gen_options = replace(gen_options, line_directives=True, stub_decls=True)
@@ -163,8 +178,8 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
         find_compiler(options.cxx), torch, work, extra_flags=tuple(_include_flags(out, check)), jobs=options.jobs
     )
     digests = _op_digests(index, out)
-    state_file = work / "passed.json"
-    state_data = store.read(state_file, "gradcheck_passed")
+    state_file = work / "state.json"
+    state_data = store.read(state_file, "gradcheck_state")
     state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
     regs = _selected(index, read_registrations(out), options, digests, state)
     if not regs:
@@ -179,6 +194,5 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     )
     records = _run_child(torch, build, bases, options, work) if build.registered else []
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, time.perf_counter() - start)
-    state.update({op: digests[op] for op in report.passed_ops if op in digests})
-    store.write(state_file, "gradcheck_passed", dict(sorted(state.items())))
+    store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
     return report
