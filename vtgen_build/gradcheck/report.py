@@ -80,6 +80,7 @@ class Report:
     library: LibraryBuild | None = None
     entries: int = 0
     passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
+    passed_direct: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))  # the OpInfo's own op
     failures: list[Failure] = field(default_factory=list)
     failed_entries: int = 0
     errors: list[str] = field(default_factory=list)  # entries that timed out or crashed
@@ -140,6 +141,8 @@ class Report:
                 bad.update(c.get("hit", []) if _direct(entry).get(c["variant"]) else [])
             if any(c["status"] == "passed" and c.get("ours_ran") for c in mine) and not wrong:
                 self.passed[kind] += 1
+                direct = any(_direct(entry).get(v) for v in ("function", "inplace"))
+                self.passed_direct[kind] += direct
             failed = failed or bool(wrong)
             for c in mine:
                 if c["status"] == "passed" and c.get("ours_ran") and _direct(entry).get(c["variant"]):
@@ -161,6 +164,11 @@ class Report:
         lines.append(
             f"OpInfo entries run: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
             f"gradgrad {p['gradgrad']}; failed {self.failed_entries}"
+        )
+        d = self.passed_direct
+        lines.append(
+            f"  of these, testing an op of ours directly: backward {d['backward']}, forward-AD {d['forward']}, "
+            f"gradgrad {d['gradgrad']} (the others are composites whose decomposition entered our kernels)"
         )
         lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
         lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
