@@ -2,7 +2,7 @@
 
 The torch wheel hides most of libtorch's internals (``nm -D`` lists what it
 exports).  An object's sections reference one another and outside symbols through
-relocations (``readelf``); from each root (a function registering one kernel) we
+relocations (read from the ELF file itself); from each root (a function registering one kernel) we
 follow those references across our objects and collect the undefined torch
 symbols it reaches that no torch library exports.  A root reaching one cannot be
 linked into a loadable library; every other root can, because the linker
@@ -12,6 +12,7 @@ linked into a loadable library; every other root can, because the linker
 from __future__ import annotations
 
 import re
+import struct
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,9 +22,6 @@ __all__ = ["Excluded", "demangle", "exported_symbols", "unlinkable_roots"]
 
 # A torch, ATen, c10 or caffe2 entity (function, vtable, typeinfo) by its mangled name.
 _TORCH_SYMBOL = re.compile(r"_Z(?:T[VIS]|GV)?N[KVrRO]*(?:5torch|2at|3c10|6caffe2)\d")
-_SECTION = re.compile(r"^\s*\[\s*(\d+)\]\s+(\S+)")
-_SYMBOL = re.compile(r"^\s*\d+:\s+[0-9a-f]+\s+\d+\s+(\w+)\s+(\w+)\s+\w+\s+(\w+)\s+(\S+)")
-_RELA = re.compile(r"^Relocation section '\.rela?([^']+)'")
 
 
 @dataclass(frozen=True)
@@ -58,45 +56,64 @@ class _Graph:
     defined: dict[str, Node] = field(default_factory=dict)  # global symbols of every object
 
 
-def _readelf(obj: Path) -> str:
-    command = ["readelf", "-W", "-S", "-s", "-r", str(obj)]
-    return subprocess.run(command, capture_output=True, text=True, check=True).stdout
+_SHN_UNDEF, _SHN_LORESERVE, _SHN_XINDEX = 0, 0xFF00, 0xFFFF
+_SHT_SYMTAB, _SHT_RELA, _SHT_SYMTAB_SHNDX = 2, 4, 18
+_STT_SECTION = 3
+_STB_LOCAL = 0
 
 
-def _add_object(graph: _Graph, o: int, text: str) -> None:
-    sections: dict[str, int] = {}
-    local: dict[str, Node] = {}
-    undefined: set[str] = set()
-    relocations: list[tuple[str, str]] = []  # (section, symbol)
-    target: str | None = None
-    part = ""
-    for line in text.splitlines():
-        if line.startswith("Section Headers:"):
-            part = "sections"
-        elif line.startswith("Symbol table"):
-            part = "symbols"
-        elif (m := _RELA.match(line)) is not None:
-            part, target = "relocations", m.group(1)
-        elif part == "sections" and (m := _SECTION.match(line)):
-            sections[m.group(2)] = int(m.group(1))
-        elif part == "symbols" and (m := _SYMBOL.match(line)):
-            kind, bind, ndx, name = m.groups()
-            if ndx == "UND":
-                undefined.add(name)
-            elif ndx.isdigit() and kind != "SECTION" and kind != "FILE":
-                (graph.defined if bind != "LOCAL" else local).setdefault(name, (o, int(ndx)))
-        elif part == "relocations" and target is not None:
-            cols = line.split()
-            if len(cols) >= 5 and cols[0][:1].isdigit() and cols[2].startswith("R_"):
-                relocations.append((target, cols[4]))
-    for name, index in sections.items():
-        local.setdefault(name, (o, index))  # a relocation against a section symbol shows its name
-    for section, name in relocations:
-        src = (o, sections.get(section, -1))
-        dst: Node | str | None = local.get(name) or (name if name in undefined else None)
-        if dst is None:
-            dst = name  # a global of this object: resolved with the others below
-        graph.edges.setdefault(src, set()).add(dst)
+def _sections(data: bytes) -> list[tuple[int, int, int, int, int, int]]:
+    """(name, type, offset, size, link, info) of every section of a little-endian ELF64 object."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise ValueError("not a little-endian ELF64 object")
+    (shoff,) = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    first = struct.unpack_from("<IIQQQQIIQQ", data, shoff)
+    shnum = shnum or first[5]  # more than 0xff00 sections: the count is in section 0
+    if shstrndx == _SHN_XINDEX:
+        shstrndx = first[6]
+    rows = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    return [(r[0], r[1], r[4], r[5], r[6], r[7]) for r in rows] + [(shstrndx, -1, 0, 0, 0, 0)]
+
+
+def _string(data: bytes, table: int, at: int) -> str:
+    end = data.index(b"\0", table + at)
+    return data[table + at : end].decode("utf-8", "replace")
+
+
+def _add_object(graph: _Graph, o: int, path: Path) -> None:
+    """The object's sections as graph nodes, its relocations as edges (read from the ELF directly)."""
+    data = path.read_bytes()
+    *sections, _names = _sections(data)
+    symtab = next(i for i, s in enumerate(sections) if s[1] == _SHT_SYMTAB)
+    _, _, sym_off, sym_size, strtab, _ = sections[symtab]
+    str_off = sections[strtab][2]
+    xindex = next((s for s in sections if s[1] == _SHT_SYMTAB_SHNDX and s[4] == symtab), None)
+    extended = struct.unpack_from(f"<{xindex[3] // 4}I", data, xindex[2]) if xindex else ()
+    targets: list[Node | str] = []
+    for i, (name, info, _other, shndx, _value, _size) in enumerate(
+        struct.iter_unpack("<IBBHQQ", data[sym_off : sym_off + sym_size])
+    ):
+        if shndx == _SHN_XINDEX:
+            shndx = extended[i]
+        elif shndx >= _SHN_LORESERVE:
+            targets.append("")  # absolute or common: nothing to follow
+            continue
+        if shndx == _SHN_UNDEF:
+            targets.append(_string(data, str_off, name))
+        else:
+            node = (o, shndx)
+            targets.append(node)
+            if info >> 4 != _STB_LOCAL and info & 0xF != _STT_SECTION:
+                graph.defined.setdefault(_string(data, str_off, name), node)
+    for _name, kind, offset, size, link, target in sections:
+        if kind != _SHT_RELA or link != symtab:
+            continue
+        edges = graph.edges.setdefault((o, target), set())
+        for _where, rel_info, _addend in struct.iter_unpack("<QQq", data[offset : offset + size]):
+            dst = targets[rel_info >> 32]
+            if dst != "":
+                edges.add(dst)
 
 
 def _reach(graph: _Graph, root: Node, exported: frozenset[str]) -> set[str]:
@@ -129,7 +146,7 @@ def unlinkable_roots(
     """
     graph = _Graph()
     for o, obj in enumerate(objects):
-        _add_object(graph, o, _readelf(obj))
+        _add_object(graph, o, obj)
     found: dict[str, Excluded] = {}
     for symbol, label in roots.items():
         node = graph.defined.get(symbol)
