@@ -302,6 +302,11 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         metavar="DIR",
         help="check against a real PyTorch's include dir (<torch>/include) instead of the stubs",
     )
+    r = check.add_argument_group("running (--gradcheck)")
+    r.add_argument("--gradcheck", action="store_true",
+                   help="build the ops against an installed torch and run its OpInfo gradient checks")  # fmt: skip
+    r.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
+    r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
     check.set_defaults(run=_run_check)
 
 
@@ -313,6 +318,10 @@ def _run_check(args: argparse.Namespace) -> int:
     if not args.out:
         args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""})))
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
+    if args.gradcheck:
+        from .gradcheck import run_from_args
+
+        return run_from_args(args, inputs, _generate_options(args), manual_file)
     options = CheckOptions(
         args.std,
         args.jobs,

@@ -1,0 +1,106 @@
+"""Wall time of ``vtgen-build check --gradcheck --op sin``: cold, warm, after a formula edit.
+
+All in the same run, against the time one VariableType shard takes to compile
+against the wheel's real headers (``-fsyntax-only``, the way ``check
+--torch-include`` compiles it), the unit a one-op edit would otherwise cost:
+
+* cold: a fresh directory and cache (generate, build sin's kernels and Nodes into a
+  library, load it in a child Python, run the sin OpInfo checks);
+* warm: the same command again, nothing changed (nothing compiles);
+* edit: sin's backward formula rewritten (still right) in a copy of derivatives.yaml,
+  then ``--changed``: one small unit recompiles and sin is checked again.
+
+    python bench/bench_gradcheck.py [--pytorch-root DIR] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _default_root() -> str:
+    import torchgen
+
+    return os.path.dirname(torchgen.__file__)
+
+
+def _timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    return time.perf_counter() - start, done
+
+
+def _copy_inputs(root: Path, tmp: Path) -> Path:
+    """A PyTorch-checkout-shaped copy of the yaml whose derivatives.yaml the edit step changes."""
+    packaged = root / "packaged"
+    (tmp / "aten/src/ATen/native").mkdir(parents=True)
+    (tmp / "tools/autograd").mkdir(parents=True)
+    (tmp / "torch/csrc/autograd").mkdir(parents=True)
+    for name in ("native_functions.yaml", "tags.yaml"):
+        shutil.copy(packaged / "ATen/native" / name, tmp / "aten/src/ATen/native" / name)
+    shutil.copy(packaged / "autograd/derivatives.yaml", tmp / "tools/autograd/derivatives.yaml")
+    manual = root.parent / "torch/include/torch/csrc/autograd/FunctionsManual.h"
+    (tmp / "torch/csrc/autograd/FunctionsManual.h").symlink_to(manual)
+    return tmp / "tools/autograd/derivatives.yaml"
+
+
+def _shard_seconds(out: Path, root: Path) -> float:
+    """One real-header -fsyntax-only compile of VariableType_0.cpp with the include flags check uses."""
+    from vtgen_build.check import CheckOptions, _include_flags, find_compiler
+
+    include = root.parent / "torch/include"
+    flags = _include_flags(out, CheckOptions(torch_include=str(include)))
+    cmd = [find_compiler(), "-std=c++17", "-fsyntax-only", "-w", *flags, str(out / "VariableType_0.cpp")]
+    seconds, done = _timed(cmd)
+    if done.returncode != 0:
+        raise SystemExit(f"the reference compile failed:\n{done.stderr[-2000:]}")
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pytorch-root", default=None, help="an installed torchgen package (default: this one)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    root = Path(args.pytorch_root or _default_root())
+    with tempfile.TemporaryDirectory(prefix="vtgen-bench-gradcheck-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        derivatives = _copy_inputs(root, tmp / "src")
+        out = tmp / "out"
+        base = [sys.executable, "-m", "vtgen_build", "check", "--pytorch-root", str(tmp / "src"), "--out", str(out)]
+        results: dict[str, float] = {}
+        for step, extra in (("cold", ["--op", "sin"]), ("warm", ["--op", "sin"])):
+            results[step], done = _timed([*base, "--gradcheck", *extra])
+            if done.returncode != 0:
+                raise SystemExit(f"{step}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+        text = derivatives.read_text(encoding="utf-8")
+        derivatives.write_text(text.replace("  self: grad * self.cos().conj()", "  self: self.cos().conj() * grad", 1))
+        results["edit"], done = _timed([*base, "--gradcheck", "--changed"])
+        if done.returncode != 0:
+            raise SystemExit(f"edit: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+        compiled = re.search(r"\((\d+) units, (\d+) compiled now", done.stdout)
+        units = f"{compiled.group(2)} of {compiled.group(1)} units compiled" if compiled else "?"
+        results["shard"] = _shard_seconds(out, root)
+        results_note = {"edit_units": units}
+    ratios = {step: results[step] / results["shard"] for step in ("cold", "warm", "edit")}
+    if args.json:
+        print(json.dumps({"seconds": results, "ratio_to_shard": ratios, **results_note}, indent=2, sort_keys=True))
+        return 0
+    print(f"one VariableType shard, real headers (-fsyntax-only): {results['shard']:.1f}s")
+    for step in ("cold", "warm", "edit"):
+        print(f"check --gradcheck {step:>4}: {results[step]:6.1f}s  ({ratios[step]:.2f}x the shard)")
+    print(f"(after the edit, --changed: {results_note['edit_units']})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+"""``check --gradcheck`` and the torchlib room: caching, hidden-symbol analysis, reports, and a real run."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RealYaml
+from vtgen_build.errors import Location
+from vtgen_build.gradcheck.formulas import FormulaPlaces
+from vtgen_build.gradcheck.report import Report
+from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects, unlinkable_roots
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+
+
+def _fake_torch(tmp: Path) -> TorchInstall:
+    (tmp / "include").mkdir(exist_ok=True)
+    return TorchInstall(sys.executable, "0.0", tmp, (tmp / "include",), tmp / "lib", True)
+
+
+@needs_gxx
+def test_objects_are_cached_by_content(tmp_path: Path) -> None:
+    (tmp_path / "h.h").write_text("inline int h() { return 1; }\n")
+    settings = BuildSettings("g++", _fake_torch(tmp_path), tmp_path / "cache", extra_flags=(f"-I{tmp_path}",))
+    units = [("a", '#include "h.h"\nint a() { return h(); }\n'), ("b", "int b() { return 2; }\n")]
+    first = compile_objects(settings, units)
+    assert [u.compiled for u in first] == [True, True] and all(u.object for u in first)
+    assert [u.compiled for u in compile_objects(settings, units)] == [False, False]
+    (tmp_path / "h.h").write_text("inline int h() { return 3; }\n")  # a header one unit reads
+    again = compile_objects(settings, units)
+    assert [u.compiled for u in again] == [True, False]
+    assert again[0].digest != first[0].digest and again[1].digest == first[1].digest
+
+
+@needs_gxx
+def test_roots_reaching_hidden_torch_symbols_are_found(tmp_path: Path) -> None:
+    source = tmp_path / "roots.cpp"
+    source.write_text(
+        "namespace torch::autograd::generated::details { double hidden(double); double shown(double); }\n"
+        "namespace { double via(double x) { return torch::autograd::generated::details::hidden(x); } }\n"
+        'extern "C" double root_direct(double x) { return torch::autograd::generated::details::hidden(x); }\n'
+        'extern "C" double root_indirect(double x) { return via(x) + 1; }\n'
+        'extern "C" double root_fine(double x) { return torch::autograd::generated::details::shown(x); }\n'
+    )
+    obj = tmp_path / "roots.o"
+    flags = ["-c", "-O0", "-fPIC", "-ffunction-sections", "-fdata-sections"]
+    subprocess.run(["g++", *flags, str(source), "-o", str(obj)], check=True)
+    exported = frozenset({"_ZN5torch8autograd9generated7details5shownEd"})
+    roots = {"root_direct": "direct", "root_indirect": "indirect", "root_fine": "fine", "root_absent": "absent"}
+    found = unlinkable_roots([obj], roots, exported)
+    assert sorted(found) == ["absent", "direct", "indirect"]
+    assert found["indirect"].missing == ("torch::autograd::generated::details::hidden(double)",)
+    assert found["absent"].missing == ()
+
+
+def _places() -> dict[str, FormulaPlaces]:
+    y = "derivatives.yaml"
+    return {
+        "xlogy.Tensor": FormulaPlaces(
+            ("self", "other"),
+            (),
+            ((("self",), Location(y, 1007)), (("other",), Location(y, 1008))),
+            (Location(y, 1009),),
+            Location(y, 1006),
+        )
+    }
+
+
+def _entry(status: str, kind: str, ours: bool, message: str = "") -> dict[str, object]:
+    check = {
+        "test": "t",
+        "kind": kind,
+        "variant": "function",
+        "dtype": "float64",
+        "status": status,
+        "ours_ran": ours,
+        "hit": ["xlogy.Tensor"] if ours else [],
+        "sample": 2,
+        "message": message,
+        "positions": [0, 1],
+    }
+    return {"entry": "xlogy", "direct": {"function": ["xlogy.Tensor"], "inplace": []}, "checks": [check]}
+
+
+def test_a_failure_is_reported_at_the_formula_of_its_input() -> None:
+    message = "Jacobian mismatch for output 0 with respect to input 1, numerical:..."
+    report = Report.from_results(
+        [_entry("failed", "backward", True, message)], ["xlogy.Tensor"], {}, _places(), None, 0
+    )
+    (failure,) = report.failures
+    assert str(failure).startswith("derivatives.yaml:1008: error: gradcheck failed for xlogy (float64 sample 2)")
+    assert "backward Jacobian mismatch for input 1" in str(failure)
+    forward = Report.from_results(
+        [_entry("failed", "forward", True, message)], ["xlogy.Tensor"], {}, _places(), None, 0
+    )
+    assert str(forward.failures[0]).startswith("derivatives.yaml:1009: error:")
+    assert forward.failed_ops == ["xlogy.Tensor"] and not forward.ok
+
+
+def test_a_pass_without_our_kernel_is_an_error() -> None:
+    report = Report.from_results([_entry("passed", "backward", False)], ["xlogy.Tensor"], {}, _places(), None, 0)
+    assert not report.ok and report.passed["backward"] == 0
+    assert "never ran" in str(report.failures[0])
+    passed = Report.from_results([_entry("passed", "backward", True)], ["xlogy.Tensor"], {}, _places(), None, 0)
+    assert passed.ok and passed.passed["backward"] == 1 and passed.passed_ops == ["xlogy.Tensor"]
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@needs_gxx
+def test_gradcheck_of_sin_end_to_end(real_yaml: RealYaml, tmp_path: Path) -> None:
+    """Build sin's kernels against the installed torch, gradcheck them in a child, and rerun from the cache."""
+    args = [
+        "check",
+        "--pytorch-root",
+        str(real_yaml.torchgen_dir),
+        "--out",
+        str(tmp_path),
+        "--gradcheck",
+        "--op",
+        "sin",
+    ]
+    run = subprocess.run([sys.executable, "-m", "vtgen_build", *args], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "passed backward 1, forward-AD 1, gradgrad 1; failed 0" in run.stdout
+    assert "ops: passed 2, failed 0, not run 1" in run.stdout  # sin and sin_ ran; sin.out has no OpInfo
+    rows = [json.loads(line) for line in (tmp_path / ".vtgen-gradcheck/results.jsonl").read_text().splitlines()]
+    checks = [c for r in rows if r.get("entry") == "sin" for c in r["checks"] if c["status"] == "passed"]
+    assert {c["variant"] for c in checks} == {"function", "inplace"}
+    assert all(c["ours_ran"] and c["hit"] for c in checks)  # our kernels' counters moved
+    again = subprocess.run([sys.executable, "-m", "vtgen_build", *args], capture_output=True, text=True, check=False)
+    assert again.returncode == 0 and "0 compiled now, cached" in again.stdout

@@ -1,0 +1,164 @@
+"""Wrong formulas that compile: plain ``check`` passes them, ``check --gradcheck`` fails at their line.
+
+Thirteen realistic edits, each on its own op, go into ONE copy of the real yaml;
+one plain ``check`` of those ops and one ``check --gradcheck`` run (session
+fixtures) serve every parametrized assertion.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RealYaml
+
+pytestmark = [pytest.mark.slow, pytest.mark.torch]
+
+
+@dataclass(frozen=True)
+class Edit:
+    op: str  # the op whose formula is edited (and the OpInfo that must fail)
+    why: str
+    old: str  # a whole line of the real derivatives.yaml, just after "- name: <op>(..."
+    new: str
+
+
+EDITS = (
+    Edit(
+        "sin", "wrong derivative of a unary op", "  self: grad * self.cos().conj()", "  self: grad * self.sin().conj()"
+    ),
+    Edit("cos", "dropped sign", "  self: grad * -self.sin().conj()", "  self: grad * self.sin().conj()"),
+    Edit("exp", "input used where the output was meant", "  self: grad * result.conj()", "  self: grad * self.conj()"),
+    Edit(
+        "sinh",
+        "dropped conj(): only complex inputs reveal it",
+        "  self: grad * self.cosh().conj()",
+        "  self: grad * self.cosh()",
+    ),
+    Edit("sqrt", "dropped factor", "  self: grad / (2 * result.conj())", "  self: grad / result.conj()"),
+    Edit(
+        "hypot",
+        "wrong forward formula: only forward AD reveals it",
+        "  result: self_t * self_p / result + other_t * other_p / result",
+        "  result: self_t * self_p / result + other_t * self_p / result",
+    ),
+    Edit(
+        "reciprocal",
+        "dropped sign",
+        "  self: -grad * (result * result).conj()",
+        "  self: grad * (result * result).conj()",
+    ),
+    Edit(
+        "atan",
+        "sign flipped inside",
+        "  self: grad / (self * self + 1).conj()",
+        "  self: grad / (self * self - 1).conj()",
+    ),
+    Edit(
+        "log2",
+        "another op's constant pasted",
+        "  self: grad / (self.conj() * 0.6931471805599453)",
+        "  self: grad / (self.conj() * 2.3025850929940456)",
+    ),
+    Edit("expm1", "dropped term", "  self: grad * (result.conj() + 1)", "  self: grad * result.conj()"),
+    Edit(
+        "xlogy",
+        "second input's formula with its operands swapped",
+        "  other: grad * self / other",
+        "  other: grad * other / self",
+    ),
+    Edit("frac", "wrong forward formula: only forward AD reveals it", "  result: self_t", "  result: -self_t"),
+    Edit(
+        "rsqrt",
+        "wrong power",
+        "  self: -0.5 * grad * result.pow(3).conj()",
+        "  self: -0.5 * grad * result.pow(2).conj()",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class EditedYaml:
+    root: Path  # a PyTorch-checkout-shaped copy: --pytorch-root
+    derivatives: Path
+    lines: dict[str, int]  # op → the line of its edited formula
+
+
+def _edit(text: str, edit: Edit) -> tuple[str, int]:
+    lines = text.split("\n")
+    head = next(i for i, line in enumerate(lines) if line.startswith((f"- name: {edit.op}(", f"- name: {edit.op}.")))
+    at = next(i for i in range(head, head + 8) if lines[i] == edit.old)
+    lines[at] = edit.new
+    return "\n".join(lines), at + 1
+
+
+@pytest.fixture(scope="session")
+def edited_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None or shutil.which("g++") is None:
+        pytest.skip("needs torch and g++")
+    root = tmp_path_factory.mktemp("edited")
+    native = root / "aten/src/ATen/native"
+    native.mkdir(parents=True)
+    shutil.copy(real_yaml.native_functions, native / "native_functions.yaml")
+    shutil.copy(real_yaml.tags, native / "tags.yaml")
+    manual = root / "torch/csrc/autograd/FunctionsManual.h"
+    manual.parent.mkdir(parents=True)
+    manual.symlink_to(Path(spec.origin).parent / "include/torch/csrc/autograd/FunctionsManual.h")
+    text = real_yaml.derivatives.read_text(encoding="utf-8")
+    lines: dict[str, int] = {}
+    for edit in EDITS:
+        text, lines[edit.op] = _edit(text, edit)
+    derivatives = root / "tools/autograd/derivatives.yaml"
+    derivatives.parent.mkdir(parents=True)
+    derivatives.write_text(text, encoding="utf-8")
+    return EditedYaml(root, derivatives, lines)
+
+
+def _vtgen(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = [sys.executable, "-m", "vtgen_build"]
+    return subprocess.run([*exe, *args], capture_output=True, text=True, check=False, timeout=3000)
+
+
+def _ops() -> list[str]:
+    return [a for e in EDITS for a in ("--op", e.op)]
+
+
+@pytest.fixture(scope="session")
+def plain_check(edited_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    out = tmp_path_factory.mktemp("plain")
+    return _vtgen("check", "--pytorch-root", str(edited_yaml.root), "--out", str(out), *_ops())
+
+
+@pytest.fixture(scope="session")
+def gradcheck_run(
+    edited_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory
+) -> subprocess.CompletedProcess[str]:
+    out = tmp_path_factory.mktemp("gradcheck")
+    return _vtgen("check", "--pytorch-root", str(edited_yaml.root), "--out", str(out), "--gradcheck", *_ops())
+
+
+def test_every_wrong_formula_compiles(plain_check: subprocess.CompletedProcess[str]) -> None:
+    assert plain_check.returncode == 0, plain_check.stderr[-3000:]
+    assert "OK, 0 errors" in plain_check.stdout
+
+
+def test_gradcheck_fails(gradcheck_run: subprocess.CompletedProcess[str]) -> None:
+    assert gradcheck_run.returncode == 1, gradcheck_run.stdout[-3000:] + gradcheck_run.stderr[-3000:]
+    assert "FAILED" in gradcheck_run.stderr
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=[e.op for e in EDITS])
+def test_gradcheck_points_at_the_formula(
+    edit: Edit, edited_yaml: EditedYaml, gradcheck_run: subprocess.CompletedProcess[str]
+) -> None:
+    where = f"{edited_yaml.derivatives}:{edited_yaml.lines[edit.op]}: error: gradcheck failed for {edit.op} "
+    found = [line for line in gradcheck_run.stderr.splitlines() if line.startswith(where)]
+    assert found, f"{edit.why}: no failure at {where}\n{gradcheck_run.stderr[-4000:]}"
+    assert "mismatch" in found[0] or "check" in found[0]

@@ -1,0 +1,37 @@
+"""``vtgen-build check --gradcheck``: are the edited formulas right, not just compilable?
+
+The chosen ops' generated kernels and Nodes are built into one shared library
+against an installed torch (``torchlib``), which a child Python loads over torch's
+own Autograd kernels to run PyTorch's OpInfo gradient checks; every kernel counts
+its entries, so a check passes only when our code ran.  Failures are reported at
+the formula's derivatives.yaml line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..generate import GenerateOptions
+from ..inputs import Inputs
+from .report import Report
+from .run import GradcheckOptions, run_gradcheck
+
+__all__ = ["GradcheckOptions", "Report", "run_from_args", "run_gradcheck"]
+
+
+def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None) -> int:
+    """The CLI's ``check --gradcheck``: run, print the failures and the summary, exit 1 on a failure."""
+    options = GradcheckOptions(
+        ops=tuple(args.op),
+        changed=args.changed,
+        python=args.python,
+        cxx=args.cxx,
+        jobs=args.jobs,
+        include_dirs=tuple(args.include_dirs),
+        manual_header_file=manual,
+        max_samples=args.max_samples,
+    )
+    report = run_gradcheck(inputs, gen_options, options)
+    print(report.render(), file=sys.stdout if report.ok else sys.stderr)
+    return 0 if report.ok else 1

@@ -1,0 +1,266 @@
+"""Run in a child Python (with torch) by ``check --gradcheck``; standalone: stdlib and torch only.
+
+    python child.py REQUEST.json RESULTS.jsonl
+
+Loads the library named in the request (it overrides the Autograd kernels of its
+ops) and runs PyTorch's OpInfo samples (CPU) through gradcheck, gradgradcheck and
+forward-mode gradcheck, honouring each OpInfo's support flags, dtypes, skips and
+expected failures.  Writes one JSON object per line: ``{"start": entry}`` before
+an entry, then its result, so that the parent knows which entry a crash hit.
+Results are data only; nothing here reads code from the parent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import signal
+import sys
+import warnings
+from typing import Any
+
+# (test name as PyTorch's test_ops.py calls it, its class names, check kind, variant)
+CHECKS = (
+    ("test_fn_grad", ("TestBwdGradients", "TestGradients"), "backward", "function"),
+    ("test_fn_gradgrad", ("TestBwdGradients", "TestGradients"), "gradgrad", "function"),
+    ("test_forward_mode_AD", ("TestFwdGradients", "TestGradients"), "forward", "function"),
+    ("test_inplace_grad", ("TestBwdGradients", "TestGradients"), "backward", "inplace"),
+    ("test_inplace_gradgrad", ("TestBwdGradients", "TestGradients"), "gradgrad", "inplace"),
+    ("test_inplace_forward_mode_AD", ("TestFwdGradients", "TestGradients"), "forward", "inplace"),
+)
+
+
+class Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise Timeout()
+
+
+class Counters:
+    def __init__(self, path: str) -> None:
+        lib = ctypes.CDLL(path)
+        lib.vtgen_gradcheck_op.restype = ctypes.c_char_p
+        lib.vtgen_gradcheck_hits.restype = ctypes.c_longlong
+        self.lib = lib
+        self.ops = [lib.vtgen_gradcheck_op(i).decode() for i in range(lib.vtgen_gradcheck_count())]
+
+    def snapshot(self) -> list[int]:
+        return [self.lib.vtgen_gradcheck_hits(i) for i in range(len(self.ops))]
+
+    def entered(self, before: list[int]) -> set[str]:
+        return {op for op, b, a in zip(self.ops, before, self.snapshot(), strict=True) if a > b}
+
+
+def _skipped(opinfo: Any, test: str, classes: tuple[str, ...], dtype: Any) -> str | None:
+    """Why PyTorch's own test suite skips (or expects to fail) this test, if it does."""
+    for info in opinfo.decorators:
+        if not hasattr(info, "is_active"):
+            continue
+        if not any(info.is_active(cls, test, "cpu", dtype, {}) for cls in classes):
+            continue
+        for deco in info.decorators:
+            name = getattr(deco, "__qualname__", type(deco).__name__)
+            if "expectedFailure" in name:
+                return f"expected failure in {info.cls_name}.{test}"
+            if "skip" in name.lower():
+                return f"skipped in {info.cls_name}.{test}"
+    return None
+
+
+def _supports(opinfo: Any, kind: str, variant: str) -> str | None:
+    """None when this check applies to the OpInfo, else why not."""
+    if not opinfo.supports_autograd and kind != "forward":
+        return "supports_autograd is False"
+    if kind == "gradgrad" and not opinfo.supports_gradgrad:
+        return "supports_gradgrad is not True"
+    if kind == "forward" and not opinfo.supports_forward_ad:
+        return "supports_forward_ad is False"
+    if variant == "inplace":
+        if opinfo.inplace_variant is None:
+            return "no inplace variant"
+        if kind != "forward" and not opinfo.supports_inplace_autograd:
+            return "supports_inplace_autograd is False"
+    return None
+
+
+def _grad_positions(args: tuple[Any, ...]) -> list[int]:
+    """For each tensor gradcheck differentiates, the position of the argument it came from."""
+    import torch
+
+    positions: list[int] = []
+    for p, a in enumerate(args):
+        items = a if isinstance(a, (list, tuple)) else [a]
+        positions += [p for t in items if isinstance(t, torch.Tensor) and t.requires_grad]
+    return positions
+
+
+def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any) -> None:
+    import torch
+
+    op = opinfo.get_op() if variant == "function" else opinfo.inplace_variant
+
+    def call(*inputs: Any) -> Any:
+        if variant == "inplace":
+            inputs = (inputs[0].clone(), *inputs[1:])
+        return sample.output_process_fn_grad(opinfo.gradcheck_wrapper(op, *inputs, **sample.kwargs))
+
+    args = (sample.input, *sample.args)
+    fast = True if opinfo.gradcheck_fast_mode is None else opinfo.gradcheck_fast_mode
+    common = {"nondet_tol": opinfo.gradcheck_nondet_tol, "fast_mode": fast, "check_batched_grad": False}
+    if kind == "backward":
+        torch.autograd.gradcheck(call, args, check_grad_dtypes=True, check_undefined_grad=True, **common)
+    elif kind == "gradgrad":
+        torch.autograd.gradgradcheck(call, args, check_fwd_over_rev=False, check_rev_over_rev=True, **common)
+    else:
+        torch.autograd.gradcheck(
+            call,
+            args,
+            check_forward_ad=True,
+            check_backward_ad=False,
+            check_undefined_grad=False,
+            check_batched_forward_grad=False,
+            **common,
+        )
+
+
+def _samples(opinfo: Any, dtype: Any, variant: str, limit: int) -> list[Any]:
+    out: list[Any] = []
+    for sample in opinfo.sample_inputs("cpu", dtype, requires_grad=True):
+        if variant == "inplace" and getattr(sample, "broadcasts_input", False):
+            continue
+        out.append(sample)
+        if limit and len(out) >= limit:
+            break
+    return out
+
+
+def _check(opinfo: Any, kind: str, variant: str, dtype: Any, limit: int) -> dict[str, Any]:
+    """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable."""
+    ran = 0
+    for i, sample in enumerate(_samples(opinfo, dtype, variant, limit)):
+        if variant == "inplace":
+            try:  # PyTorch's test skips samples an in-place op cannot take (e.g. a result dtype it cannot hold)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    opinfo.inplace_variant(sample.input.detach().clone(), *sample.args, **sample.kwargs)
+            except Exception:
+                continue
+        try:
+            _run_sample(opinfo, kind, variant, sample)
+        except Timeout:
+            raise
+        except Exception as exc:
+            message = " ".join(str(exc).split())[:600] or type(exc).__name__
+            positions = _grad_positions((sample.input, *sample.args))
+            return {"status": "failed", "sample": i, "message": message, "positions": positions}
+        ran += 1
+    return {"status": "passed", "samples": ran} if ran else {"status": "not run", "why": "no usable sample"}
+
+
+def _entry_ops(opinfo: Any, counters: Counters) -> dict[str, list[str]]:
+    """Our registered ops an OpInfo calls directly, per variant (none: a composite of others)."""
+    base = opinfo.aten_name or opinfo.name
+    return {
+        "function": [op for op in counters.ops if op.split(".")[0] == base],
+        "inplace": [op for op in counters.ops if op.split(".")[0] == base + "_"],
+    }
+
+
+def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any]) -> dict[str, Any]:
+    import torch
+
+    dtypes = [getattr(torch, d) for d in request["dtypes"]]
+    checks: list[dict[str, Any]] = []
+    entered: set[str] = set()
+    direct = _entry_ops(opinfo, counters)
+    for test, classes, kind, variant in CHECKS:
+        supported = opinfo.supported_backward_dtypes("cpu") if kind != "forward" else opinfo.supported_dtypes("cpu")
+        for dtype in dtypes:
+            row = {"test": test, "kind": kind, "variant": variant, "dtype": str(dtype).removeprefix("torch.")}
+            why = _supports(opinfo, kind, variant) or (None if dtype in supported else "dtype not supported")
+            why = why or _skipped(opinfo, test, classes, dtype)
+            if why:
+                checks.append({**row, "status": "not run", "why": why})
+                continue
+            before = counters.snapshot()
+            result = _check(opinfo, kind, variant, dtype, request["max_samples"])
+            hit = counters.entered(before)
+            entered |= hit
+            mine = direct[variant]
+            result["ours_ran"] = bool(hit & set(mine)) if mine else bool(hit)
+            result["hit"] = sorted(hit & set(mine)) if mine else sorted(hit)[:12]
+            checks.append({**row, **result})
+    return {
+        "entry": _name(opinfo),
+        "aten": opinfo.aten_name or opinfo.name,
+        "direct": direct,
+        "entered": sorted(entered),
+        "checks": checks,
+    }
+
+
+def _name(opinfo: Any) -> str:
+    return str(opinfo.name) + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
+
+
+def schemas(ops: list[str]) -> dict[str, Any]:
+    """Op → the installed torch's argument names (positional, keyword) or None when it lacks the op."""
+    import torch
+
+    found: dict[str, Any] = {}
+    for op in ops:
+        name, _, overload = op.partition(".")  # aten::add.Tensor
+        match = [s for s in torch._C._jit_get_schemas_for_operator(name) if s.overload_name == overload]
+        args = match[0].arguments if match else None
+        found[op] = (
+            None
+            if args is None
+            else [[a.name for a in args if not a.kwarg_only], [a.name for a in args if a.kwarg_only]]
+        )
+    return found
+
+
+def main(argv: list[str]) -> int:
+    if argv[1] == "--schemas":
+        with open(argv[2], encoding="utf-8") as f:
+            ops = json.load(f)
+        with open(argv[3], "w", encoding="utf-8") as f:
+            json.dump(schemas(ops), f)
+        return 0
+    with open(argv[1], encoding="utf-8") as f:
+        request = json.load(f)
+    import torch
+
+    warnings.filterwarnings("ignore")
+    torch.ops.load_library(request["library"])  # type: ignore[no-untyped-call]  # prints "Overriding a previously registered kernel": expected
+    counters = Counters(request["library"])
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    wanted = set(request["ops"]) if request["ops"] is not None else None
+    skip = set(request["skip"])
+    signal.signal(signal.SIGALRM, _on_alarm)
+    with open(argv[2], "a", encoding="utf-8") as out:
+        for opinfo in op_db:
+            name = _name(opinfo)
+            if name in skip or (wanted is not None and (opinfo.aten_name or opinfo.name) not in wanted):
+                continue
+            out.write(json.dumps({"start": name}) + "\n")
+            out.flush()
+            signal.alarm(int(request["timeout"]))
+            try:
+                record = _run_entry(opinfo, counters, request)
+            except Timeout:
+                record = {"entry": name, "error": f"timed out after {request['timeout']}s"}
+            except Exception as exc:
+                record = {"entry": name, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"}
+            finally:
+                signal.alarm(0)
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,110 @@
+"""Where each op's formulas are written: the places a gradcheck failure is reported at.
+
+Read from the plan once per set of inputs and kept as a data-only state file, so a
+rerun with unchanged yaml does not re-plan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import store
+from ..errors import Location
+from ..inputs import Inputs
+
+__all__ = ["FormulaPlaces", "formula_places"]
+
+
+@dataclass(frozen=True)
+class FormulaPlaces:
+    """One op: its positional argument names and the places of its formulas."""
+
+    arguments: tuple[str, ...]
+    keywords: tuple[str, ...]  # keyword-only and out= argument names
+    backward: tuple[tuple[tuple[str, ...], Location], ...]  # (inputs a formula computes, where)
+    forward: tuple[Location, ...]
+    entry: Location | None  # the derivatives.yaml entry (None: the op has none)
+
+    def backward_at(self, argument: int | None) -> Location | None:
+        name = self.arguments[argument] if argument is not None and argument < len(self.arguments) else None
+        for names, where in self.backward:
+            if name in names:
+                return where
+        return self.backward[0][1] if self.backward else self.entry
+
+    def forward_at(self) -> Location | None:
+        return self.forward[0] if self.forward else self.backward_at(None)
+
+
+def _digest(inputs: Inputs) -> str:
+    h = hashlib.sha256(inputs.namespace.encode())
+    for path in (inputs.native_functions, inputs.derivatives, inputs.tags):
+        if path:
+            h.update(str(Path(path).resolve()).encode() + Path(path).read_bytes())
+    return h.hexdigest()
+
+
+def _plan_places(inputs: Inputs) -> dict[str, store.JSON]:
+    from ..model import load_model
+    from ..plan.kernel import build_plan
+    from ..plan.policy import load_policy
+
+    table: dict[str, store.JSON] = {}
+    for k in build_plan(load_model(inputs), load_policy()).kernels:
+        info, args = k.info, k.function.func.arguments
+        if k.op in table:
+            continue
+        table[k.op] = {
+            "arguments": [a.name for a in args.positional],
+            "keywords": [a.name for a in (*args.kwarg_only, *args.out)],
+            "backward": [[list(b.var_names), b.location.file, b.location.line] for b in info.backward] if info else [],
+            "forward": [[f.location.file, f.location.line] for f in info.forward] if info else [],
+            "entry": [info.location.file, info.location.line] if info else None,
+        }
+    return table
+
+
+def _list(value: store.JSON) -> list[store.JSON]:
+    if not isinstance(value, list):
+        raise TypeError("not a list")
+    return value
+
+
+def _location(pair: list[store.JSON]) -> Location:
+    file, line = pair
+    if not isinstance(file, str) or not isinstance(line, int):
+        raise TypeError("not a location")
+    return Location(file, line)
+
+
+def _decode(row: store.JSON) -> FormulaPlaces | None:
+    if not isinstance(row, dict):
+        return None
+    try:
+        args, kws, bw, fw, entry = row["arguments"], row["keywords"], row["backward"], row["forward"], row["entry"]
+        assert isinstance(args, list) and isinstance(kws, list) and isinstance(bw, list) and isinstance(fw, list)
+        return FormulaPlaces(
+            tuple(str(a) for a in args),
+            tuple(str(a) for a in kws),
+            tuple((tuple(str(n) for n in _list(b[0])), _location(b[1:])) for b in bw if isinstance(b, list)),
+            tuple(_location(f) for f in fw if isinstance(f, list)),
+            _location(entry) if isinstance(entry, list) else None,
+        )
+    except (KeyError, TypeError, ValueError, AssertionError, IndexError):
+        return None
+
+
+def formula_places(inputs: Inputs, cache_dir: Path) -> dict[str, FormulaPlaces]:
+    """Op (``sin``, ``add.Tensor``) → its argument names and where its formulas are, for every kernel."""
+    record = cache_dir / "formulas.json"
+    digest = _digest(inputs)
+    data = store.read(record, "formula_places")
+    if not (isinstance(data, dict) and data.get("inputs") == digest and isinstance(data.get("ops"), dict)):
+        data = {"inputs": digest, "ops": _plan_places(inputs)}
+        record.parent.mkdir(parents=True, exist_ok=True)
+        store.write(record, "formula_places", data)
+    ops = data["ops"]
+    assert isinstance(ops, dict)
+    return {op: p for op, row in ops.items() if (p := _decode(row)) is not None}

@@ -1,0 +1,187 @@
+"""What a gradcheck run found, told where it can be fixed: failures at the formula's yaml line."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import Location
+from .formulas import FormulaPlaces
+
+if TYPE_CHECKING:
+    from .library import LibraryBuild
+
+__all__ = ["Failure", "Report", "read_results"]
+
+_INPUT = re.compile(r"with respect to input (\d+)")
+_KINDS = ("backward", "forward", "gradgrad")
+_WHAT = {"backward": "backward", "forward": "forward-AD", "gradgrad": "double-backward"}
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """The child's JSON lines (a torn last line is dropped)."""
+    rows: list[dict[str, Any]] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return rows
+    for line in text.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict):
+            rows.append(row)
+    return rows
+
+
+@dataclass(frozen=True)
+class Failure:
+    location: Location | None
+    message: str
+    op: str | None
+
+    def __str__(self) -> str:
+        return f"{self.location}: error: {self.message}" if self.location else f"vtgen-build: error: {self.message}"
+
+
+def _failure(entry: dict[str, Any], check: dict[str, Any], places: dict[str, FormulaPlaces]) -> Failure:
+    kind, hit = str(check["kind"]), [str(h) for h in check.get("hit", [])]
+    direct = entry.get("direct", {}).get(check["variant"], [])
+    op = hit[0] if hit and direct else None
+    text = str(check.get("message", ""))
+    if check["status"] == "failed":
+        m = _INPUT.search(text)
+        i = int(m.group(1)) if m else None
+        positions = check.get("positions", [])
+        argument = positions[i] if i is not None and i < len(positions) else None
+        what = f"{_WHAT[kind]} Jacobian mismatch for input {i}" if m and "mismatch" in text else f"{_WHAT[kind]} check"
+        head = f"gradcheck failed for {entry['entry']}{' (in-place)' if check['variant'] == 'inplace' else ''}"
+        message = f"{head} ({check['dtype']} sample {check.get('sample')}): {what}: {text[:300]}"
+    else:
+        argument = None
+        message = f"{entry['entry']} ({check['dtype']}): {check['test']} passed but our kernel of {direct[0]} never ran"
+    place = places.get(op) if op else None
+    where = None
+    if place is not None:
+        where = place.forward_at() if kind == "forward" else place.backward_at(argument)
+    if op is None and hit:
+        message += f" (through our kernels of {', '.join(hit[:6])})"
+    return Failure(where, message, op)
+
+
+@dataclass
+class Report:
+    seconds: float
+    library: LibraryBuild | None = None
+    entries: int = 0
+    passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
+    passed_direct: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))  # the OpInfo's own op
+    failures: list[Failure] = field(default_factory=list)
+    failed_entries: int = 0
+    errors: list[str] = field(default_factory=list)  # entries that timed out or crashed
+    passed_ops: list[str] = field(default_factory=list)
+    failed_ops: list[str] = field(default_factory=list)
+    not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
+    nothing: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    @classmethod
+    def nothing_to_do(cls, seconds: float) -> Report:
+        return cls(seconds, nothing=True)
+
+    @classmethod
+    def from_results(
+        cls,
+        records: Sequence[dict[str, Any]],
+        ops: Iterable[str],
+        excluded: dict[str, str],
+        places: dict[str, FormulaPlaces],
+        library: LibraryBuild | None,
+        seconds: float,
+    ) -> Report:
+        report = cls(seconds, library)
+        ran: set[str] = set()
+        bad: set[str] = set()
+        for entry in records:
+            report._add_entry(entry, places, ran, bad)
+        for op in dict.fromkeys(ops):
+            if op in excluded:
+                report.not_run.append((op, excluded[op]))
+            elif op in bad:
+                report.failed_ops.append(op)
+            elif op in ran:
+                report.passed_ops.append(op)
+            else:
+                report.not_run.append((op, "no OpInfo check entered its kernel (no OpInfo entry for it)"))
+        return report
+
+    def _add_entry(self, entry: dict[str, Any], places: dict[str, FormulaPlaces], ran: set[str], bad: set[str]) -> None:
+        if "error" in entry:
+            self.errors.append(f"{entry['entry']}: {entry['error']}")
+            return
+        checks = [c for c in entry.get("checks", []) if c.get("status") != "not run"]
+        if not checks:
+            return
+        self.entries += 1
+        failed = False
+        for kind in _KINDS:
+            mine = [c for c in checks if c["kind"] == kind]
+            wrong = [c for c in mine if c["status"] == "failed" or _never_ran(entry, c)]
+            for c in wrong:
+                failure = _failure(entry, c, places)
+                self.failures.append(failure)
+                bad.update(c.get("hit", []) if _direct(entry).get(c["variant"]) else [])
+            if any(c["status"] == "passed" and c.get("ours_ran") for c in mine) and not wrong:
+                self.passed[kind] += 1
+                direct = any(_direct(entry).get(v) for v in ("function", "inplace"))
+                self.passed_direct[kind] += direct
+            failed = failed or bool(wrong)
+            for c in mine:
+                if c["status"] == "passed" and c.get("ours_ran") and _direct(entry).get(c["variant"]):
+                    ran.update(c.get("hit", []))
+        self.failed_entries += failed
+
+    def render(self) -> str:
+        if self.nothing:
+            return f"vtgen-build check --gradcheck: no op changed or failed since the last run ({self.seconds:.1f}s)"
+        lines = [str(f) for f in self.failures]
+        b = self.library
+        if b is not None:
+            cached = "linked" if b.linked else "cached"
+            lines.append(
+                f"vtgen-build check --gradcheck: library of {len(b.registered)} kernels "
+                f"({b.units} units, {b.compiled} compiled now, {cached}); total {self.seconds:.1f}s"
+            )
+        p = self.passed
+        lines.append(
+            f"OpInfo entries run: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
+            f"gradgrad {p['gradgrad']}; failed {self.failed_entries}"
+        )
+        d = self.passed_direct
+        lines.append(
+            f"  of these, testing an op of ours directly: backward {d['backward']}, forward-AD {d['forward']}, "
+            f"gradgrad {d['gradgrad']} (the others are composites whose decomposition entered our kernels)"
+        )
+        lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
+        lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
+        lines += [f"  error: {e}" for e in self.errors]
+        lines.append("OK" if self.ok else f"FAILED: {len(self.failures)} failing checks")
+        return "\n".join(lines)
+
+
+def _never_ran(entry: dict[str, Any], check: dict[str, Any]) -> bool:
+    """A check that passed although our kernel of the op it tests was never entered: not a pass."""
+    return check["status"] == "passed" and not check.get("ours_ran") and bool(_direct(entry).get(check["variant"]))
+
+
+def _direct(entry: dict[str, Any]) -> dict[str, list[str]]:
+    found = entry.get("direct", {})
+    return found if isinstance(found, dict) else {}

@@ -1,0 +1,198 @@
+"""``vtgen-build check --gradcheck``: build the chosen ops into a library, gradcheck them in a child."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .. import store
+from ..check import CheckOptions, _include_flags, _op_digests, find_compiler, select_ops
+from ..check_index import OutputIndex, read_index
+from ..errors import VtgenError
+from ..generate import GenerateOptions, generate
+from ..inputs import Inputs
+from ..torchlib import BuildSettings, TorchInstall, locate_torch
+from ..write import write_atomic
+from .formulas import FormulaPlaces, formula_places
+from .library import LibraryBuild, build_library
+from .report import Report, read_results
+from .units import Registration, read_registrations
+
+__all__ = ["GradcheckOptions", "run_gradcheck"]
+
+CHILD = Path(__file__).resolve().parent / "child.py"
+WORK = ".vtgen-gradcheck"
+
+
+@dataclass(frozen=True)
+class GradcheckOptions:
+    ops: tuple[str, ...] = ()  # these ops and their in-place variants; () and not changed: every op
+    changed: bool = False  # the ops whose code changed since their last gradcheck, and those that failed
+    python: str | None = None  # the Python whose torch is used (default: this one)
+    cxx: str | None = None
+    jobs: int = 0
+    include_dirs: tuple[str, ...] = ()
+    manual_header_file: str | None = None
+    dtypes: tuple[str, ...] = ("float64", "complex128")
+    max_samples: int = 0  # 0: every sample of an OpInfo
+    timeout: int = 300  # seconds per OpInfo entry
+    progress: bool = False
+
+
+def _selected(
+    index: OutputIndex,
+    regs: list[Registration],
+    options: GradcheckOptions,
+    digests: dict[str, str],
+    state: dict[str, str],
+) -> list[Registration]:
+    if options.ops:
+        names = set(select_ops(index, options.ops))
+        bases = {op.split(".")[0] for op in names}
+        names |= {r.op for r in regs if r.op.split(".")[0].removesuffix("_") in bases}
+        if options.changed:
+            names |= {op for op, d in digests.items() if state.get(op) != d}
+        return [r for r in regs if r.op in names]
+    if options.changed:
+        return [r for r in regs if state.get(r.op) != digests.get(r.op)]
+    return regs
+
+
+def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Path) -> dict[str, store.JSON]:
+    """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op), cached."""
+    names = sorted({f"{r.namespace}::{r.op}" for r in regs})
+    key = hashlib.sha256(json.dumps([torch.python, torch.version, names]).encode()).hexdigest()
+    record = cache / "schemas.json"
+    data = store.read(record, "schemas")
+    if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("ops"), dict):
+        cached = data["ops"]
+        assert isinstance(cached, dict)
+        return cached
+    query, answer = cache / "schemas-query.json", cache / "schemas-answer.json"
+    write_atomic(query, json.dumps(names))
+    command = [torch.python, str(CHILD), "--schemas", str(query), str(answer)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
+    found: dict[str, store.JSON] = json.loads(answer.read_text(encoding="utf-8"))
+    store.write(record, "schemas", {"key": key, "ops": found})
+    return found
+
+
+def _schema_problems(
+    regs: list[Registration], installed: dict[str, store.JSON], places: dict[str, FormulaPlaces]
+) -> dict[str, str]:
+    """Ops the installed torch lacks, or whose argument names differ from the yaml's."""
+    problems: dict[str, str] = {}
+    for r in regs:
+        theirs = installed.get(f"{r.namespace}::{r.op}")
+        mine = places.get(r.op)
+        if not isinstance(theirs, list) or len(theirs) != 2:
+            problems[r.op] = "the installed torch has no such op"
+            continue
+        positional, keywords = (list(t) if isinstance(t, list) else [] for t in theirs)
+        if mine is not None and (
+            positional != list(mine.arguments) or sorted(map(str, keywords)) != sorted(mine.keywords)
+        ):
+            problems[r.op] = f"its schema differs in the installed torch (arguments {positional}, keywords {keywords})"
+    return problems
+
+
+def _run_child(
+    torch: TorchInstall, build: LibraryBuild, ops: list[str] | None, options: GradcheckOptions, work: Path
+) -> list[dict[str, object]]:
+    """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
+    results = work / "results.jsonl"
+    results.unlink(missing_ok=True)
+    crashed: list[str] = []
+    while True:
+        done_entries = [str(r.get("entry")) for r in read_results(results) if "entry" in r]
+        request = {
+            "library": str(build.path),
+            "ops": ops,
+            "dtypes": list(options.dtypes),
+            "max_samples": options.max_samples,
+            "timeout": options.timeout,
+            "skip": done_entries + crashed,
+        }
+        write_atomic(work / "request.json", json.dumps(request))
+        env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
+        with open(work / "child-stderr.txt", "w", encoding="utf-8") as err:
+            code = subprocess.run(
+                [torch.python, str(CHILD), str(work / "request.json"), str(results)],
+                stdout=err,
+                stderr=err,
+                env=env,
+                check=False,
+            ).returncode
+        if code == 0:
+            break
+        rows = read_results(results)
+        started = [str(r["start"]) for r in rows if "start" in r]
+        finished = {str(r.get("entry")) for r in rows if "entry" in r}
+        pending = [s for s in started if s not in finished and s not in crashed]
+        if not pending:
+            tail = (work / "child-stderr.txt").read_text(encoding="utf-8", errors="replace")[-2000:]
+            raise VtgenError(f"the gradcheck process failed (exit {code}) before running any OpInfo:\n{tail}")
+        crashed.append(pending[-1])
+        with open(results, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"entry": pending[-1], "error": f"the process died (exit {code})"}) + "\n")
+    return [r for r in read_results(results) if "entry" in r]
+
+
+def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> store.JSON:
+    """What ``--changed`` compares with next time: each op's code when it was last checked (or first seen).
+
+    A failed op is left out, so that it is checked again; an op seen for the first time is
+    recorded as it is, so that ``--changed`` after ``--op x`` checks only what is edited later.
+    """
+    new = {op: d for op, d in state.items() if op in digests}
+    for op, digest in digests.items():
+        if op in checked or op not in new:
+            new[op] = digest
+    for op in failed:
+        new.pop(op, None)
+    return dict(sorted(new.items()))
+
+
+def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
+    start = time.perf_counter()
+    gen_options = replace(gen_options, line_directives=True, stub_decls=True)
+    generate(inputs, gen_options)
+    out = Path(gen_options.out_dir).resolve()
+    work = out / WORK
+    work.mkdir(parents=True, exist_ok=True)
+    index = read_index(out)
+    torch = locate_torch(options.python)
+    check = CheckOptions(
+        torch_include=str(torch.include_dirs[0]),
+        include_dirs=options.include_dirs,
+        manual_header_file=options.manual_header_file,
+    )
+    settings = BuildSettings(
+        find_compiler(options.cxx), torch, work, extra_flags=tuple(_include_flags(out, check)), jobs=options.jobs
+    )
+    digests = _op_digests(index, out)
+    state_file = work / "state.json"
+    state_data = store.read(state_file, "gradcheck_state")
+    state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
+    regs = _selected(index, read_registrations(out), options, digests, state)
+    if not regs:
+        return Report.nothing_to_do(time.perf_counter() - start)
+    places = formula_places(inputs, work)
+    problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
+    usable = [r for r in regs if r.op not in problems]
+    build = build_library(index, usable, settings)
+    excluded = {**problems, **dict(build.excluded)}
+    bases = (
+        None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
+    )
+    records = _run_child(torch, build, bases, options, work) if build.registered else []
+    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, time.perf_counter() - start)
+    store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
+    return report
