@@ -1,8 +1,9 @@
 """``vtgen-build check`` does the least work a change requires: results cache, compiler choice, interrupts.
 
 Real compiler runs on the sample project (``--shards 2``: seven units, two shards each of
-VariableType, Functions and ADInplaceOrViewType, and RegisterSchema.cpp).  The results cache keys a unit by its text, every header it read, the compiler's identity and the
-flags; these tests change each of them and watch which units are compiled again.
+VariableType, Functions and ADInplaceOrViewType, and RegisterSchema.cpp).  The results cache
+keys a unit by its text, every header it read, the compiler's identity and the flags; these
+tests change each of them and watch which units are compiled again.
 """
 
 from __future__ import annotations
