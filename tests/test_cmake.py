@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET = "vtsample_autograd"
 GENERATED = f"vtgen_build: generating autograd kernels for {TARGET}"
 SHARDS = 2
+# Every file the generator writes is compiled, in stub mode too (RegisterSchema.cpp and the
+# ADInplaceOrViewType shards included).
 ALL_TUS = {
     f"{kind}_{k}.cpp" for kind in ("VariableType", "ADInplaceOrViewType", "Functions") for k in range(SHARDS)
 } | {"RegisterSchema.cpp"}

@@ -199,7 +199,7 @@ def _debug_checks(f: NativeFunction, policy: Policy) -> DebugChecks | None:
     outputs: list[tuple[str, str | None, bool, bool]] = []
     if f.kind not in (SchemaKind.inplace, SchemaKind.out):
         wrapper = f.cpp_name + (f"_{f.name.overload}" if f.name.overload else "")
-        # An op library's view (alias annotations) shares its base's storage like aten's views.
+        # an op library's view op aliases what its schema says (PyTorch's list names aten ops only)
         aliased = policy.debug_alias(f.name.base) if f.namespace == "aten" else view_base(f, policy)
         for name, r in zip(cpp_return_names(f), f.func.returns, strict=False):
             if str(r.type) == "Tensor" and not r.is_write:

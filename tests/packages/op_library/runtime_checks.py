@@ -1,0 +1,67 @@
+"""Runtime checks of a linked op library, run in a fresh torch process by tests/test_op_library.py.
+
+``python runtime_checks.py LIBRARY`` runs every check and prints RUNTIME-OK;
+``python runtime_checks.py LIBRARY gradcheck`` prints whether softsign's gradient checks out.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+
+
+def _raises(fn: object, needle: str) -> None:
+    try:
+        fn()  # type: ignore[operator]
+    except RuntimeError as exc:
+        assert needle in str(exc), exc
+    else:
+        raise SystemExit(f"no error containing {needle!r}")
+
+
+def main(library: str, what: str = "all") -> None:
+    torch.ops.load_library(library)
+    ops = torch.ops.vtsample
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    if what == "gradcheck":
+        print("GRADCHECK", torch.autograd.gradcheck(ops.softsign, (x,), raise_exception=False))
+        return
+    assert torch.autograd.gradcheck(ops.softsign, (x,))
+    # in-place and out=: the ADInplaceOrView kernels bump the version counter
+    c = torch.randn(3)
+    version = c._version
+    ops.softsign_(c)
+    assert c._version == version + 1
+    out = torch.empty(3)
+    version = out._version
+    ops.softsign.out(c, out=out)
+    assert out._version == version + 1
+    # a saved input modified in place after the op: backward refuses
+    a = x.clone()
+    y = ops.softsign(a)
+    ops.softsign_(a)
+    _raises(lambda: y.sum().backward(), "modified by an inplace operation")
+    # the view op: a view of its base; the gradient flows through it
+    base = torch.randn(3, 4, dtype=torch.float64)
+    view = ops.narrow_last(base, 2)
+    assert view._is_view() and view._base is base
+    assert torch.autograd.gradcheck(lambda t: ops.narrow_last(t, 2), (x,))
+
+    def through_view(t: torch.Tensor) -> torch.Tensor:
+        b = t.clone()
+        ops.narrow_last(b, 2).mul_(2)  # an in-place op on the view rebases the base's history
+        return b
+
+    assert torch.autograd.gradcheck(through_view, (x,))
+    with torch.autograd._force_original_view_tracking(True):  # views replayed by our ViewFunc
+        assert torch.autograd.gradcheck(through_view, (x,))
+    # a Tensor[] view: every element is a view, and an in-place op on one is refused
+    assert all(p._is_view() and p._base is base for p in ops.chunks(base, 2))
+    parts = ops.chunks(x.clone(), 2)
+    _raises(lambda: parts[0].mul_(2), "view")
+    print("RUNTIME-OK")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

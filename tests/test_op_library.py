@@ -1,0 +1,328 @@
+"""What an op library registers besides its Autograd kernels: RegisterSchema.cpp and ADInplaceOrViewType_<k>.cpp.
+
+Plans and text from small yaml files; the new files compile against the stub headers (which
+must stay warning-free); ``generate --line-directives`` maps formula errors to the yaml; the
+files survive incremental runs.  The slow tests link the sample's whole output (plus two view
+ops) into a shared library with ``-Wl,--no-undefined`` against the torch wheel, and run it in a
+torch process: gradients, version counters, views, and a wrong formula that gradcheck catches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vtgen_build.emit.files import family, shard_of
+from vtgen_build.emit.schema import register_schema
+from vtgen_build.generate import GenerateOptions, generate
+from vtgen_build.inputs import Inputs
+from vtgen_build.model import load_model
+from vtgen_build.plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
+from vtgen_build.plan.kernel import build_plan
+from vtgen_build.plan.policy import load_policy
+from vtgen_build.plan.schemas import plan_schemas
+
+from .conftest import SAMPLE, CliRunner, RealYaml, YamlWriter
+
+CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
+STUBS = Path(__file__).resolve().parents[1] / "vtgen_build" / "stubs" / "include"
+PACKAGE = Path(__file__).parent / "packages" / "op_library"
+
+NATIVE = """
+- func: twist(Tensor self) -> Tensor
+  dispatch:
+    CPU: twist
+  tags: [core, fancy]
+
+- func: twist_(Tensor(a!) self) -> Tensor(a!)
+  dispatch:
+    CPU: twist_
+
+- func: twist.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU: twist_out
+
+- func: fill_both_(Tensor(a!) self, Tensor(b!) other) -> ()
+  dispatch:
+    CPU: fill_both_
+
+- func: peek(Tensor(a) self, int dim, SymInt[] size) -> Tensor(a)
+  dispatch:
+    CPU: peek
+
+- func: peek_(Tensor(a!) self, int dim, SymInt[] size) -> Tensor(a!)
+  dispatch:
+    CPU: peek_
+
+- func: pieces(Tensor(a -> *) self) -> Tensor(a)[]
+  dispatch:
+    CPU: pieces
+
+- func: mask_of(Tensor(a) self) -> Tensor(a)
+  dispatch:
+    CPU: mask_of
+"""
+
+DERIVATIVES = """
+- name: twist(Tensor self) -> Tensor
+  self: grad * 2
+
+- name: mask_of(Tensor(a) self) -> Tensor(a)
+  output_differentiability: [False]
+"""
+
+TAGS = """
+- tag: core
+  desc: PyTorch knows this one.
+- tag: fancy
+  desc: Ours only.
+- tag: inplace
+  desc: Added to in-place variants.
+- tag: out
+  desc: Added to out= variants.
+"""
+
+
+def _inputs(tmp_yaml: YamlWriter, derivatives: str = DERIVATIVES) -> Inputs:
+    return Inputs(
+        tmp_yaml("native_functions.yaml", NATIVE),
+        tmp_yaml("derivatives.yaml", derivatives),
+        tmp_yaml("tags.yaml", TAGS),
+        "myops",
+    )
+
+
+def _plans(inputs: Inputs) -> dict[str, InplaceOrViewPlan]:
+    policy = load_policy()
+    return {p.op: p for p in plan_inplace_or_view(build_plan(load_model(inputs), policy), policy)}
+
+
+def test_schema_registration_of_the_library_ops(tmp_yaml: YamlWriter) -> None:
+    model = load_model(_inputs(tmp_yaml))
+    text = register_schema(plan_schemas(model.native_functions, load_policy()))
+    assert text.count("TORCH_LIBRARY(myops, m) {") == 1
+    assert '  m.def("twist(Tensor self) -> Tensor", {at::Tag::core});  // not a PyTorch tag: fancy' in text
+    assert '  m.def("twist_(Tensor(a!) self) -> Tensor(a!)", {at::Tag::inplace});' in text
+    assert '  m.def("twist.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", {at::Tag::out});' in text
+    assert text.count("m.def(") == len(model.native_functions)
+
+
+def test_aten_schemas_are_left_to_libtorch(tmp_yaml: YamlWriter) -> None:
+    native = tmp_yaml("aten.yaml", "- func: sin(Tensor self) -> Tensor\n  dispatch:\n    CPU: sin\n")
+    model = load_model(Inputs(native, tmp_yaml("d.yaml", "- name: sin(Tensor self) -> Tensor\n  self: grad\n")))
+    text = register_schema(plan_schemas(model.native_functions, load_policy()))
+    assert "TORCH_LIBRARY(" not in text and "nothing to register" in text
+
+
+def test_inplace_out_and_view_plans(tmp_yaml: YamlWriter) -> None:
+    plans = _plans(_inputs(tmp_yaml))
+    assert set(plans) == {"twist_", "twist.out", "peek", "peek_", "pieces", "mask_of"}  # fill_both_ returns nothing
+    assert plans["twist_"].bumped == ("self",) and plans["twist_"].view is None
+    assert plans["twist.out"].bumped == ("out",)
+    assert plans["peek_"].view is None  # the in-place variant of a view mutates
+    peek, pieces, mask = (plans[op].view for op in ("peek", "pieces", "mask_of"))
+    assert peek is not None and (peek.base, peek.differentiable, peek.multi_output) == ("self", True, False)
+    assert pieces is not None and pieces.multi_output
+    assert mask is not None and not mask.differentiable  # output_differentiability: [False]
+
+
+def _compile(source: Path, *include: Path) -> subprocess.CompletedProcess[str]:
+    assert CXX is not None
+    flags = ["-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", *(f"-I{d}" for d in include)]
+    return subprocess.run([CXX, *flags, str(source)], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_new_files_compile_against_the_stubs_without_warnings(tmp_yaml: YamlWriter, tmp_path: Path) -> None:
+    inputs = _inputs(tmp_yaml)
+    out = tmp_path / "out"
+    generate(inputs, GenerateOptions(str(out), shards=2, namespace="myops", stub_decls=True))
+    sources = [out / "RegisterSchema.cpp", out / "ADInplaceOrViewType_0.cpp", out / "ADInplaceOrViewType_1.cpp"]
+    assert "ViewFunc" in "".join(s.read_text() for s in sources)
+    for source in sources:  # the stubs on -I, not -isystem: a warning in them fails too
+        done = _compile(source, out, STUBS)
+        assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_line_directives_point_a_compiler_error_at_the_yaml(
+    tmp_yaml: YamlWriter, tmp_path: Path, run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inputs = _inputs(tmp_yaml, DERIVATIVES.replace("grad * 2", "grad.no_such_method()"))
+    args = ["--native-functions", inputs.native_functions, "--derivatives", inputs.derivatives]
+    args += ["--tags", str(inputs.tags), "--namespace", "myops", "--shards", "1", "--stub-decls"]
+    plain, lined, again = tmp_path / "plain", tmp_path / "lined", tmp_path / "again"
+    assert run_cli("generate", *args, "--out", str(plain)).code == 0
+    assert "#line" not in (plain / "Functions_0.cpp").read_text()
+    assert run_cli("generate", *args, "--line-directives", "--out", str(lined)).code == 0
+    done = _compile(lined / "Functions_0.cpp", lined, STUBS)
+    line = DERIVATIVES.strip().split("\n").index("  self: grad * 2") + 1
+    assert re.search(rf"^{re.escape(inputs.derivatives)}:{line}:\d+: error:", done.stderr, re.M), done.stderr
+    monkeypatch.chdir(tmp_path)  # another working directory, the same (absolute) inputs: the same bytes
+    assert run_cli("generate", *args, "--line-directives", "--out", str(again)).code == 0
+    for name in ("Functions_0.cpp", "VariableType_0.cpp"):
+        assert (lined / name).read_bytes() == (again / name).read_bytes()
+
+
+def test_incremental_runs_keep_the_new_files(tmp_yaml: YamlWriter) -> None:
+    inputs = _inputs(tmp_yaml)
+    options = GenerateOptions(str(Path(inputs.derivatives).parent / "out"), shards=2, namespace="myops")
+    first = generate(inputs, options)
+    kept = {"RegisterSchema.cpp", "ADInplaceOrViewType_0.cpp", "ADInplaceOrViewType_1.cpp"}
+    assert kept <= set(first.written)
+    Path(inputs.derivatives).write_text(Path(inputs.derivatives).read_text().replace("grad * 2", "grad * 3"))
+    edited = generate(inputs, options)
+    assert edited.mode == "incremental" and not kept & set(edited.written) and kept <= set(edited.outputs)
+    Path(inputs.derivatives).write_text(Path(inputs.derivatives).read_text().replace("[False]", "[True]"))
+    view_edit = generate(inputs, options)  # a view's differentiability decides its ADInplaceOrView kernel
+    assert view_edit.mode == "full" and any("view op" in e for e in view_edit.explanations)
+    assert "is_bw_differentiable */ true" in "".join(
+        (Path(options.out_dir) / name).read_text() for name in kept if name.startswith("AD")
+    )
+
+
+# -- real torch: link and run ------------------------------------------------------------------
+def _torch_dir() -> Path:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None:
+        pytest.skip("torch is not installed")
+    return Path(spec.origin).parent
+
+
+def _torch_flags(torch_dir: Path) -> list[str]:
+    code = "import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))"
+    abi = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    include = torch_dir / "include"
+    return ["-std=c++17", "-fPIC", "-O0", "-fvisibility=hidden", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+            f"-isystem{include}", f"-isystem{include / 'torch/csrc/api/include'}"]  # fmt: skip
+
+
+def _link(out: Path, objects: Path, name: str) -> Path:
+    """Compile every generated unit (objects reused by content) plus the test's CPU kernels and helpers."""
+    assert CXX is not None
+    torch_dir = _torch_dir()
+    flags = [*_torch_flags(torch_dir), f"-I{out}", f"-I{SAMPLE / 'include'}"]
+    sources = [*sorted(out.glob("*.cpp")), PACKAGE / "helpers.cpp", PACKAGE / "cpu.cpp"]
+    built = []
+    for source in sources:
+        key = hashlib.sha256(" ".join(flags).encode() + source.read_bytes() + b"".join(
+            h.read_bytes() for h in sorted(out.glob("*.h")))).hexdigest()[:16]  # fmt: skip
+        obj = objects / f"{source.stem}-{key}.o"
+        if not obj.is_file():
+            subprocess.run(["nice", CXX, *flags, "-c", str(source), "-o", str(obj)], check=True)
+        built.append(str(obj))
+    library = objects / f"lib{name}.so"
+    lib = torch_dir / "lib"
+    link = ["-shared", "-fvisibility=hidden", "-Wl,-Bsymbolic", "-Wl,--no-undefined", f"-L{lib}",
+            "-ltorch_cpu", "-lc10", "-ltorch", f"-Wl,-rpath,{lib}"]  # fmt: skip
+    done = subprocess.run([CXX, "-o", str(library), *built, *link], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr  # an undefined symbol names what the generated code still needs
+    return library
+
+
+def _sample_with_views(root: Path, softsign_formula: str | None = None) -> Inputs:
+    root.mkdir(parents=True, exist_ok=True)
+    native = (SAMPLE / "native_functions.yaml").read_text() + (PACKAGE / "extra_native_functions.yaml").read_text()
+    derivatives = (SAMPLE / "derivatives.yaml").read_text() + (PACKAGE / "extra_derivatives.yaml").read_text()
+    if softsign_formula is not None:
+        derivatives = re.sub(
+            r"(?m)^(  self: )softsign_backward\(grad, self\)$", rf"\g<1>{softsign_formula}", derivatives
+        )
+    (root / "native_functions.yaml").write_text(native)
+    (root / "derivatives.yaml").write_text(derivatives)
+    shutil.copy(SAMPLE / "tags.yaml", root / "tags.yaml")
+    return Inputs(str(root / "native_functions.yaml"), str(root / "derivatives.yaml"), str(root / "tags.yaml"),
+                  "vtsample")  # fmt: skip
+
+
+def _generate_sample(inputs: Inputs, out: Path) -> None:
+    helpers = ("vtsample/helpers.h",), ("torch::autograd::generated::details",)
+    generate(inputs, GenerateOptions(str(out), 2, "vtsample", *helpers, line_directives=True))
+
+
+@pytest.fixture(scope="session")
+def objects(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("op_library_objects")
+
+
+@pytest.fixture(scope="session")
+def sample_library(tmp_path_factory: pytest.TempPathFactory, objects: Path) -> Path:
+    root = tmp_path_factory.mktemp("op_library")
+    _generate_sample(_sample_with_views(root / "yaml"), root / "out")
+    return _link(root / "out", objects, "vtsample_views")
+
+
+def _run(library: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    script = PACKAGE / "runtime_checks.py"
+    return subprocess.run([sys.executable, str(script), str(library), *args], capture_output=True, text=True,
+                          check=False, timeout=300)  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_whole_output_links_with_no_undefined_and_runs(sample_library: Path) -> None:
+    done = _run(sample_library)
+    assert done.returncode == 0 and "RUNTIME-OK" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_a_wrong_formula_fails_gradcheck(tmp_path: Path, sample_library: Path, objects: Path) -> None:
+    assert "GRADCHECK True" in _run(sample_library, "gradcheck").stdout
+    inputs = _sample_with_views(tmp_path / "yaml", "softsign_backward(grad, self) * 2")  # a wrong factor
+    _generate_sample(inputs, tmp_path / "out")
+    done = _run(_link(tmp_path / "out", objects, "vtsample_wrong"), "gradcheck")
+    assert "GRADCHECK False" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_an_aten_inplace_or_view_shard_compiles_against_the_real_headers(real_yaml: RealYaml, tmp_path: Path) -> None:
+    """The shard holding transpose (views with replay functions, in-place and out= variants) of the real yaml."""
+    assert CXX is not None
+    out = tmp_path / "out"
+    generate(real_yaml.inputs, GenerateOptions(str(out)))
+    source = out / f"ADInplaceOrViewType_{shard_of(family('transpose'), 10)}.cpp"
+    assert "transpose_int_ViewFunc" in source.read_text()
+    warnings = ["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
+    command = ["nice", CXX, *_torch_flags(_torch_dir()), "-fsyntax-only", *warnings, str(source)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_every_aten_inplace_or_view_shard_compiles_against_the_stubs(real_yaml: RealYaml, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    generate(real_yaml.inputs, GenerateOptions(str(out), shards=4, stub_decls=True))
+    for k in range(4):
+        done = _compile(out / f"ADInplaceOrViewType_{k}.cpp", out, STUBS)
+        assert done.returncode == 0, done.stderr
+
+
+def test_the_tags_we_register_are_at_tag_values() -> None:
+    """The policy's tag list, the stub enum and (when torch is installed) the real enum agree."""
+
+    def enum(path: Path) -> set[str]:
+        body = re.search(r"enum class Tag \{(.*?)\};", path.read_text(), re.S)
+        assert body is not None, path
+        return {name.strip() for name in body.group(1).split(",") if name.strip()}
+
+    assert enum(STUBS / "ATen/core/enum_tag.h") == set(load_policy().pytorch_tags)
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.origin is not None:
+        real = Path(spec.origin).parent / "include/torch/headeronly/core/enum_tag.h"
+        if real.is_file():
+            assert enum(real) == set(load_policy().pytorch_tags)
