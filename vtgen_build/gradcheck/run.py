@@ -200,6 +200,8 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
     records = _run_child(torch, build, bases, out_ops, options, work) if build.registered else []
-    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, time.perf_counter() - start)
+    autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
+    seconds = time.perf_counter() - start
+    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
     store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
     return report
