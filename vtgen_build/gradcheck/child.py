@@ -179,8 +179,13 @@ def _samples(opinfo: Any, dtype: Any, variant: str, limit: int) -> list[Any]:
     return out
 
 
-def _check(opinfo: Any, kind: str, variant: str, dtype: Any, limit: int) -> dict[str, Any]:
-    """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable."""
+def _check(
+    opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters, hit: set[str]
+) -> dict[str, Any]:
+    """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable.
+
+    ``hit`` collects the ops whose kernels gradcheck entered (not the making of the samples).
+    """
     ran = 0
     for i, sample in enumerate(_samples(opinfo, dtype, variant, limit)):
         if variant == "inplace":
@@ -190,25 +195,29 @@ def _check(opinfo: Any, kind: str, variant: str, dtype: Any, limit: int) -> dict
                     opinfo.inplace_variant(sample.input.detach().clone(), *sample.args, **sample.kwargs)
             except Exception:
                 continue
+        before = counters.snapshot()
         try:
             _run_sample(opinfo, kind, variant, sample)
         except Timeout:
             raise
         except Exception as exc:
+            hit |= counters.entered(before)
             message = " ".join(str(exc).split())[:600] or type(exc).__name__
             positions = _grad_positions((sample.input, *sample.args))
             return {"status": "failed", "sample": i, "message": message, "positions": positions}
+        hit |= counters.entered(before)
         ran += 1
     return {"status": "passed", "samples": ran} if ran else {"status": "not run", "why": "no usable sample"}
 
 
-def _entry_ops(opinfo: Any, counters: Counters, out_ops: set[str]) -> dict[str, list[str]]:
+def _entry_ops(opinfo: Any, counters: Counters, out_ops: set[str], autograd_ops: set[str]) -> dict[str, list[str]]:
     """Our registered ops an OpInfo calls directly, per variant (none: a composite of others).
 
-    out= overloads do not count: an OpInfo's function and in-place variants never call them.
+    out= overloads do not count: an OpInfo's function and in-place variants never call them; nor do
+    kernels registered for another key than Autograd (AutogradNestedTensor): dense samples miss them.
     """
     base = opinfo.aten_name or opinfo.name
-    ops = [op for op in counters.ops if op not in out_ops]
+    ops = [op for op in counters.ops if op not in out_ops and op in autograd_ops]
     return {
         "function": [op for op in ops if op.split(".")[0] == base],
         "inplace": [op for op in ops if op.split(".")[0] == base + "_"],
@@ -221,7 +230,7 @@ def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any]) -> dict
     dtypes = [getattr(torch, d) for d in request["dtypes"]]
     checks: list[dict[str, Any]] = []
     entered: set[str] = set()
-    direct = _entry_ops(opinfo, counters, set(request["out_ops"]))
+    direct = _entry_ops(opinfo, counters, set(request["out_ops"]), set(request["autograd_ops"]))
     for test, classes, kind, variant in CHECKS:
         supported = opinfo.supported_backward_dtypes("cpu") if kind != "forward" else opinfo.supported_dtypes("cpu")
         for dtype in dtypes:
@@ -231,9 +240,8 @@ def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any]) -> dict
             if why:
                 checks.append({**row, "status": "not run", "why": why})
                 continue
-            before = counters.snapshot()
-            result = _check(opinfo, kind, variant, dtype, request["max_samples"])
-            hit = counters.entered(before)
+            hit: set[str] = set()
+            result = _check(opinfo, kind, variant, dtype, request["max_samples"], counters, hit)
             entered |= hit
             mine = direct[variant]
             result["ours_ran"] = bool(hit & set(mine)) if mine else bool(hit)

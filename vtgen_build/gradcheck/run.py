@@ -119,6 +119,7 @@ def _run_child(
         done_entries = [str(r.get("entry")) for r in read_results(results) if "entry" in r]
         request = {
             "out_ops": out_ops,
+            "autograd_ops": sorted({r.op for r in build.registered if r.key == "Autograd"}),
             "library": str(build.path),
             "ops": ops,
             "dtypes": list(options.dtypes),
