@@ -64,6 +64,7 @@ def _places() -> dict[str, FormulaPlaces]:
     return {
         "xlogy.Tensor": FormulaPlaces(
             ("self", "other"),
+            False,
             (),
             ((("self",), Location(y, 1007)), (("other",), Location(y, 1008))),
             (Location(y, 1009),),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import signal
 import sys
 import warnings
@@ -38,9 +39,24 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise Timeout()
 
 
+def load_library(path: str) -> ctypes.CDLL:
+    """dlopen the library with lazy binding, which registers its kernels.
+
+    Code the linker kept but nothing registered reaches may call helpers libtorch does not
+    export; with lazy binding they are looked up only if called, which they never are.
+    (``torch.ops.load_library`` binds every symbol at once.)
+    """
+    libc = ctypes.CDLL(None)
+    libc.dlopen.restype, libc.dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
+    libc.dlerror.restype = ctypes.c_char_p
+    handle = libc.dlopen(path.encode(), os.RTLD_LAZY | os.RTLD_LOCAL)
+    if not handle:
+        raise OSError(f"cannot load {path}: {(libc.dlerror() or b'').decode()}")
+    return ctypes.CDLL(path, handle=handle)
+
+
 class Counters:
-    def __init__(self, path: str) -> None:
-        lib = ctypes.CDLL(path)
+    def __init__(self, lib: ctypes.CDLL) -> None:
         lib.vtgen_gradcheck_op.restype = ctypes.c_char_p
         lib.vtgen_gradcheck_hits.restype = ctypes.c_longlong
         self.lib = lib
@@ -80,7 +96,7 @@ def _supports(opinfo: Any, kind: str, variant: str) -> str | None:
     if variant == "inplace":
         if opinfo.inplace_variant is None:
             return "no inplace variant"
-        if kind != "forward" and not opinfo.supports_inplace_autograd:
+        if not opinfo.supports_inplace_autograd:
             return "supports_inplace_autograd is False"
     return None
 
@@ -96,17 +112,44 @@ def _grad_positions(args: tuple[Any, ...]) -> list[int]:
     return positions
 
 
+def _flatten(args: tuple[Any, ...]) -> tuple[list[Any], list[int]]:
+    """Tensor lists spread into their tensors (gradcheck differentiates top-level tensors only).
+
+    The second list holds, per argument, its length when it was a list, else -1.
+    """
+    import torch
+
+    flat: list[Any] = []
+    lengths: list[int] = []
+    for a in args:
+        is_list = isinstance(a, (list, tuple)) and bool(a) and all(isinstance(t, torch.Tensor) for t in a)
+        lengths.append(len(a) if is_list else -1)
+        flat += list(a) if is_list else [a]
+    return flat, lengths
+
+
+def _unflatten(flat: tuple[Any, ...], lengths: list[int]) -> list[Any]:
+    out: list[Any] = []
+    at = 0
+    for n in lengths:
+        out.append(list(flat[at : at + n]) if n >= 0 else flat[at])
+        at += max(n, 1) if n >= 0 else 1
+    return out
+
+
 def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any) -> None:
     import torch
 
     op = opinfo.get_op() if variant == "function" else opinfo.inplace_variant
+    flat, lengths = _flatten((sample.input, *sample.args))
 
     def call(*inputs: Any) -> Any:
+        args = _unflatten(inputs, lengths)
         if variant == "inplace":
-            inputs = (inputs[0].clone(), *inputs[1:])
-        return sample.output_process_fn_grad(opinfo.gradcheck_wrapper(op, *inputs, **sample.kwargs))
+            args[0] = args[0].clone()
+        return sample.output_process_fn_grad(opinfo.gradcheck_wrapper(op, *args, **sample.kwargs))
 
-    args = (sample.input, *sample.args)
+    args = tuple(flat)
     fast = True if opinfo.gradcheck_fast_mode is None else opinfo.gradcheck_fast_mode
     common = {"nondet_tol": opinfo.gradcheck_nondet_tol, "fast_mode": fast, "check_batched_grad": False}
     if kind == "backward":
@@ -136,8 +179,13 @@ def _samples(opinfo: Any, dtype: Any, variant: str, limit: int) -> list[Any]:
     return out
 
 
-def _check(opinfo: Any, kind: str, variant: str, dtype: Any, limit: int) -> dict[str, Any]:
-    """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable."""
+def _check(
+    opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters, hit: set[str]
+) -> dict[str, Any]:
+    """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable.
+
+    ``hit`` collects the ops whose kernels gradcheck entered (not the making of the samples).
+    """
     ran = 0
     for i, sample in enumerate(_samples(opinfo, dtype, variant, limit)):
         if variant == "inplace":
@@ -147,24 +195,32 @@ def _check(opinfo: Any, kind: str, variant: str, dtype: Any, limit: int) -> dict
                     opinfo.inplace_variant(sample.input.detach().clone(), *sample.args, **sample.kwargs)
             except Exception:
                 continue
+        before = counters.snapshot()
         try:
             _run_sample(opinfo, kind, variant, sample)
         except Timeout:
             raise
         except Exception as exc:
+            hit |= counters.entered(before)
             message = " ".join(str(exc).split())[:600] or type(exc).__name__
             positions = _grad_positions((sample.input, *sample.args))
             return {"status": "failed", "sample": i, "message": message, "positions": positions}
+        hit |= counters.entered(before)
         ran += 1
     return {"status": "passed", "samples": ran} if ran else {"status": "not run", "why": "no usable sample"}
 
 
-def _entry_ops(opinfo: Any, counters: Counters) -> dict[str, list[str]]:
-    """Our registered ops an OpInfo calls directly, per variant (none: a composite of others)."""
+def _entry_ops(opinfo: Any, counters: Counters, out_ops: set[str], autograd_ops: set[str]) -> dict[str, list[str]]:
+    """Our registered ops an OpInfo calls directly, per variant (none: a composite of others).
+
+    out= overloads do not count: an OpInfo's function and in-place variants never call them; nor do
+    kernels registered for another key than Autograd (AutogradNestedTensor): dense samples miss them.
+    """
     base = opinfo.aten_name or opinfo.name
+    ops = [op for op in counters.ops if op not in out_ops and op in autograd_ops]
     return {
-        "function": [op for op in counters.ops if op.split(".")[0] == base],
-        "inplace": [op for op in counters.ops if op.split(".")[0] == base + "_"],
+        "function": [op for op in ops if op.split(".")[0] == base],
+        "inplace": [op for op in ops if op.split(".")[0] == base + "_"],
     }
 
 
@@ -174,7 +230,7 @@ def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any]) -> dict
     dtypes = [getattr(torch, d) for d in request["dtypes"]]
     checks: list[dict[str, Any]] = []
     entered: set[str] = set()
-    direct = _entry_ops(opinfo, counters)
+    direct = _entry_ops(opinfo, counters, set(request["out_ops"]), set(request["autograd_ops"]))
     for test, classes, kind, variant in CHECKS:
         supported = opinfo.supported_backward_dtypes("cpu") if kind != "forward" else opinfo.supported_dtypes("cpu")
         for dtype in dtypes:
@@ -184,9 +240,8 @@ def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any]) -> dict
             if why:
                 checks.append({**row, "status": "not run", "why": why})
                 continue
-            before = counters.snapshot()
-            result = _check(opinfo, kind, variant, dtype, request["max_samples"])
-            hit = counters.entered(before)
+            hit: set[str] = set()
+            result = _check(opinfo, kind, variant, dtype, request["max_samples"], counters, hit)
             entered |= hit
             mine = direct[variant]
             result["ours_ran"] = bool(hit & set(mine)) if mine else bool(hit)
@@ -231,11 +286,11 @@ def main(argv: list[str]) -> int:
         return 0
     with open(argv[1], encoding="utf-8") as f:
         request = json.load(f)
-    import torch
+    import torch  # noqa: F401  (libtorch must be loaded before the library that links it)
 
     warnings.filterwarnings("ignore")
-    torch.ops.load_library(request["library"])  # type: ignore[no-untyped-call]  # prints "Overriding a previously registered kernel": expected
-    counters = Counters(request["library"])
+    # PyTorch prints "Overriding a previously registered kernel" here: expected, that is the point
+    counters = Counters(load_library(request["library"]))
     from torch.testing._internal.common_methods_invocations import op_db
 
     wanted = set(request["ops"]) if request["ops"] is not None else None

@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import store
 from ..errors import Location
 from ..inputs import Inputs
+from ..model.schema import SchemaKind
 
 __all__ = ["FormulaPlaces", "formula_places"]
 
@@ -22,6 +23,7 @@ class FormulaPlaces:
     """One op: its positional argument names and the places of its formulas."""
 
     arguments: tuple[str, ...]
+    out: bool  # an out= overload (OpInfo's function variants never call one)
     keywords: tuple[str, ...]  # keyword-only and out= argument names
     backward: tuple[tuple[tuple[str, ...], Location], ...]  # (inputs a formula computes, where)
     forward: tuple[Location, ...]
@@ -58,6 +60,7 @@ def _plan_places(inputs: Inputs) -> dict[str, store.JSON]:
             continue
         table[k.op] = {
             "arguments": [a.name for a in args.positional],
+            "out": k.function.kind is SchemaKind.out,
             "keywords": [a.name for a in (*args.kwarg_only, *args.out)],
             "backward": [[list(b.var_names), b.location.file, b.location.line] for b in info.backward] if info else [],
             "forward": [[f.location.file, f.location.line] for f in info.forward] if info else [],
@@ -87,6 +90,7 @@ def _decode(row: store.JSON) -> FormulaPlaces | None:
         assert isinstance(args, list) and isinstance(kws, list) and isinstance(bw, list) and isinstance(fw, list)
         return FormulaPlaces(
             tuple(str(a) for a in args),
+            row["out"] is True,
             tuple(str(a) for a in kws),
             tuple((tuple(str(n) for n in _list(b[0])), _location(b[1:])) for b in bw if isinstance(b, list)),
             tuple(_location(f) for f in fw if isinstance(f, list)),
@@ -100,11 +104,11 @@ def formula_places(inputs: Inputs, cache_dir: Path) -> dict[str, FormulaPlaces]:
     """Op (``sin``, ``add.Tensor``) → its argument names and where its formulas are, for every kernel."""
     record = cache_dir / "formulas.json"
     digest = _digest(inputs)
-    data = store.read(record, "formula_places")
+    data = store.read(record, "formula_places_v2")
     if not (isinstance(data, dict) and data.get("inputs") == digest and isinstance(data.get("ops"), dict)):
         data = {"inputs": digest, "ops": _plan_places(inputs)}
         record.parent.mkdir(parents=True, exist_ok=True)
-        store.write(record, "formula_places", data)
+        store.write(record, "formula_places_v2", data)
     ops = data["ops"]
     assert isinstance(ops, dict)
     return {op: p for op, row in ops.items() if (p := _decode(row)) is not None}

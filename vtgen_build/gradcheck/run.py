@@ -104,7 +104,12 @@ def _schema_problems(
 
 
 def _run_child(
-    torch: TorchInstall, build: LibraryBuild, ops: list[str] | None, options: GradcheckOptions, work: Path
+    torch: TorchInstall,
+    build: LibraryBuild,
+    ops: list[str] | None,
+    out_ops: list[str],
+    options: GradcheckOptions,
+    work: Path,
 ) -> list[dict[str, object]]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
     results = work / "results.jsonl"
@@ -113,6 +118,8 @@ def _run_child(
     while True:
         done_entries = [str(r.get("entry")) for r in read_results(results) if "entry" in r]
         request = {
+            "out_ops": out_ops,
+            "autograd_ops": sorted({r.op for r in build.registered if r.key == "Autograd"}),
             "library": str(build.path),
             "ops": ops,
             "dtypes": list(options.dtypes),
@@ -192,7 +199,10 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     bases = (
         None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
     )
-    records = _run_child(torch, build, bases, options, work) if build.registered else []
-    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, time.perf_counter() - start)
+    out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
+    records = _run_child(torch, build, bases, out_ops, options, work) if build.registered else []
+    autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
+    seconds = time.perf_counter() - start
+    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
     store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
     return report

@@ -133,6 +133,12 @@ def registration_unit(registrations: Sequence[Registration]) -> str:
         lines.append(f'extern "C" void {register_symbol(kernel)}(torch::Library&, const char*, {_COUNTER}*);')
     lines += [
         "",
+        "// A message formulas name that libtorch keeps to itself; data is bound when the library loads.",
+        "namespace torch::autograd::generated::details {",
+        'const char* kCudnnDoubleBackwardMsg = "double backward through a cuDNN RNN is not supported: '
+        'run its forward pass with cuDNN disabled";',
+        "} // namespace torch::autograd::generated::details",
+        "",
         "namespace {",
         f"std::atomic<long long> hits[{n + 1}];",
         f"const char* const ops[{n + 1}] = {{{''.join(json.dumps(r.op) + ', ' for r in registrations)}nullptr}};",
