@@ -210,14 +210,25 @@ def _check(
     return {"status": "passed", "samples": ran} if ran else {"status": "not run", "why": "no usable sample"}
 
 
+def _shadowed(op: str) -> bool:
+    """torch has a CompositeImplicitAutograd kernel for ``op``: it wins over an Autograd kernel."""
+    import torch
+
+    try:
+        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{op}", "CompositeImplicitAutograd"))
+    except RuntimeError:
+        return False
+
+
 def _entry_ops(opinfo: Any, counters: Counters, out_ops: set[str], autograd_ops: set[str]) -> dict[str, list[str]]:
     """Our registered ops an OpInfo calls directly, per variant (none: a composite of others).
 
     out= overloads do not count: an OpInfo's function and in-place variants never call them; nor do
-    kernels registered for another key than Autograd (AutogradNestedTensor): dense samples miss them.
+    kernels registered for another key than Autograd (AutogradNestedTensor): dense samples miss them;
+    nor ops torch implements as CompositeImplicitAutograd, whose kernel the dispatcher prefers.
     """
     base = opinfo.aten_name or opinfo.name
-    ops = [op for op in counters.ops if op not in out_ops and op in autograd_ops]
+    ops = [op for op in counters.ops if op not in out_ops and op in autograd_ops and not _shadowed(op)]
     return {
         "function": [op for op in ops if op.split(".")[0] == base],
         "inplace": [op for op in ops if op.split(".")[0] == base + "_"],
