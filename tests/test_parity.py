@@ -12,7 +12,7 @@ from vtgen_build.model import Model
 from vtgen_build.plan.infos import DerivativeInfo
 from vtgen_build.plan.inplace_or_view import plan_inplace_or_view
 from vtgen_build.plan.kernel import KernelPlan, Plan, build_plan
-from vtgen_build.plan.policy import load_policy
+from vtgen_build.plan.policy import Policy, load_policy
 from vtgen_build.plan.values import saved_member_type
 
 pytestmark = pytest.mark.torch
@@ -32,14 +32,19 @@ def test_registrations_and_kinds_match_torchgen(plan: Plan) -> None:
     assert ours == theirs
 
 
-def test_inplace_or_view_registrations_and_treatment_match_torchgen(plan: Plan) -> None:
-    """The same ops get an ADInplaceOrView kernel, each bumping the same outputs or making the same view."""
-    ours = {
+def inplace_or_view_treatment(plan: Plan, policy: Policy) -> dict[str, tuple[object, ...]]:
+    """op -> its ADInplaceOrView treatment, spelled as ``torchgen_facts.inplace_or_view()`` spells it."""
+    return {
         p.op: ("mutation", p.bumped)
         if p.view is None
         else ("view", p.view.base, p.view.differentiable, p.view.multi_output, p.view.metadata_change)
-        for p in plan_inplace_or_view(plan, load_policy())
+        for p in plan_inplace_or_view(plan, policy)
     }
+
+
+def test_inplace_or_view_registrations_and_treatment_match_torchgen(plan: Plan) -> None:
+    """The same ops get an ADInplaceOrView kernel, each bumping the same outputs or making the same view."""
+    ours = inplace_or_view_treatment(plan, load_policy())
     theirs = facts.inplace_or_view()
     assert len(theirs) == 1093
     assert sum(t[0] == "view" for t in theirs.values()) == 39

@@ -30,7 +30,7 @@ from vtgen_build.plan.kernel import Plan, build_plan
 from vtgen_build.plan.policy import load_policy, policy_for
 from vtgen_build.target import resolve_target
 
-from .test_parity import _members
+from .test_parity import _members, inplace_or_view_treatment
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -117,6 +117,18 @@ def test_registrations_nodes_and_members_match_torchgen_2_14(plan_2_14: Plan, fa
 def test_complex_checks_match_torchgen_2_14(plan_2_14: Plan, facts_2_14: dict[str, Any]) -> None:
     ours = {(k.op, k.dispatch_key): sorted(k.complex_checked) for k in plan_2_14.kernels if k.kind == "kernel"}
     assert ours == _keyed(facts_2_14["complex_checked"])
+
+
+def test_inplace_or_view_registrations_and_treatment_match_torchgen_2_14(
+    plan_2_14: Plan, facts_2_14: dict[str, Any]
+) -> None:
+    """The same ops get an ADInplaceOrView kernel, each bumping the same outputs or making the same view."""
+    ours = json.loads(json.dumps(inplace_or_view_treatment(plan_2_14, load_policy(release="2.14"))))
+    theirs = facts_2_14["inplace_or_view"]
+    differ = sorted(op for op in ours.keys() | theirs.keys() if ours.get(op) != theirs.get(op))
+    assert not differ, [(op, ours.get(op), theirs.get(op)) for op in differ[:5]]
+    assert len(theirs) == 1095  # 1093 on 2.13 (2.14: +3 out= kernels, cholesky.out gone)
+    assert sum(t[0] == "view" for t in theirs.values()) == 39  # as on 2.13
 
 
 def test_compiled_autograd_members_match_torchgen_2_14(plan_2_14: Plan, facts_2_14: dict[str, Any]) -> None:

@@ -517,6 +517,7 @@ def release_facts() -> dict[str, object]:
         "compiled_autograd": {n: [list(x) for x in v] for n, v in sorted(compiled_autograd().items())},
         "complex_checked": keyed({k: sorted(v) for k, v in complex_checked().items()}),
         "node_creation_hooks": keyed({k: [list(f), last] for k, (f, last) in node_creation_hooks().items()}),
+        "inplace_or_view": {op: list(t) for op, t in sorted(inplace_or_view().items())},
     }
 
 
