@@ -76,7 +76,7 @@ def test_nothing_changed_compiles_nothing(run_cli: CliRunner, warm: tuple[Path, 
     again = run_cli(*_args(root, out))
     assert again.code == 0, again.err[-3000:]
     assert _compiled(again) == [] and len(_cached(again)) == _UNITS
-    assert "4 translation units (4 unchanged)" in again.out
+    assert "7 translation units (7 unchanged)" in again.out
     forced = run_cli(*_args(root, out, "--no-cache"))
     assert forced.code == 0 and len(_compiled(forced)) == _UNITS
 
@@ -157,7 +157,7 @@ def test_kill_9_during_a_check_leaves_a_usable_cache(tmp_path: Path) -> None:
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(_cached(CliResult(0, done.stdout, ""))) >= 1
-    assert len(_compiled(CliResult(0, done.stdout, ""))) <= 3
+    assert len(_compiled(CliResult(0, done.stdout, ""))) <= _UNITS - 1
 
 
 # -- defects: every unit compiled, no silent compiler fallback, no false FAILED on Ctrl-C ------------

@@ -1,6 +1,6 @@
 """CMake integration: ``find_package(vtgen_build)`` and ``vtgen_generate()``, configured and built for real.
 
-The consumer is a copy of ``sample_project/`` (two shards, so four translation units)
+The consumer is a copy of ``sample_project/`` (two shards, so seven translation units)
 built with Ninja and with Unix Makefiles.  What the build did is read from its log:
 the custom command's comment says the generator ran, "Building CXX object …" names
 each compiled translation unit.  Everything that runs cmake is marked ``slow``.

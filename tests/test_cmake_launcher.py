@@ -19,7 +19,7 @@ def test_ccache_as_cmake_launcher_hits_on_a_rebuild(tmp_path: Path) -> None:
     env = {**_consumer_env(), "CCACHE_DIR": str(tmp_path / "ccache")}
     tree = Build(_copy_sample(tmp_path / "sample"), tmp_path / "build", "Ninja", env)
     tree.configure(
-        f"-Dvtgen_build_DIR={ROOT / 'vtgen_build' / 'cmake'}",
+        f"-Dvtgen_build_DIR={ROOT / 'cmake'}",
         f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}",
         f"-DVTSAMPLE_SHARDS={SHARDS}",
         "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache",
@@ -54,7 +54,7 @@ def test_precompile_headers_option(tmp_path: Path) -> None:
     lists.write_text(text.replace("${_vtsample_torch})", "${_vtsample_torch} PRECOMPILE_HEADERS)"), encoding="utf-8")
     tree = Build(source, tmp_path / "build", "Ninja", _consumer_env())
     tree.configure(
-        f"-Dvtgen_build_DIR={ROOT / 'vtgen_build' / 'cmake'}",
+        f"-Dvtgen_build_DIR={ROOT / 'cmake'}",
         f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}",
         f"-DVTSAMPLE_SHARDS={SHARDS}",
     )
