@@ -30,8 +30,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from common import default_root, timed  # bench/common.py (the script's own directory)
 
 SIN = ("self: grad * self.cos().conj()", "self: grad * self.cos().conj() * 2")
 SIN_AGAIN = ("self: grad * self.cos().conj() * 2", "self: grad * self.cos().conj() * 3")
@@ -45,18 +46,6 @@ PCH_GOAL = 0.4  # a real-header unit with its precompiled header warm / without 
 # torchgen's gen_autograd after the sin edit on the quiet machine the goals were set on (issue 14):
 # a loaded machine scales the goals by torchgen's time in this run over this one
 TORCHGEN_QUIET_S = 5.4
-
-
-def _default_root() -> str:
-    import torchgen
-
-    return os.path.dirname(torchgen.__file__)
-
-
-def _timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
-    start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    return time.perf_counter() - start, done
 
 
 def _ok(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
@@ -87,43 +76,43 @@ def _torchgen_after_edit(root: Path, work: Path) -> float:
     native = root / "packaged" / "ATen" / "native"
     cmd = [sys.executable, "-m", "torchgen.packaged.autograd.gen_autograd"]
     cmd += [str(native / "native_functions.yaml"), str(native / "tags.yaml"), str(work / "tg_out"), str(autograd)]
-    seconds, done = _timed(cmd)
+    seconds, done = timed(cmd)
     _ok(done)
     return seconds
 
 
 def _stubs_loop(base: list[str], out: Path, derivatives: Path, jobs: int) -> list[tuple[str, float, str]]:
     rows: list[tuple[str, float, str]] = []
-    seconds, done = _timed([*base, "-j", str(jobs)])
+    seconds, done = timed([*base, "-j", str(jobs)])
     rows.append(("cold full check (stubs)", seconds, f"-j {jobs}, {len(_compiled(_ok(done)))} units compiled"))
     noop = []
     for _ in range(3):
-        seconds, done = _timed(base)
+        seconds, done = timed(base)
         noop.append(seconds)
         _ok(done)
     rows.append(("full check, nothing changed", statistics.median(noop), f"{len(_compiled(done))} compiled"))
     before = _units(out)
     _edit(derivatives, SIN)
-    seconds, done = _timed([*base, "-j", str(jobs)])
+    seconds, done = timed([*base, "-j", str(jobs)])
     after = _units(out)
     changed = sorted(n for n in after if before.get(n) != after[n])
     compiled = _compiled(_ok(done))
     exact = "exactly the changed units" if compiled == changed else f"changed {changed}"
     rows.append(("full check after one formula edit", seconds, f"compiled {compiled}: {exact}"))
     _edit(derivatives, SIN_AGAIN)
-    seconds, done = _timed([*base, "--changed"])
+    seconds, done = timed([*base, "--changed"])
     rows.append(("check --changed after one edit", seconds, f"compiled {_compiled(_ok(done))}"))
     return rows
 
 
 def _real_rows(base: list[str], out: Path, include: Path, cxx: str) -> list[tuple[str, float, str]]:
     real = [*base, "--torch-include", str(include), "--op", "sin"]
-    without, _ = _timed([*real, "--no-pch", "--no-cache"])
+    without, _ = timed([*real, "--no-pch", "--no-cache"])
     _ok(subprocess.run(real, capture_output=True, text=True, check=False))  # builds the precompiled header
-    warm, done = _timed([*real, "--no-cache"])
+    warm, done = timed([*real, "--no-cache"])
     _ok(done)
     shim = out / ".vtgen-check" / "real" / "shim"
-    shard, done = _timed(
+    shard, done = timed(
         [
             cxx,
             "-std=c++17",
@@ -151,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-real", action="store_true", help="skip the real-header rows")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    root = Path(args.pytorch_root or _default_root())
+    root = Path(args.pytorch_root or default_root())
     include = root.parent / "torch" / "include"
     rows: list[tuple[str, float, str]] = []
     with tempfile.TemporaryDirectory(prefix="vtgen-bench-check-") as tmp:

@@ -17,26 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def _default_root() -> str:
-    import torchgen
-
-    return os.path.dirname(torchgen.__file__)
-
-
-def _timed(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
-    start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    return time.perf_counter() - start, done
+from common import default_root, timed  # bench/common.py (the script's own directory)
 
 
 def _copy_inputs(root: Path, tmp: Path) -> Path:
@@ -60,7 +47,7 @@ def _shard_seconds(out: Path, root: Path) -> float:
     include = root.parent / "torch/include"
     flags = _include_flags(out, CheckOptions(torch_include=str(include)))
     cmd = [find_compiler(), "-std=c++17", "-fsyntax-only", "-w", *flags, str(out / "VariableType_0.cpp")]
-    seconds, done = _timed(cmd)
+    seconds, done = timed(cmd)
     if done.returncode != 0:
         raise SystemExit(f"the reference compile failed:\n{done.stderr[-2000:]}")
     return seconds
@@ -71,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pytorch-root", default=None, help="an installed torchgen package (default: this one)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    root = Path(args.pytorch_root or _default_root())
+    root = Path(args.pytorch_root or default_root())
     with tempfile.TemporaryDirectory(prefix="vtgen-bench-gradcheck-") as tmp_dir:
         tmp = Path(tmp_dir)
         derivatives = _copy_inputs(root, tmp / "src")
@@ -79,12 +66,12 @@ def main(argv: list[str] | None = None) -> int:
         base = [sys.executable, "-m", "vtgen_build", "check", "--pytorch-root", str(tmp / "src"), "--out", str(out)]
         results: dict[str, float] = {}
         for step, extra in (("cold", ["--op", "sin"]), ("warm", ["--op", "sin"])):
-            results[step], done = _timed([*base, "--gradcheck", *extra])
+            results[step], done = timed([*base, "--gradcheck", *extra])
             if done.returncode != 0:
                 raise SystemExit(f"{step}: {done.stdout[-2000:]}{done.stderr[-2000:]}")
         text = derivatives.read_text(encoding="utf-8")
         derivatives.write_text(text.replace("  self: grad * self.cos().conj()", "  self: self.cos().conj() * grad", 1))
-        results["edit"], done = _timed([*base, "--gradcheck", "--changed"])
+        results["edit"], done = timed([*base, "--gradcheck", "--changed"])
         if done.returncode != 0:
             raise SystemExit(f"edit: {done.stdout[-2000:]}{done.stderr[-2000:]}")
         compiled = re.search(r"\((\d+) units, (\d+) compiled now", done.stdout)

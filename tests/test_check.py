@@ -6,7 +6,6 @@ import importlib.util
 import os
 import re
 import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,20 +89,17 @@ def test_broken_forward_formula_is_reported_at_its_yaml_line(run_cli: CliRunner,
     assert "sym_sizess" in result.err
 
 
-def test_op_compiles_one_small_unit_quickly(run_cli: CliRunner, tmp_path: Path) -> None:
+def test_op_compiles_one_small_unit(run_cli: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "check"
     args = _sample_args(tmp_path, out)
     assert run_cli(*args, "--op", "stack_mean").code == 0  # generates, then checks the op alone
-    start = time.perf_counter()
     result = run_cli(*args, "--op", "stack_mean", "--op", "soft_quantize")
-    seconds = time.perf_counter() - start
     assert result.code == 0, result.err[-3000:]
     assert re.search(r"^\[1/1\] ops\.cpp: ok", result.out, re.M), result.out
     assert "2 ops" in result.out
     unit = (out / ".vtgen-check" / "ops.cpp").read_text()
     assert "StackMeanBackward0::apply" in unit and "SoftQuantizeBackward0::apply" in unit
     assert "TopkAbsBackward0::apply" not in unit
-    assert seconds < 10, f"--op took {seconds:.1f}s"  # ~1.5 s on an idle 2-core machine (bench/bench_check.py)
 
 
 def test_unknown_op_is_an_error_with_a_suggestion(run_cli: CliRunner, tmp_path: Path) -> None:
