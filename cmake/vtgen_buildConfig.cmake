@@ -53,7 +53,8 @@
 #   OUTPUT_DIR (Functions.h, Functions_<k>.h) on its include path (PUBLIC) and links
 #   vtgen::stub_aten -- or, with USE_TORCH, the `torch_cpu` and `c10` targets of
 #   find_package(Torch) (Torch_DIR is taken from the generator's Python,
-#   torch.utils.cmake_prefix_path, when unset).  With USE_TORCH the target also
+#   torch.utils.cmake_prefix_path, when unset), and the code follows that torch's
+#   release (`--torch-version <major>.<minor>`).  With USE_TORCH the target also
 #   gets hidden visibility (unless it sets CXX_VISIBILITY_PRESET itself) and, when
 #   it is a SHARED or MODULE library on Linux, `-Wl,-Bsymbolic -Wl,--no-undefined`:
 #   the generated Node classes share names with libtorch's own, and must bind to
@@ -449,6 +450,12 @@ function(vtgen_generate target)
        --line-directives --depfile "${depfile}" --stamp "${stamp}")
   if(NOT arg_USE_TORCH)
     list(APPEND command --stub-decls)  # the op declarations the stub headers include
+  else()
+    # The code follows the semantics of the torch it is built against (its release's rules and lists).
+    _vtgen_find_torch("${python}")
+    if(Torch_VERSION MATCHES "^([0-9]+)\\.([0-9]+)")
+      list(APPEND command --torch-version "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+    endif()
   endif()
 
   # Everything that shapes the output but is not a file the generator reads

@@ -281,6 +281,13 @@ def test_use_torch(tmp_path: Path) -> None:
     assert "-fvisibility=hidden" in ninja and "-fvisibility-inlines-hidden" in ninja
     assert "-Wl,-Bsymbolic" in ninja and "-Wl,--no-undefined" in ninja
     assert "libtorch_cpu.so" in ninja and "libc10.so" in ninja
+    # The generated code follows the release of the torch found (its major.minor).
+    import torch
+
+    release = ".".join(torch.__version__.split(".")[:2])
+    assert f"--torch-version {release}" in ninja, [
+        line for line in ninja.splitlines() if "vtgen_build generate" in line
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
