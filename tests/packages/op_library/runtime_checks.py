@@ -20,13 +20,10 @@ def _raises(fn: object, needle: str) -> None:
         raise SystemExit(f"no error containing {needle!r}")
 
 
-def main(library: str, what: str = "all") -> None:
+def main(library: str) -> None:
     torch.ops.load_library(library)
     ops = torch.ops.vtsample
     x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
-    if what == "gradcheck":
-        print("GRADCHECK", torch.autograd.gradcheck(ops.softsign, (x,), raise_exception=False))
-        return
     assert torch.autograd.gradcheck(ops.softsign, (x,))
     # in-place and out=: the ADInplaceOrView kernels bump the version counter
     c = torch.randn(3)
