@@ -42,10 +42,10 @@ def _copy_inputs(root: Path, tmp: Path) -> Path:
 
 def _shard_seconds(out: Path, root: Path) -> float:
     """One real-header -fsyntax-only compile of VariableType_0.cpp with the include flags check uses."""
-    from vtgen_build.check import CheckOptions, _include_flags, find_compiler
+    from vtgen_build.check import CheckOptions, find_compiler, include_flags
 
     include = root.parent / "torch/include"
-    flags = _include_flags(out, CheckOptions(torch_include=str(include)))
+    flags = include_flags(out, CheckOptions(torch_include=str(include)))
     cmd = [find_compiler(), "-std=c++17", "-fsyntax-only", "-w", *flags, str(out / "VariableType_0.cpp")]
     seconds, done = timed(cmd)
     if done.returncode != 0:

@@ -54,7 +54,11 @@ __all__ = [
     "UnitResult",
     "default_check_dir",
     "find_compiler",
+    "include_flags",
+    "op_digests",
     "run_check",
+    "select_ops",
+    "with_node_includes",
 ]
 
 STUB_INCLUDE = Path(__file__).resolve().parent / "stubs" / "include"
@@ -146,7 +150,7 @@ def _include(path: Path) -> str:
     return '#include "' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"\n'
 
 
-def _include_flags(out: Path, options: CheckOptions) -> list[str]:
+def include_flags(out: Path, options: CheckOptions) -> list[str]:
     """``-I``/``-isystem`` flags: our Functions.h shadows PyTorch's, headers we did not write are system."""
     mode = "real" if options.torch_include else "stubs"
     shim = out / WORK / mode / "shim"  # found first: the generated Functions.h under PyTorch's name
@@ -182,7 +186,7 @@ def _include_flags(out: Path, options: CheckOptions) -> list[str]:
 _NODE_INCLUDE = re.compile(r'^#include "Functions_\d+\.h"$')
 
 
-def _with_node_includes(prelude: str, headers: Iterable[str]) -> str:
+def with_node_includes(prelude: str, headers: Iterable[str]) -> str:
     """``prelude`` including exactly ``headers`` (the ``Functions_<k>.h`` declaring the Nodes needed)."""
     lines = prelude.split("\n")
     wanted = [f'#include "{h}"' for h in sorted(set(headers))]
@@ -208,7 +212,7 @@ def _partial_unit(index: OutputIndex, ops: Iterable[str]) -> str:
             continue
         unit = index.units[blocks[0].unit]
         parts.append(f"#line 1 {json.dumps(str(index.out_dir / unit.name))}")
-        parts.append(_with_node_includes(unit.prelude, (index.header_of_node[n] for n in nodes)))
+        parts.append(with_node_includes(unit.prelude, (index.header_of_node[n] for n in nodes)))
         parts.append(_UNREGISTERED)
         for b in blocks:
             parts.append(f"#line {b.first} {json.dumps(str(index.out_dir / b.unit))}\n{b.text}")
@@ -246,7 +250,7 @@ def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, .
     return h.hexdigest()
 
 
-def _op_digests(index: OutputIndex, out: Path) -> dict[str, str]:
+def op_digests(index: OutputIndex, out: Path) -> dict[str, str]:
     headers: dict[str, str] = {}  # Node -> its struct declaration
     for name, spans in index.node_spans.items():
         lines = (out / name).read_text(encoding="utf-8").split("\n")
@@ -278,7 +282,7 @@ def _settings(out: Path, options: CheckOptions) -> Settings:
     return Settings(
         compiler,
         options.std or default_std(include),
-        tuple(_include_flags(out, options)),
+        tuple(include_flags(out, options)),
         out / WORK,
         launcher,
         options.jobs,
@@ -314,9 +318,9 @@ class _LazyIndex:
             return self.index
 
     def digests(self) -> dict[str, str]:
-        """The digest of each op's code (``_op_digests``), computed once."""
+        """The digest of each op's code (``op_digests``), computed once."""
         if self.op_digests is None:
-            self.op_digests = _op_digests(self.get(), self.out)
+            self.op_digests = op_digests(self.get(), self.out)
         return self.op_digests
 
     def formula_after(self, path: str, line: int) -> tuple[str, int] | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import store
-from ..check import CheckOptions, _include_flags, _op_digests, find_compiler, select_ops
+from ..check import CheckOptions, find_compiler, include_flags, op_digests, select_ops
 from ..check_index import OutputIndex, read_index
 from ..errors import VtgenError
 from ..generate import GenerateOptions, generate
@@ -182,9 +182,9 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
         manual_header_file=options.manual_header_file,
     )
     settings = BuildSettings(
-        find_compiler(options.cxx), torch, work, extra_flags=tuple(_include_flags(out, check)), jobs=options.jobs
+        find_compiler(options.cxx), torch, work, extra_flags=tuple(include_flags(out, check)), jobs=options.jobs
     )
-    digests = _op_digests(index, out)
+    digests = op_digests(index, out)
     state_file = work / "state.json"
     state_data = store.read(state_file, "gradcheck_state")
     state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}

@@ -78,9 +78,9 @@ def _register(kernel: str) -> str:
 
 
 def _node_includes(prelude: str, headers: Iterable[str]) -> str:
-    from ..check import _with_node_includes  # the check build's own helper for a partial unit
+    from ..check import with_node_includes  # the check build's own helper for a partial unit
 
-    return _with_node_includes(prelude, headers)
+    return with_node_includes(prelude, headers)
 
 
 def _blocks(index: OutputIndex, blocks: Sequence[Block]) -> list[str]:
