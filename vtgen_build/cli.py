@@ -307,6 +307,8 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="build the ops against an installed torch and run its OpInfo gradient checks")  # fmt: skip
     r.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
     r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
+    r.add_argument("--no-bind-hidden", dest="bind_hidden", action="store_false",
+                   help="leave out kernels calling helpers libtorch hides, instead of calling libtorch's own copies")  # fmt: skip
     check.set_defaults(run=_run_check)
 
 

@@ -55,6 +55,16 @@ def load_library(path: str) -> ctypes.CDLL:
     return ctypes.CDLL(path, handle=handle)
 
 
+def hidden_status(lib: ctypes.CDLL) -> str:
+    """"ok" when every hidden libtorch helper the library calls was bound at load (or there is none)."""
+    try:
+        status = lib.vtgen_gradcheck_hidden_status
+    except AttributeError:
+        return "ok"
+    status.restype = ctypes.c_char_p
+    return str(status().decode())
+
+
 class Counters:
     def __init__(self, lib: ctypes.CDLL) -> None:
         lib.vtgen_gradcheck_op.restype = ctypes.c_char_p
@@ -301,7 +311,12 @@ def main(argv: list[str]) -> int:
 
     warnings.filterwarnings("ignore")
     # PyTorch prints "Overriding a previously registered kernel" here: expected, that is the point
-    counters = Counters(load_library(request["library"]))
+    library = load_library(request["library"])
+    status = hidden_status(library)
+    if status != "ok":
+        print(f"vtgen-build: error: libtorch's hidden helpers could not be bound: {status}", file=sys.stderr)
+        return 3
+    counters = Counters(library)
     from torch.testing._internal.common_methods_invocations import op_db
 
     wanted = set(request["ops"]) if request["ops"] is not None else None

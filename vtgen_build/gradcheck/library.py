@@ -14,11 +14,13 @@ from ..check_index import OutputIndex
 from ..errors import VtgenError
 from ..torchlib import BuildSettings, compile_objects, exported_symbols, link_library, unlinkable_roots
 from ..torchlib.build import CompiledUnit
+from ..torchlib.hidden import STATUS_SYMBOL, HiddenLookup, binding_unit, find_hidden
+from ..torchlib.symbols import demangle
 from .units import Registration, kernel_units, register_symbol, registration_unit
 
 __all__ = ["LibraryBuild", "build_library"]
 
-EXPORTED = ("vtgen_gradcheck_count", "vtgen_gradcheck_op", "vtgen_gradcheck_hits")
+EXPORTED = ("vtgen_gradcheck_count", "vtgen_gradcheck_op", "vtgen_gradcheck_hits", STATUS_SYMBOL)
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class LibraryBuild:
     units: int
     linked: bool
     seconds: float
+    bound: tuple[str, ...] = ()  # libtorch's hidden helpers the kept kernels call (demangled)
 
 
 def _first_error(diagnostics: str) -> str:
@@ -37,56 +40,115 @@ def _first_error(diagnostics: str) -> str:
     return (lines or diagnostics.splitlines()[:1] or ["(no output)"])[0].strip()
 
 
-def _unlinkable(settings: BuildSettings, objects: Sequence[CompiledUnit], kernels: Sequence[str]) -> dict[str, str]:
-    """Kernel → the hidden torch symbols it needs, cached by the objects' digests."""
+def _analysis_key(settings: BuildSettings, parts: Sequence[object]) -> str:
     libs = settings.torch.libraries
-    key = hashlib.sha256(
-        json.dumps(
-            [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in libs] + [u.digest for u in objects]
-        ).encode()
-    ).hexdigest()[:24]
-    record = settings.cache_dir / "analysis" / f"{key}.json"
-    cached = store.read(record, "unlinkable")
-    if isinstance(cached, dict) and all(isinstance(v, str) for v in cached.values()):
-        known = {str(k): str(v) for k, v in cached.items()}
-        if all(k in known or k not in kernels for k in known):
-            return {k: v for k, v in known.items() if k in set(kernels)}
-    exported = exported_symbols(libs)
+    files = [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in libs]
+    return hashlib.sha256(json.dumps([files, *parts]).encode()).hexdigest()[:24]
+
+
+def _hidden_needs(
+    settings: BuildSettings, objects: Sequence[CompiledUnit], kernels: Sequence[str]
+) -> dict[str, tuple[str, ...]]:
+    """Kernel → the mangled torch symbols it needs that no torch library exports (cached by content).
+
+    An empty tuple: the kernel's code is in no object.
+    """
+    record = settings.cache_dir / "analysis" / f"{_analysis_key(settings, [u.digest for u in objects])}.json"
+    cached = store.read(record, "hidden_needs")
+    if isinstance(cached, dict) and all(isinstance(v, list) for v in cached.values()):
+        known = {str(k): tuple(map(str, v)) for k, v in cached.items() if isinstance(v, list)}
+        return {k: v for k, v in known.items() if k in set(kernels)}
+    exported = exported_symbols(settings.torch.libraries)
     roots = {register_symbol(k): k for k in kernels}
     found = unlinkable_roots([u.object for u in objects if u.object is not None], roots, exported)
-    result = {k: ", ".join(e.missing) if e.missing else "its code was not compiled" for k, e in found.items()}
+    result = {k: e.symbols for k, e in found.items()}
     record.parent.mkdir(parents=True, exist_ok=True)
-    store.write(record, "unlinkable", dict(result))
+    store.write(record, "hidden_needs", {k: list(v) for k, v in result.items()})
     return result
 
 
-def build_library(index: OutputIndex, registrations: Sequence[Registration], settings: BuildSettings) -> LibraryBuild:
-    """One shared library registering every op of ``registrations`` that compiles and links."""
+def _lookup(settings: BuildSettings, wanted: Sequence[str], bind: bool) -> HiddenLookup:
+    """Which hidden symbols can be called in the installed libtorch (cached per library files)."""
+    if not bind:
+        return HiddenLookup((), tuple((s, "binding hidden helpers is off (--no-bind-hidden)") for s in wanted))
+    record = settings.cache_dir / "analysis" / f"hidden-{_analysis_key(settings, wanted)}.json"
+    cached = HiddenLookup.from_json(store.read(record, "hidden_lookup"))
+    if cached is not None:
+        return cached
+    found = find_hidden(settings.torch.libraries, wanted)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    store.write(record, "hidden_lookup", found.to_json())
+    return found
+
+
+def _unbound_reasons(needs: dict[str, tuple[str, ...]], lookup: HiddenLookup) -> dict[str, str]:
+    """Kernel → why it cannot be linked: the hidden symbols it needs that cannot be bound."""
+    bound = lookup.names()
+    reasons: dict[str, str] = {}
+    for kernel, symbols in needs.items():
+        if not symbols:
+            reasons[kernel] = "its code was not compiled"
+            continue
+        missing = [s for s in symbols if s not in bound]
+        if missing:
+            shown = demangle(missing)
+            why = [f"{name} ({lookup.why(s) or 'not bound'})" for name, s in zip(shown, missing, strict=True)]
+            reasons[kernel] = "needs symbols libtorch does not export: " + ", ".join(why)
+    return reasons
+
+
+def _compile_failures(index: OutputIndex, units: Sequence[CompiledUnit], kernels: Sequence[str], version: str) -> dict[str, str]:
+    bad: dict[str, str] = {}
+    for u in units:
+        if u.object is None:
+            why = f"does not compile against torch {version}: {_first_error(u.diagnostics)}"
+            bad.update((k, why) for k in kernels if index.kernels[k].unit.removesuffix(".cpp") == u.name)
+    return bad
+
+
+def _binding(settings: BuildSettings, lookup: HiddenLookup, needed: set[str]) -> list[CompiledUnit]:
+    """The compiled trampolines of the hidden helpers ``needed`` (none: no unit)."""
+    functions = [f for f in lookup.bound if f.mangled in needed]
+    if not functions:
+        return []
+    unit = compile_objects(settings, [("vtgen_hidden", binding_unit(functions))])
+    if unit[0].object is None:
+        raise VtgenError(f"the unit binding libtorch's hidden helpers does not compile:\n{unit[0].diagnostics[:4000]}")
+    return unit
+
+
+def build_library(
+    index: OutputIndex, registrations: Sequence[Registration], settings: BuildSettings, bind_hidden: bool = True
+) -> LibraryBuild:
+    """One shared library registering every op of ``registrations`` that compiles and links.
+
+    A kernel calling helpers libtorch hides is linked to libtorch's own copies when its
+    symbol table has them (``bind_hidden``); otherwise it is left out, with the reason.
+    """
     start = time.perf_counter()
     if not registrations:
         raise VtgenError("no op with an Autograd kernel selected")
     kernels = list(dict.fromkeys(r.kernel for r in registrations))
     units = compile_objects(settings, kernel_units(index, kernels))
-    excluded: dict[str, str] = {}
-    bad_kernels: dict[str, str] = {}
-    for u in units:
-        if u.object is None:
-            why = f"does not compile against torch {settings.torch.version}: {_first_error(u.diagnostics)}"
-            bad_kernels.update((k, why) for k in kernels if index.kernels[k].unit.removesuffix(".cpp") == u.name)
+    bad_kernels = _compile_failures(index, units, kernels, settings.torch.version)
     ok_units = [u for u in units if u.object is not None]
-    linkable = [k for k in kernels if k not in bad_kernels]
-    hidden = _unlinkable(settings, ok_units, linkable)
-    bad_kernels.update((k, f"needs symbols libtorch does not export: {why}") for k, why in hidden.items())
+    needs = _hidden_needs(settings, ok_units, [k for k in kernels if k not in bad_kernels])
+    lookup = _lookup(settings, sorted({s for symbols in needs.values() for s in symbols}), bind_hidden)
+    bad_kernels.update(_unbound_reasons(needs, lookup))
+    excluded: dict[str, str] = {}
     for r in registrations:
         if r.kernel in bad_kernels:
             excluded.setdefault(r.op, bad_kernels[r.kernel])
-    bad_ops = {op for op, _ in excluded.items()}
-    kept = tuple(r for r in registrations if r.op not in bad_ops)
+    kept = tuple(r for r in registrations if r.op not in excluded)
+    needed = {s for r in kept for s in needs.get(r.kernel, ())}
+    extra = _binding(settings, lookup, needed)
     reg = compile_objects(settings, [("vtgen_registrations", registration_unit(kept))])
     if reg[0].object is None:
         raise VtgenError(f"the registration unit does not compile:\n{reg[0].diagnostics[:4000]}")
-    path, linked = link_library(settings, [*ok_units, *reg], EXPORTED, "vtgen_gradcheck")
-    compiled = sum(u.compiled for u in (*units, *reg))
+    path, linked = link_library(settings, [*ok_units, *extra, *reg], EXPORTED, "vtgen_gradcheck")
+    compiled = sum(u.compiled for u in (*units, *extra, *reg))
+    bound = tuple(sorted(demangle(sorted(needed))))
+    seconds = time.perf_counter() - start
     return LibraryBuild(
-        path, kept, tuple(sorted(excluded.items())), compiled, len(units) + 1, linked, time.perf_counter() - start
+        path, kept, tuple(sorted(excluded.items())), compiled, len(units) + 1 + len(extra), linked, seconds, bound
     )

@@ -161,6 +161,8 @@ class Report:
                 f"vtgen-build check --gradcheck: library of {len(b.registered)} kernels "
                 f"({b.units} units, {b.compiled} compiled now, {cached}); total {self.seconds:.1f}s"
             )
+            if b.bound:
+                lines.append(f"  calling {len(b.bound)} helpers libtorch hides, bound from its symbol table")
         p = self.passed
         lines.append(
             f"OpInfo entries run: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "

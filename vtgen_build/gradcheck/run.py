@@ -41,6 +41,7 @@ class GradcheckOptions:
     dtypes: tuple[str, ...] = ("float64", "complex128")
     max_samples: int = 0  # 0: every sample of an OpInfo
     timeout: int = 300  # seconds per OpInfo entry
+    bind_hidden: bool = True  # call libtorch's hidden helpers through its symbol table
     progress: bool = False
 
 
@@ -194,7 +195,7 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     places = formula_places(inputs, work)
     problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
     usable = [r for r in regs if r.op not in problems]
-    build = build_library(index, usable, settings)
+    build = build_library(index, usable, settings, options.bind_hidden)
     excluded = {**problems, **dict(build.excluded)}
     bases = (
         None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})

@@ -28,6 +28,7 @@ _TORCH_SYMBOL = re.compile(r"_Z(?:T[VIS]|GV)?N[KVrRO]*(?:5torch|2at|3c10|6caffe2
 class Excluded:
     root: str
     missing: tuple[str, ...]  # demangled names of the symbols it needs that torch does not export
+    symbols: tuple[str, ...] = ()  # the same, mangled
 
 
 def exported_symbols(libraries: Iterable[Path]) -> frozenset[str]:
@@ -155,5 +156,5 @@ def unlinkable_roots(
             continue
         missing = sorted(_reach(graph, node, exported))
         if missing:
-            found[label] = Excluded(label, tuple(demangle(missing)))
+            found[label] = Excluded(label, tuple(demangle(missing)), tuple(missing))
     return found
