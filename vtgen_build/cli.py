@@ -308,7 +308,7 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
     r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
     r.add_argument("--no-bind-hidden", dest="bind_hidden", action="store_false",
-                   help="leave out kernels calling helpers libtorch hides, instead of calling libtorch's own copies")  # fmt: skip
+                   help="leave out kernels calling helpers libtorch hides (default: call libtorch's)")  # fmt: skip
     check.set_defaults(run=_run_check)
 
 

@@ -56,7 +56,7 @@ def load_library(path: str) -> ctypes.CDLL:
 
 
 def hidden_status(lib: ctypes.CDLL) -> str:
-    """"ok" when every hidden libtorch helper the library calls was bound at load (or there is none)."""
+    """ "ok" when every hidden libtorch helper the library calls was bound at load (or there is none)."""
     try:
         status = lib.vtgen_gradcheck_hidden_status
     except AttributeError:

@@ -97,7 +97,9 @@ def _unbound_reasons(needs: dict[str, tuple[str, ...]], lookup: HiddenLookup) ->
     return reasons
 
 
-def _compile_failures(index: OutputIndex, units: Sequence[CompiledUnit], kernels: Sequence[str], version: str) -> dict[str, str]:
+def _compile_failures(
+    index: OutputIndex, units: Sequence[CompiledUnit], kernels: Sequence[str], version: str
+) -> dict[str, str]:
     bad: dict[str, str] = {}
     for u in units:
         if u.object is None:

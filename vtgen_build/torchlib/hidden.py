@@ -12,7 +12,8 @@ helpers, with no copy of their code:
   such function, only data, several candidates, not x86-64);
 * ``binding_unit`` writes a translation unit that defines each bound name as a
   two-instruction trampoline jumping through a slot, and a load-time constructor that
-  fills the slots with ``load base + address`` once the first bytes there equal the
+  fills the slots with ``load base + address`` (the base of the library already
+loaded under that name) once the first bytes there equal the
   bytes the file held at build time.  A slot that cannot be filled keeps a function
   that throws, so a kernel never jumps into the wrong code; the library exports
   ``vtgen_gradcheck_hidden_status()`` saying what happened.
@@ -27,7 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["HiddenFunction", "HiddenLookup", "STATUS_SYMBOL", "binding_unit", "find_hidden"]
+from ..store import JSON
+
+__all__ = ["STATUS_SYMBOL", "HiddenFunction", "HiddenLookup", "binding_unit", "find_hidden"]
 
 STATUS_SYMBOL = "vtgen_gradcheck_hidden_status"
 
@@ -58,8 +61,8 @@ class HiddenLookup:
     def why(self, mangled: str) -> str | None:
         return next((w for m, w in self.unbound if m == mangled), None)
 
-    def to_json(self) -> list[list[object]]:
-        rows: list[list[object]] = [[f.mangled, f.library, f.address, f.head.hex()] for f in self.bound]
+    def to_json(self) -> list[JSON]:
+        rows: list[JSON] = [[f.mangled, f.library, f.address, f.head.hex()] for f in self.bound]
         return rows + [[m, w] for m, w in self.unbound]
 
     @classmethod
@@ -210,18 +213,20 @@ _BINDER = """
 namespace {
 const char* vtgen_status = "no helper bound yet";
 
-int vtgen_find_base(dl_phdr_info* info, size_t, void* data) {
-  auto* lib = static_cast<VtgenLib*>(data);
-  const char* slash = std::strrchr(info->dlpi_name, '/');
-  const char* file = slash ? slash + 1 : info->dlpi_name;
-  if (std::strcmp(file, lib->name) != 0) return 0;
-  lib->base = info->dlpi_addr;
-  return 1;
+// The load base of a library already loaded (as a dependency of this one, or earlier).
+bool vtgen_find_base(VtgenLib& lib) {
+  void* handle = dlopen(lib.name, RTLD_LAZY | RTLD_NOLOAD);
+  link_map* map = nullptr;
+  if (handle == nullptr) return false;
+  bool found = dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr;
+  if (found) lib.base = map->l_addr;
+  dlclose(handle);
+  return found;
 }
 
 __attribute__((constructor)) void vtgen_bind_hidden() {
   for (auto& lib : vtgen_libs) {
-    if (dl_iterate_phdr(vtgen_find_base, &lib) == 0) { vtgen_status = "a torch library is not loaded"; return; }
+    if (!vtgen_find_base(lib)) { vtgen_status = "a torch library is not loaded"; return; }
   }
   for (unsigned i = 0; i < sizeof(vtgen_fns) / sizeof(vtgen_fns[0]); ++i) {
     const VtgenFn& fn = vtgen_fns[i];
