@@ -80,13 +80,19 @@ def keep_original_self(k: KernelPlan) -> list[str]:
     return [f"if ({flags}) {{", "  if (!original_self.has_value()) original_self = self.clone();", "}"]
 
 
-def tangent_binding(name: str, zeros: str, wrapped: bool, source: str | None = None) -> list[str]:
-    """``name_t``: the tangent of ``source`` (default: ``name``), zeros when it has none."""
+def tangent_binding(
+    name: str, zeros: str, wrapped: bool, source: str | None = None, maybe_unused: bool = False
+) -> list[str]:
+    """``name_t``: the tangent of ``source`` (default: ``name``), zeros when it has none.
+
+    ``maybe_unused``: a formula rewritten to read ``original_self_t`` may not read ``name_t``.
+    """
     source = source or name
+    mark = "[[maybe_unused]] " if maybe_unused else ""
     lines = [
         f"auto {name}_t_raw = tangent_of({source});",
         f"auto {name}_tensor = value_of({source});",
-        f"auto {name}_t = ({name}_t_raw.defined() || !{name}_tensor.defined())",
+        f"{mark}auto {name}_t = ({name}_t_raw.defined() || !{name}_tensor.defined())",
         f"  ? {name}_t_raw : at::{zeros}({name}_tensor.sym_sizes(), {name}_tensor.options());",
     ]
     return [*lines, f"keep_wrapped_number({name}_tensor, {name}_t);"] if wrapped else lines
@@ -95,10 +101,14 @@ def tangent_binding(name: str, zeros: str, wrapped: bool, source: str | None = N
 def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
     inplace = k.function.kind is SchemaKind.inplace
     lines: list[str] = []
+    rewritten = inplace and fw.required_original_self  # self_t and self_p may then go unread
     for name in _inputs(k, fw.required_tangents):
         own = inplace and name == "self"
-        lines += tangent_binding(name, "zeros_symint" if own else "_efficientzerotensor_symint", not own)
-    lines += [f"auto {n}_p = primal_of({n});" for n in _inputs(k, fw.required_primals)]
+        zeros = "zeros_symint" if own else "_efficientzerotensor_symint"
+        lines += tangent_binding(name, zeros, not own, maybe_unused=own and rewritten)
+    for n in _inputs(k, fw.required_primals):
+        mark = "[[maybe_unused]] " if rewritten and n == "self" else ""
+        lines.append(f"{mark}auto {n}_p = primal_of({n});")
     if fw.required_original_self:
         lines += tangent_binding("original_self", "_efficientzerotensor_symint", False)
         lines.append("auto original_self_p = primal_of(original_self);")
