@@ -1,6 +1,6 @@
 """Wrong formulas that compile: plain ``check`` passes them, ``check --gradcheck`` fails at their line.
 
-Thirteen realistic edits, each on its own op, go into ONE copy of the real yaml;
+Fourteen realistic edits, each on its own op, go into ONE copy of the real yaml;
 one plain ``check`` of those ops and one ``check --gradcheck`` run (session
 fixtures) serve every parametrized assertion.
 """
@@ -79,6 +79,12 @@ EDITS = (
         "wrong power",
         "  self: -0.5 * grad * result.pow(3).conj()",
         "  self: -0.5 * grad * result.pow(2).conj()",
+    ),
+    Edit(
+        "atan2",
+        "a helper's operands swapped (the helper is libtorch's own, hidden, bound from its symbol table)",
+        "  self, other: atan2_backward(grad, self, other, grad_input_mask)",
+        "  self, other: atan2_backward(grad, other, self, grad_input_mask)",
     ),
 )
 
