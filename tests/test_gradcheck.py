@@ -116,7 +116,11 @@ def test_a_pass_without_our_kernel_is_an_error() -> None:
 @pytest.mark.torch
 @needs_gxx
 def test_gradcheck_of_sin_end_to_end(real_yaml: RealYaml, tmp_path: Path) -> None:
-    """Build sin's kernels against the installed torch, gradcheck them in a child, and rerun from the cache."""
+    """Build sin's and nansum's kernels against the installed torch, gradcheck them in a child, rerun cached.
+
+    nansum's formula calls ``nansum_backward``, which libtorch hides: it is bound from libtorch's
+    symbol table, and left out (listed, with the reason) when binding is off.
+    """
     args = [
         "check",
         "--pytorch-root",
@@ -126,14 +130,25 @@ def test_gradcheck_of_sin_end_to_end(real_yaml: RealYaml, tmp_path: Path) -> Non
         "--gradcheck",
         "--op",
         "sin",
+        "--op",
+        "nansum",
     ]
     run = subprocess.run([sys.executable, "-m", "vtgen_build", *args], capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "passed backward 1, forward-AD 1, gradgrad 1; failed 0" in run.stdout
-    assert "ops: passed 2, failed 0, not run 1" in run.stdout  # sin and sin_ ran; sin.out has no OpInfo
+    assert "calling 1 helpers libtorch hides, bound from its symbol table" in run.stdout
+    assert "passed backward 2, forward-AD 2, gradgrad 2; failed 0" in run.stdout
+    assert "testing an op of ours directly: backward 2, forward-AD 2, gradgrad 2" in run.stdout
+    assert "ops: passed 3, failed 0, not run 2" in run.stdout  # sin, sin_, nansum ran; the out= overloads have no OpInfo
     rows = [json.loads(line) for line in (tmp_path / ".vtgen-gradcheck/results.jsonl").read_text().splitlines()]
     checks = [c for r in rows if r.get("entry") == "sin" for c in r["checks"] if c["status"] == "passed"]
     assert {c["variant"] for c in checks} == {"function", "inplace"}
     assert all(c["ours_ran"] and c["hit"] for c in checks)  # our kernels' counters moved
+    summed = [c for r in rows if r.get("entry") == "nansum" for c in r["checks"] if c["status"] == "passed"]
+    assert summed and all(c["hit"] == ["nansum"] for c in summed)
     again = subprocess.run([sys.executable, "-m", "vtgen_build", *args], capture_output=True, text=True, check=False)
     assert again.returncode == 0 and "0 compiled now, cached" in again.stdout
+    unbound = [*args, "--no-bind-hidden"]
+    off = subprocess.run([sys.executable, "-m", "vtgen_build", *unbound], capture_output=True, text=True, check=False)
+    assert off.returncode == 0, off.stdout + off.stderr
+    assert "not run: nansum: needs symbols libtorch does not export: " in off.stdout
+    assert "nansum_backward(" in off.stdout and "binding hidden helpers is off" in off.stdout
