@@ -210,3 +210,27 @@ def test_forward_formulas_match_torchgen(plan: Plan) -> None:
     differ = sorted(key for key in theirs if ours.get(key) != theirs[key])
     assert not differ, [(key, ours.get(key), theirs[key]) for key in differ[:3]]
     assert sum(bool(f) for f, _ in ours.values()) > 700  # 721 on 2.13, 134 of them _foreach_ kernels
+
+
+def test_tangents_are_attached_after_every_formula(plan: Plan) -> None:
+    """As in torchgen: no output gets its tangent before the last forward formula ran.
+
+    linalg_lu's U formula reads the output L; had L's tangent been attached first, U's
+    tangent would itself carry one ("Setting a forward grad that itself has a forward
+    gradient"), which gradcheck's forward AD revealed.
+    """
+    from vtgen_build.emit.kernel import kernel_definition
+
+    early = []
+    multi = 0
+    for k in plan.kernels:
+        if k.kind != "kernel" or k.op.startswith("_foreach_"):
+            continue
+        lines = kernel_definition(k).splitlines()
+        formulas = [i for i, line in enumerate(lines) if "_new_fw_grad_opt = " in line and "nullopt" not in line]
+        attached = [i for i, line in enumerate(lines) if "._set_fw_grad(" in line]
+        multi += len(formulas) > 1
+        if formulas and attached and min(attached) < max(formulas):
+            early.append(k.op)
+    assert not early, early[:5]
+    assert multi >= 10  # kernels with several forward formulas: 11 on 2.13 (linalg_lu, native_group_norm, ...)

@@ -128,43 +128,55 @@ def formula_text(fw: Forward, line_directives: bool) -> str:
 
 
 def forward_formulas(k: KernelPlan, line_directives: bool = False) -> list[str]:
-    """After the call: evaluate each formula whose inputs carry a tangent, then attach the results.
+    """After the call: evaluate every formula whose inputs carry a tangent, then attach the results.
 
+    All formulas run before any tangent is attached: a formula reading another output (``L``
+    in linalg_lu's ``U`` formula) must see it without a tangent, or its result would carry one.
     ``line_directives``: compiler errors in a formula are reported at its derivatives.yaml line.
     """
-    inplace = "true" if k.function.kind is SchemaKind.inplace else "false"
-    lines: list[str] = []
+    computed: list[str] = []
+    attached: list[str] = []
     for fw in _formulas(k):
         holder = "_".join(fw.var_names) + "_new_fw_grad_opt"
-        if _is_tensor_list(fw):
-            lines += _list_output(k, fw, holder, line_directives)
-            continue
-        single = len(fw.var_names) == 1
+        computed += _computation(k, fw, holder, line_directives)
+        attached += _list_attach(fw, holder) if _is_tensor_list(fw) else _attach(k, fw, holder)
+    return computed + attached
+
+
+def _computation(k: KernelPlan, fw: Forward, holder: str, line_directives: bool) -> list[str]:
+    single = len(fw.var_names) == 1
+    if _is_tensor_list(fw):
+        value_type, guard = "::std::vector<at::Tensor>", forward_flag(fw)
+    else:
         value_type = "at::Tensor" if single else f"::std::tuple<{','.join(['at::Tensor'] * len(fw.var_names))}>"
         guard = forward_flag(fw) + (f" && ({fw.var_names[0]}.defined())" if single else "")
-        lines.append(f"::std::optional<{value_type}> {holder} = ::std::nullopt;")
-        lines.append(f"if ({guard}) {{")
-        lines += ["  " + b for b in _bindings(k, fw)]
-        lines += [f"  {holder} = {formula_text(fw, line_directives)};", "}"]
-        for i, out in enumerate(fw.var_names):
-            value = f"{holder}.value()" if single else f"std::get<{i}>({holder}.value())"
-            lines += [
-                f"if ({holder}.has_value() && {value}.defined() && {out}.defined()) {{",
-                f"  {out}._set_fw_grad({value}, /* level */ 0, /* is_inplace_op */ {inplace});",
-                "}",
-            ]
-    return lines
-
-
-def _list_output(k: KernelPlan, fw: Forward, holder: str, line_directives: bool) -> list[str]:
-    """A ``Tensor[]`` output: the formula gives one tangent per element, attached element by element."""
-    out = fw.var_names[0]
     return [
-        f"::std::optional<::std::vector<at::Tensor>> {holder} = ::std::nullopt;",
-        f"if ({forward_flag(fw)}) {{",
+        f"::std::optional<{value_type}> {holder} = ::std::nullopt;",
+        f"if ({guard}) {{",
         *("  " + b for b in _bindings(k, fw)),
         f"  {holder} = {formula_text(fw, line_directives)};",
         "}",
+    ]
+
+
+def _attach(k: KernelPlan, fw: Forward, holder: str) -> list[str]:
+    inplace = "true" if k.function.kind is SchemaKind.inplace else "false"
+    single = len(fw.var_names) == 1
+    lines: list[str] = []
+    for i, out in enumerate(fw.var_names):
+        value = f"{holder}.value()" if single else f"std::get<{i}>({holder}.value())"
+        lines += [
+            f"if ({holder}.has_value() && {value}.defined() && {out}.defined()) {{",
+            f"  {out}._set_fw_grad({value}, /* level */ 0, /* is_inplace_op */ {inplace});",
+            "}",
+        ]
+    return lines
+
+
+def _list_attach(fw: Forward, holder: str) -> list[str]:
+    """A ``Tensor[]`` output: the formula gave one tangent per element, attached element by element."""
+    out = fw.var_names[0]
+    return [
         f"if ({holder}.has_value()) {{",
         f"  const auto& tangents = {holder}.value();",
         f"  TORCH_INTERNAL_ASSERT({out}.size() == tangents.size());",
