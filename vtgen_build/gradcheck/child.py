@@ -230,19 +230,60 @@ def _shadowed(op: str) -> bool:
         return False
 
 
-def _entry_ops(opinfo: Any, counters: Counters, out_ops: set[str], autograd_ops: set[str]) -> dict[str, list[str]]:
+def _reached(opinfo: Any, variant: str, dtypes: list[Any]) -> set[str] | None:
+    """The aten ops one call of the variant reaches below autograd (its first sample); None: unknown.
+
+    CompositeImplicitAutograd ops are decomposed above that level, so an overload that merely
+    shares the OpInfo's name (``max.binary`` calls ``max.other``, which becomes ``maximum``) is
+    not in it, while an op whose Autograd kernel must run (ours, or torch's own if ours did not
+    take) is.
+    """
+    from torch.utils import _python_dispatch
+
+    mode: Any = _python_dispatch.TorchDispatchMode
+
+    class Record(mode):  # type: ignore[misc]
+        seen: set[str]
+
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            self.seen.add(str(func.name()).removeprefix("aten::"))
+            return func(*args, **(kwargs or {}))
+
+    op = opinfo.get_op() if variant == "function" else opinfo.inplace_variant
+    supported = opinfo.supported_dtypes("cpu")
+    dtype = next((d for d in dtypes if d in supported), None)
+    if op is None or dtype is None:
+        return None
+    try:
+        sample = next(iter(opinfo.sample_inputs("cpu", dtype, requires_grad=False)))
+        first = sample.input.clone() if variant == "inplace" else sample.input
+        record = Record()
+        record.seen = set()
+        with warnings.catch_warnings(), record:
+            warnings.simplefilter("ignore")
+            op(first, *sample.args, **sample.kwargs)
+    except Exception:
+        return None
+    return record.seen
+
+
+def _entry_ops(opinfo: Any, counters: Counters, request: dict[str, Any], dtypes: list[Any]) -> dict[str, list[str]]:
     """Our registered ops an OpInfo calls directly, per variant (none: a composite of others).
 
     out= overloads do not count: an OpInfo's function and in-place variants never call them; nor do
     kernels registered for another key than Autograd (AutogradNestedTensor): dense samples miss them;
-    nor ops torch implements as CompositeImplicitAutograd, whose kernel the dispatcher prefers.
+    nor ops torch implements as CompositeImplicitAutograd, whose kernel the dispatcher prefers; nor
+    overloads of the OpInfo's name that its call does not reach (``_reached``).
     """
+    out_ops, autograd_ops = set(request["out_ops"]), set(request["autograd_ops"])
     base = opinfo.aten_name or opinfo.name
     ops = [op for op in counters.ops if op not in out_ops and op in autograd_ops and not _shadowed(op)]
-    return {
-        "function": [op for op in ops if op.split(".")[0] == base],
-        "inplace": [op for op in ops if op.split(".")[0] == base + "_"],
-    }
+    found: dict[str, list[str]] = {}
+    for variant, name in (("function", base), ("inplace", base + "_")):
+        mine = [op for op in ops if op.split(".")[0] == name]
+        reached = _reached(opinfo, variant, dtypes) if mine else None
+        found[variant] = mine if reached is None else [op for op in mine if op in reached]
+    return found
 
 
 def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any]) -> dict[str, Any]:
@@ -251,7 +292,7 @@ def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any]) -> dict
     dtypes = [getattr(torch, d) for d in request["dtypes"]]
     checks: list[dict[str, Any]] = []
     entered: set[str] = set()
-    direct = _entry_ops(opinfo, counters, set(request["out_ops"]), set(request["autograd_ops"]))
+    direct = _entry_ops(opinfo, counters, request, dtypes)
     for test, classes, kind, variant in CHECKS:
         supported = opinfo.supported_backward_dtypes("cpu") if kind != "forward" else opinfo.supported_dtypes("cpu")
         for dtype in dtypes:

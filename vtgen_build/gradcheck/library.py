@@ -16,7 +16,7 @@ from ..torchlib import BuildSettings, compile_objects, exported_symbols, link_li
 from ..torchlib.build import CompiledUnit
 from ..torchlib.hidden import STATUS_SYMBOL, HiddenLookup, binding_unit, find_hidden
 from ..torchlib.symbols import demangle
-from .units import Registration, kernel_units, register_symbol, registration_unit
+from .units import PROVIDED, Registration, kernel_units, register_symbol, registration_unit
 
 __all__ = ["LibraryBuild", "build_library"]
 
@@ -53,7 +53,8 @@ def _hidden_needs(
 
     An empty tuple: the kernel's code is in no object.
     """
-    record = settings.cache_dir / "analysis" / f"{_analysis_key(settings, [u.digest for u in objects])}.json"
+    key = _analysis_key(settings, [sorted(PROVIDED), *(u.digest for u in objects)])
+    record = settings.cache_dir / "analysis" / f"{key}.json"
     cached = store.read(record, "hidden_needs")
     if isinstance(cached, dict) and all(isinstance(v, list) for v in cached.values()):
         known = {str(k): tuple(map(str, v)) for k, v in cached.items() if isinstance(v, list)}
@@ -61,7 +62,8 @@ def _hidden_needs(
     exported = exported_symbols(settings.torch.libraries)
     roots = {register_symbol(k): k for k in kernels}
     found = unlinkable_roots([u.object for u in objects if u.object is not None], roots, exported)
-    result = {k: e.symbols for k, e in found.items()}
+    needed = {k: (e.symbols, tuple(s for s in e.symbols if s not in PROVIDED)) for k, e in found.items()}
+    result = {k: rest for k, (symbols, rest) in needed.items() if rest or not symbols}
     record.parent.mkdir(parents=True, exist_ok=True)
     store.write(record, "hidden_needs", {k: list(v) for k, v in result.items()})
     return result

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..check_index import Block, OutputIndex
 
-__all__ = ["Registration", "kernel_units", "read_registrations", "register_symbol", "registration_unit"]
+__all__ = ["PROVIDED", "Registration", "kernel_units", "read_registrations", "register_symbol", "registration_unit"]
 
 _BLOCK = re.compile(r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{$")
 _IMPL = re.compile(r'^\s*m\.impl\("([^"]+)", TORCH_FN\(VariableType::(\w+)\)\);$')
@@ -51,6 +51,9 @@ def read_registrations(out: Path) -> list[Registration]:
 def register_symbol(kernel: str) -> str:
     return f"vtgen_register_{kernel}"
 
+
+# What the registration unit defines for libtorch, which keeps it (data: it cannot be bound).
+PROVIDED = frozenset({"_ZN5torch8autograd9generated7details23kCudnnDoubleBackwardMsgE"})
 
 _COUNTER = "std::atomic<long long>"
 _COUNTED = """
