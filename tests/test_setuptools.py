@@ -18,7 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.setuptools_hook import ConfigError, Settings, load_settings, read_settings
+from vtgen_build.setuptools_hook import (
+    ConfigError,
+    Settings,
+    build_release,
+    check_command,
+    load_settings,
+    read_settings,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "packages" / "setuptools_ops"
@@ -71,6 +78,8 @@ def test_unknown_key_did_you_mean_with_line(tmp_path: Path) -> None:
         ({"derivatives": "../d.yaml"}, "'derivatives': '../d.yaml' must be relative to the project"),
         ({"output-dir": "/abs"}, "'output-dir': '/abs' must be relative to the project"),
         ({"Derivatives": "d.yaml"}, "unknown key 'Derivatives'; did you mean 'derivatives'?"),
+        ({"torch-version": "1.13"}, "'torch-version': PyTorch 1.13 is older than every supported release"),
+        ({"torch-version": "latest"}, "'torch-version': 'latest' is not a PyTorch version"),
     ],
 )
 def test_bad_values(extra: dict[str, object], message: str) -> None:
@@ -84,6 +93,27 @@ def test_required_keys(missing: str) -> None:
     table = {k: v for k, v in _MINIMAL.items() if k != missing}
     with pytest.raises(ConfigError, match=f"'{missing}' is required"):
         read_settings(table)
+
+
+def test_the_target_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch-version, else the torch of the build environment (from its metadata), else 2.13; check gets it too."""
+    import importlib.metadata
+
+    assert build_release(read_settings({**_MINIMAL, "torch-version": "2.14.1"})) == "2.14"
+    versions = {"torch": "2.14.0+cpu"}
+
+    def version(name: str) -> str:
+        if name not in versions:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return versions[name]
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    settings = read_settings(_MINIMAL)
+    assert build_release(settings) == "2.14"
+    command = check_command(settings, Path("."))
+    assert command is not None and command[command.index("--torch-version") + 1] == "2.14"
+    versions.clear()  # no torch where the build runs: the stub build
+    assert build_release(settings) == "2.13"
 
 
 def test_a_single_string_is_a_list() -> None:

@@ -20,6 +20,7 @@ protocol), which
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import os
 import re
 import subprocess
@@ -36,8 +37,10 @@ from .errors import VtgenError, did_you_mean
 from .generate import MANIFEST, MAX_SHARDS, GenerateOptions, GenerateResult, generate, manifest_files
 from .model import Inputs
 from .names import identifier_problem
+from .plan.policy import DEFAULT_RELEASE
+from .target import supported_release
 
-__all__ = ["ConfigError", "Settings", "finalize_distribution_options", "read_settings"]
+__all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_options", "read_settings"]
 
 TABLE = "tool.vtgen_build"
 COMMAND = "build_vtgen"
@@ -74,6 +77,9 @@ class Settings:
     """``using-namespaces``: namespaces of the helpers, brought into scope for the formulas."""
     check: bool = True
     """``check``: compile-check the generated code after generating (``vtgen-build check``)."""
+    torch_version: str | None = None
+    """``torch-version``: the PyTorch release the code is built for (e.g. ``2.14``); default: the
+    torch installed where the build runs (read from its package metadata), else 2.13."""
 
     @staticmethod
     def key(field_name: str) -> str:
@@ -133,6 +139,11 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
             raise fail(f"'{Settings.key(name)}' is required")
     if identifier_problem(values.get("namespace", "aten")) is not None:
         raise fail(f"'namespace' must be an identifier, got {values['namespace']!r}", "namespace")
+    if "torch_version" in values:
+        try:
+            supported_release(values["torch_version"], "torch-version")
+        except VtgenError as exc:
+            raise fail(f"'torch-version': {exc.message.removeprefix('torch-version: ')}", "torch-version") from None
     for ns in values.get("using_namespaces", ()):
         if not _NAMESPACE.fullmatch(ns):
             raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name", "using-namespaces")
@@ -300,16 +311,17 @@ class build_vtgen(Command):  # type: ignore[misc]
             str(self.root / s.tags) if s.tags else None,
             s.namespace,
         )
-        options = GenerateOptions(
-            str(out),
-            s.shards,
-            s.namespace,
-            s.manual_headers,
-            s.using_namespaces,
-            line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
-            stub_decls=True,
-        )
         try:
+            options = GenerateOptions(
+                str(out),
+                s.shards,
+                s.namespace,
+                s.manual_headers,
+                s.using_namespaces,
+                line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
+                stub_decls=True,
+                release=build_release(s),
+            )
             result = generate(inputs, options)
         except VtgenError as exc:
             # `<file>:<line>: error: ...` on a line of its own (paths relative to the project),
@@ -351,6 +363,18 @@ class build_vtgen(Command):  # type: ignore[misc]
         stamp.write_text(fingerprint + "\n")
 
 
+def build_release(settings: Settings) -> str:
+    """The release the kernels are generated for: ``torch-version``, else that of the torch installed
+    in the build environment (its distribution metadata: torch is never imported), else the default."""
+    if settings.torch_version:
+        return supported_release(settings.torch_version, f"[{TABLE}] torch-version")
+    try:
+        installed = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return DEFAULT_RELEASE
+    return supported_release(installed, f"torch {installed}, installed in the build environment")
+
+
 def check_command(settings: Settings, root: Path) -> list[str] | None:
     """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check."""
     import importlib.util
@@ -370,7 +394,7 @@ def check_command(settings: Settings, root: Path) -> list[str] | None:
     ]
     if s.tags:
         command += ["--tags", s.tags]
-    command += ["--namespace", s.namespace, "--shards", str(s.shards)]
+    command += ["--namespace", s.namespace, "--shards", str(s.shards), "--torch-version", build_release(s)]
     for header in s.manual_headers:
         command += ["--manual-header", header]
     for ns in s.using_namespaces:
