@@ -31,6 +31,7 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         include_dirs=tuple(args.include_dirs),
         manual_header_file=manual,
         max_samples=args.max_samples,
+        pytorch_root=args.pytorch_root,
     )
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)

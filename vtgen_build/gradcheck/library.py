@@ -30,6 +30,7 @@ class LibraryBuild:
     units: int
     linked: bool
     seconds: float
+    extra: tuple[CompiledUnit, ...] = ()  # the compiled extra_units (a failed one is left out of the link)
 
 
 def _first_error(diagnostics: str) -> str:
@@ -60,20 +61,29 @@ def _unlinkable(settings: BuildSettings, objects: Sequence[CompiledUnit], kernel
     return result
 
 
-def build_library(index: OutputIndex, registrations: Sequence[Registration], settings: BuildSettings) -> LibraryBuild:
-    """One shared library registering every op of ``registrations`` that compiles and links."""
+def build_library(
+    index: OutputIndex,
+    registrations: Sequence[Registration],
+    settings: BuildSettings,
+    extra_units: Sequence[tuple[str, str]] = (),
+) -> LibraryBuild:
+    """One shared library registering every op of ``registrations`` that compiles and links.
+
+    ``extra_units`` (``(name, text)``, e.g. a checkout's FunctionsManual.cpp) are linked in when they compile.
+    """
     start = time.perf_counter()
     if not registrations:
         raise VtgenError("no op with an Autograd kernel selected")
     kernels = list(dict.fromkeys(r.kernel for r in registrations))
-    units = compile_objects(settings, kernel_units(index, kernels))
+    every = compile_objects(settings, [*kernel_units(index, kernels), *extra_units])
+    units, extra = every[: len(every) - len(extra_units)], tuple(every[len(every) - len(extra_units) :])
     excluded: dict[str, str] = {}
     bad_kernels: dict[str, str] = {}
     for u in units:
         if u.object is None:
             why = f"does not compile against torch {settings.torch.version}: {_first_error(u.diagnostics)}"
             bad_kernels.update((k, why) for k in kernels if index.kernels[k].unit.removesuffix(".cpp") == u.name)
-    ok_units = [u for u in units if u.object is not None]
+    ok_units = [u for u in (*units, *extra) if u.object is not None]
     linkable = [k for k in kernels if k not in bad_kernels]
     hidden = _unlinkable(settings, ok_units, linkable)
     bad_kernels.update((k, f"needs symbols libtorch does not export: {why}") for k, why in hidden.items())
@@ -86,7 +96,14 @@ def build_library(index: OutputIndex, registrations: Sequence[Registration], set
     if reg[0].object is None:
         raise VtgenError(f"the registration unit does not compile:\n{reg[0].diagnostics[:4000]}")
     path, linked = link_library(settings, [*ok_units, *reg], EXPORTED, "vtgen_gradcheck")
-    compiled = sum(u.compiled for u in (*units, *reg))
+    compiled = sum(u.compiled for u in (*units, *extra, *reg))
     return LibraryBuild(
-        path, kept, tuple(sorted(excluded.items())), compiled, len(units) + 1, linked, time.perf_counter() - start
+        path,
+        kept,
+        tuple(sorted(excluded.items())),
+        compiled,
+        len(units) + len(extra) + 1,
+        linked,
+        time.perf_counter() - start,
+        extra,
     )

@@ -87,6 +87,7 @@ class Report:
     passed_ops: list[str] = field(default_factory=list)
     failed_ops: list[str] = field(default_factory=list)
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
+    notes: list[str] = field(default_factory=list)  # e.g. where the helpers libtorch hides came from
     nothing: bool = False
 
     @property
@@ -161,6 +162,7 @@ class Report:
                 f"vtgen-build check --gradcheck: library of {len(b.registered)} kernels "
                 f"({b.units} units, {b.compiled} compiled now, {cached}); total {self.seconds:.1f}s"
             )
+        lines += self.notes
         p = self.passed
         lines.append(
             f"OpInfo entries run: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
