@@ -2,7 +2,8 @@
 
 The checkout is made here: the real yaml (sin's formula calling ``handle_r_to_c``, a
 helper the wheel declares but libtorch does not export) and a FunctionsManual.cpp of
-the test's own defining that helper.  One checkout and one output directory serve
+the test's own defining that helper (written, like PyTorch's, against torch's own
+generated/Functions.h).  One checkout and one output directory serve
 both tests, so the kernel unit is compiled once.
 """
 
@@ -46,6 +47,11 @@ at::Tensor handle_r_to_c(at::ScalarType self_st, at::Tensor gradient_result) {
       std::fclose(f);
     }
   }
+  // fmap unqualified (and out of ADL's reach: a std:: argument), as PyTorch's file writes it: torch's own
+  // generated/Functions.h declares it for this namespace, the check build's shadow of it does not
+  std::vector<int64_t> dims(gradient_result.sizes().begin(), gradient_result.sizes().end());
+  std::vector<int64_t> sizes = fmap(dims, [](int64_t s) { return s; });
+  TORCH_CHECK(sizes.size() == static_cast<size_t>(gradient_result.dim()));
   if (!at::isComplexType(self_st) && gradient_result.is_complex()) {
     return at::real(gradient_result);
   }

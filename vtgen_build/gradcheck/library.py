@@ -66,16 +66,19 @@ def build_library(
     registrations: Sequence[Registration],
     settings: BuildSettings,
     extra_units: Sequence[tuple[str, str]] = (),
+    extra_settings: BuildSettings | None = None,
 ) -> LibraryBuild:
     """One shared library registering every op of ``registrations`` that compiles and links.
 
-    ``extra_units`` (``(name, text)``, e.g. a checkout's FunctionsManual.cpp) are linked in when they compile.
+    ``extra_units`` (``(name, text)``, e.g. a checkout's FunctionsManual.cpp) are compiled with
+    ``extra_settings`` (default: ``settings``) and linked in when they compile.
     """
     start = time.perf_counter()
     if not registrations:
         raise VtgenError("no op with an Autograd kernel selected")
     kernels = list(dict.fromkeys(r.kernel for r in registrations))
-    every = compile_objects(settings, [*kernel_units(index, kernels), *extra_units])
+    own = {name: extra_settings or settings for name, _ in extra_units}
+    every = compile_objects(settings, [*kernel_units(index, kernels), *extra_units], own)
     units, extra = every[: len(every) - len(extra_units)], tuple(every[len(every) - len(extra_units) :])
     excluded: dict[str, str] = {}
     bad_kernels: dict[str, str] = {}

@@ -2,11 +2,15 @@
 
 Formulas call helpers of ``torch::autograd::generated::details`` that the torch
 wheel keeps to itself.  When ``--pytorch-root`` is a source checkout holding
-``torch/csrc/autograd/FunctionsManual.cpp``, that file is compiled (against the
-installed torch's headers, with the flags of every other unit) and linked into the
-library, so kernels calling its helpers link.  The unit's text only includes the
-file by its absolute path: the content cache then tracks the file and whatever it
-includes through the compiler's depfile.
+``torch/csrc/autograd/FunctionsManual.cpp``, that file is compiled and linked into
+the library, so kernels calling its helpers link.  It is compiled with the code
+flags of every other unit against the installed torch's own headers only: it is
+libtorch's file, written against libtorch's generated/Functions.h (which the
+check build shadows with ours for the kernel units; PyTorch's file relies on what
+the real one declares, ``using c10::fmap`` for one).  Its helpers' declarations
+come from the same FunctionsManual.h either way.  The unit's text only includes
+the file by its absolute path: the content cache then tracks the file and whatever
+it includes through the compiler's depfile.
 
 A checkout whose file does not compile against the installed torch is reported at
 its first error; the run goes on without it (its kernels are left out, as before).
@@ -16,11 +20,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..paths import find_pytorch_layout
-from ..torchlib.build import CompiledUnit
+from ..torchlib.build import BuildSettings, CompiledUnit
 
 __all__ = ["MANUAL_SOURCE", "ManualSource", "find_manual_source"]
 
@@ -49,6 +53,10 @@ class ManualSource:
         """``(name, text)`` of the translation unit compiling the file."""
         head = "// vtgen-build check --gradcheck: the helpers of a PyTorch checkout\n"
         return _UNIT, f"{head}#include {json.dumps(str(self.path))}\n"
+
+    def settings(self, base: BuildSettings) -> BuildSettings:
+        """``base`` without the check build's include directories: the installed torch's headers only."""
+        return replace(base, extra_flags=())
 
     def compiled(self, units: tuple[CompiledUnit, ...]) -> CompiledUnit | None:
         """The result of compiling this file among ``units`` (None: it was not compiled)."""

@@ -197,7 +197,8 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
     usable = [r for r in regs if r.op not in problems]
     manual = find_manual_source(options.pytorch_root)
-    build = build_library(index, usable, settings, [manual.unit()] if manual else [])
+    extra = ([manual.unit()], manual.settings(settings)) if manual else ([], None)
+    build = build_library(index, usable, settings, *extra)
     excluded = {**problems, **dict(build.excluded)}
     bases = (
         None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
