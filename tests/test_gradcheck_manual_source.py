@@ -19,13 +19,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RealYaml
-from vtgen_build.gradcheck.manual_source import MANUAL_SOURCE, find_manual_source
+from vtgen_build.gradcheck.manual_source import MANUAL_SOURCE, ManualSource, find_manual_source
+from vtgen_build.torchlib.build import CompiledUnit
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.torch,
-    pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++"),
-]
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 SIN = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos().conj()\n"
 FORMULA = "grad * self.cos().conj()"
@@ -105,6 +102,26 @@ def checkout(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> C
     return Checkout(root, tmp_path_factory.mktemp("gradcheck-out"))
 
 
+def test_a_failed_compile_is_told_at_its_first_error(tmp_path: Path) -> None:
+    source = ManualSource(tmp_path / MANUAL_SOURCE)
+    diagnostics = (
+        f"In file included from {tmp_path}/sources/vtgen_functions_manual.cpp:2:\n"
+        f"{source.path}: In function 'at::Tensor f()':\n"
+        f"{source.path}:973:24: error: 'fmap' was not declared in this scope\n"
+        f"{source.path}:990:1: error: a later one\n"
+    )
+    failed = CompiledUnit(source.unit()[0], None, "", True, 1.0, diagnostics)
+    told = source.summary((failed,), "2.13.0").splitlines()
+    assert told[0] == f"{source.path}:973: error: 'fmap' was not declared in this scope"
+    assert "against torch 2.13.0" in told[1] and "left out" in told[1]
+    cached = CompiledUnit(source.unit()[0], tmp_path / "x.o", "d", False, 0.0, "")
+    assert (
+        source.summary((cached,), "2.13.0")
+        == f"helpers libtorch does not export: from the checkout's {source.path} (cached)"
+    )
+
+
+@pytest.mark.torch
 def test_only_a_source_checkout_has_a_manual_source(checkout: Checkout, real_yaml: RealYaml) -> None:
     checkout.manual_source.write_text(GOOD, encoding="utf-8")
     found = find_manual_source(str(checkout.root))
@@ -113,6 +130,9 @@ def test_only_a_source_checkout_has_a_manual_source(checkout: Checkout, real_yam
     assert find_manual_source(None) is None
 
 
+@pytest.mark.slow
+@pytest.mark.torch
+@needs_gxx
 def test_the_checkouts_helper_links_and_runs(checkout: Checkout, tmp_path: Path) -> None:
     log = tmp_path / "helper-calls.txt"
     run = checkout.gradcheck(GOOD, log)
@@ -124,6 +144,9 @@ def test_the_checkouts_helper_links_and_runs(checkout: Checkout, tmp_path: Path)
     assert "handle_r_to_c" in log.read_text(encoding="utf-8")  # the checkout's definition ran
 
 
+@pytest.mark.slow
+@pytest.mark.torch
+@needs_gxx
 def test_a_manual_source_that_does_not_compile_is_reported_and_left_out(checkout: Checkout, tmp_path: Path) -> None:
     log = tmp_path / "helper-calls.txt"
     run = checkout.gradcheck(BROKEN, log)

@@ -137,7 +137,7 @@ def compile_objects(
     jobs = max(1, min(settings.jobs or os.cpu_count() or 1, len(units) or 1))
     own = own_settings or {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        biggest_first = sorted(units, key=lambda u: -len(u[1]))
+        biggest_first = sorted(units, key=lambda u: (u[0] not in own, -len(u[1])))  # own: a whole other file
         results = {r.name: r for r in pool.map(lambda u: _compile_one(own.get(u[0], settings), *u), biggest_first)}
     return [results[name] for name, _ in units]
 
