@@ -16,6 +16,7 @@ class PytorchLayout:
     tags: str
     derivatives: str
     manual_header: str | None
+    checkout: bool = False  # a PyTorch source checkout (not an installed torchgen package)
 
 
 _LAYOUTS = (
@@ -45,7 +46,7 @@ _LAYOUTS = (
 def find_pytorch_layout(root: str) -> PytorchLayout:
     """The input paths under ``root``; an error says which layouts were tried."""
     base = Path(root)
-    for native, tags, derivatives, manual in _LAYOUTS:
+    for i, (native, tags, derivatives, manual) in enumerate(_LAYOUTS):
         if (base / native).is_file() and (base / derivatives).is_file():
             header = base / manual
             return PytorchLayout(
@@ -53,6 +54,7 @@ def find_pytorch_layout(root: str) -> PytorchLayout:
                 str(base / tags),
                 str(base / derivatives),
                 str(header.resolve()) if header.is_file() else None,
+                checkout=i == 0,
             )
     raise VtgenError(
         f"{root}: not a PyTorch checkout (aten/src/ATen/native/, tools/autograd/) "

@@ -32,6 +32,7 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         manual_header_file=manual,
         max_samples=args.max_samples,
         bind_hidden=args.bind_hidden,
+        pytorch_root=args.pytorch_root,
     )
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)

@@ -33,6 +33,7 @@ class LibraryBuild:
     linked: bool
     seconds: float
     bound: tuple[str, ...] = ()  # libtorch's hidden helpers the kept kernels call (demangled)
+    extra: tuple[CompiledUnit, ...] = ()  # the compiled extra_units (a failed one is left out of the link)
 
 
 def _first_error(diagnostics: str) -> str:
@@ -121,21 +122,41 @@ def _binding(settings: BuildSettings, lookup: HiddenLookup, needed: set[str]) ->
     return unit
 
 
+def _compile_all(
+    index: OutputIndex,
+    kernels: Sequence[str],
+    settings: BuildSettings,
+    extra_units: Sequence[tuple[str, str]],
+    extra_settings: BuildSettings | None,
+) -> tuple[list[CompiledUnit], tuple[CompiledUnit, ...]]:
+    """The kernel units and the extra units, compiled (extra ones with their own settings)."""
+    own = {name: extra_settings or settings for name, _ in extra_units}
+    every = compile_objects(settings, [*kernel_units(index, kernels), *extra_units], own)
+    return every[: len(every) - len(extra_units)], tuple(every[len(every) - len(extra_units) :])
+
+
 def build_library(
-    index: OutputIndex, registrations: Sequence[Registration], settings: BuildSettings, bind_hidden: bool = True
+    index: OutputIndex,
+    registrations: Sequence[Registration],
+    settings: BuildSettings,
+    bind_hidden: bool = True,
+    extra_units: Sequence[tuple[str, str]] = (),
+    extra_settings: BuildSettings | None = None,
 ) -> LibraryBuild:
     """One shared library registering every op of ``registrations`` that compiles and links.
 
-    A kernel calling helpers libtorch hides is linked to libtorch's own copies when its
+    ``extra_units`` (``(name, text)``, e.g. a checkout's FunctionsManual.cpp) are compiled with
+    ``extra_settings`` (default: ``settings``) and linked in when they compile.  A kernel calling
+    helpers libtorch hides that they do not define is linked to libtorch's own copies when its
     symbol table has them (``bind_hidden``); otherwise it is left out, with the reason.
     """
     start = time.perf_counter()
     if not registrations:
         raise VtgenError("no op with an Autograd kernel selected")
     kernels = list(dict.fromkeys(r.kernel for r in registrations))
-    units = compile_objects(settings, kernel_units(index, kernels))
+    units, extra = _compile_all(index, kernels, settings, extra_units, extra_settings)
     bad_kernels = _compile_failures(index, units, kernels, settings.torch.version)
-    ok_units = [u for u in units if u.object is not None]
+    ok_units = [u for u in (*units, *extra) if u.object is not None]
     needs = _hidden_needs(settings, ok_units, [k for k in kernels if k not in bad_kernels])
     lookup = _lookup(settings, sorted({s for symbols in needs.values() for s in symbols}), bind_hidden)
     bad_kernels.update(_unbound_reasons(needs, lookup))
@@ -145,14 +166,13 @@ def build_library(
             excluded.setdefault(r.op, bad_kernels[r.kernel])
     kept = tuple(r for r in registrations if r.op not in excluded)
     needed = {s for r in kept for s in needs.get(r.kernel, ())}
-    extra = _binding(settings, lookup, needed)
+    binding = _binding(settings, lookup, needed)
     reg = compile_objects(settings, [("vtgen_registrations", registration_unit(kept))])
     if reg[0].object is None:
         raise VtgenError(f"the registration unit does not compile:\n{reg[0].diagnostics[:4000]}")
-    path, linked = link_library(settings, [*ok_units, *extra, *reg], EXPORTED, "vtgen_gradcheck")
-    compiled = sum(u.compiled for u in (*units, *extra, *reg))
+    path, linked = link_library(settings, [*ok_units, *binding, *reg], EXPORTED, "vtgen_gradcheck")
+    compiled = sum(u.compiled for u in (*units, *extra, *binding, *reg))
     bound = tuple(sorted(demangle(sorted(needed))))
+    count = len(units) + len(extra) + len(binding) + 1
     seconds = time.perf_counter() - start
-    return LibraryBuild(
-        path, kept, tuple(sorted(excluded.items())), compiled, len(units) + 1 + len(extra), linked, seconds, bound
-    )
+    return LibraryBuild(path, kept, tuple(sorted(excluded.items())), compiled, count, linked, seconds, bound, extra)

@@ -87,6 +87,7 @@ class Report:
     passed_ops: list[str] = field(default_factory=list)
     failed_ops: list[str] = field(default_factory=list)
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
+    notes: list[str] = field(default_factory=list)  # e.g. where the helpers libtorch hides came from
     nothing: bool = False
 
     @property
@@ -163,6 +164,7 @@ class Report:
             )
             if b.bound:
                 lines.append(f"  calling {len(b.bound)} helpers libtorch hides, bound from its symbol table")
+        lines += self.notes
         p = self.passed
         lines.append(
             f"OpInfo entries run: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "

@@ -20,6 +20,7 @@ from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..write import write_atomic
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
+from .manual_source import find_manual_source
 from .report import Report, read_results
 from .units import Registration, read_registrations
 
@@ -43,6 +44,7 @@ class GradcheckOptions:
     timeout: int = 300  # seconds per OpInfo entry
     bind_hidden: bool = True  # call libtorch's hidden helpers through its symbol table
     progress: bool = False
+    pytorch_root: str | None = None  # a source checkout: its FunctionsManual.cpp is built into the library
 
 
 def _selected(
@@ -195,7 +197,9 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     places = formula_places(inputs, work)
     problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
     usable = [r for r in regs if r.op not in problems]
-    build = build_library(index, usable, settings, options.bind_hidden)
+    manual = find_manual_source(options.pytorch_root)
+    extra = ([manual.unit()], manual.settings(settings)) if manual else ([], None)
+    build = build_library(index, usable, settings, options.bind_hidden, *extra)
     excluded = {**problems, **dict(build.excluded)}
     bases = (
         None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
@@ -205,5 +209,7 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
+    if manual is not None:
+        report.notes.append(manual.summary(build.extra, torch.version))
     store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
     return report

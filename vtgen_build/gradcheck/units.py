@@ -137,8 +137,10 @@ def registration_unit(registrations: Sequence[Registration]) -> str:
     lines += [
         "",
         "// A message formulas name that libtorch keeps to itself; data is bound when the library loads.",
+        "// Weak: a checkout's FunctionsManual.cpp linked into the library brings its own definition.",
         "namespace torch::autograd::generated::details {",
-        'const char* kCudnnDoubleBackwardMsg = "double backward through a cuDNN RNN is not supported: '
+        "__attribute__((weak)) const char* kCudnnDoubleBackwardMsg = "
+        '"double backward through a cuDNN RNN is not supported: '
         'run its forward pass with cuDNN disabled";',
         "} // namespace torch::autograd::generated::details",
         "",

@@ -15,7 +15,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,12 +125,20 @@ def _compile_one(settings: BuildSettings, name: str, text: str) -> CompiledUnit:
     return CompiledUnit(name, obj, key + digest, True, time.perf_counter() - start, done.stderr)
 
 
-def compile_objects(settings: BuildSettings, units: Sequence[tuple[str, str]]) -> list[CompiledUnit]:
-    """Compile each ``(name, source text)`` to an object (or take it from the cache), in parallel."""
+def compile_objects(
+    settings: BuildSettings,
+    units: Sequence[tuple[str, str]],
+    own_settings: Mapping[str, BuildSettings] | None = None,
+) -> list[CompiledUnit]:
+    """Compile each ``(name, source text)`` to an object (or take it from the cache), in parallel.
+
+    A unit named in ``own_settings`` is compiled with those settings instead (other flags).
+    """
     jobs = max(1, min(settings.jobs or os.cpu_count() or 1, len(units) or 1))
+    own = own_settings or {}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        biggest_first = sorted(units, key=lambda u: -len(u[1]))
-        results = {r.name: r for r in pool.map(lambda u: _compile_one(settings, *u), biggest_first)}
+        biggest_first = sorted(units, key=lambda u: (u[0] not in own, -len(u[1])))  # own: a whole other file
+        results = {r.name: r for r in pool.map(lambda u: _compile_one(own.get(u[0], settings), *u), biggest_first)}
     return [results[name] for name, _ in units]
 
 
