@@ -76,9 +76,9 @@ class Checkout:
     def manual_source(self) -> Path:
         return self.root / MANUAL_SOURCE
 
-    def gradcheck(self, source: str, log: Path) -> subprocess.CompletedProcess[str]:
+    def gradcheck(self, source: str, log: Path, *more: str) -> subprocess.CompletedProcess[str]:
         self.manual_source.write_text(source, encoding="utf-8")
-        args = ["check", "--pytorch-root", str(self.root), "--out", str(self.out), "--gradcheck", "--op", "sin"]
+        args = ["check", "--pytorch-root", str(self.root), "--out", str(self.out), "--gradcheck", "--op", "sin", *more]
         env = {**os.environ, "VTGEN_TEST_HELPER_LOG": str(log)}
         command = [sys.executable, "-m", "vtgen_build", *args]
         return subprocess.run(command, capture_output=True, text=True, check=False, env=env)
@@ -156,6 +156,11 @@ def test_a_manual_source_that_does_not_compile_is_reported_and_left_out(checkout
     assert first.startswith(f"{checkout.manual_source.resolve()}:5: error: ")
     assert "helper_this_torch_lacks" in first
     assert "against torch" in run.stdout and "the checkout's helpers are left out" in run.stdout
-    assert "not run: sin: needs symbols libtorch does not export: " in run.stdout
-    assert "handle_r_to_c" in run.stdout
+    # sin then calls libtorch's own (hidden) handle_r_to_c, bound from its symbol table
+    assert "calling 1 helpers libtorch hides, bound from its symbol table" in run.stdout
+    assert "ops: passed 2, failed 0, not run 1" in run.stdout
     assert not log.exists()
+    unbound = checkout.gradcheck(BROKEN, log, "--no-bind-hidden")
+    assert unbound.returncode == 0, unbound.stdout + unbound.stderr
+    assert "not run: sin: needs symbols libtorch does not export: " in unbound.stdout
+    assert "handle_r_to_c" in unbound.stdout and not log.exists()
