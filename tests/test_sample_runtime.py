@@ -11,6 +11,7 @@ those checks can fail, and a formula that does not compile fails the build at it
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -88,6 +89,9 @@ def installed_sample(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory)
     pip = [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index"]
     code, log = run_clean([*pip, "--find-links", wheelhouse, sample], tmp)
     assert code == 0, log[-6000:]
+    # The default (USE_TORCH) build: the sample's backend put torch into the build environment
+    # (the venv already has it, so pip installs no other torch).
+    assert re.search(r"(?m)^\s*Successfully installed .*\btorch-2\.13\.0", log), log[-6000:]
     (build_dir,) = (sample / "build").iterdir()
     return InstalledSample(venv, build_dir, log)
 
