@@ -19,6 +19,7 @@ from vtgen_build.model import Inputs, Model, load_model
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_project"
+OP_LIBRARY = ROOT / "tests" / "packages" / "op_library"
 
 
 def copy_package_source(dest: Path) -> Path:
@@ -84,6 +85,70 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if code != 0:
         pytest.skip(f"cannot download the build requirements (offline?):\n{log[-2000:]}")
     return house
+
+
+def copy_sample(dest: Path) -> Path:
+    """A copy of sample_project/ at ``dest`` (without build outputs); returns ``dest``."""
+    return Path(shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info")))
+
+
+@dataclass(frozen=True)
+class TorchTree:
+    """A configured CMake build of the op library: a copy of the sample plus two view ops."""
+
+    source: Path
+    binary: Path
+
+    @property
+    def derivatives(self) -> Path:
+        return self.source / "derivatives.yaml"
+
+    @property
+    def library(self) -> Path:
+        return self.binary / "_vtsample_ops.so"
+
+    def build(self) -> tuple[int, str]:
+        """Build what the source's current state needs (Ninja rebuilds only what changed)."""
+        return run_clean(["cmake", "--build", self.binary, "--parallel", "2"], self.binary)
+
+
+@pytest.fixture(scope="session")
+def torch_tree(tmp_path_factory: pytest.TempPathFactory) -> TorchTree:
+    """Ninja, VTSAMPLE_USE_TORCH=ON, one shard, unoptimised: the real op library against the installed
+    torch, shared by tests/test_op_library.py (the views of tests/packages/op_library, which are
+    appended to the copy's yaml and kernels) and tests/test_sample_runtime.py (wrong formulas).
+    Each test builds after its own edits and restores what it changed."""
+    pytest.importorskip("torch")
+    for tool in ("cmake", "ninja"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not on PATH")
+    tmp = tmp_path_factory.mktemp("torch_tree")
+    tree = TorchTree(copy_sample(tmp / "sample"), tmp / "build")
+    for name in ("native_functions.yaml", "derivatives.yaml"):
+        with (tree.source / name).open("a", encoding="utf-8") as f:
+            f.write((OP_LIBRARY / f"extra_{name}").read_text(encoding="utf-8"))
+    with (tree.source / "src" / "kernels.cpp").open("a", encoding="utf-8") as f:
+        f.write("\n" + (OP_LIBRARY / "views.cpp").read_text(encoding="utf-8"))
+    code, log = run_clean(
+        [
+            "cmake",
+            "-S",
+            tree.source,
+            "-B",
+            tree.binary,
+            "-G",
+            "Ninja",
+            "-DCMAKE_BUILD_TYPE=",  # no optimisation: -O3 takes a fifth longer to compile
+            "-DVTSAMPLE_USE_TORCH=ON",
+            "-DVTSAMPLE_SHARDS=1",
+            f"-Dvtgen_build_DIR={ROOT / 'cmake'}",
+            f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}",
+        ],
+        tmp,
+    )
+    assert code == 0, log
+    assert "warning" not in log.lower(), log  # find_package(Torch) made quiet
+    return tree
 
 
 @dataclass(frozen=True)

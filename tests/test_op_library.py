@@ -2,14 +2,14 @@
 
 Plans and text from small yaml files; the new files compile against the stub headers (which
 must stay warning-free); ``generate --line-directives`` maps formula errors to the yaml; the
-files survive incremental runs.  The slow tests link the sample's whole output (plus two view
-ops) into a shared library with ``-Wl,--no-undefined`` against the torch wheel, and run it in a
-torch process: gradients, version counters, views, and a wrong formula that gradcheck catches.
+files survive incremental runs.  The slow tests build the sample's whole output (plus two view
+ops) into one shared library with CMake (conftest's ``torch_tree``, which tests/test_sample_runtime.py
+also builds with wrong formulas), linked with ``-Wl,--no-undefined`` against the torch wheel, and
+run it in a torch process: gradients, version counters, views.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import re
@@ -30,7 +30,7 @@ from vtgen_build.plan.kernel import build_plan
 from vtgen_build.plan.policy import load_policy
 from vtgen_build.plan.schemas import plan_schemas
 
-from .conftest import SAMPLE, CliRunner, RealYaml, YamlWriter
+from .conftest import CliRunner, RealYaml, TorchTree, YamlWriter
 
 CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
 STUBS = Path(__file__).resolve().parents[1] / "vtgen_build" / "stubs" / "include"
@@ -205,57 +205,6 @@ def _torch_flags(torch_dir: Path) -> list[str]:
             f"-isystem{include}", f"-isystem{include / 'torch/csrc/api/include'}"]  # fmt: skip
 
 
-def _link(out: Path, objects: Path, name: str) -> Path:
-    """Compile every generated unit (objects reused by content) plus the test's CPU kernels and helpers."""
-    assert CXX is not None
-    torch_dir = _torch_dir()
-    flags = [*_torch_flags(torch_dir), f"-I{out}", f"-I{SAMPLE / 'include'}"]
-    sources = [*sorted(out.glob("*.cpp")), PACKAGE / "helpers.cpp", PACKAGE / "cpu.cpp"]
-    built = []
-    for source in sources:
-        key = hashlib.sha256(" ".join(flags).encode() + source.read_bytes() + b"".join(
-            h.read_bytes() for h in sorted(out.glob("*.h")))).hexdigest()[:16]  # fmt: skip
-        obj = objects / f"{source.stem}-{key}.o"
-        if not obj.is_file():
-            subprocess.run(["nice", CXX, *flags, "-c", str(source), "-o", str(obj)], check=True)
-        built.append(str(obj))
-    library = objects / f"lib{name}.so"
-    lib = torch_dir / "lib"
-    link = ["-shared", "-fvisibility=hidden", "-Wl,-Bsymbolic", "-Wl,--no-undefined", f"-L{lib}",
-            "-ltorch_cpu", "-lc10", "-ltorch", f"-Wl,-rpath,{lib}"]  # fmt: skip
-    done = subprocess.run([CXX, "-o", str(library), *built, *link], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr  # an undefined symbol names what the generated code still needs
-    return library
-
-
-def _sample_with_views(root: Path) -> Inputs:
-    root.mkdir(parents=True, exist_ok=True)
-    native = (SAMPLE / "native_functions.yaml").read_text() + (PACKAGE / "extra_native_functions.yaml").read_text()
-    derivatives = (SAMPLE / "derivatives.yaml").read_text() + (PACKAGE / "extra_derivatives.yaml").read_text()
-    (root / "native_functions.yaml").write_text(native)
-    (root / "derivatives.yaml").write_text(derivatives)
-    shutil.copy(SAMPLE / "tags.yaml", root / "tags.yaml")
-    return Inputs(str(root / "native_functions.yaml"), str(root / "derivatives.yaml"), str(root / "tags.yaml"),
-                  "vtsample")  # fmt: skip
-
-
-def _generate_sample(inputs: Inputs, out: Path) -> None:
-    helpers = ("vtsample/helpers.h",), ("torch::autograd::generated::details",)
-    generate(inputs, GenerateOptions(str(out), 2, "vtsample", *helpers, line_directives=True))
-
-
-@pytest.fixture(scope="session")
-def objects(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("op_library_objects")
-
-
-@pytest.fixture(scope="session")
-def sample_library(tmp_path_factory: pytest.TempPathFactory, objects: Path) -> Path:
-    root = tmp_path_factory.mktemp("op_library")
-    _generate_sample(_sample_with_views(root / "yaml"), root / "out")
-    return _link(root / "out", objects, "vtsample_views")
-
-
 def _run(library: Path, *args: str) -> subprocess.CompletedProcess[str]:
     script = PACKAGE / "runtime_checks.py"
     return subprocess.run([sys.executable, str(script), str(library), *args], capture_output=True, text=True,
@@ -265,8 +214,15 @@ def _run(library: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 @pytest.mark.torch
 @pytest.mark.skipif(CXX is None, reason="no C++ compiler")
-def test_whole_output_links_with_no_undefined_and_runs(sample_library: Path) -> None:
-    done = _run(sample_library)
+def test_whole_output_links_with_no_undefined_and_runs(torch_tree: TorchTree) -> None:
+    """The sample's whole output plus two view ops, one shared library (conftest's torch_tree)."""
+    code, log = torch_tree.build()
+    assert code == 0, log  # an undefined symbol names what the generated code still needs
+    ninja = (torch_tree.binary / "build.ninja").read_text()
+    (link,) = [block for block in ninja.split("\nbuild ") if block.startswith("_vtsample_ops.so:")]
+    assert "ADInplaceOrViewType_0.cpp.o" in link and "RegisterSchema.cpp.o" in link, link
+    assert "-Wl,--no-undefined" in link and "-fvisibility=hidden" in ninja, link
+    done = _run(torch_tree.library)
     assert done.returncode == 0 and "RUNTIME-OK" in done.stdout, done.stdout + done.stderr
 
 

@@ -175,15 +175,18 @@ def sample(tmp_path: Path) -> Path:
 
 
 # Stub mode: these tests are about generation and packaging, which need no torch library
-# (tests/test_sample_runtime.py installs the real one).  --no-deps: the fresh venv does not
-# need the runtime torch for that either.
+# (tests/test_sample_runtime.py installs the real one).  The sample's backend then leaves torch
+# out of the isolated build environment; --no-deps: the fresh venv does not need the runtime
+# torch either.  So no install copies the torch wheel.
 _STUB = ("--no-deps", "-C", "cmake.define.VTSAMPLE_USE_TORCH=OFF")
+_INSTALLED_TORCH = re.compile(r"(?m)^\s*Successfully installed .*\btorch-\d")
 
 
 def test_sample_project_install_then_no_codegen(wheelhouse: Path, venv: Path, sample: Path) -> None:
     code, log = _pip_install(venv, wheelhouse, *_STUB, sample)
     assert code == 0, log
     assert "vtgen_build: generating autograd kernels for vtsample_autograd" in log, log
+    assert not _INSTALLED_TORCH.search(log), log  # neither in the build environment nor in the venv
     files = _installed_files(venv, "vtsample")
     include = {f.split("vtsample/include/", 1)[1] for f in files if "vtsample/include/" in f}
     assert {"Functions.h", "FunctionsBase.h", "vtsample/helpers.h", "Functions_0.h"} <= include, files

@@ -11,6 +11,7 @@ those checks can fail, and a formula that does not compile fails the build at it
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SAMPLE, run_clean
+from .conftest import TorchTree, copy_sample, run_clean
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -52,10 +53,6 @@ def _require_torch() -> None:
             pytest.skip(f"{tool} is not on PATH")
 
 
-def _copy_sample(dest: Path) -> Path:
-    return Path(shutil.copytree(SAMPLE, dest, ignore=shutil.ignore_patterns("build", "dist", "*.egg-info")))
-
-
 def _python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
@@ -81,13 +78,16 @@ def installed_sample(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory)
     torch==2.13.0 without a second copy; the isolated build environment gets its own."""
     _require_torch()
     tmp = tmp_path_factory.mktemp("runtime")
-    sample = _copy_sample(tmp / "sample")
+    sample = copy_sample(tmp / "sample")
     venv = tmp / "venv"
     code, log = run_clean([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], tmp)
     assert code == 0, log
     pip = [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index"]
     code, log = run_clean([*pip, "--find-links", wheelhouse, sample], tmp)
     assert code == 0, log[-6000:]
+    # The default (USE_TORCH) build: the sample's backend put torch into the build environment
+    # (the venv already has it, so pip installs no other torch).
+    assert re.search(r"(?m)^\s*Successfully installed .*\btorch-2\.13\.0", log), log[-6000:]
     (build_dir,) = (sample / "build").iterdir()
     return InstalledSample(venv, build_dir, log)
 
@@ -127,54 +127,8 @@ def test_runtime(runtime_results: dict[str, str | None], name: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# A copy of the sample built with CMake directly: the checks can fail; errors at the yaml line
+# The op library built with CMake directly (conftest's torch_tree): the checks can fail; errors at the yaml line
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TorchTree:
-    source: Path
-    binary: Path
-
-    @property
-    def derivatives(self) -> Path:
-        return self.source / "derivatives.yaml"
-
-    @property
-    def library(self) -> Path:
-        return self.binary / "_vtsample_ops.so"
-
-    def build(self) -> tuple[int, str]:
-        return run_clean(["cmake", "--build", self.binary, "--parallel", "2"], self.binary)
-
-
-@pytest.fixture(scope="session")
-def torch_tree(tmp_path_factory: pytest.TempPathFactory) -> TorchTree:
-    """A configured CMake build (Ninja, USE_TORCH, one shard, Release) of a copy of the sample."""
-    _require_torch()
-    tmp = tmp_path_factory.mktemp("torch_tree")
-    tree = TorchTree(_copy_sample(tmp / "sample"), tmp / "build")
-    root = Path(__file__).resolve().parents[1]
-    code, log = run_clean(
-        [
-            "cmake",
-            "-S",
-            tree.source,
-            "-B",
-            tree.binary,
-            "-G",
-            "Ninja",
-            "-DCMAKE_BUILD_TYPE=Release",
-            "-DVTSAMPLE_USE_TORCH=ON",
-            "-DVTSAMPLE_SHARDS=1",
-            f"-Dvtgen_build_DIR={root / 'cmake'}",
-            f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}",
-        ],
-        tmp,
-    )
-    assert code == 0, log
-    assert "warning" not in log.lower(), log  # find_package(Torch) made quiet
-    return tree
 
 
 def _replace_line(path: Path, old: str, new: str) -> int:
