@@ -267,7 +267,13 @@ def _reached(opinfo: Any, variant: str, dtypes: list[Any]) -> set[str] | None:
     return record.seen
 
 
-def _entry_ops(opinfo: Any, counters: Counters, request: dict[str, Any], dtypes: list[Any]) -> dict[str, list[str]]:
+def direct_candidates(counters: Counters, request: dict[str, Any]) -> list[str]:
+    """Our registered ops an OpInfo can call directly (``_entry_ops``), the same for every entry."""
+    out_ops, autograd_ops = set(request["out_ops"]), set(request["autograd_ops"])
+    return [op for op in counters.ops if op not in out_ops and op in autograd_ops and not _shadowed(op)]
+
+
+def _entry_ops(opinfo: Any, candidates: list[str], dtypes: list[Any]) -> dict[str, list[str]]:
     """Our registered ops an OpInfo calls directly, per variant (none: a composite of others).
 
     out= overloads do not count: an OpInfo's function and in-place variants never call them; nor do
@@ -275,24 +281,22 @@ def _entry_ops(opinfo: Any, counters: Counters, request: dict[str, Any], dtypes:
     nor ops torch implements as CompositeImplicitAutograd, whose kernel the dispatcher prefers; nor
     overloads of the OpInfo's name that its call does not reach (``_reached``).
     """
-    out_ops, autograd_ops = set(request["out_ops"]), set(request["autograd_ops"])
     base = opinfo.aten_name or opinfo.name
-    ops = [op for op in counters.ops if op not in out_ops and op in autograd_ops and not _shadowed(op)]
     found: dict[str, list[str]] = {}
     for variant, name in (("function", base), ("inplace", base + "_")):
-        mine = [op for op in ops if op.split(".")[0] == name]
+        mine = [op for op in candidates if op.split(".")[0] == name]
         reached = _reached(opinfo, variant, dtypes) if mine else None
         found[variant] = mine if reached is None else [op for op in mine if op in reached]
     return found
 
 
-def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any]) -> dict[str, Any]:
+def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any], candidates: list[str]) -> dict[str, Any]:
     import torch
 
     dtypes = [getattr(torch, d) for d in request["dtypes"]]
     checks: list[dict[str, Any]] = []
     entered: set[str] = set()
-    direct = _entry_ops(opinfo, counters, request, dtypes)
+    direct = _entry_ops(opinfo, candidates, dtypes)
     for test, classes, kind, variant in CHECKS:
         supported = opinfo.supported_backward_dtypes("cpu") if kind != "forward" else opinfo.supported_dtypes("cpu")
         for dtype in dtypes:
@@ -358,6 +362,7 @@ def main(argv: list[str]) -> int:
         print(f"vtgen-build: error: libtorch's hidden helpers could not be bound: {status}", file=sys.stderr)
         return 3
     counters = Counters(library)
+    candidates = direct_candidates(counters, request)
     from torch.testing._internal.common_methods_invocations import op_db
 
     wanted = set(request["ops"]) if request["ops"] is not None else None
@@ -372,7 +377,7 @@ def main(argv: list[str]) -> int:
             out.flush()
             signal.alarm(int(request["timeout"]))
             try:
-                record = _run_entry(opinfo, counters, request)
+                record = _run_entry(opinfo, counters, request, candidates)
             except Timeout:
                 record = {"entry": name, "error": f"timed out after {request['timeout']}s"}
             except Exception as exc:

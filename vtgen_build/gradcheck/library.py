@@ -32,7 +32,7 @@ class LibraryBuild:
     units: int
     linked: bool
     seconds: float
-    bound: tuple[str, ...] = ()  # libtorch's hidden helpers the kept kernels call (demangled)
+    bound: tuple[str, ...] = ()  # libtorch's hidden helpers the kept kernels call (mangled)
     extra: tuple[CompiledUnit, ...] = ()  # the compiled extra_units (a failed one is left out of the link)
 
 
@@ -87,15 +87,15 @@ def _lookup(settings: BuildSettings, wanted: Sequence[str], bind: bool) -> Hidde
 def _unbound_reasons(needs: dict[str, tuple[str, ...]], lookup: HiddenLookup) -> dict[str, str]:
     """Kernel → why it cannot be linked: the hidden symbols it needs that cannot be bound."""
     bound = lookup.names()
+    unbound = sorted({s for symbols in needs.values() for s in symbols if s not in bound})
+    shown = dict(zip(unbound, demangle(unbound), strict=True))  # one c++filt for every kernel
     reasons: dict[str, str] = {}
     for kernel, symbols in needs.items():
         if not symbols:
             reasons[kernel] = "its code was not compiled"
             continue
-        missing = [s for s in symbols if s not in bound]
-        if missing:
-            shown = demangle(missing)
-            why = [f"{name} ({lookup.why(s) or 'not bound'})" for name, s in zip(shown, missing, strict=True)]
+        why = [f"{shown[s]} ({lookup.why(s) or 'not bound'})" for s in symbols if s not in bound]
+        if why:
             reasons[kernel] = "needs symbols libtorch does not export: " + ", ".join(why)
     return reasons
 
@@ -172,7 +172,7 @@ def build_library(
         raise VtgenError(f"the registration unit does not compile:\n{reg[0].diagnostics[:4000]}")
     path, linked = link_library(settings, [*ok_units, *binding, *reg], EXPORTED, "vtgen_gradcheck")
     compiled = sum(u.compiled for u in (*units, *extra, *binding, *reg))
-    bound = tuple(sorted(demangle(sorted(needed))))
+    bound = tuple(sorted(needed))
     count = len(units) + len(extra) + len(binding) + 1
     seconds = time.perf_counter() - start
     return LibraryBuild(path, kept, tuple(sorted(excluded.items())), compiled, count, linked, seconds, bound, extra)
