@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..store import JSON
+from .symbols import section_headers
 
 __all__ = ["STATUS_SYMBOL", "HiddenFunction", "HiddenLookup", "binding_unit", "find_hidden"]
 
@@ -113,12 +114,10 @@ def _file_bytes(data: mmap.mmap, segments: list[tuple[int, int, int]], address: 
 
 def _symtab(data: mmap.mmap) -> tuple[int, int, int] | None:
     """(offset, size, string table offset) of the full symbol table, None when stripped."""
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    rows = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    for row in rows:
-        if row[1] == _SHT_SYMTAB:
-            return row[4], row[5], rows[row[6]][4]
+    *sections, _names = section_headers(data)
+    for _name, kind, offset, size, link, _info in sections:
+        if kind == _SHT_SYMTAB:
+            return offset, size, sections[link][2]
     return None
 
 

@@ -11,6 +11,7 @@ linked into a loadable library; every other root can, because the linker
 
 from __future__ import annotations
 
+import mmap
 import re
 import struct
 import subprocess
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Excluded", "demangle", "exported_symbols", "unlinkable_roots"]
+__all__ = ["Excluded", "demangle", "exported_symbols", "section_headers", "unlinkable_roots"]
 
 # A torch, ATen, c10 or caffe2 entity (function, vtable, typeinfo) by its mangled name.
 _TORCH_SYMBOL = re.compile(r"_Z(?:T[VIS]|GV)?N[KVrRO]*(?:5torch|2at|3c10|6caffe2)\d")
@@ -63,7 +64,7 @@ _STT_SECTION = 3
 _STB_LOCAL = 0
 
 
-def _sections(data: bytes) -> list[tuple[int, int, int, int, int, int]]:
+def section_headers(data: bytes | mmap.mmap) -> list[tuple[int, int, int, int, int, int]]:
     """(name, type, offset, size, link, info) of every section of a little-endian ELF64 object."""
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         raise ValueError("not a little-endian ELF64 object")
@@ -85,7 +86,7 @@ def _string(data: bytes, table: int, at: int) -> str:
 def _add_object(graph: _Graph, o: int, path: Path) -> None:
     """The object's sections as graph nodes, its relocations as edges (read from the ELF directly)."""
     data = path.read_bytes()
-    *sections, _names = _sections(data)
+    *sections, _names = section_headers(data)
     symtab = next(i for i, s in enumerate(sections) if s[1] == _SHT_SYMTAB)
     _, _, sym_off, sym_size, strtab, _ = sections[symtab]
     str_off = sections[strtab][2]
