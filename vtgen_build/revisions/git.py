@@ -78,17 +78,17 @@ class Repository:
         done = _run(self.root, "show", f"{self.commit}:{path}", check=False)
         return done.stdout if done.returncode == 0 else None
 
-    def changed_lines(self, path: str) -> list[str]:
-        """The lines removed and added in ``path``, and the context line git names for each hunk."""
+    def changed_hunks(self, path: str) -> list[tuple[str, list[str]]]:
+        """Each hunk of ``path``'s diff: the context line git names for it, and the lines removed and added."""
         out = _run(self.root, "diff", "-U0", "--no-ext-diff", "--no-color", self.commit, "--", path).stdout
-        lines = []
+        hunks: list[tuple[str, list[str]]] = []
         for line in out.splitlines():
             m = _HUNK.match(line)
             if m is not None:
-                lines.append(m.group("context"))
-            elif line[:1] in "+-" and not line.startswith(("+++", "---")):
-                lines.append(line[1:])
-        return lines
+                hunks.append((m.group("context"), []))
+            elif hunks and line[:1] in "+-":
+                hunks[-1][1].append(line[1:])
+        return hunks
 
     def relative(self, path: str) -> str | None:
         """``path`` relative to the work tree (POSIX spelling), or None outside it."""

@@ -101,12 +101,20 @@ def _span(entry: Entry) -> tuple[int, int]:
     return entry.location.line, entry.location.line + entry.text.count("\n") - (entry.text.endswith("\n"))
 
 
+def _calls(lines: Iterable[str]) -> set[str]:
+    return {n for line in lines for n in _CALL.findall(line) if n not in _NOT_HELPERS}
+
+
 def _helpers(repo: Repository, rels: Sequence[str]) -> set[str]:
-    """Names declared or called on the changed lines of the helper files (and the hunks' headings)."""
+    """Names declared (or called) on the changed lines of the helper files.
+
+    A hunk naming none (a parameter on a line of its own) counts the declaration git
+    names as its context (the line above it that starts a declaration).
+    """
     names: set[str] = set()
     for rel in rels:
-        for line in repo.changed_lines(rel):
-            names |= {n for n in _CALL.findall(line) if n not in _NOT_HELPERS}
+        for context, lines in repo.changed_hunks(rel):
+            names |= _calls(lines) or _calls([context])
     return names
 
 
@@ -114,7 +122,7 @@ def _whole_file(changes: list[FileChange], inputs: dict[str, str], policy: bool)
     """Why a change to a whole file selects every op, or None."""
     for c in changes:
         for path in {c.path, c.old}:
-            if path in inputs and (c.status in "ADRCT" or path == inputs.get("tags")):
+            if path in inputs and (c.status in "ADRCT" or inputs[path] == "tags"):
                 kind = {"A": "added", "D": "removed", "R": "renamed", "C": "copied", "T": "replaced"}.get(c.status)
                 return f"{path} {kind or 'changed'}"
             if path.startswith(_WHOLE_FILE_PREFIXES) or (policy and _GENERATOR_SOURCES.match(path)):
