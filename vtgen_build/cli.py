@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .plan.policy import Policy
     from .revisions import Changes
 
-__all__ = ["main"]
+__all__ = ["check_files", "main", "resolve_inputs"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -403,3 +403,20 @@ def _changes_since(args: argparse.Namespace, inputs: Inputs, manual_file: str | 
     helpers += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs if (Path(d) / h).is_file()]
     helpers += [str(Path(h).with_suffix(".cpp")) for h in helpers if Path(h).with_suffix(".cpp").is_file()]
     return changes_since(args.changed_since, inputs, helpers, args.pytorch_root)
+
+
+def check_files(check_args: Sequence[str]) -> list[str]:
+    """The files a ``check`` with these options reads that a commit can touch: the yaml and manual helpers.
+
+    For adapters (lintrunner, pre-commit) deciding whether a list of edited files concerns the check.
+    """
+    try:
+        args = _parser().parse_args(["check", *check_args])
+    except SystemExit:  # argparse said why on stderr
+        raise VtgenError(f"invalid check options: {' '.join(check_args)}") from None
+    inputs = resolve_inputs(args)
+    manual = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
+    files = [inputs.native_functions, inputs.derivatives, *([inputs.tags] if inputs.tags else [])]
+    files += [manual, str(Path(manual).with_suffix(".cpp"))] if manual and not args.manual_header else []
+    files += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs]
+    return [os.path.realpath(f) for f in files]

@@ -1,0 +1,67 @@
+"""The real CI tools on a throwaway git repository laid out like a PyTorch checkout: lintrunner, pre-commit.
+
+Each compiles the sample's units against the stub headers (one shard, no precompiled
+headers); a tool that is not installed skips its test (``pip install -e '.[test]'`` has both).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .ci_repo import DERIVATIVES, checkout_options, edit, git, make_checkout
+
+CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
+pytestmark = [
+    pytest.mark.skipif(CXX is None, reason="no C++ compiler"),
+    pytest.mark.skipif(shutil.which("git") is None, reason="git not installed"),
+]
+BROKEN = ("stack_mean_backward(grad, dim, tensors.size())", "stack_mean_backward(grad, dim, tensors.sizee())")
+
+
+def _relative_options(repo: Path) -> list[str]:
+    """The checkout's check options, spelled relative to the repository (as a config file there would)."""
+    spelled = {str(repo): ".", str(repo / "include"): "include"}
+    return [spelled.get(o, o) for o in checkout_options(repo)] + ["--shards", "1", "--no-pch"]
+
+
+def _line_of(path: Path, text: str) -> int:
+    return path.read_text(encoding="utf-8")[: path.read_text(encoding="utf-8").index(text)].count("\n") + 1
+
+
+# -- lintrunner --------------------------------------------------------------------------------
+def _lintrunner(repo: Path, data: Path) -> list[dict[str, object]]:
+    done = subprocess.run(
+        ["lintrunner", "--all-files", "--output", "json", "--data-path", str(data)],
+        cwd=repo, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(shutil.which("lintrunner") is None, reason="lintrunner not installed (pip install lintrunner)")
+def test_lintrunner_reports_a_broken_formula_at_its_line(tmp_path: Path) -> None:
+    repo = make_checkout(tmp_path / "pytorch")
+    command = [sys.executable, "-m", "vtgen_build.lintrunner", "--paths-file", "{{PATHSFILE}}"]
+    command += [*_relative_options(repo), "--out", str(tmp_path / "check")]
+    (repo / ".lintrunner.toml").write_text(
+        "[[linter]]\ncode = 'VTGEN'\n"
+        "include_patterns = ['aten/src/ATen/native/*.yaml', 'tools/autograd/derivatives.yaml', 'include/**/*.h']\n"
+        f"command = {json.dumps(command)}\n",
+        encoding="utf-8",
+    )
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "lintrunner")
+    assert _lintrunner(repo, tmp_path / "data") == []  # a clean tree: no message
+    edit(repo / DERIVATIVES, *BROKEN)
+    (message,) = _lintrunner(repo, tmp_path / "data")
+    assert message["path"] == str(repo / DERIVATIVES) or message["path"] == DERIVATIVES
+    assert message["line"] == _line_of(repo / DERIVATIVES, BROKEN[1])
+    assert (message["code"], message["name"], message["severity"]) == ("VTGEN", "VTGEN-COMPILE", "error")
+    assert "sizee" in str(message["description"])
