@@ -65,3 +65,49 @@ def test_lintrunner_reports_a_broken_formula_at_its_line(tmp_path: Path) -> None
     assert message["line"] == _line_of(repo / DERIVATIVES, BROKEN[1])
     assert (message["code"], message["name"], message["severity"]) == ("VTGEN", "VTGEN-COMPILE", "error")
     assert "sizee" in str(message["description"])
+
+
+# -- pre-commit --------------------------------------------------------------------------------
+_PYPROJECT = """\
+[tool.vtgen_build]
+native-functions = "aten/src/ATen/native/native_functions.yaml"
+derivatives = "tools/autograd/derivatives.yaml"
+tags = "aten/src/ATen/native/tags.yaml"
+output-dir = "src/vtsample/_autograd"
+namespace = "vtsample"
+shards = 1
+manual-headers = ["vtsample/helpers.h"]
+include-dirs = ["include"]
+using-namespaces = ["torch::autograd::generated::details"]
+"""
+
+
+def _try_repo(repo: Path, tmp_path: Path) -> tuple[int, str]:
+    """``pre-commit try-repo`` of this checkout's hook on ``repo``'s staged files (no network: a local path)."""
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])  # this vtgen_build
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        ["pre-commit", "try-repo", str(root), "vtgen-check", "--verbose"],
+        cwd=repo, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.skipif(shutil.which("pre-commit") is None, reason="pre-commit not installed (pip install pre-commit)")
+def test_pre_commit_hook_blocks_a_bad_formula_and_passes_a_good_one(tmp_path: Path) -> None:
+    repo = make_checkout(tmp_path / "ops")
+    (repo / "pyproject.toml").write_text(_PYPROJECT, encoding="utf-8")  # the hook's options, as a project has them
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "project")
+    edit(repo / DERIVATIVES, *BROKEN)
+    git(repo, "add", DERIVATIVES)
+    code, output = _try_repo(repo, tmp_path)
+    assert code == 1, output
+    assert f"{DERIVATIVES}:{_line_of(repo / DERIVATIVES, BROKEN[1])}:" in output and "sizee" in output
+    assert "failing ops: stack_mean" in output
+    edit(repo / DERIVATIVES, BROKEN[1], BROKEN[1].replace("tensors.sizee()", "tensors.size() + 0"))
+    git(repo, "add", DERIVATIVES)
+    code, output = _try_repo(repo, tmp_path)
+    assert code == 0, output
+    assert "Passed" in output and "[1/1] ops.cpp: ok" in output  # only the edited op, in one small unit

@@ -1,4 +1,4 @@
-"""The pre-commit hook: ``python -m vtgen_build.precommit [CHECK-OPTIONS...]``.
+"""The pre-commit hook: ``vtgen-build-pre-commit [CHECK-OPTIONS...]`` (or ``python -m vtgen_build.precommit``).
 
 pre-commit stashes what is not staged before running a hook, so the working tree
 holds exactly the staged edits: the hook runs ``vtgen-build check --changed-since
