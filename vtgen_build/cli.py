@@ -76,7 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     if machine:
         summary = getattr(args, "summary", "")
-        sys.stdout.write(render(Findings(tuple(found), code == 0, summary, _repository_root(), __version__), fmt))
+        unique = tuple(dict.fromkeys(found))  # one formula's error, compiled in several kernels, is one finding
+        sys.stdout.write(render(Findings(unique, code == 0, summary, _repository_root(), __version__), fmt))
     return code
 
 
