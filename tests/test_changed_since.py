@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from vtgen_build.check_index import read_index
 from vtgen_build.errors import VtgenError
 from vtgen_build.generate import GenerateOptions, generate
+from vtgen_build.gradcheck.run import GradcheckOptions, _selected
+from vtgen_build.gradcheck.units import read_registrations
 from vtgen_build.inputs import Inputs
 from vtgen_build.revisions import changes_since
 
@@ -23,11 +26,17 @@ def inputs(repo: Path) -> Inputs:
     return Inputs(str(repo / NATIVE), str(repo / DERIVATIVES), str(repo / TAGS), "vtsample")
 
 
-def selected(repo: Path, rev: str = "HEAD") -> list[str] | None:
-    """The ops ``--changed-since rev`` checks (None: every op), from the generated code's index."""
+def generated(repo: Path) -> Path:
+    """The check build of the checkout (formulas carry #line to the yaml, as ``check`` writes them)."""
     out = repo.parent / "out"
     options = GenerateOptions(str(out), 2, "vtsample", ("vtsample/helpers.h",), line_directives=True)
     generate(inputs(repo), options)
+    return out
+
+
+def selected(repo: Path, rev: str = "HEAD") -> list[str] | None:
+    """The ops ``--changed-since rev`` checks (None: every op), from the generated code's index."""
+    out = generated(repo)
     changes = changes_since(rev, inputs(repo), [str(repo / HELPERS)], None)
     return changes.select(read_index(out))
 
@@ -138,3 +147,13 @@ def test_check_with_nothing_changed_compiles_nothing(repo: Path, run_cli: CliRun
     assert result.code == 0, result.err
     assert "no op's entries differ from HEAD, nothing checked" in result.out
     assert "OK" not in result.out
+
+
+def test_gradcheck_selects_the_changed_ops_and_their_in_place_variants(repo: Path) -> None:
+    edit(repo / DERIVATIVES, "self: softsign_backward(grad, self)", "self: softsign_backward(grad * 1, self)")
+    out = generated(repo)
+    changes = changes_since("HEAD", inputs(repo), [], None)
+    regs = _selected(read_index(out), read_registrations(out), GradcheckOptions(since=changes), {}, {})
+    assert sorted(r.op for r in regs) == ["softsign", "softsign.out", "softsign_"]
+    everything = GradcheckOptions(since=replace(changes, everything="tags.yaml changed"))
+    assert len(_selected(read_index(out), read_registrations(out), everything, {}, {})) > 3
