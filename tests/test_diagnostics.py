@@ -51,7 +51,8 @@ def github_commands(text: str) -> list[tuple[str, dict[str, str], str]]:
 
 
 def sarif_results(text: str) -> list[dict[str, object]]:
-    """The results of a SARIF log, asserting what SARIF 2.1.0 and GitHub code scanning require."""
+    """The results of a SARIF log, asserting what SARIF 2.1.0 and GitHub code scanning require
+    (code scanning also rejects a result without a location)."""
     log = json.loads(text)
     assert log["version"] == "2.1.0" and log["$schema"].endswith("sarif-2.1.0.json")
     (run,) = log["runs"]
@@ -63,7 +64,8 @@ def sarif_results(text: str) -> list[dict[str, object]]:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         assert result["level"] in ("error", "warning", "note", "none")
         assert result["message"]["text"]
-        for loc in result.get("locations", []):
+        assert result["locations"], result  # GitHub code scanning rejects a result without a location
+        for loc in result["locations"]:
             artifact, region = loc["physicalLocation"]["artifactLocation"], loc["physicalLocation"]["region"]
             assert not artifact["uri"].startswith("/") and ":" not in artifact["uri"]  # repository-relative
             assert isinstance(region["startLine"], int) and region["startLine"] >= 1
@@ -100,11 +102,14 @@ def test_a_compiler_error_in_a_generated_file_is_reported_there(tmp_path: Path) 
     assert (d.file, d.line, d.column, d.code) == (f"{out}/VariableType_0.cpp", 40, 47, "VTGEN-COMPILE")
     repo = tmp_path / "repo"
     repo.mkdir()
-    findings = Findings((d,), False, root=str(repo))  # the generated file lies outside the repository
+    (repo / "derivatives.yaml").write_text("[]\n")
+    # the generated file lies outside the repository: SARIF shows it at the yaml's first line
+    findings = Findings((d,), False, root=str(repo), anchor=str(repo / "derivatives.yaml"))
     ((_, props, message),) = github_commands(render(findings, "github"))
     assert "file" not in props and message.startswith(f"{out}/VariableType_0.cpp:40:47: 'x' was not declared")
     (result,) = sarif_results(render(findings, "sarif"))
-    assert "locations" not in result and f"{out}/VariableType_0.cpp:40:47" in result["message"]["text"]  # type: ignore[index]
+    assert where(result) == ("derivatives.yaml", 1)
+    assert f"{out}/VariableType_0.cpp:40:47" in result["message"]["text"]  # type: ignore[index]
     inside = Findings((d,), False, root=str(tmp_path))
     assert where(sarif_results(render(inside, "sarif"))[0]) == ("outside/VariableType_0.cpp", 40)
 
@@ -197,7 +202,8 @@ def _recorded_failure() -> Report:
 
 def test_gradcheck_failure_in_every_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "tools/autograd").mkdir(parents=True)
-    findings = Findings(tuple(from_gradcheck_report(_recorded_failure())), False, root=str(tmp_path))
+    anchor = str(tmp_path / "tools/autograd/derivatives.yaml")
+    findings = Findings(tuple(from_gradcheck_report(_recorded_failure())), False, root=str(tmp_path), anchor=anchor)
     failure, unverified = findings.diagnostics
     assert (failure.code, failure.file, failure.line) == ("VTGEN-GRADCHECK", "tools/autograd/derivatives.yaml", 1008)
     assert (unverified.code, unverified.severity) == ("VTGEN-UNVERIFIED", "note")
@@ -212,3 +218,4 @@ def test_gradcheck_failure_in_every_format(tmp_path: Path, monkeypatch: pytest.M
     assert "\nnumerical:tensor(1.)" in message  # the newline survived the escaping
     assert [r["ruleId"] for r in results] == ["VTGEN-GRADCHECK", "VTGEN-UNVERIFIED"]
     assert where(results[0]) == ("tools/autograd/derivatives.yaml", 1008) and results[1]["level"] == "note"
+    assert where(results[1]) == ("tools/autograd/derivatives.yaml", 1)  # an op with no place: the anchor

@@ -77,7 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if machine:
         summary = getattr(args, "summary", "")
         unique = tuple(dict.fromkeys(found))  # one formula's error, compiled in several kernels, is one finding
-        sys.stdout.write(render(Findings(unique, code == 0, summary, _repository_root(), __version__), fmt))
+        anchor = getattr(args, "anchor", None)  # the derivatives.yaml, once the inputs are known
+        findings = Findings(unique, code == 0, summary, _repository_root(), __version__, anchor)
+        sys.stdout.write(render(findings, fmt))
     return code
 
 
@@ -210,6 +212,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
         quick.discard(args.out)
     inputs = resolve_inputs(args)
+    args.anchor = inputs.derivatives
     options = _generate_options(args)
     check_options(options)
     target = args.stamp or str(Path(args.out) / "Functions.h")
@@ -363,6 +366,7 @@ def _run_check(args: argparse.Namespace) -> int:
     from .check import CheckOptions, default_check_dir, run_check
 
     inputs = resolve_inputs(args)
+    args.anchor = inputs.derivatives
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     if not args.out:
         args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""})))

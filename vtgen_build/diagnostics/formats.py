@@ -31,6 +31,9 @@ class Findings:
     summary: str = ""
     root: str = "."  # paths in github/sarif output are relative to this directory
     tool_version: str = ""
+    # SARIF: where a result with no place in the repository is shown (line 1), since GitHub's code
+    # scanning rejects a result without a location; its own place stays in the message
+    anchor: str | None = None
 
 
 def render(report: Findings, fmt: str) -> str:
@@ -125,14 +128,16 @@ def _sarif_rules(codes: Sequence[str]) -> list[dict[str, object]]:
     ]
 
 
-def _sarif_result(d: Diagnostic, rule_index: int, root: str) -> dict[str, object]:
+def _sarif_result(d: Diagnostic, rule_index: int, report: Findings) -> dict[str, object]:
     result: dict[str, object] = {"ruleId": d.code, "ruleIndex": rule_index, "level": d.severity}
-    path = repository_path(d.file, root) if d.file else None
+    path = repository_path(d.file, report.root) if d.file else None
     result["message"] = {"text": d.message if path is not None or not d.file else f"{_place(d)}: {d.message}"}
+    region: dict[str, int] = {"startLine": d.line or 1}
+    if path is not None and d.column is not None:
+        region["startColumn"] = d.column
+    if path is None and report.anchor is not None:
+        path, region = repository_path(report.anchor, report.root), {"startLine": 1}
     if path is not None:
-        region: dict[str, int] = {"startLine": d.line or 1}
-        if d.column is not None:
-            region["startColumn"] = d.column
         artifact = {"uri": path, "uriBaseId": "%SRCROOT%"}
         result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
     return result
@@ -141,6 +146,6 @@ def _sarif_result(d: Diagnostic, rule_index: int, root: str) -> dict[str, object
 def _sarif(report: Findings) -> dict[str, object]:
     codes = list(CODES)
     driver = {"name": "vtgen-build", "version": report.tool_version, "rules": _sarif_rules(codes)}
-    results = [_sarif_result(d, codes.index(d.code), report.root) for d in report.diagnostics]
+    results = [_sarif_result(d, codes.index(d.code), report) for d in report.diagnostics]
     run = {"tool": {"driver": driver}, "results": results}
     return {"version": "2.1.0", "$schema": SARIF_SCHEMA, "runs": [run]}
