@@ -11,6 +11,7 @@ import pytest
 from vtgen_build.check_index import read_index
 from vtgen_build.errors import VtgenError
 from vtgen_build.generate import GenerateOptions, generate
+from vtgen_build.gradcheck.report import Report
 from vtgen_build.gradcheck.run import GradcheckOptions, _selected
 from vtgen_build.gradcheck.units import read_registrations
 from vtgen_build.inputs import Inputs
@@ -157,3 +158,5 @@ def test_gradcheck_selects_the_changed_ops_and_their_in_place_variants(repo: Pat
     assert sorted(r.op for r in regs) == ["softsign", "softsign.out", "softsign_"]
     everything = GradcheckOptions(since=replace(changes, everything="tags.yaml changed"))
     assert len(_selected(read_index(out), read_registrations(out), everything, {}, {})) > 3
+    nothing = Report.nothing_to_do(0.0, "no op's entries differ from HEAD").render()
+    assert "no op's entries differ from HEAD, nothing checked" in nothing and "OK" not in nothing

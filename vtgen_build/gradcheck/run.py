@@ -196,7 +196,9 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
     regs = _selected(index, read_registrations(out), options, digests, state)
     if not regs:
-        return Report.nothing_to_do(time.perf_counter() - start)
+        since = options.since.revision if options.since is not None and not (options.ops or options.changed) else None
+        why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
+        return Report.nothing_to_do(time.perf_counter() - start, why)
     places = formula_places(inputs, work)
     problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
     usable = [r for r in regs if r.op not in problems]
