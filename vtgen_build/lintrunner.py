@@ -30,13 +30,14 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from types import MappingProxyType
 
 from .errors import VtgenError
 
 __all__ = ["LINTER_CODE", "lint_messages", "main"]
 
 LINTER_CODE = "VTGEN"
-_SEVERITY = {"error": "error", "warning": "warning", "note": "advice"}
+_SEVERITY = MappingProxyType({"error": "error", "warning": "warning", "note": "advice"})
 
 
 def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from .record import CODES, Diagnostic
 
@@ -19,7 +20,7 @@ __all__ = ["FORMATS", "Findings", "github_data", "github_property", "render", "r
 
 FORMATS = ("text", "json", "github", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-_GITHUB_COMMAND = {"error": "error", "warning": "warning", "note": "notice"}
+_GITHUB_COMMAND = MappingProxyType({"error": "error", "warning": "warning", "note": "notice"})
 
 
 @dataclass(frozen=True)
