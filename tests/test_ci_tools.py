@@ -111,3 +111,19 @@ def test_pre_commit_hook_blocks_a_bad_formula_and_passes_a_good_one(tmp_path: Pa
     code, output = _try_repo(repo, tmp_path)
     assert code == 0, output
     assert "Passed" in output and "[1/1] ops.cpp: ok" in output  # only the edited op, in one small unit
+
+
+def test_lintrunner_adapter_ignores_other_files_and_reports_its_own_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from vtgen_build import lintrunner
+
+    repo = make_checkout(tmp_path / "pytorch")
+    assert lintrunner.main([*checkout_options(repo), "--", str(repo / "README.md")]) == 0
+    assert capsys.readouterr().out == ""  # no file the check reads: nothing run, nothing printed
+    assert lintrunner.main(["--pytorch-root", str(tmp_path / "nowhere"), "--", str(repo / DERIVATIVES)]) == 0
+    (message,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert (message["code"], message["name"], message["severity"], message["path"]) == (
+        "VTGEN", "VTGEN-INPUT", "error", None,
+    )  # fmt: skip
+    assert "not a PyTorch checkout" in message["description"]
