@@ -15,7 +15,7 @@ from .jobs import Processes, Reporter, UnitResult, run_parallel
 from .pch import PchBuilder
 from .results import FileDigests, ResultCache, parse_depfile
 
-__all__ = ["WARNINGS", "Settings", "Unit", "compile_units", "launcher_env"]
+__all__ = ["WARNINGS", "Settings", "Unit", "compile_units", "launcher_env", "launcher_output"]
 
 # Warnings are errors in generated code.  Two are off: a Node's apply never reads `grads` when
 # no formula uses it, and forward-AD code unpacks every tangent and primal whether the formula
@@ -58,6 +58,14 @@ def launcher_env(launcher: tuple[str, ...]) -> dict[str, str] | None:
     return env
 
 
+def launcher_output(launcher: tuple[str, ...], obj: Path) -> list[str]:
+    """Flags a launcher needs besides the command: distcc sends a compile to a server only when it
+    writes an object (``-c -o``), so it is given one (empty: ``-fsyntax-only`` writes nothing)."""
+    if not launcher or os.path.basename(launcher[0]) != "distcc":
+        return []
+    return ["-c", "-o", str(obj)]
+
+
 @dataclass
 class _Run:
     settings: Settings
@@ -94,12 +102,15 @@ class _Run:
             key = self.key(argv, text)
         depfile = self.settings.work / "deps" / f"{unit.source.name}.{os.getpid()}.{threading.get_ident()}.d"
         depfile.parent.mkdir(parents=True, exist_ok=True)
+        obj = depfile.with_suffix(".o")
         try:
-            cmd = [*self.settings.launcher, *argv, "-MD", "-MF", str(depfile), str(unit.source)]
+            output_flags = launcher_output(self.settings.launcher, obj)
+            cmd = [*self.settings.launcher, *argv, *output_flags, "-MD", "-MF", str(depfile), str(unit.source)]
             code, output = self.processes.run(cmd, self.env)
             deps = _read_depfile(depfile) if code == 0 else None
         finally:
             depfile.unlink(missing_ok=True)
+            obj.unlink(missing_ok=True)
         found = read_diagnostics(output, self.locator, self.out)
         ok = code == 0
         errors = found.errors if ok or found.errors else 1  # a crash, or an error without the word

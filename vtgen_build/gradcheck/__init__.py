@@ -14,14 +14,17 @@ import sys
 
 from ..generate import GenerateOptions
 from ..inputs import Inputs
+from ..revisions import Changes
 from .report import Report
 from .run import GradcheckOptions, run_gradcheck
 
 __all__ = ["GradcheckOptions", "Report", "run_from_args", "run_gradcheck"]
 
 
-def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None) -> int:
-    """The CLI's ``check --gradcheck``: run, print the failures and the summary, exit 1 on a failure."""
+def run_from_args(
+    args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None, since: Changes | None
+) -> Report:
+    """The CLI's ``check --gradcheck``: run, print the failures and the summary; the report."""
     options = GradcheckOptions(
         ops=tuple(args.op),
         changed=args.changed,
@@ -33,7 +36,8 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         max_samples=args.max_samples,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
+        since=since,
     )
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)
-    return 0 if report.ok else 1
+    return report

@@ -16,6 +16,7 @@ from ..check_index import OutputIndex, read_index
 from ..errors import VtgenError
 from ..generate import GenerateOptions, generate
 from ..inputs import Inputs
+from ..revisions import Changes
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..write import write_atomic
 from .formulas import FormulaPlaces, formula_places
@@ -45,6 +46,7 @@ class GradcheckOptions:
     bind_hidden: bool = True  # call libtorch's hidden helpers through its symbol table
     progress: bool = False
     pytorch_root: str | None = None  # a source checkout: its FunctionsManual.cpp is built into the library
+    since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
 
 
 def _selected(
@@ -54,8 +56,9 @@ def _selected(
     digests: dict[str, str],
     state: dict[str, str],
 ) -> list[Registration]:
-    if options.ops:
-        names = set(select_ops(index, options.ops))
+    chosen = options.since.select(index) if options.since is not None else None
+    if options.ops or chosen is not None:
+        names = set(select_ops(index, options.ops)) | set(chosen or ())
         bases = {op.split(".")[0] for op in names}
         names |= {r.op for r in regs if r.op.split(".")[0].removesuffix("_") in bases}
         if options.changed:
@@ -193,7 +196,9 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
     regs = _selected(index, read_registrations(out), options, digests, state)
     if not regs:
-        return Report.nothing_to_do(time.perf_counter() - start)
+        since = options.since.revision if options.since is not None and not (options.ops or options.changed) else None
+        why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
+        return Report.nothing_to_do(time.perf_counter() - start, why)
     places = formula_places(inputs, work)
     problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
     usable = [r for r in regs if r.op not in problems]
@@ -202,7 +207,9 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     build = build_library(index, usable, settings, options.bind_hidden, *extra)
     excluded = {**problems, **dict(build.excluded)}
     bases = (
-        None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
+        None
+        if not (options.ops or options.changed or options.since)
+        else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
     records = _run_child(torch, build, bases, out_ops, options, work) if build.registered else []
