@@ -107,6 +107,7 @@ class NativeFunction:
     generated: bool = False
     abstract_override: bool | None = None  # derived variants inherit their base's answer
     text: str = field(default="", compare=False, repr=False)
+    doc: str = field(default="", compare=False, repr=False)  # the comment above the entry (typed Python API)
 
     @classmethod
     def parse(cls, entry: Entry, valid_tags: frozenset[str], default_namespace: str = "aten") -> NativeFunction:
@@ -140,6 +141,7 @@ class NativeFunction:
             ufunc_inner_loop=_parse_ufunc(r),
             use_const_ref_for_mutable_tensors=r.flag("use_const_ref_for_mutable_tensors", False),
             text=entry.text,
+            doc=entry.comment,
         )
 
     # -- what the rest of the generator asks -------------------------------------------
