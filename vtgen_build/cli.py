@@ -141,6 +141,11 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         help="formulas carry #line to their derivatives.yaml line (its absolute path): a compiler error in a "
         "formula names the yaml line (CMake and setuptools builds turn this on)",
     )
+    g.add_argument(
+        "--python-api",
+        metavar="DIR",
+        help="also write DIR/__init__.py (a typed Python function per op of the library) and DIR/py.typed",
+    )
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
     g.add_argument("--explain", action="store_true", help="say which inputs changed")
@@ -230,6 +235,8 @@ def _run_generate(args: argparse.Namespace) -> int:
         outputs = [str(Path(args.out) / rel) for rel in (*result.outputs, MANIFEST)] + [args.depfile] * bool(
             args.depfile
         )
+        if args.python_api:
+            outputs += _python_api(args, inputs, result)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         quick.record(args.argv, args.out, stamp, quick.signatures(outputs) + before, generator)
 
@@ -240,6 +247,16 @@ def _run_generate(args: argparse.Namespace) -> int:
     args.summary = result.summary()
     print(args.summary)
     return 0
+
+
+def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult) -> list[str]:
+    """Write the typed Python API when the inputs changed or a file of it is missing; its paths."""
+    from .python_api import API_FILES, write_python_api
+
+    paths = [str(Path(args.python_api) / name) for name in API_FILES]
+    if result.mode != "up-to-date" or not all(os.path.isfile(p) for p in paths):
+        write_python_api(inputs, _policy(args), args.python_api)
+    return paths
 
 
 def _check_depfile(depfile: str, out: str, named: list[str]) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["get_include", "library_path"]
+__all__ = ["get_include", "library_path", "ops"]
 
 _HERE = Path(__file__).resolve().parent
 
@@ -32,3 +32,5 @@ def get_include() -> str:
 
 
 torch.ops.load_library(library_path())
+
+from . import ops  # noqa: E402  (typed functions calling the ops loaded above: vtsample.ops.softsign(x))
