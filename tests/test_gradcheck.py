@@ -14,6 +14,7 @@ from tests.conftest import RealYaml
 from vtgen_build.errors import Location
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.report import Report
+from vtgen_build.compile import identify
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects, unlinkable_roots
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
@@ -25,9 +26,12 @@ def _fake_torch(tmp: Path) -> TorchInstall:
 
 
 @needs_gxx
-def test_objects_are_cached_by_content(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["-I", "-isystem"])
+def test_objects_are_cached_by_content(tmp_path: Path, flag: str) -> None:
+    """Whatever flag finds a header (check passes the user's -I directories as -isystem), editing it recompiles."""
     (tmp_path / "h.h").write_text("inline int h() { return 1; }\n")
-    settings = BuildSettings("g++", _fake_torch(tmp_path), tmp_path / "cache", extra_flags=(f"-I{tmp_path}",))
+    compiler = identify(shutil.which("g++") or "g++")
+    settings = BuildSettings(compiler, _fake_torch(tmp_path), tmp_path / "cache", extra_flags=(f"{flag}{tmp_path}",))
     units = [("a", '#include "h.h"\nint a() { return h(); }\n'), ("b", "int b() { return 2; }\n")]
     first = compile_objects(settings, units)
     assert [u.compiled for u in first] == [True, True] and all(u.object for u in first)

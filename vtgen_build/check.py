@@ -55,6 +55,7 @@ __all__ = [
     "default_check_dir",
     "find_compiler",
     "include_flags",
+    "launcher_argv",
     "op_digests",
     "run_check",
     "select_ops",
@@ -272,11 +273,17 @@ def _write_state(out: Path, settings: str, ops: dict[str, str]) -> None:
 
 
 # -- running ------------------------------------------------------------------------------------
-def _settings(out: Path, options: CheckOptions) -> Settings:
+def launcher_argv(launcher: str | None) -> tuple[str, ...]:
+    """``--launcher CMD`` as the words each compile is prefixed with; a launcher not found is an error."""
+    argv = tuple(launcher.split()) if launcher else ()
+    if argv and shutil.which(argv[0]) is None:
+        raise VtgenError(f"--launcher {launcher}: {argv[0]} not found")
+    return argv
+
+
+def _settings(out: Path, options: CheckOptions, release: str) -> Settings:
     compiler = identify(find_compiler(options.cxx))
-    launcher = tuple(options.launcher.split()) if options.launcher else ()
-    if launcher and shutil.which(launcher[0]) is None:
-        raise VtgenError(f"--launcher {options.launcher}: {launcher[0]} not found")
+    launcher = launcher_argv(options.launcher)
     include = Path(options.torch_include) if options.torch_include else None
     tty = options.progress if options.progress is not None else sys.stdout.isatty()
     return Settings(
@@ -289,6 +296,7 @@ def _settings(out: Path, options: CheckOptions) -> Settings:
         options.cache,
         options.pch,
         tty,
+        release,
     )
 
 
@@ -337,7 +345,7 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
     gen_options = replace(gen_options, line_directives=True, stub_decls=True)
     generated = generate(inputs, gen_options)
     out = Path(gen_options.out_dir).resolve()
-    settings = _settings(out, options)
+    settings = _settings(out, options, gen_options.release)
     state_key = _settings_digest(out, settings, gen_options.manual_headers, options)
     lazy = _LazyIndex(out)
 

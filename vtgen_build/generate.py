@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__
+from . import __version__, store
 from .errors import VtgenError
 from .inputs import Inputs
 from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, read_manifest, write_manifest
@@ -112,12 +112,10 @@ def _stat(path: str) -> tuple[int, int]:
 
 
 def _digest(path: str) -> str:
-    import hashlib
-
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        raise VtgenError(f"cannot read {path}") from None
+    digest = store.file_sha256(path)
+    if digest is None:
+        raise VtgenError(f"cannot read {path}")
+    return digest
 
 
 def _generator_files() -> list[Path]:
@@ -361,10 +359,8 @@ def _try_incremental(
 
 
 def _file_record(content: str) -> tuple[int, str]:
-    import hashlib
-
     data = content.encode("utf-8")
-    return len(data), hashlib.sha256(data).hexdigest()
+    return len(data), store.sha256_hex(data)
 
 
 def _manifest(

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from . import store
 from .cache import (
     CACHE,
     INDEX,
@@ -317,7 +318,10 @@ def _dependency_tables(
 
 
 def _file_digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    digest = store.file_sha256(path)
+    if digest is None:
+        raise VtgenError(f"cannot read {path}")
+    return digest
 
 
 def incremental_run(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import VtgenError
 from ..generate import GenerateOptions
 from ..inputs import Inputs
 from .report import Report
@@ -22,6 +23,8 @@ __all__ = ["GradcheckOptions", "Report", "run_from_args", "run_gradcheck"]
 
 def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None) -> int:
     """The CLI's ``check --gradcheck``: run, print the failures and the summary, exit 1 on a failure."""
+    if args.no_pch:
+        raise VtgenError("--no-pch: --gradcheck builds no precompiled headers; leave the option out")
     options = GradcheckOptions(
         ops=tuple(args.op),
         changed=args.changed,
@@ -33,6 +36,11 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         max_samples=args.max_samples,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
+        std=args.std,
+        launcher=args.launcher,
+        cache=not args.no_cache,
+        torch_include=args.torch_include,
+        torch_version=args.torch_version,
     )
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)
