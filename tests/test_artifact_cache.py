@@ -40,7 +40,7 @@ def _torch(root: Path) -> TorchInstall:
     (root / "include").mkdir(parents=True, exist_ok=True)
     (root / "lib").mkdir(exist_ok=True)
     empty = root / "empty.cpp"
-    empty.write_text("extern \"C\" int vtgen_stand_in() { return 0; }\n")
+    empty.write_text('extern "C" int vtgen_stand_in() { return 0; }\n')
     for name in ("torch_cpu", "c10", "torch"):
         subprocess.run(["g++", "-shared", "-fPIC", str(empty), "-o", str(root / "lib" / f"lib{name}.so")], check=True)
     return TorchInstall(sys.executable, "0.0", root, (root / "include",), root / "lib", True)
@@ -50,7 +50,10 @@ def _settings(root: Path, torch: TorchInstall, *flags: str) -> BuildSettings:
     return BuildSettings(identify(GXX or "g++"), torch, root / "build", extra_flags=flags, jobs=2)
 
 
-_UNITS = [("a", '#include "h.h"\nextern "C" int vtgen_a() { return h(); }\n'), ("b", 'extern "C" int vtgen_b() { return 2; }\n')]
+_UNITS = [
+    ("a", '#include "h.h"\nextern "C" int vtgen_a() { return h(); }\n'),
+    ("b", 'extern "C" int vtgen_b() { return 2; }\n'),
+]
 
 
 @needs_gxx
