@@ -5,14 +5,15 @@ stub ATen headers shipped in ``stubs/include`` (or, with ``--torch-include``,
 against a real PyTorch's headers), warnings as errors, in parallel.  The check
 build is generated with ``#line`` directives, so an error inside a formula is
 reported at its derivatives.yaml line; the summary names the ops that failed.
-``--op`` and ``--changed`` compile one small translation unit holding only the
-kernels and Nodes of the chosen ops.  The compiling itself (results cache,
-precompiled headers, parallel jobs, diagnostics) is ``vtgen_build.compile``.
+``--op`` compiles one small translation unit holding only the kernels and Nodes of
+the chosen ops; so does ``--changed``, unless more than a quarter of the ops changed
+(then every unit).  The compiling itself (the artifact cache, precompiled headers,
+parallel jobs, diagnostics) is ``vtgen_build.compile``.
 
 Layout of the check directory (``--out``): the generated files, plus
-``.vtgen-check/`` (include shims, the partial unit, the results cache, precompiled
-headers, and ``state``: a digest of each op's code at its last successful check,
-for ``--changed``).
+``.vtgen-check/`` (include shims, the partial unit, ``cache/``: the compiled-artifact
+cache of results and precompiled headers, and ``state``: a digest of each op's code
+at its last successful check, for ``--changed``).
 """
 
 from __future__ import annotations
