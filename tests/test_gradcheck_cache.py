@@ -25,8 +25,10 @@ from vtgen_build.compile import identify
 from vtgen_build.errors import VtgenError
 from vtgen_build.generate import GenerateOptions
 from vtgen_build.gradcheck import GradcheckOptions, Report
+from vtgen_build.gradcheck.formulas import formula_places
 from vtgen_build.gradcheck.run import _target
 from vtgen_build.inputs import Inputs
+from vtgen_build.plan import policy
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects
 
 _NATIVE = """\
@@ -139,3 +141,20 @@ def test_the_gradcheck_build_runs_the_launcher_with_the_standard_asked(tmp_path:
     assert "-std=c++20" in log.read_text()
     again = compile_objects(replace(settings, use_cache=False), unit)  # --no-cache: compiled again
     assert again[0].compiled and len(log.read_text().splitlines()) == 2
+
+
+def test_formula_places_follow_the_target_release(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The policy the places are planned with is the release's (or --pytorch-root's), and part of the key."""
+    asked: list[tuple[str | None, str]] = []
+    real = policy.policy_for
+
+    def recording(root: str | None, release: str) -> policy.Policy:
+        asked.append((root, release))
+        return real(root, release)
+
+    monkeypatch.setattr(policy, "policy_for", recording)
+    args = sample_inputs()
+    inputs = Inputs(args[1], args[3], args[5], "vtsample")
+    first = formula_places(inputs, tmp_path, "2.13")
+    assert formula_places(inputs, tmp_path, "2.13") == first and asked == [(None, "2.13")]  # cached
+    assert formula_places(inputs, tmp_path, "2.14") == first and asked[-1] == (None, "2.14")  # not the 2.13 record
