@@ -38,8 +38,7 @@ class LibraryBuild:
 
 
 def _analysis_key(settings: BuildSettings, parts: Sequence[object]) -> str:
-    libs = settings.torch.libraries
-    files = [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in libs]
+    files = [[str(p), store.stat_signature(p)] for p in settings.torch.libraries]
     return hashlib.sha256(json.dumps([files, *parts]).encode()).hexdigest()[:24]
 
 
