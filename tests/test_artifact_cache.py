@@ -235,3 +235,14 @@ def test_a_gradcheck_cache_keeps_one_layout(tmp_path: Path) -> None:
     entries = ArtifactCache.open(tmp_path / "build" / CACHE).entries
     assert sorted(e.name for e in entries.values() if e.name) == ["libt.so", "unit.o"]
     assert lib.parent.parent == tmp_path / "build" / CACHE
+
+
+def test_a_planted_link_in_the_cache_is_never_written_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    cache = ArtifactCache.open(tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / ("b" * 32)).symlink_to(outside)
+    path = cache.place("b" * 32, "unit.o")
+    path.write_bytes(b"object")
+    assert not path.parent.is_symlink() and list(outside.iterdir()) == []

@@ -171,6 +171,8 @@ class ArtifactCache:
         if not _KEY.fullmatch(key) or not _NAME.fullmatch(name):
             raise ValueError(f"not a cache key and file name: {key!r} {name!r}")
         where = self.root / key
+        if where.is_symlink() or (where.exists() and not where.is_dir()):
+            where.unlink()  # planted: never written through
         where.mkdir(parents=True, exist_ok=True)
         return where / name
 
