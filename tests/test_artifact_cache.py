@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -246,3 +247,39 @@ def test_a_planted_link_in_the_cache_is_never_written_through(tmp_path: Path) ->
     path = cache.place("b" * 32, "unit.o")
     path.write_bytes(b"object")
     assert not path.parent.is_symlink() and list(outside.iterdir()) == []
+
+
+_INTERRUPTED = """
+import shutil, sys
+from pathlib import Path
+from vtgen_build.compile import identify
+from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects
+root = Path(sys.argv[1])
+torch = TorchInstall(sys.executable, "0.0", root, (root,), root, True)
+settings = BuildSettings(identify(shutil.which("g++")), torch, root / "b", launcher=(sys.argv[2],), jobs=2)
+compile_objects(settings, [("a", "int a;"), ("b", "int b;")])
+"""
+
+
+@needs_gxx
+def test_ctrl_c_stops_every_compiler_of_a_library_build(tmp_path: Path) -> None:
+    """SIGINT to the Python alone (not its process group): it kills the compilers it started."""
+    launcher = tmp_path / "launcher"
+    launcher.write_text(f'#!/bin/sh\necho $$ >> "{tmp_path}/pids"\nexec sleep 300\n')
+    launcher.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(tmp_path), str(launcher)], start_new_session=True)
+    pids = tmp_path / "pids"
+    try:
+        for _ in range(1200):  # a deterministic wait: until both compiles have started
+            if (pids.is_file() and len(pids.read_text().split()) == 2) or proc.poll() is not None:
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        assert len(pids.read_text().split()) == 2
+        os.kill(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=60) != 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    for pid in map(int, pids.read_text().split()):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
