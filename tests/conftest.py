@@ -235,3 +235,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+# --- Running on two workers -------------------------------------------------------------------
+# The suite runs under pytest-xdist (`-n 2 --dist loadgroup`, pyproject.toml).  Each worker has
+# its own session, so a session fixture is built once per worker that uses it.  To build each
+# expensive shared artifact once, every test is put in a group, and a group runs on one worker:
+# a test module is a group, and modules that share one of these fixtures are one group.
+SHARED_BUILDS = ("torch_tree", "installed_sample", "runtime_results")
+
+
+def _xdist_groups(items: list[pytest.Item]) -> dict[str, str]:
+    """Module name -> group name: the modules joined by the shared builds their tests use."""
+    parent: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    for item in items:
+        module = item.path.stem
+        for fixture in SHARED_BUILDS:
+            if fixture in getattr(item, "fixturenames", ()):
+                a, b = sorted((find(module), find(f"build:{fixture}")))
+                parent[b] = a
+    return {item.path.stem: find(item.path.stem) for item in items}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups = _xdist_groups(items)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[item.path.stem]))

@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import store
 from .check_index import OutputIndex, read_index
@@ -47,6 +48,9 @@ from .errors import VtgenError, did_you_mean
 from .generate import GenerateOptions, generate
 from .inputs import Inputs
 from .write import write_atomic
+
+if TYPE_CHECKING:
+    from .revisions import Changes
 
 __all__ = [
     "STUB_INCLUDE",
@@ -87,6 +91,7 @@ class CheckOptions:
     progress: bool | None = None  # a progress line; None: when stdout is a terminal
     cache: bool = True  # False: compile every unit, even those that passed unchanged before
     pch: bool = True  # precompiled headers for the shared include prefix
+    since: Changes | None = None  # --changed-since: only the ops whose entries differ from a git revision
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class CheckResult:
     checked_ops: int  # ops in the compiled code (all of them for a whole check); -1: not counted
     nothing_to_do: bool = False
     hint: str | None = None  # the --using-namespace that would fix every undeclared helper
+    since: str | None = None  # nothing to do: no op's entries differ from this revision
 
     @property
     def ok(self) -> bool:
@@ -108,6 +114,8 @@ class CheckResult:
         return sum(u.errors for u in self.units)
 
     def summary(self) -> str:
+        if self.nothing_to_do and self.since is not None:
+            return f"vtgen-build check: no op's entries differ from {self.since}, nothing checked ({self.seconds:.1f}s)"
         if self.nothing_to_do:
             return f"vtgen-build check: no op changed since the last successful check ({self.seconds:.1f}s)"
         cached = sum(u.cached for u in self.units)
@@ -353,6 +361,13 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
     ops: list[str] | None = None  # None: every unit
     if options.ops:
         ops = select_ops(lazy.get(), options.ops)
+    if options.since is not None:
+        chosen = options.since.select(lazy.get())  # None: every op
+        if chosen == []:
+            seconds = time.perf_counter() - start
+            return CheckResult((), (), seconds, generated.seconds, 0, nothing_to_do=True, since=options.since.revision)
+        if chosen is not None:
+            ops = list(dict.fromkeys([*(ops or []), *chosen]))
     if options.changed:
         digests = lazy.digests()
         changed = _changed_ops(out, digests, state_key)

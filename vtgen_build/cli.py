@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -11,6 +12,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import __version__, get_cmake_dir, quick
+from .diagnostics import (
+    FORMATS,
+    Diagnostic,
+    Findings,
+    from_compiler_output,
+    from_error,
+    from_gradcheck_report,
+    from_os_error,
+    render,
+)
 from .errors import VtgenError, did_you_mean
 from .generate import (
     MANIFEST,
@@ -31,8 +42,9 @@ if TYPE_CHECKING:
     from .model import Model
     from .plan.kernel import Plan
     from .plan.policy import Policy
+    from .revisions import Changes
 
-__all__ = ["main"]
+__all__ = ["check_files", "main", "resolve_inputs"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,16 +61,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 1
+    fmt = getattr(args, "format", "text")
+    found: list[Diagnostic] = []
+    args.found = found  # the run's diagnostics (``--format``); in text they were printed as found
+    machine = fmt != "text"  # stdout holds only the document; what people read goes to stderr
     try:
-        return int(args.run(args))
+        with contextlib.redirect_stdout(sys.stderr) if machine else contextlib.nullcontext():
+            code = int(args.run(args))
     except VtgenError as exc:
-        print(f"vtgen-build: {exc}" if exc.location is None else str(exc), file=sys.stderr)
-        return 1
+        code = _failed(found, from_error(exc), machine)
     except OSError as exc:  # the machine said no (disk full, permissions, ...): say so, without a traceback
-        print(f"vtgen-build: error: {exc}", file=sys.stderr)
-        return 1
+        code = _failed(found, from_os_error(exc), machine)
     except KeyboardInterrupt:
         return 130
+    if machine:
+        summary = getattr(args, "summary", "")
+        unique = tuple(dict.fromkeys(found))  # one formula's error, compiled in several kernels, is one finding
+        anchor = getattr(args, "anchor", None)  # the derivatives.yaml, once the inputs are known
+        findings = Findings(unique, code == 0, summary, _repository_root(), __version__, anchor)
+        sys.stdout.write(render(findings, fmt))
+    return code
+
+
+def _failed(found: list[Diagnostic], diagnostic: Diagnostic, machine: bool) -> int:
+    """An error that ended the run: printed now (text) or kept for the document."""
+    found.append(diagnostic)
+    if not machine:
+        sys.stderr.write(render(Findings((diagnostic,), False), "text"))
+    return 1
+
+
+def _repository_root() -> str:
+    """The git work tree holding the working directory (paths in github/sarif output are relative to it)."""
+    from .revisions import work_tree
+
+    return work_tree(".") or "."
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -74,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     gen = sub.add_parser("generate", help="write VariableType_<k>.cpp, Functions_<k>.cpp and Node headers")
     _add_inputs(gen)
     _add_generate_options(gen)
+    _add_format(gen)
     gen.set_defaults(run=_run_generate)
     _add_check_parser(sub)
     return parser
@@ -106,6 +144,12 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
     g.add_argument("--explain", action="store_true", help="say which inputs changed")
+
+
+def _add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="how diagnostics are printed: text (default), json, github (workflow commands), sarif "
+                   "(SARIF 2.1.0); the document goes to stdout, everything else to stderr")  # fmt: skip
 
 
 def _add_inputs(p: argparse.ArgumentParser) -> None:
@@ -168,6 +212,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
         quick.discard(args.out)
     inputs = resolve_inputs(args)
+    args.anchor = inputs.derivatives
     options = _generate_options(args)
     check_options(options)
     target = args.stamp or str(Path(args.out) / "Functions.h")
@@ -192,7 +237,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.explain:
         for line in result.explanations:
             print(f"regenerated {line}")
-    print(result.summary())
+    args.summary = result.summary()
+    print(args.summary)
     return 0
 
 
@@ -297,6 +343,9 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="check only this op (add.Tensor, or every overload of add); repeatable",
     )
     c.add_argument("--changed", action="store_true", help="check only the ops changed since the last successful check")
+    c.add_argument("--changed-since", metavar="REV",
+                   help="check only the ops whose yaml entries (or manual helpers) differ from git revision REV; "
+                   "a change to tags.yaml, a template or a renamed input checks every op")  # fmt: skip
     c.add_argument(
         "--torch-include",
         metavar="DIR",
@@ -309,6 +358,7 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
     r.add_argument("--no-bind-hidden", dest="bind_hidden", action="store_false",
                    help="leave out kernels calling helpers libtorch hides (default: call libtorch's)")  # fmt: skip
+    _add_format(check)
     check.set_defaults(run=_run_check)
 
 
@@ -316,14 +366,19 @@ def _run_check(args: argparse.Namespace) -> int:
     from .check import CheckOptions, default_check_dir, run_check
 
     inputs = resolve_inputs(args)
+    args.anchor = inputs.derivatives
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     if not args.out:
         args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""})))
+    since = _changes_since(args, inputs, manual_file) if args.changed_since else None
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
     if args.gradcheck:
         from .gradcheck import run_from_args
 
-        return run_from_args(args, inputs, _generate_options(args), manual_file)
+        report = run_from_args(args, inputs, _generate_options(args), manual_file, since)
+        args.summary = report.render().rsplit("\n", 1)[-1]
+        args.found += from_gradcheck_report(report)
+        return 0 if report.ok else 1
     options = CheckOptions(
         args.std,
         args.jobs,
@@ -336,7 +391,37 @@ def _run_check(args: argparse.Namespace) -> int:
         manual_file,
         cache=not args.no_cache,
         pch=not args.no_pch,
+        since=since,
     )
     result = run_check(inputs, _generate_options(args), options)
-    print(result.summary(), file=sys.stdout if result.ok else sys.stderr)
+    args.summary = result.summary()
+    args.found += [d for u in result.units for d in from_compiler_output(u.diagnostics, u.unit, not u.ok)]
+    print(args.summary, file=sys.stdout if result.ok else sys.stderr)
     return 0 if result.ok else 1
+
+
+def _changes_since(args: argparse.Namespace, inputs: Inputs, manual_file: str | None) -> Changes:
+    """``--changed-since``: what differs from the revision; the helper files are the manual headers found."""
+    from .revisions import changes_since
+
+    helpers = [manual_file] if manual_file and not args.manual_header else []
+    helpers += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs if (Path(d) / h).is_file()]
+    helpers += [str(Path(h).with_suffix(".cpp")) for h in helpers if Path(h).with_suffix(".cpp").is_file()]
+    return changes_since(args.changed_since, inputs, helpers, args.pytorch_root)
+
+
+def check_files(check_args: Sequence[str]) -> list[str]:
+    """The files a ``check`` with these options reads that a commit can touch: the yaml and manual helpers.
+
+    For adapters (lintrunner, pre-commit) deciding whether a list of edited files concerns the check.
+    """
+    try:
+        args = _parser().parse_args(["check", *check_args])
+    except SystemExit:  # argparse said why on stderr
+        raise VtgenError(f"invalid check options: {' '.join(check_args)}") from None
+    inputs = resolve_inputs(args)
+    manual = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
+    files = [inputs.native_functions, inputs.derivatives, *([inputs.tags] if inputs.tags else [])]
+    files += [manual, str(Path(manual).with_suffix(".cpp"))] if manual and not args.manual_header else []
+    files += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs]
+    return [os.path.realpath(f) for f in files]

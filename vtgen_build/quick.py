@@ -35,7 +35,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``vtgen-build``: the fast path for an up-to-date ``generate``, else the full CLI."""
     args = list(sys.argv[1:] if argv is None else argv)
     start = time.perf_counter()
-    if args[:1] == ["generate"] and up_to_date(args):
+    machine = any(a == "--format" or a.startswith("--format=") for a in args)  # its answer is a document
+    if args[:1] == ["generate"] and not machine and up_to_date(args):
         print(f"vtgen-build: up to date (0 files written) in {time.perf_counter() - start:.3f}s")
         return 0
     from .cli import main as cli_main

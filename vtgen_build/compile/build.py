@@ -15,7 +15,7 @@ from .diagnostics import Locator, read_diagnostics
 from .jobs import Processes, Reporter, UnitResult, run_parallel
 from .pch import PchBuilder
 
-__all__ = ["CACHE", "WARNINGS", "Settings", "Unit", "compile_units", "launcher_env"]
+__all__ = ["CACHE", "WARNINGS", "Settings", "Unit", "compile_units", "launcher_env", "launcher_output"]
 
 CACHE = "cache"  # <work>/cache: the compiled-artifact cache of a check directory
 
@@ -61,6 +61,14 @@ def launcher_env(launcher: tuple[str, ...]) -> dict[str, str] | None:
     return env
 
 
+def launcher_output(launcher: tuple[str, ...], obj: Path) -> list[str]:
+    """Flags a launcher needs besides the command: distcc sends a compile to a server only when it
+    writes an object (``-c -o``), so it is given one (empty: ``-fsyntax-only`` writes nothing)."""
+    if not launcher or os.path.basename(launcher[0]) != "distcc":
+        return []
+    return ["-c", "-o", str(obj)]
+
+
 @dataclass
 class _Run:
     settings: Settings
@@ -97,12 +105,15 @@ class _Run:
             key = self.key(argv, text)
         depfile = self.settings.work / "deps" / f"{unit.source.name}.{os.getpid()}.{threading.get_ident()}.d"
         depfile.parent.mkdir(parents=True, exist_ok=True)
+        obj = depfile.with_suffix(".o")
         try:
-            cmd = [*self.settings.launcher, *argv, "-MD", "-MF", str(depfile), str(unit.source)]
+            output_flags = launcher_output(self.settings.launcher, obj)
+            cmd = [*self.settings.launcher, *argv, *output_flags, "-MD", "-MF", str(depfile), str(unit.source)]
             code, output = self.processes.run(cmd, self.env)
             deps = _read_depfile(depfile) if code == 0 else None
         finally:
             depfile.unlink(missing_ok=True)
+            obj.unlink(missing_ok=True)
         found = read_diagnostics(output, self.locator, self.out)
         ok = code == 0
         errors = found.errors if ok or found.errors else 1  # a crash, or an error without the word

@@ -15,14 +15,17 @@ import sys
 from ..errors import VtgenError
 from ..generate import GenerateOptions
 from ..inputs import Inputs
+from ..revisions import Changes
 from .report import Report
 from .run import GradcheckOptions, run_gradcheck
 
 __all__ = ["GradcheckOptions", "Report", "run_from_args", "run_gradcheck"]
 
 
-def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None) -> int:
-    """The CLI's ``check --gradcheck``: run, print the failures and the summary, exit 1 on a failure."""
+def run_from_args(
+    args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None, since: Changes | None
+) -> Report:
+    """The CLI's ``check --gradcheck``: run, print the failures and the summary; the report."""
     if args.no_pch:
         raise VtgenError("--no-pch: --gradcheck builds no precompiled headers; leave the option out")
     options = GradcheckOptions(
@@ -41,7 +44,8 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         cache=not args.no_cache,
         torch_include=args.torch_include,
         torch_version=args.torch_version,
+        since=since,
     )
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)
-    return 0 if report.ok else 1
+    return report

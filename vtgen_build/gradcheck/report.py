@@ -95,8 +95,8 @@ class Report:
         return not self.failures
 
     @classmethod
-    def nothing_to_do(cls, seconds: float) -> Report:
-        return cls(seconds, nothing=True)
+    def nothing_to_do(cls, seconds: float, why: str = "no op changed or failed since the last run") -> Report:
+        return cls(seconds, nothing=True, notes=[why])
 
     @classmethod
     def from_results(
@@ -153,7 +153,7 @@ class Report:
 
     def render(self) -> str:
         if self.nothing:
-            return f"vtgen-build check --gradcheck: no op changed or failed since the last run ({self.seconds:.1f}s)"
+            return f"vtgen-build check --gradcheck: {self.notes[0]}, nothing checked ({self.seconds:.1f}s)"
         lines = [str(f) for f in self.failures]
         b = self.library
         if b is not None:

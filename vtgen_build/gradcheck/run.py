@@ -17,6 +17,7 @@ from ..compile import default_std, identify
 from ..errors import VtgenError
 from ..generate import GenerateOptions, generate
 from ..inputs import Inputs
+from ..revisions import Changes
 from ..target import supported_release
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..write import write_atomic
@@ -52,6 +53,7 @@ class GradcheckOptions:
     cache: bool = True  # False: compile and link everything again (--no-cache)
     torch_include: str | None = None  # given: must be the include directory of the torch of ``python``
     torch_version: str | None = None  # an explicit --torch-version: must be the release of that torch
+    since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
 
 
 def _selected(
@@ -61,8 +63,9 @@ def _selected(
     digests: dict[str, str],
     state: dict[str, str],
 ) -> list[Registration]:
-    if options.ops:
-        names = set(select_ops(index, options.ops))
+    chosen = options.since.select(index) if options.since is not None else None
+    if options.ops or chosen is not None:
+        names = set(select_ops(index, options.ops)) | set(chosen or ())
         bases = {op.split(".")[0] for op in names}
         names |= {r.op for r in regs if r.op.split(".")[0].removesuffix("_") in bases}
         if options.changed:
@@ -235,7 +238,9 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
     regs = _selected(index, read_registrations(out), options, digests, state)
     if not regs:
-        return Report.nothing_to_do(time.perf_counter() - start)
+        since = options.since.revision if options.since is not None and not (options.ops or options.changed) else None
+        why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
+        return Report.nothing_to_do(time.perf_counter() - start, why)
     places = formula_places(inputs, work, release, gen_options.policy_root)
     problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
     usable = [r for r in regs if r.op not in problems]
@@ -244,7 +249,9 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     build = build_library(index, usable, settings, options.bind_hidden, *extra)
     excluded = {**problems, **dict(build.excluded)}
     bases = (
-        None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
+        None
+        if not (options.ops or options.changed or options.since)
+        else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
     records = _run_child(torch, build, bases, out_ops, options, work) if build.registered else []

@@ -1,0 +1,162 @@
+"""``check --changed-since REV``: the ops whose entries differ from a git revision, in a real git repository."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from vtgen_build.check_index import read_index
+from vtgen_build.errors import VtgenError
+from vtgen_build.generate import GenerateOptions, generate
+from vtgen_build.gradcheck.report import Report
+from vtgen_build.gradcheck.run import GradcheckOptions, _selected
+from vtgen_build.gradcheck.units import read_registrations
+from vtgen_build.inputs import Inputs
+from vtgen_build.revisions import changes_since
+
+from .ci_repo import DERIVATIVES, HELPERS, NATIVE, TAGS, edit, git, make_checkout
+from .conftest import CliRunner
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+
+
+def inputs(repo: Path) -> Inputs:
+    return Inputs(str(repo / NATIVE), str(repo / DERIVATIVES), str(repo / TAGS), "vtsample")
+
+
+def generated(repo: Path) -> Path:
+    """The check build of the checkout (formulas carry #line to the yaml, as ``check`` writes them)."""
+    out = repo.parent / "out"
+    options = GenerateOptions(str(out), 2, "vtsample", ("vtsample/helpers.h",), line_directives=True)
+    generate(inputs(repo), options)
+    return out
+
+
+def selected(repo: Path, rev: str = "HEAD") -> list[str] | None:
+    """The ops ``--changed-since rev`` checks (None: every op), from the generated code's index."""
+    out = generated(repo)
+    changes = changes_since(rev, inputs(repo), [str(repo / HELPERS)], None)
+    return changes.select(read_index(out))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_checkout(tmp_path / "pytorch")
+
+
+def test_nothing_changed_selects_nothing(repo: Path) -> None:
+    assert selected(repo) == []
+
+
+def test_a_formula_edit_selects_its_op(repo: Path) -> None:
+    edit(
+        repo / DERIVATIVES,
+        "soft_quantize_backward(grad, self, scale, bits)",
+        "soft_quantize_backward(grad * 2, self, scale, bits)",
+    )
+    assert selected(repo) == ["soft_quantize"]
+
+
+def _entry_line(repo: Path, rel: str, first_line: str) -> int:
+    return (repo / rel).read_text(encoding="utf-8").split("\n").index(first_line) + 1
+
+
+def test_a_signature_edit_selects_the_op_and_its_derivative_entry(repo: Path) -> None:
+    old, new = "stack_mean(Tensor[] tensors, int dim=0) -> Tensor", "stack_mean(Tensor[] tensors, int dim=1) -> Tensor"
+    edit(repo / NATIVE, f"- func: {old}", f"- func: {new}")
+    edit(repo / DERIVATIVES, f"- name: {old}", f"- name: {new}")  # the entry names the schema it is for
+    changes = changes_since("HEAD", inputs(repo), [], None)
+    assert changes.ops == ("stack_mean",)
+    line = _entry_line(repo, DERIVATIVES, f"- name: {new}")
+    assert changes.spans == ((line, line + 1),)  # the entry and its formula
+    assert selected(repo) == ["stack_mean"]
+
+
+def test_a_native_entry_edit_selects_the_op_and_its_derivative_entry(repo: Path) -> None:
+    edit(
+        repo / NATIVE,
+        "  variants: function\n  dispatch:\n    CPU: soft_quantize_cpu",
+        "  variants: function, method\n  dispatch:\n    CPU: soft_quantize_cpu",
+    )
+    changes = changes_since("HEAD", inputs(repo), [], None)
+    line = _entry_line(repo, DERIVATIVES, "- name: soft_quantize(Tensor self, Tensor scale, int bits=8) -> Tensor")
+    assert changes.ops == ("soft_quantize",) and changes.spans == ((line, line + 2),)
+    assert selected(repo) == ["soft_quantize"]
+
+
+def test_a_helper_declaration_edit_selects_the_ops_calling_it(repo: Path) -> None:
+    edit(repo / HELPERS, "size_t count);", "std::size_t count);")
+    assert selected(repo) == ["stack_mean"]
+
+
+def test_an_unrelated_file_selects_nothing(repo: Path) -> None:
+    (repo / "README.md").write_text("edited\n")
+    (repo / "new_file.txt").write_text("untracked\n")
+    assert selected(repo) == []
+
+
+def test_a_comment_between_entries_selects_nothing(repo: Path) -> None:
+    path = repo / DERIVATIVES
+    path.write_text(path.read_text() + "\n# a comment at the end\n")
+    assert selected(repo) == []
+
+
+@pytest.mark.parametrize("rel", [TAGS, "tools/autograd/templates/VariableType.cpp"])
+def test_a_whole_file_change_selects_everything(repo: Path, rel: str) -> None:
+    with open(repo / rel, "a", encoding="utf-8") as f:
+        f.write("\n# edited\n" if rel.endswith(".yaml") else "// edited\n")
+    changes = changes_since("HEAD", inputs(repo), [], None)
+    assert changes.everything == f"{rel} changed"
+    assert selected(repo) is None
+
+
+def test_a_renamed_input_selects_everything(repo: Path) -> None:
+    git(repo, "mv", DERIVATIVES, "tools/autograd/derivatives_old.yaml")
+    git(repo, "commit", "-qm", "renamed")
+    git(repo, "mv", "tools/autograd/derivatives_old.yaml", DERIVATIVES)
+    assert changes_since("HEAD", inputs(repo), [], None).everything == f"{DERIVATIVES} renamed"
+
+
+def test_an_unknown_revision_is_a_clear_error(repo: Path) -> None:
+    with pytest.raises(VtgenError, match=r"--changed-since nosuchrev: no such revision in .*pytorch$"):
+        changes_since("nosuchrev", inputs(repo), [], None)
+
+
+def test_a_shallow_clone_works_when_the_revision_is_fetched(repo: Path, tmp_path: Path) -> None:
+    edit(
+        repo / DERIVATIVES,
+        "soft_quantize_backward(grad, self, scale, bits)",
+        "soft_quantize_backward(grad * 2, self, scale, bits)",
+    )
+    git(repo, "commit", "-qam", "edit")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth=1", f"file://{repo}", str(clone))
+    with pytest.raises(VtgenError, match=r"shallow clone: fetch it first \(git fetch --depth=1 origin HEAD~1\)"):
+        changes_since("HEAD~1", inputs(clone), [], None)
+    base = git(repo, "rev-parse", "HEAD~1").strip()
+    git(clone, "fetch", "-q", "--depth=1", "origin", base)
+    assert changes_since(base, inputs(clone), [], None).ops == ("soft_quantize",)
+
+
+def test_check_with_nothing_changed_compiles_nothing(repo: Path, run_cli: CliRunner) -> None:
+    args = ["--native-functions", str(repo / NATIVE), "--derivatives", str(repo / DERIVATIVES)]
+    args += ["--tags", str(repo / TAGS), "--namespace", "vtsample", "--out", str(repo.parent / "check")]
+    result = run_cli("check", *args, "--changed-since", "HEAD")
+    assert result.code == 0, result.err
+    assert "no op's entries differ from HEAD, nothing checked" in result.out
+    assert "OK" not in result.out
+
+
+def test_gradcheck_selects_the_changed_ops_and_their_in_place_variants(repo: Path) -> None:
+    edit(repo / DERIVATIVES, "self: softsign_backward(grad, self)", "self: softsign_backward(grad * 1, self)")
+    out = generated(repo)
+    changes = changes_since("HEAD", inputs(repo), [], None)
+    regs = _selected(read_index(out), read_registrations(out), GradcheckOptions(since=changes), {}, {})
+    assert sorted(r.op for r in regs) == ["softsign", "softsign.out", "softsign_"]
+    everything = GradcheckOptions(since=replace(changes, everything="tags.yaml changed"))
+    assert len(_selected(read_index(out), read_registrations(out), everything, {}, {})) > 3
+    nothing = Report.nothing_to_do(0.0, "no op's entries differ from HEAD").render()
+    assert "no op's entries differ from HEAD, nothing checked" in nothing and "OK" not in nothing
