@@ -234,6 +234,10 @@ def test_a_gradcheck_cache_keeps_one_layout(tmp_path: Path) -> None:
     objects = compile_objects(settings, _UNITS[1:])
     lib, _ = link_library(settings, objects, ["vtgen_b"], "t")
     entries = ArtifactCache.open(tmp_path / "build" / CACHE).entries
+    (tmp_path / "build" / "objects").mkdir()  # an earlier version's unverified cache
+    (tmp_path / "build" / "objects" / "x.o").write_bytes(b"old")
+    compile_objects(settings, _UNITS[1:])
+    assert not (tmp_path / "build" / "objects").exists()
     assert sorted(e.name for e in entries.values() if e.name) == ["libt.so", "unit.o"]
     assert lib.parent.parent == tmp_path / "build" / CACHE
 

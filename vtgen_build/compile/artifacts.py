@@ -31,7 +31,7 @@ from pathlib import Path
 from .. import store
 from ..store import JSON, Malformed
 
-__all__ = ["ArtifactCache", "FileDigests", "Hit", "parse_depfile"]
+__all__ = ["ArtifactCache", "FileDigests", "Hit", "parse_depfile", "remove_legacy"]
 
 KIND = "compiled_artifacts"
 INDEX = "index"
@@ -100,6 +100,16 @@ def parse_depfile(text: str) -> list[str]:
     if current:
         words.append(current)
     return words
+
+
+def remove_legacy(work: Path, names: tuple[str, ...]) -> None:
+    """Remove what earlier versions cached in ``work`` under ``names``: never read (it was never verified)."""
+    for name in names:
+        path = work / name
+        if path.is_symlink() or path.is_file():
+            path.unlink(missing_ok=True)
+        elif path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
 
 
 @dataclass(frozen=True)

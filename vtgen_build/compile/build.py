@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .artifacts import ArtifactCache, FileDigests, parse_depfile
+from .artifacts import ArtifactCache, FileDigests, parse_depfile, remove_legacy
 from .compiler import Compiler
 from .diagnostics import Locator, read_diagnostics
 from .jobs import Processes, Reporter, UnitResult, run_parallel
@@ -137,6 +137,7 @@ def compile_units(units: list[Unit], settings: Settings, locator: Locator, out: 
     """Check that each unit compiles (``-fsyntax-only``), biggest first; results in the order given."""
     processes = Processes()
     env = launcher_env(settings.launcher)
+    remove_legacy(settings.work, ("results", "pch"))  # the caches of earlier versions
     cache = ArtifactCache.open(settings.work / CACHE)  # --no-cache: no lookups, results still recorded
     files = FileDigests()
     pch = PchBuilder(settings.compiler, settings.flags, cache, files, processes, env)

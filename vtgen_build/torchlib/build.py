@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..compile import ArtifactCache, Compiler, FileDigests, Processes, launcher_env, parse_depfile, run_parallel
+from ..compile.artifacts import remove_legacy
 from ..errors import VtgenError
 from ..write import write_atomic
 from .locate import TorchInstall
@@ -80,6 +81,7 @@ class Session:
 
     @classmethod
     def open(cls, settings: BuildSettings) -> Session:
+        remove_legacy(settings.cache_dir, ("objects", "lib"))  # the caches of earlier versions
         return cls(ArtifactCache.open(settings.cache_dir / CACHE))
 
 
