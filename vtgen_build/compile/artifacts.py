@@ -16,7 +16,10 @@ Layout of a cache directory: ``index`` (a data-only, hash-checked ``store`` file
 damaged, it reads as an empty cache) and one directory per artifact, ``<key>/<name>``.
 The cache is bounded: beyond ``limit`` entries or ``max_bytes`` of artifacts the least
 recently used entries are evicted and their directories removed, never one this
-process used (a build may need more than the bound at once).
+process used (a build may need more than the bound at once).  Two processes sharing a
+cache each write the index whole, so the last one wins and the other's new entries are
+lost (a later miss, never a wrong hit); directories no entry names are swept once they
+are an hour old.
 """
 
 from __future__ import annotations
