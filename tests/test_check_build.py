@@ -41,7 +41,7 @@ def test_the_precompiled_header_is_built_once_and_used(run_cli: CliRunner, tmp_p
     first = run_cli(*args)
     assert first.code == 0, first.err[-3000:]
     assert "invalid-pch" not in first.err and "not used because" not in first.err
-    (gch,) = out.glob(".vtgen-check/pch/*/prefix.h.gch")
+    (gch,) = out.glob(".vtgen-check/cache/*/prefix.h.gch")
     built = gch.stat().st_mtime_ns
     compiles = [line for line in log.read_text().splitlines() if "ops.cpp" in line]
     assert compiles and f"-include {gch.with_suffix('')}" in compiles[-1]
@@ -80,7 +80,7 @@ def test_clang_uses_its_own_precompiled_header(run_cli: CliRunner, tmp_path: Pat
     ops = ("--op", "stack_mean", "--op", "soft_quantize", "--op", "softsign_")
     result = run_cli(*_args(SAMPLE, out, "--cxx", "clang++", *ops))
     assert result.code == 0, result.err[-3000:]
-    assert list(out.glob(".vtgen-check/pch/*/prefix.h.pch"))
+    assert list(out.glob(".vtgen-check/cache/*/prefix.h.pch"))
 
 
 # -- a real compiler cache -----------------------------------------------------------------------

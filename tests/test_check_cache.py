@@ -129,13 +129,13 @@ def test_a_failing_unit_is_never_cached(run_cli: CliRunner, tmp_path: Path) -> N
 @pytest.mark.slow
 def test_a_damaged_cache_is_no_cache(run_cli: CliRunner, warm: tuple[Path, Path]) -> None:
     root, out = warm
-    results = out / ".vtgen-check" / "results"
+    results = out / ".vtgen-check" / "cache" / "index"
     data = bytearray(results.read_bytes())
     data[len(data) // 2] ^= 0x20
     results.write_bytes(bytes(data))
     again = run_cli(*_args(root, out))
     assert again.code == 0 and len(_compiled(again)) == _UNITS, again.err[-2000:]
-    assert store.read(results, "check_results") is not None  # rewritten whole
+    assert store.read(results, "compiled_artifacts") is not None  # rewritten whole
 
 
 @pytest.mark.slow
@@ -144,7 +144,7 @@ def test_kill_9_during_a_check_leaves_a_usable_cache(tmp_path: Path) -> None:
     root = _copy_sample(tmp_path)
     out = tmp_path / "check"
     cmd = [sys.executable, "-m", "vtgen_build", *_args(root, out, "-j", "1", "--no-pch")]
-    results = out / ".vtgen-check" / "results"
+    results = out / ".vtgen-check" / "cache" / "index"
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
@@ -231,7 +231,7 @@ def test_an_interrupted_check_reports_no_failure(tmp_path: Path) -> None:
     assert proc.returncode == 130, (out, err)
     assert "FAILED" not in out + err and ": ok" not in out
     assert "Traceback" not in err
-    assert store.read(tmp_path / "check" / ".vtgen-check" / "results", "check_results") in (
+    assert store.read(tmp_path / "check" / ".vtgen-check" / "cache" / "index", "compiled_artifacts") in (
         None,
         {"paths": [], "entries": {}},
     )

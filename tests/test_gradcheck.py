@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RealYaml
+from vtgen_build.compile import identify
 from vtgen_build.errors import Location
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.report import Report
@@ -25,9 +26,12 @@ def _fake_torch(tmp: Path) -> TorchInstall:
 
 
 @needs_gxx
-def test_objects_are_cached_by_content(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flag", ["-I", "-isystem"])
+def test_objects_are_cached_by_content(tmp_path: Path, flag: str) -> None:
+    """Whatever flag finds a header (check passes the user's -I directories as -isystem), editing it recompiles."""
     (tmp_path / "h.h").write_text("inline int h() { return 1; }\n")
-    settings = BuildSettings("g++", _fake_torch(tmp_path), tmp_path / "cache", extra_flags=(f"-I{tmp_path}",))
+    compiler = identify(shutil.which("g++") or "g++")
+    settings = BuildSettings(compiler, _fake_torch(tmp_path), tmp_path / "cache", extra_flags=(f"{flag}{tmp_path}",))
     units = [("a", '#include "h.h"\nint a() { return h(); }\n'), ("b", "int b() { return 2; }\n")]
     first = compile_objects(settings, units)
     assert [u.compiled for u in first] == [True, True] and all(u.object for u in first)
@@ -145,8 +149,14 @@ def test_gradcheck_of_sin_end_to_end(real_yaml: RealYaml, tmp_path: Path) -> Non
     assert all(c["ours_ran"] and c["hit"] for c in checks)  # our kernels' counters moved
     summed = [c for r in rows if r.get("entry") == "nansum" for c in r["checks"] if c["status"] == "passed"]
     assert summed and all(c["hit"] == ["nansum"] for c in summed)
+    (lib,) = tmp_path.glob(".vtgen-gradcheck/cache/*/libvtgen_gradcheck.so")
+    marker = tmp_path / "constructor-ran"  # a library with a constructor planted where the cached one was
+    planted = tmp_path / "planted.cpp"
+    planted.write_text('#include <cstdio>\n__attribute__((constructor)) static void f() { std::fopen(MARKER, "w"); }\n')
+    subprocess.run(["g++", "-shared", "-fPIC", f'-DMARKER="{marker}"', str(planted), "-o", str(lib)], check=True)
     again = subprocess.run([sys.executable, "-m", "vtgen_build", *args], capture_output=True, text=True, check=False)
-    assert again.returncode == 0 and "0 compiled now, cached" in again.stdout
+    assert again.returncode == 0 and "0 compiled now, linked" in again.stdout, again.stdout + again.stderr
+    assert not marker.exists()  # relinked: the planted library never ran
     unbound = [*args, "--no-bind-hidden"]
     off = subprocess.run([sys.executable, "-m", "vtgen_build", *unbound], capture_output=True, text=True, check=False)
     assert off.returncode == 0, off.stdout + off.stderr

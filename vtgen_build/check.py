@@ -5,14 +5,15 @@ stub ATen headers shipped in ``stubs/include`` (or, with ``--torch-include``,
 against a real PyTorch's headers), warnings as errors, in parallel.  The check
 build is generated with ``#line`` directives, so an error inside a formula is
 reported at its derivatives.yaml line; the summary names the ops that failed.
-``--op`` and ``--changed`` compile one small translation unit holding only the
-kernels and Nodes of the chosen ops.  The compiling itself (results cache,
-precompiled headers, parallel jobs, diagnostics) is ``vtgen_build.compile``.
+``--op`` compiles one small translation unit holding only the kernels and Nodes of
+the chosen ops; so does ``--changed``, unless more than a quarter of the ops changed
+(then every unit).  The compiling itself (the artifact cache, precompiled headers,
+parallel jobs, diagnostics) is ``vtgen_build.compile``.
 
 Layout of the check directory (``--out``): the generated files, plus
-``.vtgen-check/`` (include shims, the partial unit, the results cache, precompiled
-headers, and ``state``: a digest of each op's code at its last successful check,
-for ``--changed``).
+``.vtgen-check/`` (include shims, the partial unit, ``cache/``: the compiled-artifact
+cache of results and precompiled headers, and ``state``: a digest of each op's code
+at its last successful check, for ``--changed``).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ __all__ = [
     "default_check_dir",
     "find_compiler",
     "include_flags",
+    "launcher_argv",
     "op_digests",
     "run_check",
     "select_ops",
@@ -280,11 +282,17 @@ def _write_state(out: Path, settings: str, ops: dict[str, str]) -> None:
 
 
 # -- running ------------------------------------------------------------------------------------
-def _settings(out: Path, options: CheckOptions) -> Settings:
+def launcher_argv(launcher: str | None) -> tuple[str, ...]:
+    """``--launcher CMD`` as the words each compile is prefixed with; a launcher not found is an error."""
+    argv = tuple(launcher.split()) if launcher else ()
+    if argv and shutil.which(argv[0]) is None:
+        raise VtgenError(f"--launcher {launcher}: {argv[0]} not found")
+    return argv
+
+
+def _settings(out: Path, options: CheckOptions, release: str) -> Settings:
     compiler = identify(find_compiler(options.cxx))
-    launcher = tuple(options.launcher.split()) if options.launcher else ()
-    if launcher and shutil.which(launcher[0]) is None:
-        raise VtgenError(f"--launcher {options.launcher}: {launcher[0]} not found")
+    launcher = launcher_argv(options.launcher)
     include = Path(options.torch_include) if options.torch_include else None
     tty = options.progress if options.progress is not None else sys.stdout.isatty()
     return Settings(
@@ -297,6 +305,7 @@ def _settings(out: Path, options: CheckOptions) -> Settings:
         options.cache,
         options.pch,
         tty,
+        release,
     )
 
 
@@ -345,7 +354,7 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
     gen_options = replace(gen_options, line_directives=True, stub_decls=True)
     generated = generate(inputs, gen_options)
     out = Path(gen_options.out_dir).resolve()
-    settings = _settings(out, options)
+    settings = _settings(out, options, gen_options.release)
     state_key = _settings_digest(out, settings, gen_options.manual_headers, options)
     lazy = _LazyIndex(out)
 

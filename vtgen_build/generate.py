@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__
+from . import __version__, store
 from .errors import VtgenError
-from .inputs import Inputs
+from .inputs import Inputs, file_digest
 from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, read_manifest, write_manifest
 from .names import check_identifier, check_include, check_qualified_name
 from .quick import discard, generator_files
@@ -111,15 +111,6 @@ def _stat(path: str) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-def _digest(path: str) -> str:
-    import hashlib
-
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        raise VtgenError(f"cannot read {path}") from None
-
-
 def _generator_files() -> list[Path]:
     """Files that decide the output besides the inputs: templates, the policy, the generator's own code."""
     return [Path(p) for p in generator_files()]
@@ -197,7 +188,7 @@ def _changed_inputs(manifest: Manifest | None, inputs: Inputs, settings: dict[st
     for path in paths:
         old = manifest.input(path)
         assert old is not None
-        if (old.size, old.mtime_ns) != _stat(path) and old.sha256 != _digest(path):
+        if (old.size, old.mtime_ns) != _stat(path) and old.sha256 != file_digest(path):
             changed.append(path)
     return changed
 
@@ -213,7 +204,7 @@ def _outputs_intact(out_dir: Path, manifest: Manifest | None) -> bool:
         stamp = file_stamp(path)
         if stamp == f.stamp:
             continue
-        if stamp == "-" or int(stamp.partition(":")[0]) != f.size or _digest(path) != f.sha256:
+        if stamp == "-" or int(stamp.partition(":")[0]) != f.size or file_digest(path) != f.sha256:
             return False
     return True
 
@@ -361,10 +352,8 @@ def _try_incremental(
 
 
 def _file_record(content: str) -> tuple[int, str]:
-    import hashlib
-
     data = content.encode("utf-8")
-    return len(data), hashlib.sha256(data).hexdigest()
+    return len(data), store.sha256_hex(data)
 
 
 def _manifest(
@@ -374,7 +363,7 @@ def _manifest(
     files: tuple[FileRecord, ...],
     cache: str | None,
 ) -> Manifest:
-    records = tuple(InputRecord(p, *_stat(p), _digest(p)) for p in input_paths(inputs))
+    records = tuple(InputRecord(p, *_stat(p), file_digest(p)) for p in input_paths(inputs))
     return Manifest(settings_key(settings), str(settings["generator"]), stats, records, files, cache)
 
 

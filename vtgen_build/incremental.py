@@ -55,7 +55,7 @@ from .emit.files import (
     node_fragments,
 )
 from .errors import Location, VtgenError
-from .inputs import Inputs
+from .inputs import Inputs, file_digest
 from .load import Entry, load_text, read_text
 from .model import Model, load_model
 from .model.derivatives import DerivativeEntry
@@ -248,8 +248,8 @@ def _record(
     index = CacheIndex(
         _token(),
         settings,
-        _file_digest(inputs.native_functions),
-        _file_digest(inputs.tags) if inputs.tags else None,
+        file_digest(inputs.native_functions),
+        file_digest(inputs.tags) if inputs.tags else None,
         None,
         tuple(s.token for _, s in shard_files),
         _token(),
@@ -316,10 +316,6 @@ def _dependency_tables(
     return index, functions
 
 
-def _file_digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def incremental_run(
     inputs: Inputs,
     options: Any,
@@ -365,9 +361,9 @@ def incremental_run(
 def _unusable(inputs: Inputs, settings: dict[str, object], index: CacheIndex) -> str | None:
     if index.settings != _settings_key(settings):
         return "settings, templates or generator changed"
-    if index.native != _file_digest(inputs.native_functions):
+    if index.native != file_digest(inputs.native_functions):
         return f"{inputs.native_functions} changed"
-    if index.tags != (_file_digest(inputs.tags) if inputs.tags else None):
+    if index.tags != (file_digest(inputs.tags) if inputs.tags else None):
         return f"{inputs.tags} changed"
     return None
 

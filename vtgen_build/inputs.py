@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Inputs"]
+from . import store
+from .errors import VtgenError
+
+__all__ = ["Inputs", "file_digest"]
+
+
+def file_digest(path: str) -> str:
+    """The content digest of a file a run reads or wrote (``store.file_sha256``); unreadable: an error."""
+    digest = store.file_sha256(path)
+    if digest is None:
+        raise VtgenError(f"cannot read {path}")
+    return digest
 
 
 @dataclass(frozen=True)

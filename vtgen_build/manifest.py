@@ -11,7 +11,6 @@ crash the run; it simply reads as "no manifest" (a clean run).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,13 +54,7 @@ class Manifest:
         return next((r for r in self.inputs if r.path == path), None)
 
 
-def file_stamp(path: str) -> str:
-    """What changes when a file is rewritten, edited in place or replaced ("-" when missing)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return "-"
-    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
+file_stamp = store.stat_signature  # what changes when a file is rewritten, edited in place or replaced
 
 
 def _encode(m: Manifest) -> JSON:

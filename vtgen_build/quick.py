@@ -57,17 +57,8 @@ def generator_files() -> list[str]:
     return files + sorted(code)
 
 
-def signature(path: str) -> str:
-    """What changes when the file is edited, replaced or removed ("-" when missing)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return "-"
-    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
-
-
 def signatures(paths: Iterable[str]) -> list[tuple[str, str]]:
-    return [(os.path.abspath(p), signature(p)) for p in paths]
+    return [(os.path.abspath(p), store.stat_signature(p)) for p in paths]
 
 
 def _out_dir(args: list[str]) -> str | None:
@@ -139,7 +130,7 @@ def up_to_date(args: list[str]) -> bool:
     paths, recorded = pairs[0::2], pairs[1::2]
     if paths[int(fields[4]) :] != [os.path.abspath(p) for p in generator_files()]:
         return False  # a generator file was added or removed
-    if any(signature(p) != s for p, s in zip(paths, recorded, strict=True)):
+    if any(store.stat_signature(p) != s for p, s in zip(paths, recorded, strict=True)):
         return False
     return _touch(fields[3])
 

@@ -30,6 +30,7 @@ __all__ = [
     "MAX_STATE_BYTES",
     "Malformed",
     "dumps",
+    "file_sha256",
     "flag",
     "integer",
     "integers",
@@ -40,6 +41,8 @@ __all__ = [
     "obj",
     "pair",
     "read",
+    "sha256_hex",
+    "stat_signature",
     "text",
     "text_lists",
     "texts",
@@ -65,12 +68,37 @@ def _builtin_sha256() -> Callable[[bytes], Any]:
     return hashlib.sha256
 
 
-def _sha256_hex(data: bytes) -> str:
+def _sha256() -> Callable[[bytes], Any]:
     """SHA-256: ``hashlib``'s (OpenSSL, fast on megabytes) once someone imported it, else CPython's
     built-in one, whose import is free: the no-op path reads one small record and never loads OpenSSL."""
     hashlib = sys.modules.get("hashlib")
-    sha256 = hashlib.sha256 if hashlib is not None else _builtin_sha256()
-    return str(sha256(data).hexdigest())
+    return hashlib.sha256 if hashlib is not None else _builtin_sha256()
+
+
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of ``data``, in hex: the one content digest of every cache and record."""
+    return str(_sha256()(data).hexdigest())
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str | None:
+    """The SHA-256 of a file's content, in hex; ``None`` when it cannot be read."""
+    h = _sha256()(b"")
+    try:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                h.update(chunk)
+    except OSError:
+        return None
+    return str(h.hexdigest())
+
+
+def stat_signature(path: str | os.PathLike[str]) -> str:
+    """What changes when a file is edited, replaced or removed: size, mtime, ctime, inode ("-" when missing)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}"
 
 
 def dumps(kind: str, payload: JSON) -> bytes:
@@ -79,7 +107,7 @@ def dumps(kind: str, payload: JSON) -> bytes:
         raise ValueError(f"store kind must be an identifier: {kind!r}")
     body = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     data = body.encode("utf-8", "surrogateescape")
-    header = b" ".join((_MAGIC, _VERSION, kind.encode("ascii"), _sha256_hex(data).encode("ascii")))
+    header = b" ".join((_MAGIC, _VERSION, kind.encode("ascii"), sha256_hex(data).encode("ascii")))
     return header + b"\n" + data
 
 
@@ -94,7 +122,7 @@ def loads(data: bytes, kind: str) -> JSON:
     parts = head.split(b" ")
     if parts[:3] != [_MAGIC, _VERSION, kind.encode("ascii", "replace")] or len(parts) != 4:
         return None
-    if _sha256_hex(body).encode("ascii") != parts[3]:
+    if sha256_hex(body).encode("ascii") != parts[3]:
         return None
     try:
         value: JSON = json.loads(body.decode("utf-8", "surrogateescape"))

@@ -1,4 +1,4 @@
-"""Compiling translation units: command lines, the results cache, precompiled headers, in parallel."""
+"""Compiling translation units: command lines, the compiled-artifact cache, precompiled headers, in parallel."""
 
 from __future__ import annotations
 
@@ -6,16 +6,18 @@ import hashlib
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from .artifacts import ArtifactCache, FileDigests, parse_depfile, remove_legacy
 from .compiler import Compiler
 from .diagnostics import Locator, read_diagnostics
 from .jobs import Processes, Reporter, UnitResult, run_parallel
 from .pch import PchBuilder
-from .results import FileDigests, ResultCache, parse_depfile
 
-__all__ = ["WARNINGS", "Settings", "Unit", "compile_units", "launcher_env", "launcher_output"]
+__all__ = ["CACHE", "WARNINGS", "Settings", "Unit", "compile_units", "launcher_env", "launcher_output"]
+
+CACHE = "cache"  # <work>/cache: the compiled-artifact cache of a check directory
 
 # Warnings are errors in generated code.  Two are off: a Node's apply never reads `grads` when
 # no formula uses it, and forward-AD code unpacks every tangent and primal whether the formula
@@ -30,12 +32,13 @@ class Settings:
     compiler: Compiler
     std: str
     include_flags: tuple[str, ...]
-    work: Path  # where the results cache, precompiled headers and depfiles live
+    work: Path  # where the compiled-artifact cache (results, precompiled headers) and depfiles live
     launcher: tuple[str, ...] = ()  # e.g. ("ccache",): runs each compile, never the cache keys
     jobs: int = 0  # 0: one per core
     use_cache: bool = True  # False: compile every unit (results are still recorded)
     use_pch: bool = True
     progress: bool = False
+    release: str = ""  # the target PyTorch release (part of every cache key)
 
     @property
     def flags(self) -> tuple[str, ...]:
@@ -71,18 +74,18 @@ class _Run:
     settings: Settings
     locator: Locator
     out: Path
-    cache: ResultCache
+    cache: ArtifactCache
     pch: PchBuilder
     processes: Processes
     reporter: Reporter
     env: dict[str, str] | None
-    files: FileDigests = field(default_factory=FileDigests)
+    files: FileDigests
 
     def argv(self, pch_flags: tuple[str, ...]) -> list[str]:
         return [self.settings.compiler.path, *pch_flags, "-fsyntax-only", *self.settings.flags]
 
     def key(self, argv: list[str], text: bytes) -> str:
-        h = hashlib.sha256("\0".join([self.settings.compiler.identity, *argv]).encode())
+        h = hashlib.sha256("\0".join(["check", self.settings.compiler.identity, self.settings.release, *argv]).encode())
         h.update(b"\0" + text)
         return h.hexdigest()
 
@@ -92,7 +95,7 @@ class _Run:
         use_pch = self.settings.use_pch and bool(unit.prefix)
         argv = self.argv(self.pch.paths(unit.prefix)[2] if use_pch else ())
         key = self.key(argv, text)
-        if self.settings.use_cache and self.cache.hit(key, self.files):
+        if self.settings.use_cache and self.cache.lookup(key, self.files) is not None:
             result = UnitResult(unit.source.name, True, time.perf_counter() - start, "", 0, frozenset(), cached=True)
             self.reporter.finished(result)
             return result
@@ -134,11 +137,12 @@ def compile_units(units: list[Unit], settings: Settings, locator: Locator, out: 
     """Check that each unit compiles (``-fsyntax-only``), biggest first; results in the order given."""
     processes = Processes()
     env = launcher_env(settings.launcher)
-    cache = ResultCache.load(settings.work / "results")  # --no-cache: no lookups, results still recorded
-    flags = settings.flags
-    pch = PchBuilder(settings.compiler, flags, settings.work, processes, env)
+    remove_legacy(settings.work, ("results", "pch"))  # the caches of earlier versions
+    cache = ArtifactCache.open(settings.work / CACHE)  # --no-cache: no lookups, results still recorded
+    files = FileDigests()
+    pch = PchBuilder(settings.compiler, settings.flags, cache, files, processes, env)
     reporter = Reporter(len(units), settings.progress)
-    run = _Run(settings, locator, out, cache, pch, processes, reporter, env)
+    run = _Run(settings, locator, out, cache, pch, processes, reporter, env, files)
     biggest_first = sorted(units, key=lambda u: -u.source.stat().st_size)
     try:
         results = run_parallel(biggest_first, run.one, settings.jobs, processes)

@@ -8,11 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["Diagnostics", "Locator", "namespace_hint", "read_diagnostics"]
+__all__ = ["ERROR_LINE", "Diagnostics", "Locator", "first_error", "namespace_hint", "read_diagnostics"]
 
 _LOCATED = re.compile(r"^(?P<pre>In file included from |\s+from )?(?P<path>[^\s:][^:]*):(?P<line>\d+)(?P<rest>[:,].*)$")
 _IN_FUNCTION = re.compile(r"^(?P<path>[^\s:][^:]*): (?P<rest>In .*)$")
 _ERROR = re.compile(r"\b(fatal )?error:")
+# a located error, `path:line[:col]: [fatal] error: message` (g++ and clang++; -Werror makes warnings errors)
+ERROR_LINE = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: (?P<msg>.*)$", re.M
+)
 # g++: 'x' was not declared in this scope; did you mean 'ns::x'?  (U+2018 and U+2019 quotes in a UTF-8 locale)
 # clang++: use of undeclared identifier 'x'; did you mean 'ns::x'?
 _Q, _E = "['\u2018]", "['\u2019]"
@@ -75,6 +79,20 @@ def read_diagnostics(text: str, index: Locator, out: Path) -> Diagnostics:
                 ops |= blamed
                 break
     return Diagnostics("\n".join(lines), len(error_rows), frozenset(ops))
+
+
+def first_error(text: str) -> str:
+    """The first error of a compiler's output, as ``file:line: error: message``.
+
+    Without a located error: the first line that says ``error:`` (a linker's), else the first
+    line at all, prefixed ``error:``.
+    """
+    found = ERROR_LINE.search(text)
+    if found is not None:
+        return f"{found['file']}:{found['line']}: error: {found['msg'].strip()}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = [line for line in lines if _ERROR.search(line)]
+    return (said or [f"error: {(lines or ['(the compiler said nothing)'])[0]}"])[0]
 
 
 def namespace_hint(texts: list[str]) -> str | None:

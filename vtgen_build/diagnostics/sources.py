@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
+from ..compile.diagnostics import ERROR_LINE
 from ..errors import VtgenError
 from .record import Diagnostic
 
@@ -14,8 +14,6 @@ if TYPE_CHECKING:
 __all__ = ["from_compiler_output", "from_error", "from_gradcheck_failure", "from_gradcheck_report", "from_os_error"]
 
 _YAML = (".yaml", ".yml")
-# `path:line:col: error: message` (g++ and clang++; -Werror turns warnings into `error:`)
-_COMPILER = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: (?P<msg>.*)$")
 
 
 def from_error(error: VtgenError) -> Diagnostic:
@@ -39,7 +37,7 @@ def from_compiler_output(text: str, unit: str, failed: bool) -> list[Diagnostic]
     """
     found = []
     for raw in text.splitlines():
-        m = _COMPILER.match(raw)
+        m = ERROR_LINE.match(raw)
         if m is not None:
             col = int(m.group("col")) if m.group("col") else None
             found.append(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import VtgenError
 from ..generate import GenerateOptions
 from ..inputs import Inputs
 from ..revisions import Changes
@@ -25,6 +26,8 @@ def run_from_args(
     args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None, since: Changes | None
 ) -> Report:
     """The CLI's ``check --gradcheck``: run, print the failures and the summary; the report."""
+    if args.no_pch:
+        raise VtgenError("--no-pch: --gradcheck builds no precompiled headers; leave the option out")
     options = GradcheckOptions(
         ops=tuple(args.op),
         changed=args.changed,
@@ -36,6 +39,11 @@ def run_from_args(
         max_samples=args.max_samples,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
+        std=args.std,
+        launcher=args.launcher,
+        cache=not args.no_cache,
+        torch_include=args.torch_include,
+        torch_version=args.torch_version,
         since=since,
     )
     report = run_gradcheck(inputs, gen_options, options)

@@ -40,21 +40,21 @@ class FormulaPlaces:
         return self.forward[0] if self.forward else self.backward_at(None)
 
 
-def _digest(inputs: Inputs) -> str:
-    h = hashlib.sha256(inputs.namespace.encode())
+def _digest(inputs: Inputs, release: str, policy_root: str | None) -> str:
+    h = hashlib.sha256("\0".join([inputs.namespace, release, policy_root or ""]).encode())
     for path in (inputs.native_functions, inputs.derivatives, inputs.tags):
         if path:
             h.update(str(Path(path).resolve()).encode() + Path(path).read_bytes())
     return h.hexdigest()
 
 
-def _plan_places(inputs: Inputs) -> dict[str, store.JSON]:
+def _plan_places(inputs: Inputs, release: str, policy_root: str | None) -> dict[str, store.JSON]:
     from ..model import load_model
     from ..plan.kernel import build_plan
-    from ..plan.policy import load_policy
+    from ..plan.policy import policy_for
 
     table: dict[str, store.JSON] = {}
-    for k in build_plan(load_model(inputs), load_policy()).kernels:
+    for k in build_plan(load_model(inputs), policy_for(policy_root, release)).kernels:
         info, args = k.info, k.function.func.arguments
         if k.op in table:
             continue
@@ -100,13 +100,19 @@ def _decode(row: store.JSON) -> FormulaPlaces | None:
         return None
 
 
-def formula_places(inputs: Inputs, cache_dir: Path) -> dict[str, FormulaPlaces]:
-    """Op (``sin``, ``add.Tensor``) → its argument names and where its formulas are, for every kernel."""
+def formula_places(
+    inputs: Inputs, cache_dir: Path, release: str, policy_root: str | None = None
+) -> dict[str, FormulaPlaces]:
+    """Op (``sin``, ``add.Tensor``) → its argument names and where its formulas are, for every kernel.
+
+    Planned with the policy the generated code follows: ``policy_root``'s own generator sources
+    when it has them, else the built-in lists of ``release`` (both part of the cache key).
+    """
     record = cache_dir / "formulas.json"
-    digest = _digest(inputs)
+    digest = _digest(inputs, release, policy_root)
     data = store.read(record, "formula_places_v2")
     if not (isinstance(data, dict) and data.get("inputs") == digest and isinstance(data.get("ops"), dict)):
-        data = {"inputs": digest, "ops": _plan_places(inputs)}
+        data = {"inputs": digest, "ops": _plan_places(inputs, release, policy_root)}
         record.parent.mkdir(parents=True, exist_ok=True)
         store.write(record, "formula_places_v2", data)
     ops = data["ops"]

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from .. import store
 from ..check_index import OutputIndex
+from ..compile import first_error
 from ..errors import VtgenError
 from ..torchlib import BuildSettings, compile_objects, exported_symbols, link_library, unlinkable_roots
-from ..torchlib.build import CompiledUnit
+from ..torchlib.build import CompiledUnit, Session
 from ..torchlib.hidden import STATUS_SYMBOL, HiddenLookup, binding_unit, find_hidden
 from ..torchlib.symbols import demangle
 from .units import PROVIDED, Registration, kernel_units, register_symbol, registration_unit
@@ -36,14 +37,8 @@ class LibraryBuild:
     extra: tuple[CompiledUnit, ...] = ()  # the compiled extra_units (a failed one is left out of the link)
 
 
-def _first_error(diagnostics: str) -> str:
-    lines = [line for line in diagnostics.splitlines() if "error:" in line]
-    return (lines or diagnostics.splitlines()[:1] or ["(no output)"])[0].strip()
-
-
 def _analysis_key(settings: BuildSettings, parts: Sequence[object]) -> str:
-    libs = settings.torch.libraries
-    files = [[str(p), p.stat().st_size, p.stat().st_mtime_ns] for p in libs]
+    files = [[str(p), store.stat_signature(p)] for p in settings.torch.libraries]
     return hashlib.sha256(json.dumps([files, *parts]).encode()).hexdigest()[:24]
 
 
@@ -106,17 +101,17 @@ def _compile_failures(
     bad: dict[str, str] = {}
     for u in units:
         if u.object is None:
-            why = f"does not compile against torch {version}: {_first_error(u.diagnostics)}"
+            why = f"does not compile against torch {version}: {first_error(u.diagnostics)}"
             bad.update((k, why) for k in kernels if index.kernels[k].unit.removesuffix(".cpp") == u.name)
     return bad
 
 
-def _binding(settings: BuildSettings, lookup: HiddenLookup, needed: set[str]) -> list[CompiledUnit]:
+def _binding(settings: BuildSettings, lookup: HiddenLookup, needed: set[str], session: Session) -> list[CompiledUnit]:
     """The compiled trampolines of the hidden helpers ``needed`` (none: no unit)."""
     functions = [f for f in lookup.bound if f.mangled in needed]
     if not functions:
         return []
-    unit = compile_objects(settings, [("vtgen_hidden", binding_unit(functions))])
+    unit = compile_objects(settings, [("vtgen_hidden", binding_unit(functions))], session=session)
     if unit[0].object is None:
         raise VtgenError(f"the unit binding libtorch's hidden helpers does not compile:\n{unit[0].diagnostics[:4000]}")
     return unit
@@ -128,10 +123,11 @@ def _compile_all(
     settings: BuildSettings,
     extra_units: Sequence[tuple[str, str]],
     extra_settings: BuildSettings | None,
+    session: Session,
 ) -> tuple[list[CompiledUnit], tuple[CompiledUnit, ...]]:
     """The kernel units and the extra units, compiled (extra ones with their own settings)."""
     own = {name: extra_settings or settings for name, _ in extra_units}
-    every = compile_objects(settings, [*kernel_units(index, kernels), *extra_units], own)
+    every = compile_objects(settings, [*kernel_units(index, kernels), *extra_units], own, session)
     return every[: len(every) - len(extra_units)], tuple(every[len(every) - len(extra_units) :])
 
 
@@ -154,7 +150,8 @@ def build_library(
     if not registrations:
         raise VtgenError("no op with an Autograd kernel selected")
     kernels = list(dict.fromkeys(r.kernel for r in registrations))
-    units, extra = _compile_all(index, kernels, settings, extra_units, extra_settings)
+    session = Session.open(settings)
+    units, extra = _compile_all(index, kernels, settings, extra_units, extra_settings, session)
     bad_kernels = _compile_failures(index, units, kernels, settings.torch.version)
     ok_units = [u for u in (*units, *extra) if u.object is not None]
     needs = _hidden_needs(settings, ok_units, [k for k in kernels if k not in bad_kernels])
@@ -166,11 +163,11 @@ def build_library(
             excluded.setdefault(r.op, bad_kernels[r.kernel])
     kept = tuple(r for r in registrations if r.op not in excluded)
     needed = {s for r in kept for s in needs.get(r.kernel, ())}
-    binding = _binding(settings, lookup, needed)
-    reg = compile_objects(settings, [("vtgen_registrations", registration_unit(kept))])
+    binding = _binding(settings, lookup, needed, session)
+    reg = compile_objects(settings, [("vtgen_registrations", registration_unit(kept))], session=session)
     if reg[0].object is None:
         raise VtgenError(f"the registration unit does not compile:\n{reg[0].diagnostics[:4000]}")
-    path, linked = link_library(settings, [*ok_units, *binding, *reg], EXPORTED, "vtgen_gradcheck")
+    path, linked = link_library(settings, [*ok_units, *binding, *reg], EXPORTED, "vtgen_gradcheck", session)
     compiled = sum(u.compiled for u in (*units, *extra, *binding, *reg))
     bound = tuple(sorted(needed))
     count = len(units) + len(extra) + len(binding) + 1

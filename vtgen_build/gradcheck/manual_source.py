@@ -19,10 +19,10 @@ its first error; the run goes on without it (its kernels are left out, as before
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..compile import first_error
 from ..paths import find_pytorch_layout
 from ..torchlib.build import BuildSettings, CompiledUnit
 
@@ -30,17 +30,6 @@ __all__ = ["MANUAL_SOURCE", "ManualSource", "find_manual_source"]
 
 MANUAL_SOURCE = "torch/csrc/autograd/FunctionsManual.cpp"  # in a PyTorch source checkout
 _UNIT = "vtgen_functions_manual"
-
-# The first diagnostic of a failed compile: file:line[:column]: [fatal] error: message
-_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<message>.*)$", re.M)
-
-
-def _first_error(diagnostics: str) -> str:
-    found = _ERROR.search(diagnostics)
-    if found is None:
-        lines = [line for line in diagnostics.splitlines() if line.strip()]
-        return f"error: {(lines or ['(the compiler said nothing)'])[0].strip()}"
-    return f"{found['file']}:{found['line']}: error: {found['message'].strip()}"
 
 
 @dataclass(frozen=True)
@@ -69,7 +58,7 @@ class ManualSource:
             return f"helpers: {self.path} was not compiled"
         if unit.object is None:
             return (
-                f"{_first_error(unit.diagnostics)}\n"
+                f"{first_error(unit.diagnostics)}\n"
                 f"  (compiling {self.path} against torch {torch_version}: the checkout's helpers are left out, "
                 "and the kernels needing helpers libtorch does not export are not run)"
             )

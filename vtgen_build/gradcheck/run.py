@@ -11,12 +11,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import store
-from ..check import CheckOptions, find_compiler, include_flags, op_digests, select_ops
+from ..check import CheckOptions, find_compiler, include_flags, launcher_argv, op_digests, select_ops
 from ..check_index import OutputIndex, read_index
+from ..compile import default_std, identify
 from ..errors import VtgenError
 from ..generate import GenerateOptions, generate
 from ..inputs import Inputs
 from ..revisions import Changes
+from ..target import supported_release
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..write import write_atomic
 from .formulas import FormulaPlaces, formula_places
@@ -46,6 +48,11 @@ class GradcheckOptions:
     bind_hidden: bool = True  # call libtorch's hidden helpers through its symbol table
     progress: bool = False
     pytorch_root: str | None = None  # a source checkout: its FunctionsManual.cpp is built into the library
+    std: str | None = None  # None: what the installed torch's headers need
+    launcher: str | None = None  # e.g. ccache: runs each compile
+    cache: bool = True  # False: compile and link everything again (--no-cache)
+    torch_include: str | None = None  # given: must be the include directory of the torch of ``python``
+    torch_version: str | None = None  # an explicit --torch-version: must be the release of that torch
     since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
 
 
@@ -173,23 +180,58 @@ def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str
     return dict(sorted(new.items()))
 
 
-def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
-    start = time.perf_counter()
-    gen_options = replace(gen_options, line_directives=True, stub_decls=True)
-    generate(inputs, gen_options)
-    out = Path(gen_options.out_dir).resolve()
-    work = out / WORK
-    work.mkdir(parents=True, exist_ok=True)
-    index = read_index(out)
-    torch = locate_torch(options.python)
+def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[str, str | None]:
+    """The release the library is built for: the one of the torch that loads it; and a note when that
+    is not the release the other options pointed at.  An explicit other release or include directory is an error."""
+    release = supported_release(torch.version, f"the torch of {torch.python}")
+    if options.torch_version and supported_release(options.torch_version, "--torch-version") != release:
+        raise VtgenError(
+            f"--torch-version {options.torch_version}: --gradcheck builds for the torch that runs the checks "
+            f"({torch.version}, of {torch.python}); leave the option out or give --python a torch of that release"
+        )
+    if options.torch_include and Path(options.torch_include).resolve() != torch.include_dirs[0].resolve():
+        raise VtgenError(
+            f"--torch-include {options.torch_include}: --gradcheck compiles against the headers of the torch that "
+            f"loads the library ({torch.include_dirs[0]}); leave the option out or name that directory"
+        )
+    if release == gen_options.release:
+        return release, None
+    return (
+        release,
+        f"target: PyTorch {release}, the torch of {torch.python} (the inputs point at {gen_options.release})",
+    )
+
+
+def _settings(torch: TorchInstall, options: GradcheckOptions, out: Path, release: str) -> BuildSettings:
     check = CheckOptions(
         torch_include=str(torch.include_dirs[0]),
         include_dirs=options.include_dirs,
         manual_header_file=options.manual_header_file,
     )
-    settings = BuildSettings(
-        find_compiler(options.cxx), torch, work, extra_flags=tuple(include_flags(out, check)), jobs=options.jobs
+    return BuildSettings(
+        identify(find_compiler(options.cxx)),
+        torch,
+        out / WORK,
+        std=options.std or default_std(torch.include_dirs[0]),
+        extra_flags=tuple(include_flags(out, check)),
+        jobs=options.jobs,
+        launcher=launcher_argv(options.launcher),
+        use_cache=options.cache,
+        release=release,
     )
+
+
+def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
+    start = time.perf_counter()
+    torch = locate_torch(options.python)
+    release, target_note = _target(torch, options, gen_options)
+    gen_options = replace(gen_options, line_directives=True, stub_decls=True, release=release)
+    generate(inputs, gen_options)
+    out = Path(gen_options.out_dir).resolve()
+    work = out / WORK
+    work.mkdir(parents=True, exist_ok=True)
+    index = read_index(out)
+    settings = _settings(torch, options, out, release)
     digests = op_digests(index, out)
     state_file = work / "state.json"
     state_data = store.read(state_file, "gradcheck_state")
@@ -199,7 +241,7 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
         since = options.since.revision if options.since is not None and not (options.ops or options.changed) else None
         why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
         return Report.nothing_to_do(time.perf_counter() - start, why)
-    places = formula_places(inputs, work)
+    places = formula_places(inputs, work, release, gen_options.policy_root)
     problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
     usable = [r for r in regs if r.op not in problems]
     manual = find_manual_source(options.pytorch_root)
@@ -218,5 +260,7 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
+    if target_note is not None:
+        report.notes.append(target_note)
     store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
     return report

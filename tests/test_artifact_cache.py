@@ -1,0 +1,289 @@
+"""The compiled-artifact cache: every artifact verified by content before use, bounded, one depfile parser.
+
+Real g++ compiles of tiny units against a stand-in torch (empty libraries of torch's names):
+forged and truncated objects and libraries are rebuilt, a planted library's constructor never
+runs, damaged and stale precompiled headers are rebuilt, paths with spaces work, the cache evicts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vtgen_build import store
+from vtgen_build.compile import ArtifactCache, FileDigests, first_error, identify, parse_depfile
+from vtgen_build.compile.artifacts import INDEX, KIND
+from vtgen_build.compile.jobs import Processes
+from vtgen_build.compile.pch import PchBuilder
+from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects, link_library
+from vtgen_build.torchlib.build import CACHE
+
+GXX = shutil.which("g++")
+needs_gxx = pytest.mark.skipif(GXX is None, reason="needs g++")
+
+_CONSTRUCTOR = """
+#include <cstdio>
+__attribute__((constructor)) static void planted() {
+  if (FILE* f = std::fopen(MARKER, "w")) { std::fputs("ran", f); std::fclose(f); }
+}
+extern "C" int vtgen_planted() { return 1; }
+"""
+
+
+def _torch(root: Path) -> TorchInstall:
+    """A stand-in torch: an include directory and empty libtorch_cpu/c10/torch libraries."""
+    (root / "include").mkdir(parents=True, exist_ok=True)
+    (root / "lib").mkdir(exist_ok=True)
+    empty = root / "empty.cpp"
+    empty.write_text('extern "C" int vtgen_stand_in() { return 0; }\n')
+    for name in ("torch_cpu", "c10", "torch"):
+        subprocess.run(["g++", "-shared", "-fPIC", str(empty), "-o", str(root / "lib" / f"lib{name}.so")], check=True)
+    return TorchInstall(sys.executable, "0.0", root, (root / "include",), root / "lib", True)
+
+
+def _settings(root: Path, torch: TorchInstall, *flags: str) -> BuildSettings:
+    return BuildSettings(identify(GXX or "g++"), torch, root / "build", extra_flags=flags, jobs=2)
+
+
+_UNITS = [
+    ("a", '#include "h.h"\nextern "C" int vtgen_a() { return h(); }\n'),
+    ("b", 'extern "C" int vtgen_b() { return 2; }\n'),
+]
+
+
+@needs_gxx
+def test_forged_and_truncated_objects_are_rebuilt(tmp_path: Path) -> None:
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "h.h").write_text("inline int h() { return 1; }\n")
+    settings = _settings(tmp_path, _torch(tmp_path / "torch"), f"-isystem{tmp_path / 'inc'}")
+    first = compile_objects(settings, _UNITS)
+    a, b = (u.object for u in first)
+    assert a is not None and b is not None and a != b
+    a.write_bytes(a.read_bytes()[:100])  # truncated
+    b.write_bytes(a.read_bytes())  # replaced by another file
+    again = compile_objects(settings, _UNITS)
+    assert [u.compiled for u in again] == [True, True]
+    assert [store.file_sha256(u.object) for u in again if u.object] == [u.digest for u in again]
+    assert [u.compiled for u in compile_objects(settings, _UNITS)] == [False, False]
+
+
+@needs_gxx
+def test_a_forged_truncated_or_planted_library_is_never_used(tmp_path: Path) -> None:
+    """A library with a constructor planted where the cached library was never runs: it is relinked."""
+    torch = _torch(tmp_path / "torch")
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "h.h").write_text("inline int h() { return 1; }\n")
+    settings = _settings(tmp_path, torch, f"-I{tmp_path / 'inc'}")
+    objects = compile_objects(settings, _UNITS)
+    lib, linked = link_library(settings, objects, ["vtgen_a"], "t")
+    assert linked and link_library(settings, objects, ["vtgen_a"], "t") == (lib, False)
+    good = lib.read_bytes()
+
+    lib.write_bytes(good[: len(good) // 3])  # truncated
+    assert link_library(settings, objects, ["vtgen_a"], "t") == (lib, True) and lib.read_bytes() == good
+
+    marker = tmp_path / "constructor-ran"
+    planted = tmp_path / "planted.so"
+    (tmp_path / "planted.cpp").write_text(_CONSTRUCTOR)
+    compile_planted = ["g++", "-shared", "-fPIC", f'-DMARKER="{marker}"', str(tmp_path / "planted.cpp")]
+    subprocess.run([*compile_planted, "-o", str(planted)], check=True)
+    load = "import ctypes, sys; ctypes.CDLL(sys.argv[1]); print('loaded')"
+    # the marker works: loading the planted library runs its constructor
+    assert subprocess.run([sys.executable, "-c", load, str(planted)], check=True, capture_output=True).stdout
+    assert marker.read_text() == "ran"
+    marker.unlink()
+
+    shutil.copy(planted, lib)
+    path, linked = link_library(settings, objects, ["vtgen_a"], "t")
+    assert (path, linked) == (lib, True) and path.read_bytes() == good
+    done = subprocess.run([sys.executable, "-c", load, str(path)], check=True, capture_output=True, text=True)
+    assert done.stdout.strip() == "loaded" and not marker.exists()
+
+
+@needs_gxx
+def test_a_header_in_a_path_with_spaces_is_tracked(tmp_path: Path) -> None:
+    root = tmp_path / "a dir with spaces"
+    (root / "my inc").mkdir(parents=True)
+    header = root / "my inc" / "h.h"
+    header.write_text("inline int h() { return 1; }\n")
+    settings = _settings(root, _torch(root / "tor ch"), f"-isystem{root / 'my inc'}")
+    assert [u.compiled for u in compile_objects(settings, _UNITS)] == [True, True]
+    assert [u.compiled for u in compile_objects(settings, _UNITS)] == [False, False]
+    header.write_text("inline int h() { return 2; }\n")
+    assert [u.compiled for u in compile_objects(settings, _UNITS)] == [True, False]
+    header.write_text("inline int h() { return nope; }\n")
+    (failed, _) = compile_objects(settings, _UNITS)
+    assert failed.object is None and first_error(failed.diagnostics).startswith(f"{header}:1: error: ")
+
+
+def test_the_depfile_parser_reads_escapes() -> None:
+    text = "o.o: a\\ b.cpp /x/my\\ inc/h.h \\\n  /y/c\\#d.h /z/e$$f.h\n"
+    assert parse_depfile(text) == ["a b.cpp", "/x/my inc/h.h", "/y/c#d.h", "/z/e$f.h"]
+
+
+def test_first_error() -> None:
+    assert first_error("x.cpp: In function 'f':\nx.cpp:3:7: error: boom\nx.cpp:4:1: error: later\n") == (
+        "x.cpp:3: error: boom"
+    )
+    assert first_error("/usr/bin/ld: error: cannot find -lfoo\ncollect2: error\n") == (
+        "/usr/bin/ld: error: cannot find -lfoo"
+    )
+    assert first_error("") == "error: (the compiler said nothing)"
+
+
+def _artifact(cache: ArtifactCache, key: str, files: FileDigests, size: int = 10) -> Path:
+    path = cache.place(key, "unit.o")
+    path.write_bytes(b"x" * size)
+    assert cache.record(key, [], files, path) is not None
+    return path
+
+
+def test_the_cache_is_bounded_least_recently_used_first(tmp_path: Path) -> None:
+    files = FileDigests()
+    keys = [f"{i:032x}" for i in range(5)]
+    cache = ArtifactCache.open(tmp_path, limit=2)
+    for key in keys[:3]:
+        _artifact(cache, key, files)
+    assert len(cache.entries) == 3  # all used by this process: none evicted under it
+    later = ArtifactCache.open(tmp_path, limit=2)
+    assert later.lookup(keys[0], files) is not None  # now the most recent
+    _artifact(later, keys[3], files)
+    later.save()
+    kept = sorted(d.name for d in tmp_path.iterdir() if d.is_dir())
+    assert kept == sorted([keys[0], keys[3]]) and sorted(later.entries) == kept
+    small = ArtifactCache.open(tmp_path, limit=10, max_bytes=25)
+    _artifact(small, keys[4], files, size=20)
+    small.save()
+    assert sorted(d.name for d in tmp_path.iterdir() if d.is_dir()) == [keys[4]]  # bytes bound too
+
+
+def test_a_damaged_or_forged_index_is_no_cache(tmp_path: Path) -> None:
+    files = FileDigests()
+    cache = ArtifactCache.open(tmp_path)
+    _artifact(cache, "a" * 32, files)
+    index = tmp_path / INDEX
+    data = bytearray(index.read_bytes())
+    data[-5] ^= 1
+    index.write_bytes(bytes(data))
+    assert ArtifactCache.open(tmp_path).entries == {}
+    outside = tmp_path.parent / "precious"
+    outside.mkdir(exist_ok=True)
+    forged = {"paths": [], "entries": {"../precious": {"deps": [], "digest": "", "name": "x", "sha256": "0",
+                                                        "size": 0, "used": 1}}}  # fmt: skip
+    store.write(index, KIND, forged)
+    assert ArtifactCache.open(tmp_path).entries == {}
+    assert outside.is_dir()
+
+
+def _pch(tmp_path: Path, header: Path) -> tuple[PchBuilder, tuple[str, ...]]:
+    flags = ("-std=c++17", f"-I{header.parent}")
+    cache = ArtifactCache.open(tmp_path / "cache")
+    return PchBuilder(identify(GXX or "g++"), flags, cache, FileDigests(), Processes()), ('#include "h.h"',)
+
+
+def _compile_with(builder: PchBuilder, prefix: tuple[str, ...], value: int, tmp_path: Path) -> str:
+    """Compile a unit asserting ``h() == value`` through the precompiled header; g++'s -H output."""
+    unit = tmp_path / "unit.cpp"
+    unit.write_text(f'#include "h.h"\nstatic_assert(h() == {value}, "the header as it is now");\n')
+    argv = [builder.compiler.path, *builder.paths(prefix)[2], "-Werror", *builder.flags, "-H", "-fsyntax-only"]
+    done = subprocess.run([*argv, str(unit)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+@needs_gxx
+def test_damaged_and_stale_precompiled_headers_are_rebuilt(tmp_path: Path) -> None:
+    """A truncated .gch and one built from a header since edited keeping its size and mtime: rebuilt, not used."""
+    (tmp_path / "inc").mkdir()
+    header = tmp_path / "inc" / "h.h"
+    header.write_text("#pragma once\nconstexpr int h() { return 1; }\n")
+    builder, prefix = _pch(tmp_path, header)
+    first = builder.get(prefix)
+    _, gch, _ = builder.paths(prefix)
+    assert first is not None and str(header) in first.deps
+    assert f"! {gch}" in _compile_with(builder, prefix, 1, tmp_path)  # the precompiled header was used
+    built = gch.stat()
+    again, _ = _pch(tmp_path, header)
+    assert again.get(prefix) == first and gch.stat().st_mtime_ns == built.st_mtime_ns  # reused
+
+    gch.write_bytes(gch.read_bytes()[: built.st_size // 2])  # truncated
+    healed, _ = _pch(tmp_path, header)
+    assert healed.get(prefix) is not None and gch.stat().st_size > built.st_size * 0.9  # whole again
+    assert f"! {gch}" in _compile_with(healed, prefix, 1, tmp_path)
+
+    stat = header.stat()
+    header.write_text("#pragma once\nconstexpr int h() { return 2; }\n")  # same size
+    os.utime(header, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same mtime
+    assert header.stat().st_size == stat.st_size and header.stat().st_mtime_ns == stat.st_mtime_ns
+    stale, _ = _pch(tmp_path, header)
+    assert stale.get(prefix) is not None
+    assert f"! {gch}" in _compile_with(stale, prefix, 2, tmp_path)  # a stale one would fail the static_assert
+    assert len(list((tmp_path / "cache").glob("*/prefix.h.gch"))) == 1
+
+
+@needs_gxx
+def test_a_gradcheck_cache_keeps_one_layout(tmp_path: Path) -> None:
+    """Objects and libraries are entries of one cache directory: <cache_dir>/cache/<key>/<file>."""
+    settings = _settings(tmp_path, _torch(tmp_path / "torch"))
+    objects = compile_objects(settings, _UNITS[1:])
+    lib, _ = link_library(settings, objects, ["vtgen_b"], "t")
+    entries = ArtifactCache.open(tmp_path / "build" / CACHE).entries
+    (tmp_path / "build" / "objects").mkdir()  # an earlier version's unverified cache
+    (tmp_path / "build" / "objects" / "x.o").write_bytes(b"old")
+    compile_objects(settings, _UNITS[1:])
+    assert not (tmp_path / "build" / "objects").exists()
+    assert sorted(e.name for e in entries.values() if e.name) == ["libt.so", "unit.o"]
+    assert lib.parent.parent == tmp_path / "build" / CACHE
+
+
+def test_a_planted_link_in_the_cache_is_never_written_through(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    cache = ArtifactCache.open(tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / ("b" * 32)).symlink_to(outside)
+    path = cache.place("b" * 32, "unit.o")
+    path.write_bytes(b"object")
+    assert not path.parent.is_symlink() and list(outside.iterdir()) == []
+
+
+_INTERRUPTED = """
+import shutil, sys
+from pathlib import Path
+from vtgen_build.compile import identify
+from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects
+root = Path(sys.argv[1])
+torch = TorchInstall(sys.executable, "0.0", root, (root,), root, True)
+settings = BuildSettings(identify(shutil.which("g++")), torch, root / "b", launcher=(sys.argv[2],), jobs=2)
+compile_objects(settings, [("a", "int a;"), ("b", "int b;")])
+"""
+
+
+@needs_gxx
+def test_ctrl_c_stops_every_compiler_of_a_library_build(tmp_path: Path) -> None:
+    """SIGINT to the Python alone (not its process group): it kills the compilers it started."""
+    launcher = tmp_path / "launcher"
+    launcher.write_text(f'#!/bin/sh\necho $$ >> "{tmp_path}/pids"\nexec sleep 300\n')
+    launcher.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(tmp_path), str(launcher)], start_new_session=True)
+    pids = tmp_path / "pids"
+    try:
+        for _ in range(1200):  # a deterministic wait: until both compiles have started
+            if (pids.is_file() and len(pids.read_text().split()) == 2) or proc.poll() is not None:
+                break
+            subprocess.run(["sleep", "0.05"], check=True)
+        assert len(pids.read_text().split()) == 2
+        os.kill(proc.pid, signal.SIGINT)
+        assert proc.wait(timeout=60) != 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    for pid in map(int, pids.read_text().split()):
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

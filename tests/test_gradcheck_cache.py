@@ -1,0 +1,160 @@
+"""``check --gradcheck`` trusts nothing it cached: an edited helper header recompiles and is checked.
+
+One small op library (``sin`` and ``sin_`` of the real schema, whose backward formula calls a
+helper of the user's header found through ``-I``) against the installed torch, two runs: the
+helper is right and the checks pass; then the helper, passed with ``-I`` (which ``check`` hands
+to the compiler as ``-isystem``), is edited to a wrong derivative: its unit is compiled again
+and the check fails at the formula.  (Forged, truncated and planted objects and libraries:
+``tests/test_artifact_cache.py``, with a real loader and a stand-in torch, in seconds.)
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CliRunner, RealYaml, sample_inputs
+from vtgen_build import gradcheck
+from vtgen_build.compile import identify
+from vtgen_build.errors import VtgenError
+from vtgen_build.generate import GenerateOptions
+from vtgen_build.gradcheck import GradcheckOptions, Report
+from vtgen_build.gradcheck.formulas import formula_places
+from vtgen_build.gradcheck.run import _target
+from vtgen_build.inputs import Inputs
+from vtgen_build.plan import policy
+from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects
+
+_NATIVE = """\
+- func: sin(Tensor self) -> Tensor
+  variants: function, method
+  tags: [core, pointwise]
+
+- func: sin_(Tensor(a!) self) -> Tensor(a!)
+  variants: function, method
+  tags: pointwise
+"""
+_DERIVATIVES = """\
+- name: sin(Tensor self) -> Tensor
+  self: my_sin_backward(grad, self)
+  result: auto_element_wise
+"""
+_HELPER = """\
+#pragma once
+#include <ATen/ATen.h>
+namespace my_helpers {
+inline at::Tensor my_sin_backward(const at::Tensor& grad, const at::Tensor& self) { return %s; }
+}  // namespace my_helpers
+"""
+
+
+def _vtgen(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "vtgen_build", *args], capture_output=True, text=True, check=False)
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_gradcheck_recompiles_an_edited_helper_header(real_yaml: RealYaml, tmp_path: Path) -> None:
+    if importlib.util.find_spec("torch") is None or shutil.which("g++") is None:
+        pytest.skip("needs torch and g++")
+    root = tmp_path / "my ops"  # a path with a space
+    (root / "include" / "my").mkdir(parents=True)
+    (root / "native_functions.yaml").write_text(_NATIVE)
+    (root / "derivatives.yaml").write_text(_DERIVATIVES)
+    helper = root / "include" / "my" / "helpers.h"
+    helper.write_text(_HELPER % "grad * self.cos().conj()")
+    out = tmp_path / "out"
+    args = ["check", "--native-functions", str(root / "native_functions.yaml"), "--derivatives"]
+    args += [str(root / "derivatives.yaml"), "--tags", str(real_yaml.tags), "--out", str(out), "--shards", "1"]
+    args += ["--manual-header", "my/helpers.h", "--using-namespace", "my_helpers", "-I", str(root / "include")]
+    args += ["--gradcheck", "--op", "sin", "--max-samples", "1"]
+
+    first = _vtgen(*args)
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    assert "failed 0" in first.stdout and "OpInfo entries run: 0" not in first.stdout
+
+    helper.write_text(_HELPER % "grad * self.sin()")  # wrong
+    second = _vtgen(*args)
+    assert second.returncode == 1, second.stdout + second.stderr[-3000:]
+    assert "1 compiled now, linked" in second.stdout + second.stderr
+    assert "derivatives.yaml:2: error: gradcheck failed for sin" in second.stderr
+
+
+# -- the compile options of --gradcheck: honoured or rejected, never ignored ------------------------
+def test_gradcheck_receives_the_compile_options(
+    run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[GradcheckOptions] = []
+
+    def fake(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
+        seen.append(options)
+        return Report.nothing_to_do(0.0)
+
+    monkeypatch.setattr(gradcheck, "run_gradcheck", fake)
+    args = ["check", *sample_inputs(), "--out", str(tmp_path), "--gradcheck"]
+    more = ["--std", "c++20", "--launcher", "ccache", "--no-cache", "--torch-include", "/x/include"]
+    assert run_cli(*args, *more, "--torch-version", "2.13").code == 0
+    (options,) = seen
+    assert (options.std, options.launcher, options.cache) == ("c++20", "ccache", False)
+    assert (options.torch_include, options.torch_version) == ("/x/include", "2.13")
+    refused = run_cli(*args, "--no-pch")
+    assert refused.code == 1 and "--no-pch: --gradcheck builds no precompiled headers" in refused.err
+
+
+def _torch(root: Path, version: str) -> TorchInstall:
+    return TorchInstall(sys.executable, version, root, (root / "include",), root / "lib", True)
+
+
+def test_gradcheck_targets_the_release_of_the_torch_that_loads_the_library(tmp_path: Path) -> None:
+    torch = _torch(tmp_path, "2.13.0+cpu")
+    plain = GenerateOptions(str(tmp_path), release="2.13")
+    assert _target(torch, GradcheckOptions(), plain) == ("2.13", None)
+    release, note = _target(torch, GradcheckOptions(), GenerateOptions(str(tmp_path), release="2.14"))
+    assert release == "2.13" and note is not None and "the inputs point at 2.14" in note
+    with pytest.raises(VtgenError, match=r"--torch-version 2\.14: --gradcheck builds for the torch that runs"):
+        _target(torch, GradcheckOptions(torch_version="2.14"), plain)
+    assert _target(torch, GradcheckOptions(torch_version="2.13.1"), plain)[0] == "2.13"
+    with pytest.raises(VtgenError, match=r"--torch-include .*other: --gradcheck compiles against the headers"):
+        _target(torch, GradcheckOptions(torch_include=str(tmp_path / "other")), plain)
+    assert _target(torch, GradcheckOptions(torch_include=str(tmp_path / "include")), plain)[0] == "2.13"
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+def test_the_gradcheck_build_runs_the_launcher_with_the_standard_asked(tmp_path: Path) -> None:
+    log = tmp_path / "launched"
+    launcher = tmp_path / "launcher"
+    launcher.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "$@"\n')
+    launcher.chmod(0o755)
+    (tmp_path / "include").mkdir()
+    compiler = identify(shutil.which("g++") or "g++")
+    unit = [("u", "static_assert(__cplusplus >= 202002L);\nint u() { return 1; }\n")]
+    settings = BuildSettings(
+        compiler, _torch(tmp_path, "2.13.0"), tmp_path / "b", std="c++20", launcher=(str(launcher),)
+    )
+    assert compile_objects(settings, unit)[0].object is not None
+    assert "-std=c++20" in log.read_text()
+    again = compile_objects(replace(settings, use_cache=False), unit)  # --no-cache: compiled again
+    assert again[0].compiled and len(log.read_text().splitlines()) == 2
+
+
+def test_formula_places_follow_the_target_release(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The policy the places are planned with is the release's (or --pytorch-root's), and part of the key."""
+    asked: list[tuple[str | None, str]] = []
+    real = policy.policy_for
+
+    def recording(root: str | None, release: str) -> policy.Policy:
+        asked.append((root, release))
+        return real(root, release)
+
+    monkeypatch.setattr(policy, "policy_for", recording)
+    args = sample_inputs()
+    inputs = Inputs(args[1], args[3], args[5], "vtsample")
+    first = formula_places(inputs, tmp_path, "2.13")
+    assert formula_places(inputs, tmp_path, "2.13") == first and asked == [(None, "2.13")]  # cached
+    assert formula_places(inputs, tmp_path, "2.14") == first and asked[-1] == (None, "2.14")  # not the 2.13 record
