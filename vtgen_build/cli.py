@@ -196,6 +196,22 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+MAX_JOBS = 1024
+
+
+def _check_ranges(args: argparse.Namespace) -> None:
+    """``check``'s numbers in range, and the ``--gradcheck`` options only with ``--gradcheck``."""
+    if not 0 <= args.jobs <= MAX_JOBS:
+        raise VtgenError(f"-j/--jobs must be between 0 (one per core) and {MAX_JOBS}, got {args.jobs}")
+    if args.max_samples < 0:
+        raise VtgenError(f"--max-samples must be 0 (every sample) or more, got {args.max_samples}")
+    if not args.gradcheck:
+        given = [f for f, v in (("--python", args.python), ("--max-samples", args.max_samples),
+                                ("--no-bind-hidden", not args.bind_hidden)) if v]  # fmt: skip
+        if given:
+            raise VtgenError(f"{given[0]} applies to --gradcheck only")
+
+
 def _check_depfile(depfile: str, out: str, named: list[str]) -> None:
     """The depfile must not be one of the run's outputs or records, nor name a path Make cannot spell."""
     real_out, real = os.path.realpath(out), os.path.realpath(depfile)
@@ -315,6 +331,7 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _run_check(args: argparse.Namespace) -> int:
     from .check import CheckOptions, default_check_dir, run_check
 
+    _check_ranges(args)
     inputs = resolve_inputs(args)
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     if not args.out:

@@ -179,6 +179,11 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     work.mkdir(parents=True, exist_ok=True)
     index = read_index(out)
     torch = locate_torch(options.python)
+    if torch.missing:
+        raise VtgenError(
+            f"--python {torch.python} cannot import {' and '.join(torch.missing)}, which PyTorch's OpInfo tests need: "
+            "pip install 'vtgen_build[gradcheck]' there"
+        )
     check = CheckOptions(
         torch_include=str(torch.include_dirs[0]),
         include_dirs=options.include_dirs,
