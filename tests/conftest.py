@@ -24,6 +24,7 @@ from vtgen_build.model import Inputs, Model, load_model
 hypothesis_settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
 hypothesis_settings.register_profile("explore", derandomize=False, max_examples=2000, deadline=None)
 hypothesis_settings.load_profile(os.environ.get("VTGEN_HYPOTHESIS", "ci"))
+os.environ.setdefault("VTGEN_STRICT_INCREMENTAL", "1")  # generate.STRICT_ENV: incremental bugs raise
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_project"

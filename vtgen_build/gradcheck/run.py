@@ -11,13 +11,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import store
-from ..check import CheckOptions, find_compiler, include_flags, op_digests, select_ops
+from ..check import CHECK_LOCK, CheckOptions, find_compiler, include_flags, op_digests, select_ops
 from ..check_index import OutputIndex, read_index
 from ..errors import VtgenError
 from ..generate import GenerateOptions, generate
 from ..inputs import Inputs
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
-from ..write import write_atomic
+from ..write import locked, write_atomic
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
@@ -171,6 +171,11 @@ def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str
 
 
 def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
+    with locked(Path(gen_options.out_dir), CHECK_LOCK):  # as `check`: one run at a time per directory
+        return _run_gradcheck_locked(inputs, gen_options, options)
+
+
+def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
     start = time.perf_counter()
     gen_options = replace(gen_options, line_directives=True, stub_decls=True)
     generate(inputs, gen_options)
