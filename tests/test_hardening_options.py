@@ -72,3 +72,36 @@ def test_gradcheck_without_numpy_says_what_to_install(run_cli: CliRunner, tmp_pa
         "pip install 'vtgen_build[gradcheck]' there"
     )
     assert not (out / ".vtgen-gradcheck" / "lib").exists()  # nothing was built
+
+
+def test_generate_refuses_to_replace_files_it_did_not_write(run_cli: CliRunner, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    mine = {"RegisterSchema.cpp": "// my own registration\n", "Functions.h": "// my own header\n", "kernels.cpp": "//\n"}
+    for name, text in mine.items():
+        (src / name).write_text(text, encoding="utf-8")
+    args = ["generate", *sample_inputs(), "--shards", "1", "--out", str(src)]
+    result = run_cli(*args)
+    assert result.code == 1
+    assert result.err == (
+        f"vtgen-build: error: --out {src}: holds Functions.h, RegisterSchema.cpp, which vtgen-build did not write "
+        "(no .vtgen-manifest.json there) and would replace; move them away, or pass --allow-overwrite\n"
+    )
+    assert {name: (src / name).read_text(encoding="utf-8") for name in mine} == mine
+    assert not (src / ".vtgen-manifest.json").exists() and not (src / "VariableType_0.cpp").exists()
+    assert run_cli(*args, "--allow-overwrite").code == 0
+    assert (src / "kernels.cpp").read_text(encoding="utf-8") == "//\n"  # a name it does not write: untouched
+    assert "my own" not in (src / "Functions.h").read_text(encoding="utf-8")
+    assert run_cli(*args).code == 0  # its own files now (the manifest says so)
+
+
+def test_files_a_killed_first_run_left_are_not_foreign(run_cli: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["generate", *sample_inputs(), "--shards", "1", "--out", str(out)]
+    assert run_cli(*args).code == 0
+    (out / ".vtgen-manifest.json").unlink()  # as if killed before its last write: same content, no manifest
+    assert run_cli(*args).code == 0
+    (out / ".vtgen-manifest.json").write_text("{damaged")  # a damaged manifest is still ours
+    (out / "Functions.h").write_text("// edited by hand\n")
+    assert run_cli(*args).code == 0
+    assert "edited by hand" not in (out / "Functions.h").read_text(encoding="utf-8")

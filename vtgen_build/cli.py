@@ -86,6 +86,8 @@ def _add_code_options(g: argparse._ArgumentGroup) -> None:
                    help="helper header formulas call, as it is #included (repeatable)")  # fmt: skip
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
                    help="namespace of the manual helpers, brought into scope for formulas (repeatable)")  # fmt: skip
+    g.add_argument("--allow-overwrite", action="store_true",
+                   help="write into an --out that holds same-named files vtgen-build did not write (no manifest)")  # fmt: skip
 
 
 def _add_generate_options(p: argparse.ArgumentParser) -> None:
@@ -161,6 +163,7 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         stub_decls=getattr(args, "stub_decls", False),
         release=target.release,
         policy_root=args.pytorch_root,
+        allow_overwrite=args.allow_overwrite,
     )
 
 

@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,6 +77,8 @@ class GenerateOptions:
     stub_decls: bool = False  # also write vtgen_decls/*.inc, the op declarations the stub headers include
     release: str = "2.13"  # the PyTorch release the code is built for (vtgen_build.target)
     policy_root: str | None = None  # --pytorch-root: its own generator sources give the policy lists
+    # --allow-overwrite: a directory with no manifest may hold same-named files we did not write; replace them
+    allow_overwrite: bool = False
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,8 @@ def _regenerate(
         mode, kept = "full", {}
     else:
         mode, kept = "incremental", dict(old)
+    if manifest is None and not options.allow_overwrite:
+        _refuse_foreign_files(out_dir, outcome.files)
     written = [rel for rel, content in outcome.files if write_atomic(out_dir / rel, content)]
     sizes_and_hashes = {rel: _file_record(content) for rel, content in outcome.files}
     if mode == "full":
@@ -340,6 +344,29 @@ def _regenerate(
         tuple(outcome.explanations),
         tuple(f.path for f in files),
     )
+
+
+def _refuse_foreign_files(out_dir: Path, files: Iterable[tuple[str, str]]) -> None:
+    """With no manifest (a damaged one counts as ours), files this run would replace by other content
+    are someone else's: refuse rather than overwrite them."""
+    if (out_dir / MANIFEST).exists():
+        return
+    foreign = []
+    for rel, content in files:
+        path = out_dir / rel
+        try:
+            if path.read_bytes() != content.encode("utf-8"):
+                foreign.append(rel)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            foreign.append(rel)
+    if foreign:
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        raise VtgenError(
+            f"--out {out_dir}: holds {', '.join(foreign[:3])}{more}, which vtgen-build did not write (no "
+            f"{MANIFEST} there) and would replace; move them away, or pass --allow-overwrite"
+        )
 
 
 def _try_incremental(
