@@ -77,7 +77,7 @@ def test_gradcheck_without_numpy_says_what_to_install(run_cli: CliRunner, tmp_pa
 def test_generate_refuses_to_replace_files_it_did_not_write(run_cli: CliRunner, tmp_path: Path) -> None:
     src = tmp_path / "src"
     src.mkdir()
-    mine = {"RegisterSchema.cpp": "// my own registration\n", "Functions.h": "// my own header\n", "kernels.cpp": "//\n"}
+    mine = {"RegisterSchema.cpp": "// my registration\n", "Functions.h": "// my own header\n", "kernels.cpp": "//\n"}
     for name, text in mine.items():
         (src / name).write_text(text, encoding="utf-8")
     args = ["generate", *sample_inputs(), "--shards", "1", "--out", str(src)]

@@ -87,7 +87,7 @@ def _add_code_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
                    help="namespace of the manual helpers, brought into scope for formulas (repeatable)")  # fmt: skip
     g.add_argument("--allow-overwrite", action="store_true",
-                   help="write into an --out that holds same-named files vtgen-build did not write (no manifest)")  # fmt: skip
+                   help="replace same-named files vtgen-build did not write (--out with no manifest)")  # fmt: skip
 
 
 def _add_generate_options(p: argparse.ArgumentParser) -> None:
