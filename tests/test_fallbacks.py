@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from vtgen_build import incremental
+from vtgen_build.errors import Location, VtgenError
 from vtgen_build.generate import STRICT_ENV, GenerateOptions, generate
 from vtgen_build.inputs import Inputs
+from vtgen_build.plan.policy import read_policy_sources
+from vtgen_build.target import resolve_target
 
-from .conftest import copy_sample
+from .conftest import CliRunner, copy_sample
 
 
 def _edited_sample(tmp_path: Path) -> tuple[Inputs, GenerateOptions, Path]:
@@ -51,3 +55,67 @@ def test_an_incremental_path_bug_is_a_full_run_with_a_notice_for_users(
     monkeypatch.undo()
     monkeypatch.setenv(STRICT_ENV, "1")
     assert generate(inputs, options).mode == "up-to-date"  # the full run left a consistent directory
+
+
+_SOURCES = (
+    "packaged/autograd/gen_trace_type.py",
+    "packaged/autograd/gen_variable_type.py",
+    "packaged/autograd/gen_inplace_or_view_type.py",
+    "api/autograd.py",
+    "packaged/ATen/native/tags.yaml",
+    "packaged/ATen/native/native_functions.yaml",
+    "packaged/autograd/derivatives.yaml",
+)
+
+
+def _generator_sources(dest: Path, source: Path | None = None) -> Path:
+    """A torchgen tree holding only the generator sources and yaml we read (no torch/version.py beside it)."""
+    torchgen = pytest.importorskip("torchgen")
+    source = source or Path(torchgen.__file__).parent
+    for rel in _SOURCES:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / rel, dest / rel)
+    return dest
+
+
+@pytest.mark.parametrize(
+    ("statement", "name"),
+    [
+        ('DONT_REQUIRE_DERIVATIVE.add("my_op")', "DONT_REQUIRE_DERIVATIVE"),
+        ('DONT_REQUIRE_DERIVATIVE |= {"my_op"}', "DONT_REQUIRE_DERIVATIVE"),
+        ("GRADIENT_IMPLEMENTED_FOR_COMPLEX = set(compute_the_names())", "GRADIENT_IMPLEMENTED_FOR_COMPLEX"),
+    ],
+    ids=["add", "augmented", "call"],
+)
+def test_a_statement_changing_a_read_list_that_cannot_be_evaluated_is_a_located_error(
+    tmp_path: Path, statement: str, name: str
+) -> None:
+    root = _generator_sources(tmp_path / "torchgen")
+    module = root / "packaged/autograd/gen_variable_type.py"
+    text = module.read_text(encoding="utf-8")
+    module.write_text(text + f"\n{statement}\n", encoding="utf-8")
+    line = len((text + "\n").splitlines()) + 1
+    with pytest.raises(VtgenError) as info:
+        read_policy_sources(str(root))
+    assert info.value.location == Location(str(module), line)
+    assert f"cannot evaluate this statement, which changes {name}" in info.value.message
+
+
+def test_release_is_inferred_from_the_generator_sources_or_the_guess_is_announced(
+    tmp_path: Path, run_cli: CliRunner
+) -> None:
+    root = _generator_sources(tmp_path / "torchgen")  # 2.13's sources, no version file
+    target = resolve_target(None, None, str(root))
+    assert (target.release, target.warning) == ("2.13", None)
+    assert target.source == f"the generator sources under {root} (PyTorch 2.13's lists)"
+    module = root / "packaged/autograd/gen_variable_type.py"
+    module.write_text(module.read_text(encoding="utf-8") + '\nDONT_REQUIRE_DERIVATIVE.update({"new_op"})\n')
+    target = resolve_target(None, None, str(root))  # lists of no known release: a newer one?
+    assert (target.release, target.source) == ("2.13", "default (a guess)")
+    result = run_cli("inspect", "--pytorch-root", str(root))
+    assert result.code == 0, result.err
+    assert result.err == f"vtgen-build: warning: {target.warning}\n"
+    assert "match no known release (2.13, 2.14): generating for PyTorch 2.13; say which with --torch-version" in (
+        result.err
+    )
+    assert run_cli("inspect", "--pytorch-root", str(root), "--torch-version", "2.14").err == ""

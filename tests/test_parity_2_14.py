@@ -180,3 +180,13 @@ def test_a_shard_compiles_against_the_2_14_headers(torch_2_14: Path, tmp_path: P
     cmd = [compiler, "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", *includes, str(unit)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_release_is_inferred_from_2_14_generator_sources_without_a_version_file(
+    torch_2_14: Path, tmp_path: Path
+) -> None:
+    from .test_fallbacks import _generator_sources
+
+    root = _generator_sources(tmp_path / "torchgen", torch_2_14 / "torchgen")  # no torch/version.py beside it
+    target = resolve_target(None, None, str(root))
+    assert (target.release, target.warning) == ("2.14", None), target

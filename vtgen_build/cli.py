@@ -126,6 +126,16 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _warn_if_guessed(args: argparse.Namespace) -> None:
+    """Say so, once per run, when the release the code is generated for is a guess."""
+    if args.pytorch_root and not args.torch_version:
+        from .target import resolve_target
+
+        warning = resolve_target(None, getattr(args, "torch_include", None), args.pytorch_root).warning
+        if warning:
+            print(f"vtgen-build: warning: {warning}", file=sys.stderr)
+
+
 def resolve_inputs(args: argparse.Namespace) -> Inputs:
     """The input paths from explicit flags, falling back to ``--pytorch-root``."""
     native, derivatives, tags = args.native_functions, args.derivatives, args.tags
@@ -171,6 +181,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
         quick.discard(args.out)
     inputs = resolve_inputs(args)
+    _warn_if_guessed(args)
     options = _generate_options(args)
     check_options(options)
     target = args.stamp or str(Path(args.out) / "Functions.h")
@@ -263,6 +274,7 @@ def _run_inspect(args: argparse.Namespace) -> int:
     from .target import resolve_target
 
     model = load_model(resolve_inputs(args))
+    _warn_if_guessed(args)
     policy = _policy(args)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
     if args.op:
@@ -336,6 +348,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
     _check_ranges(args)
     inputs = resolve_inputs(args)
+    _warn_if_guessed(args)
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     if not args.out:
         args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""})))
