@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,3 +121,82 @@ def test_release_is_inferred_from_the_generator_sources_or_the_guess_is_announce
         result.err
     )
     assert run_cli("inspect", "--pytorch-root", str(root), "--torch-version", "2.14").err == ""
+
+
+class _Sample:
+    def __init__(self, tensor: object) -> None:
+        self.input, self.args, self.kwargs, self.broadcasts_input = tensor, (), {}, False
+
+    def output_process_fn_grad(self, out: object) -> object:
+        return out
+
+
+class _InplaceOp:
+    """What the child reads of an OpInfo, for an in-place op: ``throws`` says where it fails."""
+
+    gradcheck_fast_mode = None
+    gradcheck_nondet_tol = 0.0
+
+    def __init__(self, throws: str) -> None:
+        self.throws = throws
+
+    def inplace_variant(self, t: Any) -> Any:
+        import torch
+
+        below_autograd = torch._C._dispatch_tls_is_dispatch_key_excluded(torch._C.DispatchKey.AutogradFunctionality)
+        if self.throws == "always" or (self.throws == "in our kernel" and not below_autograd):
+            raise RuntimeError(f"throws {self.throws}")
+        return t.mul_(2)
+
+    def gradcheck_wrapper(self, op: Any, *args: Any, **kwargs: Any) -> Any:
+        return op(*args, **kwargs)
+
+    def sample_inputs(self, device: str, dtype: Any, requires_grad: bool) -> list[_Sample]:
+        import torch
+
+        return [_Sample(torch.randn(3, dtype=dtype, requires_grad=requires_grad)) for _ in range(2)]
+
+
+class _NoCounters:
+    def snapshot(self) -> list[int]:
+        return []
+
+    def entered(self, before: list[int]) -> set[str]:
+        return set()
+
+
+@pytest.mark.parametrize(
+    ("throws", "expected"),
+    [
+        ("in our kernel", {"status": "failed", "sample": 0, "message": "throws in our kernel", "positions": [0]}),
+        ("always", {"status": "not run", "why": "no usable sample"}),  # the op itself cannot take them
+        ("never", {"status": "passed", "samples": 2}),
+    ],
+)
+def test_an_inplace_kernel_that_throws_on_every_sample_fails(throws: str, expected: dict[str, object]) -> None:
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck import child
+
+    result = child._check(_InplaceOp(throws), "backward", "inplace", torch.float64, 0, _NoCounters(), set())
+    assert result == expected
+
+
+def test_unreadable_result_lines_fail_the_report(tmp_path: Path) -> None:
+    from vtgen_build.gradcheck.report import Report, read_results
+
+    results = tmp_path / "results.jsonl"
+    passed = {"entry": "sin", "checks": []}
+    results.write_text(f'{{"start": "sin"}}\n{json.dumps(passed)}\nnot json\n[1, 2]\n{{"start": "co', encoding="utf-8")
+    rows = read_results(results)
+    assert rows == [
+        {"start": "sin"},
+        passed,
+        {"entry": "results.jsonl:3", "unreadable": "not json"},
+        {"entry": "results.jsonl:4", "unreadable": "[1, 2]"},
+    ]  # the torn last line (the child died writing it) is left to the crash handling
+    report = Report.from_results([r for r in rows if "entry" in r], [], {}, {}, None, 0.0)
+    assert not report.ok
+    assert [str(f) for f in report.failures] == [
+        "vtgen-build: error: unreadable result line results.jsonl:3 of the gradcheck process: 'not json'",
+        "vtgen-build: error: unreadable result line results.jsonl:4 of the gradcheck process: '[1, 2]'",
+    ]
