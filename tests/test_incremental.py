@@ -207,7 +207,7 @@ _FULL_REASONS = {
     "swap": ("entries moved",),
     "schema": ("schema or dispatch keys changed",),
     "native": ("native_functions.yaml changed",),
-    "options": ("settings, templates or generator changed",),
+    "options": ("no usable manifest",),  # the manifest was written for other settings
 }
 
 
