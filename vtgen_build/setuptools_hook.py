@@ -332,6 +332,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
                 stub_decls=True,
                 release=build_release(s),
+                allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
             )
             result = generate(inputs, options)
         except VtgenError as exc:
