@@ -122,7 +122,7 @@ def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
 def formula_text(fw: Forward, line_directives: bool) -> str:
     if not line_directives:
         return fw.formula
-    if fw.derived is not None:
+    if fw.derived is not None and fw.derived.formula == fw.formula:
         return _derived_text(fw.derived)
     # the yaml spells it `  result: formula`; the kernel body indents this line by two spaces
     column = 2 + len(", ".join(fw.var_names)) + 2 + 1
@@ -136,7 +136,8 @@ def _derived_text(d: Derived) -> str:
     binds = " ".join(f"const auto& {name} = {value};" for name, value in d.bindings)
     column = 2 + len(", ".join(d.var_names)) + 2 + 1
     text = at_yaml_line(d.original, d.location, column - 2)
-    return f"[&]() {{ /* derived from the backward formula */ {binds} return ({text}); }}().conj()"
+    value = f"[&]() {{ /* derived from the backward formula */ {binds} return ({text}); }}().conj()"
+    return f"self_t_raw.defined() ? self_t_raw.copy_({value}) : {value}" if d.inplace_update else value
 
 
 def forward_formulas(k: KernelPlan, line_directives: bool = False) -> list[str]:

@@ -45,6 +45,9 @@ class Derived:
     location: Location
     var_names: tuple[str, ...]  # the backward formula's key (`self`): where its text starts on its line
     bindings: tuple[tuple[str, str], ...]
+    formula: str  # the forward formula as derived (and rewritten for an in-place kernel): a kernel whose
+    # formula was rewritten otherwise since (_foreach_) no longer evaluates the backward text as it is
+    inplace_update: bool = False  # an in-place kernel reusing it: its tangent is copied into self's
 
 
 @dataclass(frozen=True)
@@ -280,7 +283,7 @@ def _postprocess_forward(
             b, name = backward[0], with_derivs[0].name
             binds = (("grad", f"{name}_t.conj()"), *((a.name, f"{a.name}_p") for a in with_derivs))
             used = tuple((n, v) for n, v in binds if uses_ident(b.original, n))
-            derived = Derived(b.original, b.location, b.var_names, used)
+            derived = Derived(b.original, b.location, b.var_names, used, text)
         elif text == AUTO_LINEAR:
             text, tangents = _auto_linear(f, entry, fw, forward, arg_names, with_derivs)
         primals = _required(f, fw, text, "_p", with_derivs)
