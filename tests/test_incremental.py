@@ -204,7 +204,7 @@ _FULL_REASONS = {
     "saved": _SHAPE,
     "remove": ("entries added or removed",),
     "readd": ("entries added or removed",),
-    "swap": ("entries moved",),
+    "swap": ("entries moved", "schema or dispatch keys changed"),  # two neighbours swap their texts
     "schema": ("schema or dispatch keys changed",),
     "native": ("native_functions.yaml changed",),
     "options": ("no usable manifest",),  # the manifest was written for other settings
