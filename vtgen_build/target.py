@@ -105,9 +105,10 @@ def _release_of_sources(root: str) -> Target:
         for release in reversed(SUPPORTED_RELEASES):
             if replace(parsed, source="") == replace(load_policy(release=release), source=""):
                 return Target(release, release, f"the generator sources under {root} (PyTorch {release}'s lists)")
+    sources = "no generator sources" if parsed is None else "generator sources matching no known release"
     warning = (
-        f"--pytorch-root {root}: no torch/version.py or version.txt, and its generator sources match no known "
-        f"release ({', '.join(SUPPORTED_RELEASES)}): generating for PyTorch {DEFAULT_RELEASE}; say which with "
+        f"--pytorch-root {root}: no torch/version.py or version.txt, and {sources} "
+        f"({', '.join(SUPPORTED_RELEASES)}): generating for PyTorch {DEFAULT_RELEASE}; say which with "
         "--torch-version"
     )
     return Target(DEFAULT_RELEASE, DEFAULT_RELEASE, "default (a guess)", warning)

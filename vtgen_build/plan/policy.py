@@ -225,19 +225,26 @@ def _module_values(path: Path, tracked: frozenset[str] = frozenset()) -> dict[st
     except (OSError, SyntaxError, ValueError) as e:
         raise VtgenError(f"{path}: cannot parse: {e}") from None
     env: dict[str, object] = {}
+    unknown: dict[str, int] = {}  # tracked name -> the line of the last statement changing it we could not follow
     for stmt in tree.body:
         try:
             followed = _follow(stmt, env)
         except (_Unknown, TypeError):  # not plain data (e.g. unhashable items)
             followed = False
-        changed = sorted(_changed_names(stmt) & tracked)
-        if not followed and changed:
-            raise VtgenError(
-                f"cannot evaluate this statement, which changes {', '.join(changed)} (a list vtgen_build reads "
-                "from the generator sources): the list would be incomplete; give --torch-version without "
-                "--pytorch-root's sources, or report this form",
-                Location(str(path), stmt.lineno),
-            )
+        for name in _changed_names(stmt) & tracked:
+            if not followed:
+                unknown[name] = stmt.lineno
+                env.pop(name, None)  # its value is no longer known: nothing may extend a stale one
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+                unknown.pop(name, None)  # bound afresh to a value we know
+    if unknown:
+        name, line = min(unknown.items(), key=lambda item: item[1])
+        raise VtgenError(
+            f"cannot evaluate this statement, which changes {name} (a list vtgen_build reads from the "
+            "generator sources): the list would be incomplete; give --torch-version without "
+            "--pytorch-root's sources, or report this form",
+            Location(str(path), line),
+        )
     return env
 
 
