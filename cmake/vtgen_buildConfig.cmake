@@ -40,7 +40,7 @@
 #                  [TAGS <file>]                 # tags.yaml
 #                  [MANUAL_HEADERS <header>...]  # helpers formulas call, spelled as #included
 #                  [USING_NAMESPACES <ns>...]    # namespaces of those helpers (using namespace <ns>;)
-#                  [SHARDS <n>]                  # translation units per kind (default 10)
+#                  [SHARDS <n>]                  # translation units per kind, 1..1024 (default 10)
 #                  [OUTPUT_DIR <dir>]            # default ${CMAKE_CURRENT_BINARY_DIR}/vtgen/<target>
 #                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
 #                  [PYTHON_API <destination>]    # install a typed Python API of the ops there
@@ -395,6 +395,11 @@ function(vtgen_generate target)
   if(DEFINED arg_SHARDS)
     if(NOT arg_SHARDS MATCHES "^[1-9][0-9]*$")
       message(FATAL_ERROR "vtgen_generate(): SHARDS must be a positive integer, got '${arg_SHARDS}'")
+    endif()
+    # the generator's range (vtgen-build --shards): say so at configure time, not at build time
+    string(LENGTH "${arg_SHARDS}" digits)
+    if(digits GREATER 4 OR arg_SHARDS GREATER 1024)
+      message(FATAL_ERROR "vtgen_generate(): SHARDS must be in 1..1024, got '${arg_SHARDS}'")
     endif()
     set(shards "${arg_SHARDS}")
   endif()

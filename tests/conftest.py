@@ -13,9 +13,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase
+from hypothesis import settings as hypothesis_settings
 
 from vtgen_build import cli
 from vtgen_build.model import Inputs, Model, load_model
+
+# Property tests: "ci" (the default) draws the same examples on every run, keeps no example
+# database and does not shrink (a failure is reported as drawn, at once), so a failure reproduces
+# from the test name alone; VTGEN_HYPOTHESIS=explore draws new random examples (10x as many where a
+# test does not fix its count), shrinks them and remembers the failing ones.
+hypothesis_settings.register_profile(
+    "ci", derandomize=True, database=None, deadline=None, print_blob=True, phases=[Phase.explicit, Phase.generate]
+)
+hypothesis_settings.register_profile("explore", derandomize=False, max_examples=2000, deadline=None)
+hypothesis_settings.load_profile(os.environ.get("VTGEN_HYPOTHESIS", "ci"))
+os.environ.setdefault("VTGEN_STRICT_INCREMENTAL", "1")  # generate.STRICT_ENV: incremental bugs raise
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_project"

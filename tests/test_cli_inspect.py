@@ -53,11 +53,13 @@ def _console_script() -> str:
 
 
 def _checkout(tmp_path: Path, tmp_yaml: YamlWriter) -> Path:
-    """A tiny PyTorch source checkout: the three files where a checkout keeps them."""
+    """A tiny PyTorch source checkout: the three files where a checkout keeps them, and its release
+    (without a version.txt the release is a guess, which `inspect` warns about)."""
     for rel, text in (
         ("aten/src/ATen/native/native_functions.yaml", NATIVE),
         ("aten/src/ATen/native/tags.yaml", TAGS),
         ("tools/autograd/derivatives.yaml", DERIVATIVES),
+        ("version.txt", "2.13.0a0\n"),
     ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         tmp_yaml(rel, text)

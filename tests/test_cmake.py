@@ -461,6 +461,8 @@ _FIND = "find_package(vtgen_build CONFIG REQUIRED)\nadd_library(lib OBJECT)\n"
             "vtgen_generate(): 'iface' has type INTERFACE_LIBRARY",
         ),
         (f"vtgen_generate(lib {_ARGS} SHARDS 0)", "vtgen_generate(): SHARDS must be a positive integer"),
+        (f"vtgen_generate(lib {_ARGS} SHARDS 1025)", "vtgen_generate(): SHARDS must be in 1..1024, got '1025'"),
+        (f"vtgen_generate(lib {_ARGS} SHARDS 99999999999999999999)", "vtgen_generate(): SHARDS must be in 1..1024"),
         (f"vtgen_generate(lib {_ARGS} NAMESPACE a::b)", "vtgen_generate(): NAMESPACE must be an identifier"),
         (
             "vtgen_generate(lib NATIVE_FUNCTIONS nf.yaml DERIVATIVES derivatives.yaml)",
@@ -482,6 +484,8 @@ _FIND = "find_package(vtgen_build CONFIG REQUIRED)\nadd_library(lib OBJECT)\n"
         "not-a-target",
         "interface",
         "shards",
+        "shards-over",
+        "shards-huge",
         "namespace",
         "no-file",
         "twice",

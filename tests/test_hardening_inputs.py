@@ -7,7 +7,6 @@ Every case runs the real command line and compares the error it prints.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -123,35 +122,31 @@ def test_empty_out_is_an_error_not_the_working_directory(
     assert not list(tmp_path.glob("*.cpp")) and not (tmp_path / ".vtgen-manifest.json").exists()
 
 
-def _timed_error(run_cli: CliRunner, *args: str) -> tuple[str, float]:
-    start = time.perf_counter()
+def _error(run_cli: CliRunner, *args: str) -> str:
+    """The error output of ``inspect`` on bad input (how fast it comes: bench/bench_hostile.py)."""
     result = run_cli("inspect", *args)
-    elapsed = time.perf_counter() - start
     assert result.code == 1, result
     assert "Traceback" not in result.err
-    return result.err, elapsed
+    return result.err
 
 
-def test_alias_bomb_is_a_located_error_in_milliseconds(run_cli: CliRunner, tmp_yaml: YamlWriter) -> None:
+def test_alias_bomb_is_a_located_error(run_cli: CliRunner, tmp_yaml: YamlWriter) -> None:
     bomb = "- func: sin(Tensor self) -> Tensor\n  tags: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
     for i in range(1, 12):  # 10**12 values once expanded: 377 bytes in the issue's probe
         bomb += f"- a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]\n"
-    err, elapsed = _timed_error(run_cli, *_files(tmp_yaml, native=bomb))
+    err = _error(run_cli, *_files(tmp_yaml, native=bomb))
     assert ":9: error: expands to more than 2,000,000 values (nested aliases?)" in err, err
-    assert elapsed < 0.5
 
 
 def test_recursive_alias_is_a_located_error(run_cli: CliRunner, tmp_yaml: YamlWriter) -> None:
-    err, elapsed = _timed_error(run_cli, *_files(tmp_yaml, native=NATIVE + "- a: &r [1, *r]\n"))
+    err = _error(run_cli, *_files(tmp_yaml, native=NATIVE + "- a: &r [1, *r]\n"))
     assert "native_functions.yaml:5: error: nested deeper than 100 levels" in err, err
-    assert elapsed < 0.5
 
 
 def test_deep_nesting_is_a_located_error(run_cli: CliRunner, tmp_yaml: YamlWriter) -> None:
     deep = NATIVE + "- func: cos(Tensor self) -> Tensor\n  tags: " + "[" * 600 + "]" * 600 + "\n"
-    err, elapsed = _timed_error(run_cli, *_files(tmp_yaml, native=deep))
+    err = _error(run_cli, *_files(tmp_yaml, native=deep))
     assert "native_functions.yaml:6: error: nested deeper than 100 levels" in err, err
-    assert elapsed < 0.5
 
 
 def test_dev_zero_and_huge_inputs_are_refused_by_size(run_cli: CliRunner, tmp_yaml: YamlWriter, tmp_path: Path) -> None:
@@ -160,9 +155,8 @@ def test_dev_zero_and_huge_inputs_are_refused_by_size(run_cli: CliRunner, tmp_ya
         handle.truncate(MAX_INPUT_BYTES + 1)  # sparse: no disk used
     for source in ("/dev/zero", str(huge)):
         args = ["--native-functions", source, "--derivatives", tmp_yaml("derivatives.yaml", DERIVATIVES)]
-        err, elapsed = _timed_error(run_cli, *args)
+        err = _error(run_cli, *args)
         assert err == f"vtgen-build: error: {source}: larger than 16 MiB: not an input file\n"
-        assert elapsed < 0.5
 
 
 def test_non_utf8_input_names_the_line_of_the_first_bad_byte(
@@ -171,7 +165,7 @@ def test_non_utf8_input_names_the_line_of_the_first_bad_byte(
     native = tmp_path / "native_functions.yaml"
     native.write_bytes(NATIVE.encode() + b"- func: cos(Tensor self) -> Tensor\n  python_module: caf\xe9\n")
     args = ["--native-functions", str(native), "--derivatives", tmp_yaml("derivatives.yaml", DERIVATIVES)]
-    err, _ = _timed_error(run_cli, *args)
+    err = _error(run_cli, *args)
     assert err == f"{native}:6: error: not UTF-8 text: byte 0xe9 (invalid continuation byte)\n", err
 
 

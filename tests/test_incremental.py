@@ -8,12 +8,13 @@ pin down the fast paths: which path ran, how many files were rewritten, and what
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +27,6 @@ from vtgen_build import incremental
 from vtgen_build.errors import VtgenError
 from vtgen_build.generate import GenerateOptions, GenerateResult, _generator_stats, _settings, generate
 from vtgen_build.inputs import Inputs
-from vtgen_build.write import locked
 
 pytestmark = pytest.mark.torch
 
@@ -177,17 +177,51 @@ def test_incremental_output_equals_a_clean_run_after_every_edit(workspace, edits
     ws, seeded = workspace
     ws.reset(seeded)
     state: dict[str, object] = {"options": GenerateOptions(str(ws.out))}
-    for kind, pick in edits:
+    failed = False  # the last run stopped at an error: the next one cannot be incremental
+    for kind, pick in [("formula", 0), *edits]:  # one formula edit first: an incremental run in every example
+        before = (state["options"], ws.text("derivatives"), ws.text("native_functions"))
         edit(ws, kind, pick, state)
         options = state["options"]
         assert isinstance(options, GenerateOptions)
+        same = before == (options, ws.text("derivatives"), ws.text("native_functions"))
         result = run(ws.inputs, options)
         expected = clean_files(ws.inputs, options)
         if isinstance(expected, str):
             assert result == expected, (kind, pick)  # the same located error, clean or not
+            failed = True
             continue
-        assert not isinstance(result, str), result
+        assert isinstance(result, GenerateResult), result
         assert on_disk(ws.out) == expected, (kind, pick, result)
+        why = result.explanations[0] if result.explanations else ""
+        assert result.mode == _expected_mode(kind, same, failed, result), (kind, pick, result.mode, why)
+        failed = False
+
+
+# Why an edit of each kind needs a full run (what generate.py / incremental.py say, nothing else).
+_SHAPE = ("a view op's entry changed", "kernels changed shape", "Nodes changed", "kernels changed shard")
+_FULL_REASONS = {
+    "formula": _SHAPE,
+    "saved": _SHAPE,
+    "remove": ("entries added or removed",),
+    "readd": ("entries added or removed",),
+    "swap": ("entries moved", "schema or dispatch keys changed"),  # two neighbours swap their texts
+    "schema": ("schema or dispatch keys changed",),
+    "native": ("native_functions.yaml changed",),
+    "options": ("no usable manifest",),  # the manifest was written for other settings
+}
+
+
+def _expected_mode(kind: str, unchanged: bool, after_error: bool, result: GenerateResult) -> str:
+    """The path a run must take after an edit of ``kind``; a full run only for that kind's reasons."""
+    if after_error:
+        return "full"
+    if unchanged or kind == "touch":
+        return "up-to-date"
+    if kind in ("formula", "saved") and result.mode == "incremental":
+        return "incremental"
+    why = result.explanations[0] if result.explanations else ""
+    assert any(r in why for r in _FULL_REASONS[kind]), (kind, why)
+    return "full"
 
 
 def _edit_once(ws: Workspace, old: str, new: str) -> GenerateResult:
@@ -279,19 +313,24 @@ def test_depfile_lists_every_input_read(workspace, tmp_path: Path) -> None:  # t
     assert "pytorch_policy.yaml" in text and "VariableType.cpp" in text  # the policy and the templates
 
 
-def test_two_runs_on_one_directory_are_serialized_by_the_lock(workspace) -> None:  # type: ignore[no-untyped-def]
+def test_two_runs_on_one_directory_are_serialized_by_the_lock(workspace, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     ws, seeded = workspace
     ws.reset(seeded)
-    args = ws.cli_args()
-    with locked(ws.out):
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.5)
-        assert proc.poll() is None  # waiting for the lock we hold
-    _out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
     ws.write("derivatives", ws.text("derivatives").replace("self.cos().conj()", "self.cos().conj() * 2", 1))
-    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
-    outputs = [p.communicate(timeout=120) for p in procs]
-    assert all(p.returncode == 0 for p in procs), outputs
-    assert sorted("up to date" in o for o, _ in outputs) == [False, True]  # one did the work, the other saw it done
+    pause = tmp_path / "paused"
+    env = {**os.environ, "VTGEN_TEST_PAUSE": f"outputs written:{pause}"}
+    first = subprocess.Popen(ws.cli_args(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        while not pause.exists():  # until it stands between writing the outputs and the manifest
+            assert first.poll() is None, first.communicate()
+            os.sched_yield()
+        with open(ws.out / ".vtgen.lock", "a+b") as handle, pytest.raises(BlockingIOError):
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # it holds the lock mid-run
+        second = subprocess.Popen(ws.cli_args(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pause.unlink()
+        outputs = [p.communicate(timeout=120) for p in (first, second)]
+    finally:
+        first.kill()
+    assert (first.returncode, second.returncode) == (0, 0), outputs
+    assert "up to date" not in outputs[0][0] and "up to date" in outputs[1][0], outputs  # it waited, then saw it done
     assert on_disk(ws.out) == clean_files(ws.inputs, GenerateOptions(str(ws.out)))

@@ -3,11 +3,9 @@
 torchgen 2.14.1 runs in a subprocess (``PYTHONPATH`` = an unpacked torch 2.14.1: only
 ``torchgen/``, ``torch/include/`` and ``torch/version.py``), through the same
 tests/reference/torchgen_facts.py the 2.13 parity tests use.  The unpacked release is
-found in ``$VTGEN_TORCH_2_14`` or ``$XDG_CACHE_HOME/vtgen_build/torch-2.14.1`` (or
-``/work/cache/torch-2.14.1``); without it the tests skip.  To make one::
-
-    pip download --no-deps torch==2.14.1 -d DIR
-    cd DIR && unzip -q torch-2.14.1-*.whl 'torchgen/*' 'torch/include/*' torch/version.py
+found in ``$VTGEN_TORCH_2_14`` or ``$XDG_CACHE_HOME/vtgen_build/torch-2.14.1``; without it
+the tests skip, unless ``$VTGEN_REQUIRE_TORCH_2_14`` is set (CI sets it): then they fail.
+``python tools/fetch_torch_2_14.py`` makes one (``.ci/run`` runs it).
 """
 
 from __future__ import annotations
@@ -40,11 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 def release_dir() -> Path | None:
     """An unpacked torch 2.14.1 (``torchgen/`` beside ``torch/``), if one is cached."""
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    for candidate in (
-        os.environ.get("VTGEN_TORCH_2_14"),
-        os.path.join(xdg, "vtgen_build", "torch-2.14.1"),
-        "/work/cache/torch-2.14.1",
-    ):
+    for candidate in (os.environ.get("VTGEN_TORCH_2_14"), os.path.join(xdg, "vtgen_build", "torch-2.14.1")):
         if candidate and (Path(candidate) / "torchgen" / "packaged" / "autograd" / "derivatives.yaml").is_file():
             return Path(candidate)
     return None
@@ -54,7 +48,10 @@ def release_dir() -> Path | None:
 def torch_2_14() -> Path:
     found = release_dir()
     if found is None:
-        pytest.skip("no unpacked torch 2.14.1 (set VTGEN_TORCH_2_14; see this module's docstring)")
+        why = "no unpacked torch 2.14.1 (python tools/fetch_torch_2_14.py, or set VTGEN_TORCH_2_14)"
+        if os.environ.get("VTGEN_REQUIRE_TORCH_2_14"):
+            pytest.fail(why)
+        pytest.skip(why)
     return found
 
 
@@ -183,3 +180,13 @@ def test_a_shard_compiles_against_the_2_14_headers(torch_2_14: Path, tmp_path: P
     cmd = [compiler, "-std=c++20", "-fsyntax-only", "-Wall", "-Werror", *includes, str(unit)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_release_is_inferred_from_2_14_generator_sources_without_a_version_file(
+    torch_2_14: Path, tmp_path: Path
+) -> None:
+    from .test_fallbacks import _generator_sources
+
+    root = _generator_sources(tmp_path / "torchgen", torch_2_14 / "torchgen")  # no torch/version.py beside it
+    target = resolve_target(None, None, str(root))
+    assert (target.release, target.warning) == ("2.14", None), target

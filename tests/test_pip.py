@@ -192,11 +192,15 @@ def test_sample_project_install_then_no_codegen(wheelhouse: Path, venv: Path, sa
     assert {"Functions.h", "FunctionsBase.h", "vtsample/helpers.h", "Functions_0.h"} <= include, files
     assert not [f for f in files if f.endswith((".cpp", ".so"))], files
 
-    # Again, same persistent build dir (build/<wheel tag>): the generator writes nothing.
+    # Again, same persistent build dir (build/<wheel tag>): it builds, and the generator writes nothing.
+    generated = sorted((sample / "build").rglob("VariableType_*.cpp"))
+    assert generated, sorted((sample / "build").rglob("*"))
+    before = {p: p.stat().st_mtime_ns for p in generated}
     code, log = _pip_install(venv, wheelhouse, "--force-reinstall", *_STUB, sample)
     assert code == 0, log
+    assert "Building project with" in log, log  # a build ran (not a cached wheel)
     assert not _WROTE.search(log), log
-    assert _UP_TO_DATE in log or "vtgen_build: generating" not in log, log
+    assert {p: p.stat().st_mtime_ns for p in generated} == before  # not one generated file rewritten
 
 
 def test_sample_project_broken_formula(wheelhouse: Path, venv: Path, sample: Path) -> None:

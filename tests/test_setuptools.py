@@ -81,6 +81,12 @@ def test_unknown_key_did_you_mean_with_line(tmp_path: Path) -> None:
         ({"Derivatives": "d.yaml"}, "unknown key 'Derivatives'; did you mean 'derivatives'?"),
         ({"torch-version": "1.13"}, "'torch-version': PyTorch 1.13 is older than every supported release"),
         ({"torch-version": "latest"}, "'torch-version': 'latest' is not a PyTorch version"),
+        (
+            {"manual-headers": ["../../etc/passwd"]},
+            "'manual-headers': '../../etc/passwd' must be relative to an include directory, without '..'",
+        ),
+        ({"manual-headers": ["/usr/include/h.h"]}, "'manual-headers': '/usr/include/h.h' must be relative"),
+        ({"manual-headers": ['a"b.h']}, """'manual-headers': 'a"b.h' is not a header name"""),
     ],
 )
 def test_bad_values(extra: dict[str, object], message: str) -> None:
@@ -122,10 +128,45 @@ def test_a_single_string_is_a_list() -> None:
     assert settings.manual_headers == ("p/h.h",) and settings.include_dirs == ("include",)
 
 
-def test_entry_point_is_declared() -> None:
-    text = (ROOT / "pyproject.toml").read_text()
-    assert '[project.entry-points."setuptools.finalize_distribution_options"]' in text
-    assert 'vtgen_build = "vtgen_build.setuptools_hook:finalize_distribution_options"' in text
+def test_bad_manual_header_is_reported_at_its_pyproject_line(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.vtgen_build]\nnative-functions = "n.yaml"\nderivatives = "d.yaml"\n'
+        'output-dir = "src/p/_gen"\nmanual-headers = [\'a"b.h\']\n'
+    )
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path)
+    assert str(info.value).startswith("pyproject.toml:8: error: [tool.vtgen_build] 'manual-headers': 'a\"b.h' is not")
+
+
+def test_output_dir_outside_the_packages_is_reported_at_its_line(tmp_path: Path) -> None:
+    from setuptools import Distribution
+
+    from vtgen_build.setuptools_hook import build_vtgen
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.vtgen_build]\nnative-functions = "n.yaml"\nderivatives = "d.yaml"\n'
+        'output-dir = "elsewhere/_gen"\n'
+    )
+    dist = Distribution({"name": "x", "packages": ["p"], "package_dir": {"": "src"}, "src_root": str(tmp_path)})
+    dist.vtgen_build_settings = load_settings(tmp_path)
+    command = build_vtgen(dist)
+    command.ensure_finalized()
+    with pytest.raises(ConfigError) as info:
+        command.get_outputs()
+    assert str(info.value) == (
+        "pyproject.toml:7: error: [tool.vtgen_build] 'output-dir' 'elsewhere/_gen' is not inside any of the "
+        "packages (p)"
+    )
+
+
+def test_setuptools_finds_the_hook_through_its_entry_point() -> None:
+    import importlib.metadata
+
+    from vtgen_build.setuptools_hook import finalize_distribution_options
+
+    group = importlib.metadata.entry_points(group="setuptools.finalize_distribution_options")
+    (ours,) = [e for e in group if e.name == "vtgen_build"]
+    assert ours.load() is finalize_distribution_options  # what setuptools calls for every distribution
 
 
 # ---------------------------------------------------------------------------------------------

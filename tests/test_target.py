@@ -98,9 +98,12 @@ def test_policy_is_parsed_from_a_checkouts_own_sources(tmp_path: Path) -> None:
     assert policy.dont_enforce_storage_impl_use_count == {"channel_shuffle", "lu_unpack"}
     assert policy.view_functions == (("expand", "self"), ("unbind", "self"), ("view_as_real", "self"))
     assert policy.returns_views_of_input == {"expand", "unbind", "view_as_real", "chunk", "narrow"}
+    (tmp_path / "tools/autograd/gen_variable_type.py").write_text("DONT_REQUIRE_DERIVATIVE = {'argmax'}\n")
+    with pytest.raises(VtgenError, match=r"gen_variable_type\.py: cannot read GRADIENT_IMPLEMENTED_FOR_COMPLEX"):
+        read_policy_sources(str(tmp_path))  # a list the sources lack
     (tmp_path / "tools/autograd/gen_variable_type.py").write_text("GRADIENT_IMPLEMENTED_FOR_COMPLEX = f()\n")
-    with pytest.raises(VtgenError, match=r"gen_variable_type\.py: cannot read DONT_REQUIRE_DERIVATIVE"):
-        read_policy_sources(str(tmp_path))
+    with pytest.raises(VtgenError, match=r"gen_variable_type\.py:1: error: cannot evaluate this statement, which "):
+        read_policy_sources(str(tmp_path))  # a list whose value is not plain data: refused at its line
 
 
 def test_without_sources_the_built_in_lists_of_the_release_are_used(tmp_path: Path) -> None:

@@ -47,12 +47,13 @@ from .compile import (
 from .errors import VtgenError, did_you_mean
 from .generate import GenerateOptions, generate
 from .inputs import Inputs
-from .write import write_atomic
+from .write import fault_point, locked, write_atomic
 
 if TYPE_CHECKING:
     from .revisions import Changes
 
 __all__ = [
+    "CHECK_LOCK",
     "STUB_INCLUDE",
     "CheckOptions",
     "CheckResult",
@@ -347,12 +348,23 @@ class _LazyIndex:
         return self.get().ops_at(path, line)
 
 
+CHECK_LOCK = f"{WORK}.lock"  # in --out: held by a check from generating to its last compile
+
+
 def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOptions) -> CheckResult:
-    """Generate a check build into ``gen_options.out_dir`` and compile it; see the module doc."""
-    start = time.perf_counter()
+    """Generate a check build into ``gen_options.out_dir`` and compile it; see the module doc.
+
+    Another check of the same directory waits: it would rewrite the files this one compiles."""
     find_compiler(options.cxx)  # a compiler that is not there fails before generating
+    with locked(Path(gen_options.out_dir), CHECK_LOCK):
+        return _run_check_locked(inputs, gen_options, options)
+
+
+def _run_check_locked(inputs: Inputs, gen_options: GenerateOptions, options: CheckOptions) -> CheckResult:
+    start = time.perf_counter()
     gen_options = replace(gen_options, line_directives=True, stub_decls=True)
     generated = generate(inputs, gen_options)
+    fault_point("check generated")
     out = Path(gen_options.out_dir).resolve()
     settings = _settings(out, options, gen_options.release)
     state_key = _settings_digest(out, settings, gen_options.manual_headers, options)

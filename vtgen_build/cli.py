@@ -124,6 +124,8 @@ def _add_code_options(g: argparse._ArgumentGroup) -> None:
                    help="helper header formulas call, as it is #included (repeatable)")  # fmt: skip
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
                    help="namespace of the manual helpers, brought into scope for formulas (repeatable)")  # fmt: skip
+    g.add_argument("--allow-overwrite", action="store_true",
+                   help="replace same-named files vtgen-build did not write (--out with no manifest)")  # fmt: skip
 
 
 def _add_generate_options(p: argparse.ArgumentParser) -> None:
@@ -173,6 +175,16 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _warn_if_guessed(args: argparse.Namespace) -> None:
+    """Say so, once per run, when the release the code is generated for is a guess."""
+    if args.pytorch_root and not args.torch_version:
+        from .target import resolve_target
+
+        warning = resolve_target(None, getattr(args, "torch_include", None), args.pytorch_root).warning
+        if warning:
+            print(f"vtgen-build: warning: {warning}", file=sys.stderr)
+
+
 def resolve_inputs(args: argparse.Namespace) -> Inputs:
     """The input paths from explicit flags, falling back to ``--pytorch-root``."""
     native, derivatives, tags = args.native_functions, args.derivatives, args.tags
@@ -210,6 +222,7 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         stub_decls=getattr(args, "stub_decls", False),
         release=target.release,
         policy_root=args.pytorch_root,
+        allow_overwrite=args.allow_overwrite,
     )
 
 
@@ -218,6 +231,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         quick.discard(args.out)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
+    _warn_if_guessed(args)
     options = _generate_options(args)
     check_options(options)
     target = args.stamp or str(Path(args.out) / "Functions.h")
@@ -257,6 +271,22 @@ def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult
     if result.mode != "up-to-date" or not all(os.path.isfile(p) for p in paths):
         write_python_api(inputs, _policy(args), args.python_api)
     return paths
+
+
+MAX_JOBS = 1024
+
+
+def _check_ranges(args: argparse.Namespace) -> None:
+    """``check``'s numbers in range, and the ``--gradcheck`` options only with ``--gradcheck``."""
+    if not 0 <= args.jobs <= MAX_JOBS:
+        raise VtgenError(f"-j/--jobs must be between 0 (one per core) and {MAX_JOBS}, got {args.jobs}")
+    if args.max_samples < 0:
+        raise VtgenError(f"--max-samples must be 0 (every sample) or more, got {args.max_samples}")
+    if not args.gradcheck:
+        given = [f for f, v in (("--python", args.python), ("--max-samples", args.max_samples),
+                                ("--no-bind-hidden", not args.bind_hidden)) if v]  # fmt: skip
+        if given:
+            raise VtgenError(f"{given[0]} applies to --gradcheck only")
 
 
 def _check_depfile(depfile: str, out: str, named: list[str]) -> None:
@@ -307,6 +337,7 @@ def _run_inspect(args: argparse.Namespace) -> int:
     from .target import resolve_target
 
     model = load_model(resolve_inputs(args))
+    _warn_if_guessed(args)
     policy = _policy(args)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
     if args.op:
@@ -382,8 +413,10 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def _run_check(args: argparse.Namespace) -> int:
     from .check import CheckOptions, default_check_dir, run_check
 
+    _check_ranges(args)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
+    _warn_if_guessed(args)
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     if not args.out:
         args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""})))

@@ -338,10 +338,13 @@ def incremental_run(
     changed = [i for i, (c, e) in enumerate(zip(chunks, index.entries, strict=True)) if c.digest != e.digest]
     parsed: dict[int, DerivativeEntry] = {}
     for i in changed:
-        entry = _parse_chunk(chunks[i], inputs.derivatives) if not _has_anchor(chunks[i]) else None
-        if entry is None:
-            return f"{inputs.derivatives}:{chunks[i].line + 1}: entry not parseable on its own"
-        parsed[i] = DerivativeEntry.parse(entry)
+        try:
+            entry = _parse_chunk(chunks[i], inputs.derivatives) if not _has_anchor(chunks[i]) else None
+            if entry is None:
+                return f"{inputs.derivatives}:{chunks[i].line + 1}: entry not parseable on its own"
+            parsed[i] = DerivativeEntry.parse(entry)
+        except VtgenError:  # which error comes first is the clean run's to say, whatever was edited when
+            return f"{inputs.derivatives}:{chunks[i].line + 1}: an edited entry has an error"
         record = index.entries[i]
         if (
             str(parsed[i].schema) != record.schema

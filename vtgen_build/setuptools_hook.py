@@ -36,7 +36,7 @@ from setuptools.errors import SetupError  # type: ignore[import-untyped]
 from .errors import VtgenError, did_you_mean
 from .generate import MANIFEST, MAX_SHARDS, GenerateOptions, GenerateResult, generate, manifest_files
 from .model import Inputs
-from .names import identifier_problem
+from .names import check_include, identifier_problem
 from .plan.policy import DEFAULT_RELEASE
 from .target import supported_release
 
@@ -150,6 +150,16 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
     for ns in values.get("using_namespaces", ()):
         if not _NAMESPACE.fullmatch(ns):
             raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name", "using-namespaces")
+    for header in values.get("manual_headers", ()):
+        try:
+            check_include(header, "'manual-headers'")
+        except VtgenError as exc:
+            raise fail(exc.message, "manual-headers") from None
+        if PurePosixPath(header).is_absolute() or ".." in PurePosixPath(header).parts:
+            raise fail(
+                f"'manual-headers': {header!r} must be relative to an include directory, without '..'",
+                "manual-headers",
+            )
     for name in ("native_functions", "derivatives", "tags", "output_dir", "include_dirs", "python_api"):
         for path in values[name] if isinstance(values.get(name), tuple) else [values.get(name)]:
             if path is not None and (PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts):
@@ -255,8 +265,9 @@ class build_vtgen(Command):  # type: ignore[misc]
             if out.parts[: len(source.parts)] == source.parts and (best is None or len(source.parts) > best[0]):
                 best = (len(source.parts), PurePosixPath(*package.split("."), *out.parts[len(source.parts) :]))
         if best is None:
+            line = _find_line((self.root / "pyproject.toml").read_text(encoding="utf-8"), key)
             raise ConfigError(
-                f"pyproject.toml: error: [{TABLE}] '{key}' {configured!r} is not inside any "
+                f"pyproject.toml:{line}: error: [{TABLE}] '{key}' {configured!r} is not inside any "
                 f"of the packages ({', '.join(self.distribution.packages or []) or 'none'})"
             )
         return best[1]
@@ -345,6 +356,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
                 stub_decls=True,
                 release=build_release(s),
+                allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
             )
             result = generate(inputs, options)
         except VtgenError as exc:

@@ -4,18 +4,19 @@ Generated kernels and Nodes follow the semantics of the torch they are compiled
 against (2.14 fires node-creation hooks, for one).  The release comes from, in
 order: an explicit ``--torch-version``; the ``torch/version.h`` of
 ``--torch-include``; the torch package (``torch/version.py``) beside the
-torchgen package ``--pytorch-root`` names, or a checkout's ``version.txt``;
-else the default release.  Files are read as text, never imported.
+torchgen package ``--pytorch-root`` names, or a checkout's ``version.txt``; the release
+whose operator lists ``--pytorch-root``'s generator sources hold; else the default
+release (with a warning when ``--pytorch-root`` was given).  Files are read as text, never imported.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import VtgenError
-from .plan.policy import DEFAULT_RELEASE, SUPPORTED_RELEASES
+from .plan.policy import DEFAULT_RELEASE, SUPPORTED_RELEASES, load_policy, read_policy_sources
 
 __all__ = ["Target", "release_of_include", "release_of_root", "resolve_target", "supported_release"]
 
@@ -24,7 +25,8 @@ __all__ = ["Target", "release_of_include", "release_of_root", "resolve_target", 
 class Target:
     release: str  # a supported release, e.g. "2.14"
     found: str  # the version as found, e.g. "2.14.1+cu130"
-    source: str  # where: "--torch-version", a file path, or "default"
+    source: str  # where: "--torch-version", a file path, the generator sources, or "default"
+    warning: str | None = None  # set when the release is a guess the user should confirm
 
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?(?:[+.\-a-z0-9]*)$", re.I)
@@ -90,4 +92,23 @@ def resolve_target(explicit: str | None, torch_include: str | None, pytorch_root
         if found is not None:
             version, where = found
             return Target(supported_release(version, where), version, where)
+    if pytorch_root:
+        return _release_of_sources(pytorch_root)
     return Target(DEFAULT_RELEASE, DEFAULT_RELEASE, "default")
+
+
+def _release_of_sources(root: str) -> Target:
+    """No version file: the release whose operator lists the generator sources under ``root`` hold,
+    or the default release with a warning when they match none."""
+    parsed = read_policy_sources(root)
+    if parsed is not None:
+        for release in reversed(SUPPORTED_RELEASES):
+            if replace(parsed, source="") == replace(load_policy(release=release), source=""):
+                return Target(release, release, f"the generator sources under {root} (PyTorch {release}'s lists)")
+    sources = "no generator sources" if parsed is None else "generator sources matching no known release"
+    warning = (
+        f"--pytorch-root {root}: no torch/version.py or version.txt, and {sources} "
+        f"({', '.join(SUPPORTED_RELEASES)}): generating for PyTorch {DEFAULT_RELEASE}; say which with "
+        "--torch-version"
+    )
+    return Target(DEFAULT_RELEASE, DEFAULT_RELEASE, "default (a guess)", warning)

@@ -170,11 +170,12 @@ def write_outputs(out_dir: Path, files: dict[str, str], owned: set[str]) -> Writ
 
 
 @contextlib.contextmanager
-def locked(out_dir: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``out_dir`` (waits for another run to finish)."""
+def locked(out_dir: Path, name: str = ".vtgen.lock") -> Iterator[None]:
+    """Hold an exclusive lock on ``out_dir`` (waits for another run to finish); ``name``: the lock file
+    (``check`` holds its own lock around generating and compiling, and the generator's inside it)."""
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        handle = open(out_dir / ".vtgen.lock", "a+b")  # noqa: SIM115 - held for the with-block
+        handle = open(out_dir / name, "a+b")  # noqa: SIM115 - held for the with-block
     except OSError as exc:
         raise VtgenError(f"cannot use output directory {out_dir}: {exc}") from None
     with handle:

@@ -7,7 +7,7 @@ kernel emitter falls back to a "not supported" check for the rest.
 from __future__ import annotations
 
 from ..model.schema import SchemaKind
-from ..plan.infos import Forward
+from ..plan.infos import Derived, Forward
 from ..plan.kernel import KernelPlan
 from .lines import at_yaml_line
 
@@ -122,9 +122,22 @@ def _bindings(k: KernelPlan, fw: Forward) -> list[str]:
 def formula_text(fw: Forward, line_directives: bool) -> str:
     if not line_directives:
         return fw.formula
+    if fw.derived is not None and fw.derived.formula == fw.formula:
+        return _derived_text(fw.derived)
     # the yaml spells it `  result: formula`; the kernel body indents this line by two spaces
     column = 2 + len(", ".join(fw.var_names)) + 2 + 1
     return at_yaml_line(fw.formula, fw.location, column - 2)
+
+
+def _derived_text(d: Derived) -> str:
+    """A forward formula written from a backward one, as the backward text itself at its own yaml line
+    and column (the names it uses bound to their forward values): a compiler error in that text points
+    into the line holding it, inside a lambda named for where it came from."""
+    binds = " ".join(f"const auto& {name} = {value};" for name, value in d.bindings)
+    column = 2 + len(", ".join(d.var_names)) + 2 + 1
+    text = at_yaml_line(d.original, d.location, column - 2)
+    value = f"[&]() {{ /* derived from the backward formula */ {binds} return ({text}); }}().conj()"
+    return f"self_t_raw.defined() ? self_t_raw.copy_({value}) : {value}" if d.inplace_update else value
 
 
 def forward_formulas(k: KernelPlan, line_directives: bool = False) -> list[str]:

@@ -23,19 +23,23 @@ _WHAT = {"backward": "backward", "forward": "forward-AD", "gradgrad": "double-ba
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
-    """The child's JSON lines (a torn last line is dropped)."""
+    """The child's JSON lines. A torn last line (no newline: the child died writing it) is dropped;
+    any other line that is not a JSON object becomes an ``unreadable`` row, which fails the report."""
     rows: list[dict[str, Any]] = []
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return rows
-    for line in text.splitlines():
+    lines = text.split("\n")
+    for number, line in enumerate(lines[:-1], start=1):  # lines[-1]: after the last newline (torn or empty)
         try:
             row = json.loads(line)
         except ValueError:
-            continue
+            row = None
         if isinstance(row, dict):
             rows.append(row)
+        else:
+            rows.append({"entry": f"{path.name}:{number}", "unreadable": line[:200]})
     return rows
 
 
@@ -126,6 +130,10 @@ class Report:
         return report
 
     def _add_entry(self, entry: dict[str, Any], places: dict[str, FormulaPlaces], ran: set[str], bad: set[str]) -> None:
+        if "unreadable" in entry:  # a result we cannot read may hide a failure
+            message = f"unreadable result line {entry['entry']} of the gradcheck process: {entry['unreadable']!r}"
+            self.failures.append(Failure(None, message, None))
+            return
         if "error" in entry:
             self.errors.append(f"{entry['entry']}: {entry['error']}")
             return

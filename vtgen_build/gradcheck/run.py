@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import store
-from ..check import CheckOptions, find_compiler, include_flags, launcher_argv, op_digests, select_ops
+from ..check import CHECK_LOCK, CheckOptions, find_compiler, include_flags, launcher_argv, op_digests, select_ops
 from ..check_index import OutputIndex, read_index
 from ..compile import default_std, identify
 from ..errors import VtgenError
@@ -20,7 +20,7 @@ from ..inputs import Inputs
 from ..revisions import Changes
 from ..target import supported_release
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
-from ..write import write_atomic
+from ..write import locked, write_atomic
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
@@ -222,8 +222,18 @@ def _settings(torch: TorchInstall, options: GradcheckOptions, out: Path, release
 
 
 def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
+    with locked(Path(gen_options.out_dir), CHECK_LOCK):  # as `check`: one run at a time per directory
+        return _run_gradcheck_locked(inputs, gen_options, options)
+
+
+def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
     start = time.perf_counter()
     torch = locate_torch(options.python)
+    if torch.missing:
+        raise VtgenError(
+            f"--python {torch.python} cannot import {' and '.join(torch.missing)}, which PyTorch's OpInfo tests need: "
+            "pip install 'vtgen_build[gradcheck]' there"
+        )
     release, target_note = _target(torch, options, gen_options)
     gen_options = replace(gen_options, line_directives=True, stub_decls=True, release=release)
     generate(inputs, gen_options)

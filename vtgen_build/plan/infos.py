@@ -38,6 +38,20 @@ class Backward:
 
 
 @dataclass(frozen=True)
+class Derived:
+    """The backward formula a forward one was written from (``auto_element_wise``): its yaml text and
+    place, and what each name in that text stands for in the forward formula (``grad``: the tangent)."""
+
+    original: str
+    location: Location
+    var_names: tuple[str, ...]  # the backward formula's key (`self`): where its text starts on its line
+    bindings: tuple[tuple[str, str], ...]
+    formula: str  # the forward formula as derived (and rewritten for an in-place kernel): a kernel whose
+    # formula was rewritten otherwise since (_foreach_) no longer evaluates the backward text as it is
+    inplace_update: bool = False  # an in-place kernel reusing it: its tangent is copied into self's
+
+
+@dataclass(frozen=True)
 class Forward:
     """One forward-mode (JVP) formula for some outputs."""
 
@@ -49,6 +63,7 @@ class Forward:
     location: Location
     required_original_self: bool = False
     reuses_outplace: bool = False
+    derived: Derived | None = None  # written from a backward formula: errors in it belong to that one's line
 
 
 @dataclass(frozen=True)
@@ -305,12 +320,18 @@ def _postprocess_forward(
     for fw in forward:
         text = fw.formula
         tangents = _required(f, fw, text, "_t", with_derivs)
+        derived = None
         if text == AUTO_ELEMENT_WISE:
             text, tangents = _auto_element_wise(f, fw, forward, backward, with_derivs), arg_names
+            b, name = backward[0], with_derivs[0].name
+            binds = (("grad", f"{name}_t.conj()"), *((a.name, f"{a.name}_p") for a in with_derivs))
+            used = tuple((n, v) for n, v in binds if uses_ident(b.original, n))
+            derived = Derived(b.original, b.location, b.var_names, used, text)
         elif text == AUTO_LINEAR:
             text, tangents = _auto_linear(f, entry, fw, forward, arg_names, with_derivs)
         primals = _required(f, fw, text, "_p", with_derivs)
-        result.append(replace(fw, formula=text, required_tangents=tuple(tangents), required_primals=primals))
+        fields = {"required_tangents": tuple(tangents), "required_primals": primals, "derived": derived}
+        result.append(replace(fw, formula=text, **fields))  # type: ignore[arg-type]
     return tuple(result)
 
 

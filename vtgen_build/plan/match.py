@@ -247,15 +247,19 @@ def _inplace_forward(info: DerivativeInfo, f: NativeFunction, exact: bool) -> De
         return info
     fw = info.forward[0]
     text = fw.formula
-    if re.search(ident_re("self_p"), text):
-        text = _rename(_rename(text, "self_p", "original_self_p"), "self_t", "original_self_t")
-    text = _rename(text, "result", "self_p")
+    originals = bool(re.search(ident_re("self_p"), text))
+    text = _inplace_names(text, originals)
     primals = fw.required_primals
     if re.search(ident_re("self_p"), text):
         primals = (*primals, "self")
     if not exact:
         text = _inplace_update(text, info.name)
     needs_original = bool(re.search(ident_re("original_self_p"), text) or re.search(ident_re("original_self_t"), text))
+    derived = fw.derived
+    if derived is not None:  # the same renaming, of what the backward text's names stand for
+        binds = [(n, _inplace_names(v, originals)) for n, v in derived.bindings]
+        binds += [("result", "self_p")] * bool(re.search(ident_re("result"), derived.original))
+        derived = replace(derived, bindings=tuple(binds), formula=text, inplace_update=not exact)
     new = replace(
         fw,
         formula=text,
@@ -263,8 +267,17 @@ def _inplace_forward(info: DerivativeInfo, f: NativeFunction, exact: bool) -> De
         required_primals=primals,
         required_original_self=needs_original,
         reuses_outplace=not exact,
+        derived=derived,
     )
     return replace(info, forward=(new,))
+
+
+def _inplace_names(text: str, originals: bool) -> str:
+    """An out-of-place forward formula's names in an in-place kernel: ``result`` is the updated
+    ``self``; ``self_p``/``self_t`` (when ``originals``) its value and tangent before the update."""
+    if originals:
+        text = _rename(_rename(text, "self_p", "original_self_p"), "self_t", "original_self_t")
+    return _rename(text, "result", "self_p")
 
 
 def _rename(text: str, old: str, new: str) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import VtgenError
+from ..errors import Location, VtgenError
 
 __all__ = [
     "DEFAULT_RELEASE",
@@ -159,7 +159,7 @@ def read_policy_sources(root: str) -> Policy | None:
     values: dict[str, dict[str, object]] = {}
     for module, path in found.items():
         assert path is not None
-        values[module] = _module_values(path)
+        values[module] = _module_values(path, frozenset(n for m, n in _SOURCE_NAMES.values() if m == module))
     fields: dict[str, object] = {}
     for field, (module, name) in _SOURCE_NAMES.items():
         value = values[module].get(name)
@@ -212,32 +212,74 @@ class _Unknown(Exception):
     """An expression that is not plain data over names already known."""
 
 
-def _module_values(path: Path) -> dict[str, object]:
+def _module_values(path: Path, tracked: frozenset[str] = frozenset()) -> dict[str, object]:
     """Module-level names bound to plain data (sets, lists, dicts of strings), in statement order.
 
     Besides assignments, the few statements PyTorch uses to extend a list are followed:
-    ``NAME.update(expr)`` and ``for k in NAME: OTHER[k] = "constant"``.
+    ``NAME.update(expr)`` and ``for k in NAME: OTHER[k] = "constant"``.  A statement that changes
+    a ``tracked`` name (one of the lists we read) and is not followed is an error at its line:
+    skipping it would leave that list silently partial.
     """
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, SyntaxError, ValueError) as e:
         raise VtgenError(f"{path}: cannot parse: {e}") from None
     env: dict[str, object] = {}
+    unknown: dict[str, int] = {}  # tracked name -> the line of the last statement changing it we could not follow
     for stmt in tree.body:
         try:
-            _follow(stmt, env)
-        except (_Unknown, TypeError):  # not plain data (e.g. unhashable items): not a list of ours
-            continue
+            followed = _follow(stmt, env)
+        except (_Unknown, TypeError):  # not plain data (e.g. unhashable items)
+            followed = False
+        for name in _changed_names(stmt) & tracked:
+            if not followed:
+                unknown[name] = stmt.lineno
+                env.pop(name, None)  # its value is no longer known: nothing may extend a stale one
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+                unknown.pop(name, None)  # bound afresh to a value we know
+    if unknown:
+        name, line = min(unknown.items(), key=lambda item: item[1])
+        raise VtgenError(
+            f"cannot evaluate this statement, which changes {name} (a list vtgen_build reads from the "
+            "generator sources): the list would be incomplete; give --torch-version without "
+            "--pytorch-root's sources, or report this form",
+            Location(str(path), line),
+        )
     return env
 
 
-def _follow(stmt: ast.stmt, env: dict[str, object]) -> None:
+def _changed_names(stmt: ast.stmt) -> set[str]:
+    """Names a module-level statement may bind or change (functions and classes change nothing here)."""
+    if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom):
+        return set()
+    names = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.Subscript | ast.Attribute) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.value.id if isinstance(node.value, ast.Name) else "")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+        ):
+            names.add("" if node.func.attr in _READING_METHODS else node.func.value.id)
+    return names - {""}
+
+
+_READING_METHODS = frozenset({"copy", "keys", "values", "items", "union", "get", "difference", "intersection"})
+
+
+def _follow(stmt: ast.stmt, env: dict[str, object]) -> bool:
+    """Apply ``stmt`` to ``env``; False when it is not a statement of plain data we follow."""
     if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
         value = _value(stmt.value, env)
         env.update((t.id, value) for t in stmt.targets if isinstance(t, ast.Name))
-    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        return True
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
         env[stmt.target.id] = _value(stmt.value, env)
-    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call = stmt.value
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "update" and isinstance(func.value, ast.Name):
@@ -245,23 +287,29 @@ def _follow(stmt: ast.stmt, env: dict[str, object]) -> None:
             added = _value(call.args[0], env) if len(call.args) == 1 else None
             if isinstance(target, set):
                 target.update(_iterable(added))
-            elif isinstance(target, dict) and isinstance(added, dict):
+                return True
+            if isinstance(target, dict) and isinstance(added, dict):
                 target.update(added)
-    elif isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and len(stmt.body) == 1:
-        _follow_loop(stmt, env)
+                return True
+        return False
+    if isinstance(stmt, ast.For) and isinstance(stmt.target, ast.Name) and len(stmt.body) == 1:
+        return _follow_loop(stmt, env)
+    return False
 
 
-def _follow_loop(stmt: ast.For, env: dict[str, object]) -> None:
+def _follow_loop(stmt: ast.For, env: dict[str, object]) -> bool:
     (body,) = stmt.body
     assert isinstance(stmt.target, ast.Name)
     if not (isinstance(body, ast.Assign) and len(body.targets) == 1 and isinstance(body.targets[0], ast.Subscript)):
-        return
+        return False
     sub = body.targets[0]
     if not (isinstance(sub.value, ast.Name) and isinstance(sub.slice, ast.Name) and sub.slice.id == stmt.target.id):
-        return
+        return False
     target, items, value = env.get(sub.value.id), _value(stmt.iter, env), _value(body.value, env)
     if isinstance(target, dict) and isinstance(items, set | list | tuple | frozenset):
         target.update((item, value) for item in items)
+        return True
+    return False
 
 
 def _value(node: ast.expr, env: dict[str, object]) -> object:

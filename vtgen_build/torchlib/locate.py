@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,7 +15,13 @@ __all__ = ["TorchInstall", "locate_torch"]
 
 # Run in the child: prints one JSON object and nothing else.
 _PROBE = """
-import json, os, torch
+import importlib, json, os, torch
+missing = []
+for name in ("numpy", "expecttest"):  # what PyTorch's OpInfo database imports (--gradcheck)
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        missing.append(name)
 root = os.path.dirname(torch.__file__)
 inc = os.path.join(root, "include")
 print(json.dumps({
@@ -23,6 +30,7 @@ print(json.dumps({
     "include_dirs": [inc, os.path.join(inc, "torch", "csrc", "api", "include")],
     "lib_dir": os.path.join(root, "lib"),
     "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI),
+    "missing": missing,
 }))
 """
 
@@ -35,6 +43,7 @@ class TorchInstall:
     include_dirs: tuple[Path, ...]
     lib_dir: Path
     cxx11_abi: bool
+    missing: tuple[str, ...] = ()  # modules the OpInfo checks import that this Python lacks
 
     @property
     def libraries(self) -> tuple[Path, ...]:
@@ -53,7 +62,12 @@ def locate_torch(python: str | None = None) -> TorchInstall:
     """The torch installed for ``python`` (default: the running interpreter)."""
     exe = python or sys.executable
     try:
-        done = subprocess.run([exe, "-c", _PROBE], capture_output=True, text=True, timeout=300, check=False)
+        # `python -c` puts its working directory first on sys.path: from a PyTorch checkout it would
+        # import the checkout's torch/. Ask from an empty directory of our own.
+        with tempfile.TemporaryDirectory(prefix="vtgen-probe-") as neutral:
+            done = subprocess.run(
+                [exe, "-c", _PROBE], capture_output=True, text=True, timeout=300, check=False, cwd=neutral
+            )
     except OSError as exc:
         raise VtgenError(f"--python {exe}: cannot run it ({exc})") from None
     if done.returncode != 0:
@@ -70,6 +84,7 @@ def locate_torch(python: str | None = None) -> TorchInstall:
         tuple(Path(d) for d in data["include_dirs"]),
         Path(data["lib_dir"]),
         bool(data["cxx11_abi"]),
+        tuple(str(m) for m in data.get("missing", [])),
     )
     if not (install.include_dirs[0] / "ATen").is_dir():
         raise VtgenError(f"torch {install.version} at {install.root} has no C++ headers (include/ATen)")
