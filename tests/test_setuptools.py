@@ -285,8 +285,10 @@ def test_readme_ci_job() -> None:
     import yaml
 
     readme = (ROOT / "README.md").read_text()
-    (block,) = [b.split("```", 1)[0] for b in readme.split("```yaml\n")[1:] if "vtgen-build check" in b]
+    (block,) = [b.split("```", 1)[0] for b in readme.split("```yaml\n")[1:] if "\njobs:" in b]
     workflow = yaml.safe_load(block)
     (job,) = workflow["jobs"].values()
-    runs = [step["run"] for step in job["steps"] if "run" in step]
-    assert "vtgen-build check --pytorch-root ." in runs, runs
+    runs = [line for step in job["steps"] if "run" in step for line in step["run"].replace("\\\n", " ").splitlines()]
+    checks = [line for line in runs if line.startswith("vtgen-build check --pytorch-root . ")]
+    assert checks and all("--format github" in line for line in checks), runs
+    assert any("--changed-since" in line for line in runs), runs  # a PR checks the ops it changed

@@ -188,6 +188,7 @@ _NATIVE: dict[str, tuple[Callable[[Any], JSON], Callable[[JSON], Any]]] = {
     "generated": _codec(_same, flag),
     "abstract_override": _codec(_same, _maybe_flag),
     "text": _codec(_same, text),
+    "doc": _codec(_same, text),
 }
 _NATIVE_KEYS = tuple(_NATIVE)
 

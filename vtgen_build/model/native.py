@@ -276,14 +276,19 @@ def _parse_entry_tags(r: FieldReader, func: FunctionSchema, namespace: str, vali
     for tag in sorted(tags):
         if valid and tag not in valid:
             raise VtgenError(f"unknown tag '{tag}'{did_you_mean(tag, valid)}", r.location("tags"))
-    implied = {"pt2_compliant_tag": namespace == "aten", "out": bool(func.arguments.out), "inplace": _inplace(func)}
+    implied = {
+        "pt2_compliant_tag": namespace == "aten",
+        "out": bool(func.arguments.out),
+        "inplace": func.name.inplace if namespace == "aten" else _inplace(func),  # aten: as torchgen tags it
+    }
     tags.update(t for t, on in implied.items() if on and t in valid)
     return frozenset(tags)
 
 
 def _inplace(func: FunctionSchema) -> bool:
-    """PyTorch's ``inplace`` tag: the op writes its first argument (only).  ``torch.compile`` functionalizes a
-    tagged op as writing that one argument: a ``-> ()`` op writing several tensors must not carry it."""
+    """PyTorch's ``inplace`` tag of an op library's op: the op writes its first argument (only).
+    ``torch.compile`` functionalizes a tagged op as writing that one argument: a ``-> ()`` op writing
+    several tensors must not carry it.  (aten's ops keep torchgen's tags, by name: libtorch registers them.)"""
     written = [a for a in func.arguments.all if a.is_write]
     return func.name.inplace and (bool(func.returns) or written == list(func.arguments.positional[:1]))
 
