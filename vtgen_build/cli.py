@@ -309,6 +309,11 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
     r.add_argument("--no-bind-hidden", dest="bind_hidden", action="store_false",
                    help="leave out kernels calling helpers libtorch hides (default: call libtorch's)")  # fmt: skip
+    r.add_argument("--library", metavar="SO|PACKAGE",
+                   help="check an op library's own ops: the shared library its build produced, or a package that "
+                        "loads it (schema-driven samples)")  # fmt: skip
+    r.add_argument("--hints", action="append", default=[], metavar="FILE",
+                   help="sample hints for constrained inputs (yaml, repeatable; docs/gradcheck-samples.md)")  # fmt: skip
     check.set_defaults(run=_run_check)
 
 

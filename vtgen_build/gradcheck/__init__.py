@@ -22,6 +22,15 @@ __all__ = ["GradcheckOptions", "Report", "run_from_args", "run_gradcheck"]
 
 def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None) -> int:
     """The CLI's ``check --gradcheck``: run, print the failures and the summary, exit 1 on a failure."""
+    if args.library:
+        from pathlib import Path
+
+        from .schema_run import run_library
+
+        work = Path(gen_options.out_dir).resolve() / ".vtgen-gradcheck"
+        report = run_library(inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, 300)
+        print(report.render(), file=sys.stdout if report.ok else sys.stderr)
+        return 0 if report.ok else 1
     options = GradcheckOptions(
         ops=tuple(args.op),
         changed=args.changed,

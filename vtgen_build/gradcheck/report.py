@@ -79,6 +79,7 @@ class Report:
     seconds: float
     library: LibraryBuild | None = None
     entries: int = 0
+    schema_entries: int = 0  # ops checked on schema-driven samples (schema_run.py), not OpInfo entries
     passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
     passed_direct: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))  # the OpInfo's own op
     failures: list[Failure] = field(default_factory=list)
@@ -89,10 +90,11 @@ class Report:
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
     notes: list[str] = field(default_factory=list)  # e.g. where the helpers libtorch hides came from
     nothing: bool = False
+    every_op_verified: bool = False  # an op not run fails the run (op libraries: every op must be checked)
 
     @property
     def ok(self) -> bool:
-        return not self.failures
+        return not self.failures and not (self.every_op_verified and self.not_run)
 
     @classmethod
     def nothing_to_do(cls, seconds: float) -> Report:
@@ -132,7 +134,10 @@ class Report:
         checks = [c for c in entry.get("checks", []) if c.get("status") != "not run"]
         if not checks:
             return
-        self.entries += 1
+        if entry.get("schema"):
+            self.schema_entries += 1
+        else:
+            self.entries += 1
         failed = False
         for kind in _KINDS:
             mine = [c for c in checks if c["kind"] == kind]
@@ -166,8 +171,9 @@ class Report:
                 lines.append(f"  calling {len(b.bound)} helpers libtorch hides, bound from its symbol table")
         lines += self.notes
         p = self.passed
+        schema = f", ops on schema-driven samples: {self.schema_entries}" if self.schema_entries else ""
         lines.append(
-            f"OpInfo entries run: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
+            f"OpInfo entries run: {self.entries}{schema}; passed backward {p['backward']}, forward-AD {p['forward']}, "
             f"gradgrad {p['gradgrad']}; failed {self.failed_entries}"
         )
         d = self.passed_direct
@@ -178,7 +184,12 @@ class Report:
         lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
         lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
         lines += [f"  error: {e}" for e in self.errors]
-        lines.append("OK" if self.ok else f"FAILED: {len(self.failures)} failing checks")
+        if self.ok:
+            lines.append("OK")
+        elif self.failures:
+            lines.append(f"FAILED: {len(self.failures)} failing checks")
+        else:
+            lines.append(f"NOT VERIFIED: {len(self.not_run)} ops not checked")
         return "\n".join(lines)
 
 
