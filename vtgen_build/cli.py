@@ -313,7 +313,7 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="check an op library's own ops: the shared library its build produced, or a package that "
                         "loads it (schema-driven samples)")  # fmt: skip
     r.add_argument("--hints", action="append", default=[], metavar="FILE",
-                   help="sample hints for constrained inputs (yaml, repeatable; docs/gradcheck-samples.md)")  # fmt: skip
+                   help="sample hints of constrained inputs (yaml, repeatable; docs/gradcheck-samples.md)")  # fmt: skip
     check.set_defaults(run=_run_check)
 
 

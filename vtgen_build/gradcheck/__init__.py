@@ -42,6 +42,7 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         max_samples=args.max_samples,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
+        hints=tuple(args.hints),
     )
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)

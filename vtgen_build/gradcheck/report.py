@@ -170,17 +170,7 @@ class Report:
             if b.bound:
                 lines.append(f"  calling {len(b.bound)} helpers libtorch hides, bound from its symbol table")
         lines += self.notes
-        p = self.passed
-        schema = f", ops on schema-driven samples: {self.schema_entries}" if self.schema_entries else ""
-        lines.append(
-            f"OpInfo entries run: {self.entries}{schema}; passed backward {p['backward']}, forward-AD {p['forward']}, "
-            f"gradgrad {p['gradgrad']}; failed {self.failed_entries}"
-        )
-        d = self.passed_direct
-        lines.append(
-            f"  of these, testing an op of ours directly: backward {d['backward']}, forward-AD {d['forward']}, "
-            f"gradgrad {d['gradgrad']} (the others are composites whose decomposition entered our kernels)"
-        )
+        lines += self._check_lines()
         lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
         lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
         lines += [f"  error: {e}" for e in self.errors]
@@ -191,6 +181,18 @@ class Report:
         else:
             lines.append(f"NOT VERIFIED: {len(self.not_run)} ops not checked")
         return "\n".join(lines)
+
+    def _check_lines(self) -> list[str]:
+        p, d = self.passed, self.passed_direct
+        passed = f"passed backward {p['backward']}, forward-AD {p['forward']}, gradgrad {p['gradgrad']}"
+        if self.schema_entries and not self.entries:  # an op library: schema samples only
+            return [f"ops on schema-driven samples: {self.schema_entries}; {passed}; failed {self.failed_entries}"]
+        schema = f", ops on schema-driven samples: {self.schema_entries}" if self.schema_entries else ""
+        return [
+            f"OpInfo entries run: {self.entries}{schema}; {passed}; failed {self.failed_entries}",
+            f"  of these, testing an op of ours directly: backward {d['backward']}, forward-AD {d['forward']}, "
+            f"gradgrad {d['gradgrad']} (the others are composites whose decomposition entered our kernels)",
+        ]
 
 
 def _normalized(entry: dict[str, Any], autograd_ops: set[str] | None) -> dict[str, Any]:

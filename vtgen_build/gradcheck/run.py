@@ -22,6 +22,7 @@ from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .report import Report, read_results
+from .schema_run import schema_fallback
 from .units import Registration, read_registrations
 
 __all__ = ["GradcheckOptions", "run_gradcheck"]
@@ -45,6 +46,8 @@ class GradcheckOptions:
     bind_hidden: bool = True  # call libtorch's hidden helpers through its symbol table
     progress: bool = False
     pytorch_root: str | None = None  # a source checkout: its FunctionsManual.cpp is built into the library
+    schema_samples: bool = True  # ops no OpInfo check verified get samples made from their schema
+    hints: tuple[str, ...] = ()  # sample hints files besides the built-in one (schema_run.py)
 
 
 def _selected(
@@ -206,6 +209,11 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
     records = _run_child(torch, build, bases, out_ops, options, work) if build.registered else []
+    if options.schema_samples and build.registered:  # the ops no OpInfo check verified: samples from the schema
+        run = (torch.python, str(build.path), work, options.timeout)
+        registered = [r.op for r in build.registered if r.key == "Autograd"]
+        more, unsampled = schema_fallback(inputs, options.hints, [r.op for r in regs], registered, records, run)
+        records, excluded = [*records, *more], {**excluded, **unsampled}
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)

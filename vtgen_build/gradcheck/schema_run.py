@@ -23,7 +23,15 @@ from .hints import BUILTIN, Hints, load_hints
 from .report import Report, read_results
 from .schema_samples import OpSamples, plan_samples
 
-__all__ = ["CHILD", "SampleSource", "library_ops", "run_library", "run_schema_child", "sample_source"]
+__all__ = [
+    "CHILD",
+    "SampleSource",
+    "library_ops",
+    "run_library",
+    "run_schema_child",
+    "sample_source",
+    "schema_fallback",
+]
 
 CHILD = Path(__file__).resolve().parent / "schema_child.py"
 
@@ -124,3 +132,32 @@ def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: 
     report = Report.from_results(records, source.ops(), dict(source.not_verified), places, None, seconds)
     report.every_op_verified = True
     return report
+
+
+def _verified_by(records: Sequence[dict[str, object]]) -> set[str]:
+    """Ops a passing check entered directly (the OpInfo source's records)."""
+    found: set[str] = set()
+    for entry in records:
+        checks = entry.get("checks")
+        for c in checks if isinstance(checks, list) else []:
+            if isinstance(c, dict) and c.get("status") == "passed" and c.get("ours_ran"):
+                hit = c.get("hit")
+                found.update(str(h) for h in (hit if isinstance(hit, list) else []))
+    return found
+
+
+def schema_fallback(inputs: Inputs, hint_files: Sequence[str], selected: Sequence[str], registered: Sequence[str],
+                    earlier: Sequence[dict[str, object]], run: tuple[str, str, Path, int]) -> tuple[list[dict[str, object]], dict[str, str]]:  # fmt: skip
+    """Schema samples for the selected ops no earlier check verified (``run``: python, library, work, timeout).
+
+    Returns the child's records and, for the ops it cannot sample, ``not verified`` with the reason.
+    """
+    done = _verified_by(earlier)
+    rest = [op for op in selected if op not in done and op in set(registered)]
+    if not rest:
+        return [], {}
+    source = sample_source(inputs, hint_files, rest)
+    plans = [p for p in source.plans if p.op in set(registered)]
+    python, library, work, timeout = run
+    records = run_schema_child(python, library, plans, work, timeout) if plans else []
+    return records, {op: why for op, why in source.not_verified if op in set(rest)}

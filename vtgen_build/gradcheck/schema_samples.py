@@ -51,7 +51,7 @@ class OpSamples:
     out: str | None  # its out= op
     samples: tuple[tuple[ArgSample, ...], ...]
     dtypes: tuple[str, ...]
-    forward: bool  # it has a forward formula (else forward AD is not checked)
+    forward: bool  # it has a forward formula (else forward AD is not checked: no formula to check)
     why_not: str | None = None  # no sample could be made
     out_args: tuple[str, ...] = ()  # the out= op's output arguments
     positions: tuple[tuple[str, int], ...] = ()  # positional argument -> its index (failures' yaml line)
@@ -192,7 +192,7 @@ def _variant(variants: Sequence[KernelPlan], kind: SchemaKind) -> KernelPlan | N
 def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints | None) -> OpSamples:
     f = kernel.function
     inplace, out = _variant(variants, SchemaKind.inplace), _variant(variants, SchemaKind.out)
-    forward = bool(kernel.info and kernel.info.forward) or kernel.jvp_decomposition
+    forward = bool(kernel.info and kernel.info.forward)
     base = OpSamples(
         kernel.op,
         f.namespace,

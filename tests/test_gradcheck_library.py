@@ -1,0 +1,69 @@
+"""``check --gradcheck --library``: an op library's own ops, on samples made from their schemas.
+
+The slow tests reuse conftest's ``torch_tree`` (the sample op library built once against the
+real torch): its ctest test (``vtgen_add_gradcheck_test`` in sample_project/CMakeLists.txt)
+verifies every differentiable op; a dropped factor in a formula is caught at its line in
+tests/test_sample_runtime.py's wrong-formula build (no build of its own here).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import SAMPLE, CliRunner, TorchTree, run_clean, sample_inputs
+
+HINTS = SAMPLE / "sample_hints.yaml"
+# The differentiable ops of the torch_tree copy: the sample's 8 functional ops, 2 in-place, 2 out=,
+# and narrow_last (tests/packages/op_library's view op).
+VERIFIED = 13
+
+
+def library_check(tree: TorchTree, *extra: str) -> tuple[int, str]:
+    """``check --gradcheck --library`` of the tree's built library, in a fresh process."""
+    args = [sys.executable, "-m", "vtgen_build", "check", *sample_inputs(tree.source)]
+    args += ["--out", str(tree.binary / "gradcheck-out"), "--gradcheck", "--library", str(tree.library)]
+    return run_clean([*args, "--hints", str(tree.source / "sample_hints.yaml"), *extra], tree.binary)
+
+
+def test_a_wrong_op_name_says_did_you_mean_among_the_librarys_ops(run_cli: CliRunner, tmp_path: Path) -> None:
+    fake = tmp_path / "lib.so"
+    fake.write_bytes(b"")  # never loaded: the name is checked first
+    base = [*sample_inputs(), "--out", str(tmp_path / "out"), "--gradcheck", "--library", str(fake)]
+    result = run_cli("check", *base, "--hints", str(HINTS), "--op", "vtsample::softsine")
+    assert result.code == 1
+    assert "error: --op vtsample::softsine: the library has no differentiable op of that name; " in result.err
+    assert "did you mean 'vtsample::softsign'?" in result.err
+    assert "no op with an Autograd kernel selected" not in result.err
+    result = run_cli("check", *base, "--op", "tile_too")
+    assert result.code == 1 and "did you mean 'tile_to'?" in result.err
+
+
+def test_a_missing_library_is_an_error(run_cli: CliRunner, tmp_path: Path) -> None:
+    result = run_cli("check", *sample_inputs(), "--out", str(tmp_path), "--gradcheck", "--library", "no/lib.so")
+    assert result.code == 1 and "error: --library no/lib.so: no such file (build the library first)" in result.err
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_ctest_verifies_every_differentiable_op(torch_tree: TorchTree) -> None:
+    code, log = torch_tree.build()
+    assert code == 0, log
+    code, log = run_clean(["ctest", "--test-dir", torch_tree.binary, "-R", "vtgen_gradcheck", "-V"], torch_tree.binary)
+    assert code == 0, log
+    assert f"ops: passed {VERIFIED}, failed 0, not run 0" in log, log
+    assert "ops on schema-driven samples: 9; passed backward 9, forward-AD 7, gradgrad 9; failed 0" in log, log
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_op_names_with_and_without_the_namespace(torch_tree: TorchTree) -> None:
+    code, log = torch_tree.build()
+    assert code == 0, log
+    for name in ("vtsample::affine", "affine"):
+        code, log = library_check(torch_tree, "--op", name)
+        assert code == 0, log
+        assert re.search(r"ops: passed 1, failed 0, not run 0\nOK$", log.strip()), log
