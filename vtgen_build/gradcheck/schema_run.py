@@ -146,8 +146,17 @@ def _verified_by(records: Sequence[dict[str, object]]) -> set[str]:
     return found
 
 
-def schema_fallback(inputs: Inputs, hint_files: Sequence[str], selected: Sequence[str], registered: Sequence[str],
-                    earlier: Sequence[dict[str, object]], run: tuple[str, str, Path, int]) -> tuple[list[dict[str, object]], dict[str, str]]:  # fmt: skip
+Records = list[dict[str, object]]
+
+
+def schema_fallback(
+    inputs: Inputs,
+    hint_files: Sequence[str],
+    selected: Sequence[str],
+    registered: Sequence[str],
+    earlier: Sequence[dict[str, object]],
+    run: tuple[str, str, Path, int],
+) -> tuple[Records, dict[str, str]]:
     """Schema samples for the selected ops no earlier check verified (``run``: python, library, work, timeout).
 
     Returns the child's records and, for the ops it cannot sample, ``not verified`` with the reason.
