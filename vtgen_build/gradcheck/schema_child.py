@@ -247,10 +247,12 @@ def _out_check(torch: Any, entry: dict[str, Any], counters: Counters | None) -> 
     fn, out_fn = _op(torch, entry["namespace"], entry["op"]), _op(torch, entry["namespace"], entry["out"])
     args = make(torch, entry["samples"][0], torch.float64, seed=0)
     plain = {n: v.detach() if isinstance(v, torch.Tensor) else v for n, v in args.items()}
+    torch.manual_seed(0)
     expected = fn(**plain)
     expected = expected if isinstance(expected, tuple) else (expected,)
     outs = {n: torch.empty_like(e) for n, e in zip(entry["out_args"], expected, strict=True)}
     before = counters.snapshot() if counters else []
+    torch.manual_seed(0)
     out_fn(**plain, **outs)
     hit = counters.entered(before) if counters else {entry["out"]}
     row = {"sample": 0, "positions": [], "ours_ran": entry["out"] in hit, "hit": sorted(hit & {entry["out"]})}

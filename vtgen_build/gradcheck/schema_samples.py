@@ -208,6 +208,8 @@ def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints
     )
     if hints is not None and hints.skip is not None:
         return _with(base, why_not=f"hints: {hints.skip}")
+    if "nondeterministic_seeded" in f.tags:
+        return _with(base, why_not="random (tag nondeterministic_seeded): no two calls agree")
     grads = _grad_names(kernel)
     if not grads:
         return _with(base, why_not="no input has a gradient formula")
