@@ -83,7 +83,7 @@ def test_samples_follow_the_schema() -> None:
     affine = plans["affine"].samples
     assert [a.name for a in affine[0]] == ["input", "weight"]  # the optional bias absent, then present
     assert _arg(affine[1], "bias") == ArgSample("bias", "tensor", (2, 3), grad=True)
-    assert _arg(plans["scale_add"].samples[1], "alpha") == ArgSample("alpha", "value", value=1)  # its default, given
+    assert _arg(plans["scale_add"].samples[1], "alpha") == ArgSample("alpha", "value", value=1.5)  # not its default
     tile = plans["tile_to"].samples[0]
     assert _arg(tile, "size") == ArgSample("size", "value", value=(2, 3))  # SymInt[] sizes: the input's shape
     quantize = plans["soft_quantize"].samples[0]

@@ -131,6 +131,9 @@ def _one(
         return None if arg.default is not None else ArgSample(arg.name, "value")
     if _is(inner, "bool") and arg.default is not None:
         return ArgSample(arg.name, "value", value=arg.default != "True")
+    if arg.default is not None and not optional and _is(inner, "Scalar", "float"):
+        # another value than the default: a formula that drops a factor of it must show
+        return ArgSample(arg.name, "value", value=0.5 if _default(arg.default) == 1.5 else 1.5)
     if arg.default is not None and not optional:
         given = _default(arg.default)
         return None if given is None else ArgSample(arg.name, "value", value=given)
