@@ -21,7 +21,11 @@ __all__ = ["GradcheckOptions", "Report", "run_from_args", "run_gradcheck"]
 
 
 def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None) -> int:
-    """The CLI's ``check --gradcheck``: run, print the failures and the summary, exit 1 on a failure."""
+    """The CLI's ``check --gradcheck``: run, print the failures and the summary.
+
+    Exit status 1 on a failed check, ``verdict.UNVERIFIED`` (3) when a selected op with a formula
+    was verified by no passing check (unless ``--allow-unverified``), else 0.
+    """
     options = GradcheckOptions(
         ops=tuple(args.op),
         changed=args.changed,
@@ -33,7 +37,8 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         max_samples=args.max_samples,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
+        allow_unverified=args.allow_unverified,
     )
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)
-    return 0 if report.ok else 1
+    return report.status

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,8 +22,10 @@ from ..write import write_atomic
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
+from .reach import Target, reach_map, targets
 from .report import Report, read_results
 from .units import Registration, read_registrations
+from .verdict import unverified
 
 __all__ = ["GradcheckOptions", "run_gradcheck"]
 
@@ -45,6 +48,8 @@ class GradcheckOptions:
     bind_hidden: bool = True  # call libtorch's hidden helpers through its symbol table
     progress: bool = False
     pytorch_root: str | None = None  # a source checkout: its FunctionsManual.cpp is built into the library
+    allow_unverified: bool = False  # a selected op no passing check entered does not fail the run
+    reach_limit: int = 2  # entries (OpInfo, ModuleInfo, ...) whose calls reach it, per selected op
 
 
 def _selected(
@@ -71,7 +76,7 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
     key = hashlib.sha256(json.dumps([torch.python, torch.version, names]).encode()).hexdigest()
     record = cache / "schemas.json"
-    data = store.read(record, "schemas")
+    data = store.read(record, "schemas_v2")
     if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("ops"), dict):
         cached = data["ops"]
         assert isinstance(cached, dict)
@@ -83,7 +88,7 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
     if done.returncode != 0:
         raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
     found: dict[str, store.JSON] = json.loads(answer.read_text(encoding="utf-8"))
-    store.write(record, "schemas", {"key": key, "ops": found})
+    store.write(record, "schemas_v2", {"key": key, "ops": found})
     return found
 
 
@@ -95,15 +100,26 @@ def _schema_problems(
     for r in regs:
         theirs = installed.get(f"{r.namespace}::{r.op}")
         mine = places.get(r.op)
-        if not isinstance(theirs, list) or len(theirs) != 2:
+        if not isinstance(theirs, list) or len(theirs) != 3:
             problems[r.op] = "the installed torch has no such op"
             continue
-        positional, keywords = (list(t) if isinstance(t, list) else [] for t in theirs)
+        positional, keywords = (list(t) if isinstance(t, list) else [] for t in theirs[:2])
         if mine is not None and (
             positional != list(mine.arguments) or sorted(map(str, keywords)) != sorted(mine.keywords)
         ):
             problems[r.op] = f"its schema differs in the installed torch (arguments {positional}, keywords {keywords})"
     return problems
+
+
+def _uncheckable(torch: TorchInstall, regs: list[Registration], work: Path) -> dict[str, str]:
+    """Op → why no CPU sample can reach it here (random, sparse-only, no CPU kernel), from the schemas query."""
+    found = _installed_schemas(torch, regs, work)
+    why: dict[str, str] = {}
+    for r in regs:
+        row = found.get(f"{r.namespace}::{r.op}")
+        if isinstance(row, list) and len(row) == 3 and isinstance(row[2], str) and row[2]:
+            why[r.op] = row[2]
+    return why
 
 
 def _run_child(
@@ -113,6 +129,7 @@ def _run_child(
     out_ops: list[str],
     options: GradcheckOptions,
     work: Path,
+    checks_of: Sequence[Target] = (),
 ) -> list[dict[str, object]]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
     results = work / "results.jsonl"
@@ -129,6 +146,7 @@ def _run_child(
             "max_samples": options.max_samples,
             "timeout": options.timeout,
             "skip": done_entries + crashed,
+            "targets": [t.to_json() for t in checks_of],
         }
         write_atomic(work / "request.json", json.dumps(request))
         env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
@@ -205,10 +223,14 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
         None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
-    records = _run_child(torch, build, bases, out_ops, options, work) if build.registered else []
+    chosen = targets(reach_map(torch, work), build.registered, places, options.reach_limit) if bases else ()
+    records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
+    uncheckable = _uncheckable(torch, regs, work)
+    report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
+    report.accept_unverified = options.allow_unverified
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
     store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
