@@ -309,6 +309,8 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
     r.add_argument("--no-bind-hidden", dest="bind_hidden", action="store_false",
                    help="leave out kernels calling helpers libtorch hides (default: call libtorch's)")  # fmt: skip
+    r.add_argument("--coverage", metavar="JSON",
+                   help="every op: which derivatives.yaml formulas ran in a passing check (JSON here)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
                    help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     check.set_defaults(run=_run_check)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import VtgenError
 from ..generate import GenerateOptions
 from ..inputs import Inputs
 from .report import Report
@@ -38,7 +39,10 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
         allow_unverified=args.allow_unverified,
+        coverage=args.coverage,
     )
+    if args.coverage and (args.op or args.changed):
+        raise VtgenError("--coverage checks every op: leave out --op and --changed")
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)
     return report.status

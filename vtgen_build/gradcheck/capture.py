@@ -141,6 +141,7 @@ class Prepared:
     fn: Callable[..., Any]
     inputs: tuple[Any, ...]
     positions: tuple[int, ...]  # per input, the op's positional argument it came from
+    names: tuple[str, ...]  # the arguments differentiated
 
 
 def prepare(captured: Captured, grad_names: set[str]) -> Prepared | None:
@@ -177,7 +178,8 @@ def prepare(captured: Captured, grad_names: set[str]) -> Prepared | None:
             now[0] = now[0].clone()
         return captured.func(*now[:given], **{name: now[i] for i, name in by_keyword})
 
-    return Prepared(fn, inputs, tuple(i for i, _ in slots))
+    names = tuple(dict.fromkeys(schema.arguments[i].name for i, _ in slots))
+    return Prepared(fn, inputs, tuple(i for i, _ in slots), names)
 
 
 def _gradcheck(prepared: Prepared, kind: str) -> None:
@@ -209,6 +211,7 @@ def captured_checks(
     rows: list[dict[str, Any]] = []
     for kind in kinds:
         hit: set[str] = set()
+        differentiated: set[str] = set()
         row: dict[str, Any] = {"status": "not run", "why": "no argument set with a differentiable input"}
         for n, captured in enumerate(sets):
             if torch.Tag.nondeterministic_seeded in getattr(captured.func, "tags", ()):
@@ -226,6 +229,7 @@ def captured_checks(
                 row = {"status": "failed", "sample": n, "message": message, "positions": list(prepared.positions)}
                 break
             hit |= counters.entered(before)
-            row = {"status": "passed", "samples": n + 1}
+            differentiated.update(prepared.names)
+            row = {"status": "passed", "samples": n + 1, "inputs": sorted(differentiated)}
         rows.append({"kind": kind, "hit": sorted(hit), **row})
     return rows

@@ -28,6 +28,7 @@ from ..torchlib import TorchInstall
 from ..write import write_atomic
 from .formulas import FormulaPlaces
 from .report import read_results
+from .sample_sources import PLUGINS
 from .units import Registration
 
 __all__ = ["Reach", "ReachMap", "Target", "reach_map", "targets"]
@@ -75,7 +76,8 @@ class Target:
 
 def _key(torch: TorchInstall) -> str:
     parts = [torch.python, torch.version, str(torch.include_dirs[0])]
-    parts += [hashlib.sha256((HERE / name).read_bytes()).hexdigest() for name in CHILD_FILES]
+    files = [*CHILD_FILES, *(f"{name}.py" for name in PLUGINS)]
+    parts += [hashlib.sha256((HERE / name).read_bytes()).hexdigest() for name in files]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 

@@ -19,6 +19,7 @@ from ..generate import GenerateOptions, generate
 from ..inputs import Inputs
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..write import write_atomic
+from .coverage import coverage, render, to_json
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
@@ -50,6 +51,7 @@ class GradcheckOptions:
     pytorch_root: str | None = None  # a source checkout: its FunctionsManual.cpp is built into the library
     allow_unverified: bool = False  # a selected op no passing check entered does not fail the run
     reach_limit: int = 2  # entries (OpInfo, ModuleInfo, ...) whose calls reach it, per selected op
+    coverage: str | None = None  # every op, checked on captured arguments only; the JSON report goes here
 
 
 def _selected(
@@ -222,8 +224,10 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     bases = (
         None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
     )
+    bases = [] if options.coverage else bases  # coverage: every op on captured arguments, no OpInfo by name
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
-    chosen = targets(reach_map(torch, work), build.registered, places, options.reach_limit) if bases else ()
+    reach = reach_map(torch, work) if bases is not None else None
+    chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
     records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
@@ -231,6 +235,10 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     uncheckable = _uncheckable(torch, regs, work)
     report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
     report.accept_unverified = options.allow_unverified
+    if options.coverage:
+        entries = coverage(places, records, report.unverified)
+        write_atomic(Path(options.coverage), to_json(entries))
+        report.notes.append(render(entries) + f"\n  per entry: {options.coverage}")
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
     store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
