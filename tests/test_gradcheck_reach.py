@@ -105,8 +105,8 @@ EDITS = (
     Edit(
         "softplus_backward",
         "forward formula of a double-backward entry: a factor dropped",
-        "         + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)\"",
-        "         + softplus_double_backward(self_t, self_p, beta, threshold)\"",
+        '         + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)"',
+        '         + softplus_double_backward(self_t, self_p, beta, threshold)"',
     ),
     Edit(
         "hardswish_backward",
