@@ -314,6 +314,10 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         "loads it (schema-driven samples)")  # fmt: skip
     r.add_argument("--hints", action="append", default=[], metavar="FILE",
                    help="sample hints of constrained inputs (yaml, repeatable; docs/gradcheck-samples.md)")  # fmt: skip
+    r.add_argument("--coverage", metavar="JSON",
+                   help="every op: which derivatives.yaml formulas ran in a passing check (JSON here)")  # fmt: skip
+    r.add_argument("--allow-unverified", action="store_true",
+                   help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     check.set_defaults(run=_run_check)
 
 

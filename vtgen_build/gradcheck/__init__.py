@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..errors import VtgenError
 from ..generate import GenerateOptions
 from ..inputs import Inputs
 from .report import Report
@@ -21,7 +22,11 @@ __all__ = ["GradcheckOptions", "Report", "run_from_args", "run_gradcheck"]
 
 
 def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None) -> int:
-    """The CLI's ``check --gradcheck``: run, print the failures and the summary, exit 1 on a failure."""
+    """The CLI's ``check --gradcheck``: run, print the failures and the summary.
+
+    Exit status 1 on a failed check, ``verdict.UNVERIFIED`` (3) when a selected op with a formula
+    was verified by no passing check (unless ``--allow-unverified``), else 0.
+    """
     if args.library:
         from pathlib import Path
 
@@ -29,8 +34,9 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
 
         work = Path(gen_options.out_dir).resolve() / ".vtgen-gradcheck"
         report = run_library(inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, 300)
+        report.accept_unverified = args.allow_unverified
         print(report.render(), file=sys.stdout if report.ok else sys.stderr)
-        return 0 if report.ok else 1
+        return report.status
     options = GradcheckOptions(
         ops=tuple(args.op),
         changed=args.changed,
@@ -43,7 +49,11 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
         hints=tuple(args.hints),
+        allow_unverified=args.allow_unverified,
+        coverage=args.coverage,
     )
+    if args.coverage and (args.op or args.changed):
+        raise VtgenError("--coverage checks every op: leave out --op and --changed")
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)
-    return 0 if report.ok else 1
+    return report.status

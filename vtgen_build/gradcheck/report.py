@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Location
 from .formulas import FormulaPlaces
+from .verdict import UNVERIFIED, Unverified
 
 if TYPE_CHECKING:
     from .library import LibraryBuild
@@ -90,11 +91,19 @@ class Report:
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
     notes: list[str] = field(default_factory=list)  # e.g. where the helpers libtorch hides came from
     nothing: bool = False
-    every_op_verified: bool = False  # an op not run fails the run (op libraries: every op must be checked)
+    unverified: list[Unverified] = field(default_factory=list)  # selected ops no passing check entered
+    accept_unverified: bool = False  # --allow-unverified
 
     @property
     def ok(self) -> bool:
-        return not self.failures and not (self.every_op_verified and self.not_run)
+        return not self.failures and (self.accept_unverified or not self.unverified)
+
+    @property
+    def status(self) -> int:
+        """0, 1 (a check failed) or ``UNVERIFIED`` (a selected formula went unchecked)."""
+        if self.failures:
+            return 1
+        return UNVERIFIED if self.unverified and not self.accept_unverified else 0
 
     @classmethod
     def nothing_to_do(cls, seconds: float) -> Report:
@@ -174,13 +183,20 @@ class Report:
         lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
         lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
         lines += [f"  error: {e}" for e in self.errors]
-        if self.ok:
-            lines.append("OK")
-        elif self.failures:
-            lines.append(f"FAILED: {len(self.failures)} failing checks")
-        else:
-            lines.append(f"NOT VERIFIED: {len(self.not_run)} ops not checked")
+        lines += [f"  not verified: {u}" for u in self.unverified]
+        lines.append(self._verdict())
         return "\n".join(lines)
+
+    def _verdict(self) -> str:
+        if self.failures:
+            return f"FAILED: {len(self.failures)} failing checks"
+        if self.unverified:
+            n = len(self.unverified)
+            how = "accepted: --allow-unverified" if self.accept_unverified else "--allow-unverified accepts them"
+            return f"NOT VERIFIED: {n} selected ops with a formula no passing check entered ({how})"
+        if not self.passed_ops:
+            return "NOTHING CHECKED: no selected op has a formula to verify"
+        return f"OK: {len(self.passed_ops)} ops verified"
 
     def _check_lines(self) -> list[str]:
         p, d = self.passed, self.passed_direct

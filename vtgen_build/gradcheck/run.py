@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -18,12 +19,15 @@ from ..generate import GenerateOptions, generate
 from ..inputs import Inputs
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..write import write_atomic
+from .coverage import coverage, render, to_json
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
+from .reach import Target, reach_map, targets
 from .report import Report, read_results
 from .schema_run import schema_fallback
 from .units import Registration, read_registrations
+from .verdict import unverified
 
 __all__ = ["GradcheckOptions", "run_gradcheck"]
 
@@ -48,6 +52,9 @@ class GradcheckOptions:
     pytorch_root: str | None = None  # a source checkout: its FunctionsManual.cpp is built into the library
     schema_samples: bool = True  # ops no OpInfo check verified get samples made from their schema
     hints: tuple[str, ...] = ()  # sample hints files besides the built-in one (schema_run.py)
+    allow_unverified: bool = False  # a selected op no passing check entered does not fail the run
+    reach_limit: int = 2  # entries (OpInfo, ModuleInfo, ...) whose calls reach it, per selected op
+    coverage: str | None = None  # every op, checked on captured arguments only; the JSON report goes here
 
 
 def _selected(
@@ -74,7 +81,7 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
     key = hashlib.sha256(json.dumps([torch.python, torch.version, names]).encode()).hexdigest()
     record = cache / "schemas.json"
-    data = store.read(record, "schemas")
+    data = store.read(record, "schemas_v2")
     if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("ops"), dict):
         cached = data["ops"]
         assert isinstance(cached, dict)
@@ -86,7 +93,7 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
     if done.returncode != 0:
         raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
     found: dict[str, store.JSON] = json.loads(answer.read_text(encoding="utf-8"))
-    store.write(record, "schemas", {"key": key, "ops": found})
+    store.write(record, "schemas_v2", {"key": key, "ops": found})
     return found
 
 
@@ -98,15 +105,26 @@ def _schema_problems(
     for r in regs:
         theirs = installed.get(f"{r.namespace}::{r.op}")
         mine = places.get(r.op)
-        if not isinstance(theirs, list) or len(theirs) != 2:
+        if not isinstance(theirs, list) or len(theirs) != 3:
             problems[r.op] = "the installed torch has no such op"
             continue
-        positional, keywords = (list(t) if isinstance(t, list) else [] for t in theirs)
+        positional, keywords = (list(t) if isinstance(t, list) else [] for t in theirs[:2])
         if mine is not None and (
             positional != list(mine.arguments) or sorted(map(str, keywords)) != sorted(mine.keywords)
         ):
             problems[r.op] = f"its schema differs in the installed torch (arguments {positional}, keywords {keywords})"
     return problems
+
+
+def _uncheckable(torch: TorchInstall, regs: list[Registration], work: Path) -> dict[str, str]:
+    """Op → why no CPU sample can reach it here (random, sparse-only, no CPU kernel), from the schemas query."""
+    found = _installed_schemas(torch, regs, work)
+    why: dict[str, str] = {}
+    for r in regs:
+        row = found.get(f"{r.namespace}::{r.op}")
+        if isinstance(row, list) and len(row) == 3 and isinstance(row[2], str) and row[2]:
+            why[r.op] = row[2]
+    return why
 
 
 def _run_child(
@@ -116,6 +134,7 @@ def _run_child(
     out_ops: list[str],
     options: GradcheckOptions,
     work: Path,
+    checks_of: Sequence[Target] = (),
 ) -> list[dict[str, object]]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
     results = work / "results.jsonl"
@@ -132,6 +151,7 @@ def _run_child(
             "max_samples": options.max_samples,
             "timeout": options.timeout,
             "skip": done_entries + crashed,
+            "targets": [t.to_json() for t in checks_of],
         }
         write_atomic(work / "request.json", json.dumps(request))
         env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
@@ -207,16 +227,27 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     bases = (
         None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
     )
+    bases = [] if options.coverage else bases  # coverage: every op on captured arguments, no OpInfo by name
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
-    records = _run_child(torch, build, bases, out_ops, options, work) if build.registered else []
-    if options.schema_samples and build.registered:  # the ops no OpInfo check verified: samples from the schema
+    reach = reach_map(torch, work) if bases is not None else None
+    chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
+    records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
+    unsampled: dict[str, str] = {}
+    if options.schema_samples and build.registered:  # ops no OpInfo/ModuleInfo check verified: schema samples
         run = (torch.python, str(build.path), work, options.timeout)
         registered = [r.op for r in build.registered if r.key == "Autograd"]
         more, unsampled = schema_fallback(inputs, options.hints, [r.op for r in regs], registered, records, run)
-        records, excluded = [*records, *more], {**excluded, **unsampled}
+        records = [*records, *more]
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
+    uncheckable = {**unsampled, **_uncheckable(torch, regs, work)}
+    report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
+    report.accept_unverified = options.allow_unverified
+    if options.coverage:
+        entries = coverage(places, records, report.unverified)
+        write_atomic(Path(options.coverage), to_json(entries))
+        report.notes.append(render(entries) + f"\n  per entry: {options.coverage}")
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
     store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))

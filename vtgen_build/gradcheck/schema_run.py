@@ -21,7 +21,8 @@ from ..write import write_atomic
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
 from .report import Report, read_results
-from .schema_samples import OpSamples, plan_samples
+from .schema_samples import NOTHING, OpSamples, plan_samples
+from .verdict import REASONS, Unverified
 
 __all__ = [
     "CHILD",
@@ -65,7 +66,7 @@ def sample_source(inputs: Inputs, hint_files: Sequence[str], ops: Sequence[str] 
     hints.check_ops(k.op for k in kernels)
     planned = plan_samples(kernels, hints, ops)
     ready = tuple(p for p in planned if p.why_not is None)
-    missing = tuple((p.op, f"not verified: {p.why_not}") for p in planned if p.why_not is not None)
+    missing = tuple((p.op, p.why_not) for p in planned if p.why_not is not None and p.why_not != NOTHING)
     return SampleSource(ready, missing)
 
 
@@ -129,8 +130,14 @@ def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: 
     places = formula_places(inputs, work)
     records = run_schema_child(python or sys.executable, library, source.plans, work, timeout) if source.plans else []
     seconds = time.perf_counter() - start
-    report = Report.from_results(records, source.ops(), dict(source.not_verified), places, None, seconds)
-    report.every_op_verified = True
+    report = Report.from_results(records, source.ops(), {}, places, None, seconds)
+    report.not_run = []  # said as not verified, with the reason
+    done = set(report.passed_ops) | set(report.failed_ops)
+    missing = [Unverified(op, why) for op, why in source.not_verified]
+    missing += [
+        Unverified(op, REASONS[4], "no schema sample entered our kernel") for op in source.ops() if op not in done
+    ]
+    report.unverified = sorted({u.op: u for u in missing}.values(), key=lambda u: u.op)
     return report
 
 

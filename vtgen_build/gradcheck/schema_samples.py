@@ -17,9 +17,10 @@ from ..model.schema import Argument, BaseType, ListType, OptionalType, SchemaKin
 from ..plan.kernel import KernelPlan
 from .hints import ArgHint, Hints, Literal, OpHints, TensorHint
 
-__all__ = ["DEFAULT_SHAPE", "ArgSample", "OpSamples", "plan_samples"]
+__all__ = ["DEFAULT_SHAPE", "NOTHING", "ArgSample", "OpSamples", "plan_samples"]
 
 DEFAULT_SHAPE = (2, 3)
+NOTHING = "nothing to verify: no input has a gradient formula"
 _SIZES = ("size", "sizes", "shape", "output_size")
 _ABSENT_OK = ("ScalarType", "Layout", "Device", "MemoryFormat", "Generator", "str", "bool", "Scalar", "float")
 
@@ -210,12 +211,12 @@ def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints
         positions=tuple((a.name, i) for i, a in enumerate(f.func.arguments.positional)),
     )
     if hints is not None and hints.skip is not None:
-        return _with(base, why_not=f"hints: {hints.skip}")
+        return _with(base, why_not=f"no sample yet: {hints.skip} (sample hints)")
     if "nondeterministic_seeded" in f.tags:
-        return _with(base, why_not="random (tag nondeterministic_seeded): no two calls agree")
+        return _with(base, why_not="random: tag nondeterministic_seeded")
     grads = _grad_names(kernel)
     if not grads:
-        return _with(base, why_not="no input has a gradient formula")
+        return _with(base, why_not=NOTHING)
     args = f.func.arguments.non_out
     first = _sample(args, hints, grads, present=False)
     if isinstance(first, str):
