@@ -236,7 +236,8 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     if options.schema_samples and build.registered:  # ops no OpInfo/ModuleInfo check verified: schema samples
         run = (torch.python, str(build.path), work, options.timeout)
         registered = [r.op for r in build.registered if r.key == "Autograd"]
-        more, unsampled = schema_fallback(inputs, options.hints, [r.op for r in regs], registered, records, run)
+        wanted = [r.op for r in regs if (p := places.get(r.op)) is not None and not p.out]  # out=: reach's rule
+        more, unsampled = schema_fallback(inputs, options.hints, wanted, registered, records, run)
         records = [*records, *more]
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
