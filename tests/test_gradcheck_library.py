@@ -66,3 +66,14 @@ def test_op_names_with_and_without_the_namespace(torch_tree: TorchTree) -> None:
         code, log = library_check(torch_tree, "--op", name)
         assert code == 0, log
         assert log.strip().endswith("ops: passed 1, failed 0, not run 0\nOK: 1 ops verified"), log
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_library_ops_without_library_say_how(run_cli: CliRunner, tmp_path: Path) -> None:
+    """The sample's ops are not in the installed torch: the message names --library (no build is tried)."""
+    pytest.importorskip("torch")
+    result = run_cli("check", *sample_inputs(), "--out", str(tmp_path), "--gradcheck", "--op", "vtsample::softsign")
+    assert result.code == 1
+    assert "the installed torch has none of the selected vtsample:: ops" in result.err and "--library" in result.err
+    assert "no op with an Autograd kernel selected" not in result.err and "did you mean" not in result.err

@@ -38,7 +38,7 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         print(report.render(), file=sys.stdout if report.ok else sys.stderr)
         return report.status
     options = GradcheckOptions(
-        ops=tuple(args.op),
+        ops=tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op),  # mylib::op or op
         changed=args.changed,
         python=args.python,
         cxx=args.cxx,

@@ -220,6 +220,11 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     places = formula_places(inputs, work)
     problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
     usable = [r for r in regs if r.op not in problems]
+    if not usable and inputs.namespace != "aten":
+        raise VtgenError(
+            f"the installed torch has none of the selected {inputs.namespace}:: ops: check an op library's own ops "
+            "with --library <the shared library its build produced, or a package that loads it>"
+        )
     manual = find_manual_source(options.pytorch_root)
     extra = ([manual.unit()], manual.settings(settings)) if manual else ([], None)
     build = build_library(index, usable, settings, options.bind_hidden, *extra)
