@@ -56,6 +56,8 @@ class OpSamples:
     why_not: str | None = None  # no sample could be made
     out_args: tuple[str, ...] = ()  # the out= op's output arguments
     positions: tuple[tuple[str, int], ...] = ()  # positional argument -> its index (failures' yaml line)
+    outputs: tuple[int, ...] = ()  # the returns gradcheck differentiates (output_differentiability)
+    forward_outputs: tuple[int, ...] = ()  # those with a forward formula (forward AD checks only these)
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "positions": dict(self.positions)}
@@ -107,7 +109,7 @@ def _value(arg: Argument, ty: Type, shape: tuple[int, ...]) -> Literal | str:
 
 def _tensor(arg: Argument, hint: TensorHint | None, grad: bool, listed: bool) -> ArgSample:
     h = hint or TensorHint()
-    shape = h.shape or DEFAULT_SHAPE
+    shape = h.shape if h.shape is not None else DEFAULT_SHAPE
     if listed:
         return ArgSample(arg.name, "tensors", shapes=h.shapes or (shape, shape), values=h.values, grad=grad and h.grad)
     return ArgSample(arg.name, "tensor", shape, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype)
@@ -124,7 +126,7 @@ def _one(
     inner = ty.elem if isinstance(ty, OptionalType) else ty
     if inner.is_tensor_like():
         if (optional or arg.default is not None) and not present:
-            return None
+            return None if arg.default is not None else ArgSample(arg.name, "value")  # None, given
         return _tensor(arg, hint.tensor if hint else None, grad, isinstance(inner, ListType))
     if arg.default is not None and not present:
         return None
@@ -193,6 +195,18 @@ def _variant(variants: Sequence[KernelPlan], kind: SchemaKind) -> KernelPlan | N
     return next((v for v in variants if v.function.kind is kind), None)
 
 
+def _outputs(kernel: KernelPlan, forward: bool) -> tuple[int, ...]:
+    """Indices of the returns gradients flow through (``forward``: those a forward formula computes)."""
+    returns, info = kernel.function.func.returns, kernel.info
+    names = [r.name or ("result" if len(returns) == 1 else f"result{i}") for i, r in enumerate(returns)]
+    wanted = info.output_differentiability if info is not None else None
+    found = [i for i in range(len(returns)) if wanted is None or (i < len(wanted) and wanted[i])]
+    if forward and info is not None:
+        computed = {n for f in info.forward for n in f.var_names}
+        found = [i for i in found if names[i] in computed]
+    return tuple(found)
+
+
 def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints | None) -> OpSamples:
     f = kernel.function
     inplace, out = _variant(variants, SchemaKind.inplace), _variant(variants, SchemaKind.out)
@@ -209,6 +223,8 @@ def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints
         forward,
         out_args=tuple(a.name for a in out.function.func.arguments.out) if out else (),
         positions=tuple((a.name, i) for i, a in enumerate(f.func.arguments.positional)),
+        outputs=_outputs(kernel, False),
+        forward_outputs=_outputs(kernel, True),
     )
     if hints is not None and hints.skip is not None:
         return _with(base, why_not=f"no sample yet: {hints.skip} (sample hints)")
