@@ -85,7 +85,17 @@ def _int_value(arg: Argument, shape: tuple[int, ...]) -> Literal:
     return 0 if "dim" in arg.name else 1
 
 
-def _list_value(arg: Argument, elem: Type, shape: tuple[int, ...]) -> Literal | str:
+def _list_value(arg: Argument, elem: Type, size: int | None, shape: tuple[int, ...]) -> Literal | str:
+    if _is(elem, "bool") and size:
+        return (True,) * size  # output_mask: every gradient
+    if _is(elem, "Scalar"):
+        return (0.5, 1.5)  # one per tensor of a Tensor[] (two of them)
+    if (
+        _is(elem, "int", "SymInt")
+        and size
+        and ("padding" in arg.name or "stride" in arg.name or "dilation" in arg.name)
+    ):
+        return (0 if "padding" in arg.name else 1,) * size
     if _is(elem, "int", "SymInt"):
         if arg.name in _SIZES or arg.name.endswith("size"):
             return tuple(shape)
@@ -103,7 +113,7 @@ def _value(arg: Argument, ty: Type, shape: tuple[int, ...]) -> Literal | str:
     if _is(ty, "bool"):
         return False
     if isinstance(ty, ListType):
-        return _list_value(arg, ty.elem, shape)
+        return _list_value(arg, ty.elem, ty.size, shape)
     return f"argument '{arg.name}' of type {arg.type}"
 
 
