@@ -19,8 +19,13 @@ if TYPE_CHECKING:
 __all__ = ["Failure", "Report", "read_results"]
 
 _INPUT = re.compile(r"with respect to input (\d+)")
-_KINDS = ("backward", "forward", "gradgrad")
-_WHAT = {"backward": "backward", "forward": "forward-AD", "gradgrad": "double-backward"}
+_KINDS = ("backward", "forward", "gradgrad", "fwd_over_rev")
+_WHAT = {
+    "backward": "backward",
+    "forward": "forward-AD",
+    "gradgrad": "double-backward",
+    "fwd_over_rev": "forward-over-reverse",
+}
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -69,7 +74,7 @@ def _failure(entry: dict[str, Any], check: dict[str, Any], places: dict[str, For
     place = places.get(op) if op else None
     where = None
     if place is not None:
-        where = place.forward_at() if kind == "forward" else place.backward_at(argument)
+        where = place.forward_at() if kind in ("forward", "fwd_over_rev") else place.backward_at(argument)
     if op is None and hit:
         message += f" (through our kernels of {', '.join(hit[:6])})"
     return Failure(where, message, op)
