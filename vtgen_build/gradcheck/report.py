@@ -95,6 +95,10 @@ class Report:
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
     notes: list[str] = field(default_factory=list)  # e.g. where the helpers libtorch hides came from
     nothing: bool = False
+    # checks of an op on the arguments captured from the entries reaching it (``capture.py``)
+    captured: int = 0
+    captured_passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
+    captured_failed: int = 0
     unverified: list[Unverified] = field(default_factory=list)  # selected ops no passing check entered
     accept_unverified: bool = False  # --allow-unverified
 
@@ -147,7 +151,10 @@ class Report:
         checks = [c for c in entry.get("checks", []) if c.get("status") != "not run"]
         if not checks:
             return
-        self.entries += 1
+        by_capture = "source" in entry
+        self.entries += not by_capture
+        self.captured += by_capture
+        passed = self.captured_passed if by_capture else self.passed
         failed = False
         for kind in _KINDS:
             mine = [c for c in checks if c["kind"] == kind]
@@ -157,14 +164,15 @@ class Report:
                 self.failures.append(failure)
                 bad.update(c.get("hit", []) if _direct(entry).get(c["variant"]) else [])
             if any(c["status"] == "passed" and c.get("ours_ran") for c in mine) and not wrong:
-                self.passed[kind] += 1
+                passed[kind] += 1
                 direct = any(_direct(entry).get(v) for v in ("function", "inplace"))
-                self.passed_direct[kind] += direct
+                self.passed_direct[kind] += direct and not by_capture
             failed = failed or bool(wrong)
             for c in mine:
                 if c["status"] == "passed" and c.get("ours_ran") and _direct(entry).get(c["variant"]):
                     ran.update(c.get("hit", []))
-        self.failed_entries += failed
+        self.failed_entries += failed and not by_capture
+        self.captured_failed += failed and by_capture
 
     def render(self) -> str:
         if self.nothing:
@@ -182,13 +190,19 @@ class Report:
         lines += self.notes
         p = self.passed
         lines.append(
-            f"OpInfo entries run: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
+            f"OpInfo entries run by name: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
             f"gradgrad {p['gradgrad']}; failed {self.failed_entries}"
         )
         d = self.passed_direct
         lines.append(
             f"  of these, testing an op of ours directly: backward {d['backward']}, forward-AD {d['forward']}, "
             f"gradgrad {d['gradgrad']} (the others are composites whose decomposition entered our kernels)"
+        )
+        c = self.captured_passed
+        lines.append(
+            f"ops checked on the arguments their samples passed them: {self.captured} (op, sample) pairs; passed "
+            f"backward {c['backward']}, forward-AD {c['forward']}, gradgrad {c['gradgrad']}, forward-over-reverse "
+            f"{c['fwd_over_rev']}; failed {self.captured_failed}"
         )
         lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
         lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
