@@ -31,6 +31,7 @@ class Edit:
     why: str
     old: str  # a whole line of the real derivatives.yaml, just after "- name: <op>(..."
     new: str
+    starts: int = 0  # the formula starts this many lines above the edited one (a multi-line formula)
 
 
 EDITS = (
@@ -107,6 +108,7 @@ EDITS = (
         "forward formula of a double-backward entry: a factor dropped",
         '         + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)"',
         '         + softplus_double_backward(self_t, self_p, beta, threshold)"',
+        starts=1,
     ),
     Edit(
         "hardswish_backward",
@@ -178,7 +180,7 @@ def _edit(text: str, edit: Edit) -> tuple[str, int]:
     head = next(i for i, line in enumerate(lines) if line.startswith((f"- name: {edit.op}(", f"- name: {edit.op}.")))
     at = next(i for i in range(head, head + 8) if lines[i] == edit.old)
     lines[at] = edit.new
-    return "\n".join(lines), at + 1
+    return "\n".join(lines), at + 1 - edit.starts
 
 
 @pytest.fixture(scope="session")
