@@ -31,6 +31,7 @@ class Edit:
     why: str
     old: str  # a whole line of the real derivatives.yaml, just after "- name: <op>(..."
     new: str
+    starts: int = 0  # the formula starts this many lines above the edited one (a multi-line formula)
 
 
 EDITS = (
@@ -107,6 +108,7 @@ EDITS = (
         "forward formula of a double-backward entry: a factor dropped",
         '         + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)"',
         '         + softplus_double_backward(self_t, self_p, beta, threshold)"',
+        starts=1,
     ),
     Edit(
         "hardswish_backward",
@@ -131,28 +133,28 @@ EDITS = (
         "  grad_output: grad.to(output.dtype()) - (grad.to(output.dtype()) * output).sum(dim, true)",
     ),
     Edit(
-        "linalg_cholesky_ex",
-        "linalg op: the upper flag inverted",
-        "  self: cholesky_backward(grad, upper, L)",
-        "  self: cholesky_backward(grad, !upper, L)",
+        "_linalg_solve_ex",
+        "linalg op: the left flag inverted",
+        "  A, B: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask[1])",
+        "  A, B: linalg_solve_backward(grad, result, A, LU, pivots, !left, grad_input_mask[1])",
     ),
     Edit(
-        "linalg_inv_ex",
-        "linalg op: an adjoint dropped",
-        "  A: -at::matmul(inverse.mH(), at::matmul(grad, inverse.mH()))",
-        "  A: -at::matmul(inverse, at::matmul(grad, inverse.mH()))",
+        "_linalg_eigh",
+        "linalg op: the two outputs' gradients swapped",
+        "  A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, /*is_hermitian=*/true)",
+        "  A: linalg_eig_backward(grads[1], grads[0], eigenvalues, eigenvectors, /*is_hermitian=*/true)",
     ),
     Edit(
         "_linalg_det",
-        "linalg op: a conj() too many (only complex inputs reveal it)",
-        "  A: linalg_det_backward(grad, result, A, LU, pivots)",
-        "  A: linalg_det_backward(grad, result.conj(), A, LU, pivots)",
+        "linalg op's forward formula: primal where the tangent belongs",
+        "  result: linalg_det_jvp(A_t, result, LU, pivots, A_p.is_contiguous() && !A_p.is_complex())",
+        "  result: linalg_det_jvp(A_p, result, LU, pivots, A_p.is_contiguous() && !A_p.is_complex())",
     ),
     Edit(
         "_linalg_slogdet",
-        "linalg op: the sign's tangent dropped from the forward formula",
-        "  sign, logabsdet: slogdet_jvp(LU, pivots, A_t, sign, A_p.is_contiguous() && !A_p.is_complex())",
-        "  sign, logabsdet: slogdet_jvp(LU, pivots, A_p, sign, A_p.is_contiguous() && !A_p.is_complex())",
+        "linalg op: the two outputs' gradients swapped",
+        "  A: slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)",
+        "  A: slogdet_backward(grad_logabsdet, grad_sign, A, sign, LU, pivots)",
     ),
 )
 
@@ -178,7 +180,7 @@ def _edit(text: str, edit: Edit) -> tuple[str, int]:
     head = next(i for i, line in enumerate(lines) if line.startswith((f"- name: {edit.op}(", f"- name: {edit.op}.")))
     at = next(i for i in range(head, head + 8) if lines[i] == edit.old)
     lines[at] = edit.new
-    return "\n".join(lines), at + 1
+    return "\n".join(lines), at + 1 - edit.starts
 
 
 @pytest.fixture(scope="session")

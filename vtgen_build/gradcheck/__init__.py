@@ -51,6 +51,7 @@ def run_from_args(args: argparse.Namespace, inputs: Inputs, gen_options: Generat
         hints=tuple(args.hints),
         allow_unverified=args.allow_unverified,
         coverage=args.coverage,
+        reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
     if args.coverage and (args.op or args.changed):
         raise VtgenError("--coverage checks every op: leave out --op and --changed")

@@ -61,7 +61,7 @@ def _run_both(call: Any, on_call: Callable[[Any, tuple[Any, ...], dict[str, Any]
         wrt = [t for t in call.inputs if isinstance(t, torch.Tensor) and t.requires_grad]
         if outs and wrt:
             with _mode(on_call):
-                torch.autograd.grad(outs, wrt, [torch.ones_like(o) for o in outs], allow_unused=True)
+                torch.autograd.grad(outs, wrt, [torch.randn_like(o) for o in outs], allow_unused=True)
 
 
 def _adder(into: set[str]) -> Callable[[Any, tuple[Any, ...], dict[str, Any]], None]:
@@ -89,7 +89,7 @@ def reach(entry: Any, dtypes: list[Any]) -> tuple[list[str], list[str]] | None:
             wrt = [t for t in call.inputs if isinstance(t, torch.Tensor) and t.requires_grad]
             if outs and wrt:
                 with _mode(_adder(backward)):
-                    torch.autograd.grad(outs, wrt, [torch.ones_like(o) for o in outs], allow_unused=True)
+                    torch.autograd.grad(outs, wrt, [torch.randn_like(o) for o in outs], allow_unused=True)
         return sorted(forward), sorted(backward)
     return None
 
@@ -144,8 +144,11 @@ class Prepared:
     names: tuple[str, ...]  # the arguments differentiated
 
 
-def prepare(captured: Captured, grad_names: set[str]) -> Prepared | None:
-    """The op as a function of the arguments ``grad_names`` names (None: none is differentiable)."""
+def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None = None) -> Prepared | None:
+    """The op as a function of the arguments ``grad_names`` names (None: none is differentiable).
+
+    ``outputs``: which of its outputs are differentiable; the function returns only those.
+    """
 
     schema = captured.func._schema
     values: list[Any] = []
@@ -176,16 +179,27 @@ def prepare(captured: Captured, grad_names: set[str]) -> Prepared | None:
                 now[i][j] = t
         if mutates:
             now[0] = now[0].clone()
-        return captured.func(*now[:given], **{name: now[i] for i, name in by_keyword})
+        result = captured.func(*now[:given], **{name: now[i] for i, name in by_keyword})
+        if outputs is None or not isinstance(result, (list, tuple)):
+            return result
+        kept = tuple(r for r, keep in zip(result, outputs, strict=False) if keep)
+        return kept[0] if len(kept) == 1 else kept
 
     names = tuple(dict.fromkeys(schema.arguments[i].name for i, _ in slots))
     return Prepared(fn, inputs, tuple(i for i, _ in slots), names)
 
 
 def _gradcheck(prepared: Prepared, kind: str) -> None:
-    import torch
 
     common = {"fast_mode": True, "check_batched_grad": False, "check_undefined_grad": False}
+    with warnings.catch_warnings():  # e.g. a deprecation torch itself triggers: not the formula's fault
+        warnings.simplefilter("ignore")
+        _gradcheck_quiet(prepared, kind, common)
+
+
+def _gradcheck_quiet(prepared: Prepared, kind: str, common: dict[str, bool]) -> None:
+    import torch
+
     if kind == "backward":
         torch.autograd.gradcheck(prepared.fn, prepared.inputs, check_grad_dtypes=True, **common)
     else:
@@ -200,7 +214,7 @@ def _gradcheck(prepared: Prepared, kind: str) -> None:
 
 
 def captured_checks(
-    sets: list[Captured], grad_names: set[str], kinds: list[str], counters: Any
+    sets: list[Captured], grad_names: set[str], kinds: list[str], counters: Any, outputs: list[bool] | None = None
 ) -> list[dict[str, Any]]:
     """Per kind, one check over the captured argument sets: passed, failed (where, why) or not run.
 
@@ -217,7 +231,7 @@ def captured_checks(
             if torch.Tag.nondeterministic_seeded in getattr(captured.func, "tags", ()):
                 row = {"status": "not run", "why": "random"}
                 break
-            prepared = prepare(captured, grad_names)
+            prepared = prepare(captured, grad_names, outputs)
             if prepared is None:
                 continue
             before = counters.snapshot()

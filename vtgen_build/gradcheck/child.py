@@ -36,6 +36,11 @@ CHECKS = (
     ("test_inplace_gradgrad", ("TestBwdGradients", "TestGradients"), "gradgrad", "inplace"),
     ("test_inplace_forward_mode_AD", ("TestFwdGradients", "TestGradients"), "forward", "inplace"),
 )
+# run for an op reached only by the backward pass of an OpInfo's call (a ``*_backward`` op)
+THROUGH_BACKWARD = (
+    ("test_fn_gradgrad", ("TestBwdGradients", "TestGradients"), "gradgrad"),
+    ("test_fn_fwgrad_bwgrad", ("TestFwdGradients", "TestGradients"), "fwd_over_rev"),
+)
 
 
 def _sibling(name: str) -> ModuleType:
@@ -121,6 +126,8 @@ def _supports(opinfo: Any, kind: str, variant: str) -> str | None:
         return "supports_autograd is False"
     if kind == "gradgrad" and not opinfo.supports_gradgrad:
         return "supports_gradgrad is not True"
+    if kind == "fwd_over_rev" and not opinfo.supports_fwgrad_bwgrad:
+        return "supports_fwgrad_bwgrad is not True"
     if kind == "forward" and not opinfo.supports_forward_ad:
         return "supports_forward_ad is False"
     if variant == "inplace":
@@ -186,6 +193,8 @@ def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any) -> None:
         torch.autograd.gradcheck(call, args, check_grad_dtypes=True, check_undefined_grad=True, **common)
     elif kind == "gradgrad":
         torch.autograd.gradgradcheck(call, args, check_fwd_over_rev=False, check_rev_over_rev=True, **common)
+    elif kind == "fwd_over_rev":
+        torch.autograd.gradgradcheck(call, args, check_fwd_over_rev=True, check_rev_over_rev=False, **common)
     else:
         torch.autograd.gradcheck(
             call,
@@ -429,12 +438,15 @@ def _target_records(
         found = capture.capture(entry, dtype, {t["op"] for t in targets}, limit)
         for t in targets:
             kinds = ["backward"] + (["forward"] if t["forward"] else [])
-            rows = capture.captured_checks(found.get(t["op"], []), set(t["grad"]), kinds, counters)
+            rows = capture.captured_checks(found.get(t["op"], []), set(t["grad"]), kinds, counters, t.get("outputs"))
             for row in rows:
-                test = "captured_grad" if row["kind"] == "backward" else "captured_forward_ad"
+                row["test"] = "captured_grad" if row["kind"] == "backward" else "captured_forward_ad"
+            if entry.name in t.get("through_backward", []) and hasattr(entry, "opinfo") and not entry.inplace:
+                rows += _through_backward(entry.opinfo, dtype, limit, counters)
+            for row in rows:
                 ours = t["counter"] in row["hit"]
                 extra = {"ours_ran": ours, "hit": [t["counter"]] if ours or row["status"] == "failed" else []}
-                checks[t["op"]].append({"test": test, "variant": "function", "dtype": dtype_name, **row, **extra})
+                checks[t["op"]].append({"variant": "function", "dtype": dtype_name, **row, **extra})
     return [
         {
             "entry": f"{t['op']} (arguments from {entry.name})",
@@ -445,6 +457,20 @@ def _target_records(
         }
         for t in targets
     ]
+
+
+def _through_backward(opinfo: Any, dtype: Any, limit: int, counters: Counters) -> list[dict[str, Any]]:
+    """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them."""
+    rows: list[dict[str, Any]] = []
+    for test, classes, kind in THROUGH_BACKWARD:
+        why = _supports(opinfo, kind, "function") or _skipped(opinfo, test, classes, dtype)
+        if why or dtype not in opinfo.supported_backward_dtypes("cpu"):
+            continue
+        hit: set[str] = set()
+        result = _check(opinfo, kind, "function", dtype, limit, counters, hit)
+        result.pop("positions", None)  # the forward op's inputs, not the backward op's arguments
+        rows.append({"test": test, "kind": kind, **result, "hit": sorted(hit)})
+    return rows
 
 
 def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:

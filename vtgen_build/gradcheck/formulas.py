@@ -30,6 +30,7 @@ class FormulaPlaces:
     entry: Location | None  # the derivatives.yaml entry (None: the op has none)
     differentiable: tuple[str, ...] = ()  # inputs with a backward formula that is not not_implemented(...)
     forward_ad: bool = False  # it has a forward formula that is not not_implemented(...)
+    outputs: tuple[bool, ...] | None = None  # output_differentiability (None: every output)
 
     def backward_at(self, argument: int | None) -> Location | None:
         name = self.arguments[argument] if argument is not None and argument < len(self.arguments) else None
@@ -72,6 +73,7 @@ def _plan_places(inputs: Inputs) -> dict[str, store.JSON]:
             "entry": [info.location.file, info.location.line] if info else None,
             "differentiable": [n for b in info.backward if _NOT not in b.formula for n in b.var_names] if info else [],
             "forward_ad": info is not None and any(_NOT not in f.formula for f in info.forward),
+            "outputs": list(info.output_differentiability) if info and info.output_differentiability else None,
         }
     return table
 
@@ -104,6 +106,7 @@ def _decode(row: store.JSON) -> FormulaPlaces | None:
             _location(entry) if isinstance(entry, list) else None,
             tuple(str(n) for n in _list(row["differentiable"])),
             row["forward_ad"] is True,
+            tuple(o is True for o in _list(row["outputs"])) if row["outputs"] is not None else None,
         )
     except (KeyError, TypeError, ValueError, AssertionError, IndexError):
         return None
@@ -113,11 +116,11 @@ def formula_places(inputs: Inputs, cache_dir: Path) -> dict[str, FormulaPlaces]:
     """Op (``sin``, ``add.Tensor``) → its argument names and where its formulas are, for every kernel."""
     record = cache_dir / "formulas.json"
     digest = _digest(inputs)
-    data = store.read(record, "formula_places_v3")
+    data = store.read(record, "formula_places_v4")
     if not (isinstance(data, dict) and data.get("inputs") == digest and isinstance(data.get("ops"), dict)):
         data = {"inputs": digest, "ops": _plan_places(inputs)}
         record.parent.mkdir(parents=True, exist_ok=True)
-        store.write(record, "formula_places_v3", data)
+        store.write(record, "formula_places_v4", data)
     ops = data["ops"]
     assert isinstance(ops, dict)
     return {op: p for op, row in ops.items() if (p := _decode(row)) is not None}

@@ -63,6 +63,8 @@ class Target:
     entries: tuple[str, ...]
     grad: tuple[str, ...]  # the arguments differentiated: those with a backward formula
     forward: bool  # also forward-mode AD (it has a forward formula)
+    through_backward: tuple[str, ...] = ()  # of ``entries``, those reaching it in their backward pass only
+    outputs: tuple[bool, ...] | None = None  # which outputs are differentiable (None: all)
 
     def to_json(self) -> store.JSON:
         return {
@@ -71,6 +73,8 @@ class Target:
             "entries": list(self.entries),
             "grad": list(self.grad),
             "forward": self.forward,
+            "through_backward": list(self.through_backward),
+            "outputs": list(self.outputs) if self.outputs is not None else None,
         }
 
 
@@ -155,5 +159,7 @@ def targets(
         op = r.op if r.namespace == "aten" else f"{r.namespace}::{r.op}"
         entries = _entries_for(reach, op, limit)
         if entries:
-            found.append(Target(op, r.op, entries, place.differentiable, place.forward_ad))
+            forward = {x.entry for x in reach.reaching(op)[0]}
+            late = tuple(e for e in entries if e not in forward)
+            found.append(Target(op, r.op, entries, place.differentiable, place.forward_ad, late, place.outputs))
     return found

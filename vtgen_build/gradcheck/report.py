@@ -19,8 +19,13 @@ if TYPE_CHECKING:
 __all__ = ["Failure", "Report", "read_results"]
 
 _INPUT = re.compile(r"with respect to input (\d+)")
-_KINDS = ("backward", "forward", "gradgrad")
-_WHAT = {"backward": "backward", "forward": "forward-AD", "gradgrad": "double-backward"}
+_KINDS = ("backward", "forward", "gradgrad", "fwd_over_rev")
+_WHAT = {
+    "backward": "backward",
+    "forward": "forward-AD",
+    "gradgrad": "double-backward",
+    "fwd_over_rev": "forward-over-reverse",
+}
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -69,7 +74,7 @@ def _failure(entry: dict[str, Any], check: dict[str, Any], places: dict[str, For
     place = places.get(op) if op else None
     where = None
     if place is not None:
-        where = place.forward_at() if kind == "forward" else place.backward_at(argument)
+        where = place.forward_at() if kind in ("forward", "fwd_over_rev") else place.backward_at(argument)
     if op is None and hit:
         message += f" (through our kernels of {', '.join(hit[:6])})"
     return Failure(where, message, op)
@@ -81,6 +86,8 @@ class Report:
     library: LibraryBuild | None = None
     entries: int = 0
     schema_entries: int = 0  # ops checked on schema-driven samples (schema_run.py), not OpInfo entries
+    schema_passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
+    schema_failed: int = 0
     passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
     passed_direct: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))  # the OpInfo's own op
     failures: list[Failure] = field(default_factory=list)
@@ -91,6 +98,10 @@ class Report:
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
     notes: list[str] = field(default_factory=list)  # e.g. where the helpers libtorch hides came from
     nothing: bool = False
+    # checks of an op on the arguments captured from the entries reaching it (``capture.py``)
+    captured: int = 0
+    captured_passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
+    captured_failed: int = 0
     unverified: list[Unverified] = field(default_factory=list)  # selected ops no passing check entered
     accept_unverified: bool = False  # --allow-unverified
 
@@ -143,10 +154,12 @@ class Report:
         checks = [c for c in entry.get("checks", []) if c.get("status") != "not run"]
         if not checks:
             return
-        if entry.get("schema"):
-            self.schema_entries += 1
-        else:
-            self.entries += 1
+        by_capture, by_schema = "source" in entry, bool(entry.get("schema"))
+        apart = by_capture or by_schema  # counted apart from the OpInfo entries run by name
+        self.entries += not apart
+        self.captured += by_capture
+        self.schema_entries += by_schema
+        passed = self.captured_passed if by_capture else self.schema_passed if by_schema else self.passed
         failed = False
         for kind in _KINDS:
             mine = [c for c in checks if c["kind"] == kind]
@@ -156,14 +169,16 @@ class Report:
                 self.failures.append(failure)
                 bad.update(c.get("hit", []) if _direct(entry).get(c["variant"]) else [])
             if any(c["status"] == "passed" and c.get("ours_ran") for c in mine) and not wrong:
-                self.passed[kind] += 1
+                passed[kind] += 1
                 direct = any(_direct(entry).get(v) for v in ("function", "inplace"))
-                self.passed_direct[kind] += direct
+                self.passed_direct[kind] += direct and not apart
             failed = failed or bool(wrong)
             for c in mine:
                 if c["status"] == "passed" and c.get("ours_ran") and _direct(entry).get(c["variant"]):
                     ran.update(c.get("hit", []))
-        self.failed_entries += failed
+        self.failed_entries += failed and not apart
+        self.captured_failed += failed and by_capture
+        self.schema_failed += failed and by_schema
 
     def render(self) -> str:
         if self.nothing:
@@ -179,13 +194,40 @@ class Report:
             if b.bound:
                 lines.append(f"  calling {len(b.bound)} helpers libtorch hides, bound from its symbol table")
         lines += self.notes
-        lines += self._check_lines()
+        if b is not None or not self.schema_entries:  # an op library's run has only schema samples
+            lines += self._reach_lines()
+        if self.schema_entries:
+            q = self.schema_passed
+            lines.append(
+                f"ops checked on samples made from their schema: {self.schema_entries}; passed backward "
+                f"{q['backward']}, forward-AD {q['forward']}, gradgrad {q['gradgrad']}; failed {self.schema_failed}"
+            )
         lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
         lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
         lines += [f"  error: {e}" for e in self.errors]
         lines += [f"  not verified: {u}" for u in self.unverified]
         lines.append(self._verdict())
         return "\n".join(lines)
+
+    def _reach_lines(self) -> list[str]:
+        lines: list[str] = []
+        p = self.passed
+        lines.append(
+            f"OpInfo entries run by name: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
+            f"gradgrad {p['gradgrad']}; failed {self.failed_entries}"
+        )
+        d = self.passed_direct
+        lines.append(
+            f"  of these, testing an op of ours directly: backward {d['backward']}, forward-AD {d['forward']}, "
+            f"gradgrad {d['gradgrad']} (the others are composites whose decomposition entered our kernels)"
+        )
+        c = self.captured_passed
+        lines.append(
+            f"ops checked on the arguments their samples passed them: {self.captured} (op, sample) pairs; passed "
+            f"backward {c['backward']}, forward-AD {c['forward']}, gradgrad {c['gradgrad']}, forward-over-reverse "
+            f"{c['fwd_over_rev']}; failed {self.captured_failed}"
+        )
+        return lines
 
     def _verdict(self) -> str:
         if self.failures:
@@ -197,18 +239,6 @@ class Report:
         if not self.passed_ops:
             return "NOTHING CHECKED: no selected op has a formula to verify"
         return f"OK: {len(self.passed_ops)} ops verified"
-
-    def _check_lines(self) -> list[str]:
-        p, d = self.passed, self.passed_direct
-        passed = f"passed backward {p['backward']}, forward-AD {p['forward']}, gradgrad {p['gradgrad']}"
-        if self.schema_entries and not self.entries:  # an op library: schema samples only
-            return [f"ops on schema-driven samples: {self.schema_entries}; {passed}; failed {self.failed_entries}"]
-        schema = f", ops on schema-driven samples: {self.schema_entries}" if self.schema_entries else ""
-        return [
-            f"OpInfo entries run: {self.entries}{schema}; {passed}; failed {self.failed_entries}",
-            f"  of these, testing an op of ours directly: backward {d['backward']}, forward-AD {d['forward']}, "
-            f"gradgrad {d['gradgrad']} (the others are composites whose decomposition entered our kernels)",
-        ]
 
 
 def _normalized(entry: dict[str, Any], autograd_ops: set[str] | None) -> dict[str, Any]:

@@ -232,9 +232,8 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     bases = (
         None if not (options.ops or options.changed) else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
     )
-    bases = [] if options.coverage else bases  # coverage: every op on captured arguments, no OpInfo by name
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
-    reach = reach_map(torch, work) if bases is not None else None
+    reach = reach_map(torch, work) if bases is not None or options.coverage else None
     chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
     records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
     unsampled: dict[str, str] = {}
@@ -252,8 +251,9 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     report.accept_unverified = options.allow_unverified
     if options.coverage:
         entries = coverage(places, records, report.unverified)
+        by_name = coverage(places, [r for r in records if "source" not in r], report.unverified)
         write_atomic(Path(options.coverage), to_json(entries))
-        report.notes.append(render(entries) + f"\n  per entry: {options.coverage}")
+        report.notes.append(render(entries, by_name) + f"\n  per entry: {options.coverage}")
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
     store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
