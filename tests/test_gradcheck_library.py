@@ -54,9 +54,8 @@ def test_ctest_verifies_every_differentiable_op(torch_tree: TorchTree) -> None:
     code, log = run_clean(["ctest", "--test-dir", torch_tree.binary, "-R", "vtgen_gradcheck", "-V"], torch_tree.binary)
     assert code == 0, log
     assert f"ops: passed {VERIFIED}, failed 0, not run 0" in log and f"OK: {VERIFIED} ops verified" in log, log
-    assert (
-        "ops checked on samples made from their schema: 9; passed backward 9, forward-AD 7, gradgrad 9; failed 0" in log
-    )
+    schema = "ops checked on samples made from their schema: 9; passed backward 9, forward-AD 7, gradgrad 9; failed 0"
+    assert schema in log, log
 
 
 @pytest.mark.slow
@@ -64,10 +63,9 @@ def test_ctest_verifies_every_differentiable_op(torch_tree: TorchTree) -> None:
 def test_op_names_with_and_without_the_namespace(torch_tree: TorchTree) -> None:
     code, log = torch_tree.build()
     assert code == 0, log
-    for name in ("vtsample::affine", "affine"):
-        code, log = library_check(torch_tree, "--op", name)
-        assert code == 0, log
-        assert log.strip().endswith("ops: passed 1, failed 0, not run 0\nOK: 1 ops verified"), log
+    code, log = library_check(torch_tree, "--op", "vtsample::affine", "--op", "tile_to")  # one run, both spellings
+    assert code == 0, log
+    assert log.strip().endswith("ops: passed 2, failed 0, not run 0\nOK: 2 ops verified"), log
 
 
 @pytest.mark.slow
