@@ -8,6 +8,8 @@ tests/test_sample_runtime.py's wrong-formula build (no build of its own here).
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,11 +23,18 @@ HINTS = SAMPLE / "sample_hints.yaml"
 VERIFIED = 13
 
 
-def library_check(tree: TorchTree, *extra: str) -> tuple[int, str]:
-    """``check --gradcheck --library`` of the tree's built library, in a fresh process."""
+def library_check(tree: TorchTree, *extra: str, package: Path | None = None) -> tuple[int, str]:
+    """``check --gradcheck --library`` of the tree's built library (or of ``package``, a directory on
+    PYTHONPATH whose import loads it), in a fresh process."""
+    library = package.name if package else str(tree.library)
     args = [sys.executable, "-m", "vtgen_build", "check", *sample_inputs(tree.source)]
-    args += ["--out", str(tree.binary / "gradcheck-out"), "--gradcheck", "--library", str(tree.library)]
-    return run_clean([*args, "--hints", str(tree.source / "sample_hints.yaml"), *extra], tree.binary)
+    args += ["--out", str(tree.binary / "gradcheck-out"), "--gradcheck", "--library", library]
+    args += ["--hints", str(tree.source / "sample_hints.yaml"), *extra]
+    if package is None:
+        return run_clean(args, tree.binary)
+    env = {**os.environ, "PYTHONPATH": str(package.parent)}
+    done = subprocess.run(args, cwd=tree.binary, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return done.returncode, done.stdout
 
 
 def test_a_wrong_op_name_says_did_you_mean_among_the_librarys_ops(run_cli: CliRunner, tmp_path: Path) -> None:
@@ -63,7 +72,12 @@ def test_ctest_verifies_every_differentiable_op(torch_tree: TorchTree) -> None:
 def test_op_names_with_and_without_the_namespace(torch_tree: TorchTree) -> None:
     code, log = torch_tree.build()
     assert code == 0, log
-    code, log = library_check(torch_tree, "--op", "vtsample::affine", "--op", "tile_to")  # one run, both spellings
+    package = torch_tree.binary / "gradcheck-package" / "vtsample_loader"
+    package.mkdir(parents=True, exist_ok=True)
+    loads = f"import torch\ntorch.ops.load_library({str(torch_tree.library)!r})\n"
+    (package / "__init__.py").write_text(loads, encoding="utf-8")
+    # one run: both spellings of --op, and --library naming a package whose import loads the library
+    code, log = library_check(torch_tree, "--op", "vtsample::affine", "--op", "tile_to", package=package)
     assert code == 0, log
     assert log.strip().endswith("ops: passed 2, failed 0, not run 0\nOK: 2 ops verified"), log
 
