@@ -128,3 +128,26 @@ def test_op_names_with_and_without_the_namespace() -> None:
 def test_builtin_hints_name_real_ops(real_yaml: RealYaml) -> None:
     source = sample_source(real_yaml.inputs, [], None)  # loads the shipped file, checks each op exists
     assert Path(BUILTIN).is_file() and source.plans
+
+
+def test_an_in_place_op_without_a_functional_variant_is_sampled_on_copies(tmp_yaml: YamlWriter) -> None:
+    native = tmp_yaml(
+        "native_functions.yaml",
+        """
+        - func: mix_(Tensor(a!) self, Tensor other, float alpha) -> Tensor(a!)
+          dispatch:
+            CompositeExplicitAutograd: mix_
+        """,
+    )
+    derivatives = tmp_yaml(
+        "derivatives.yaml",
+        """
+        - name: mix_(Tensor(a!) self, Tensor other, float alpha) -> Tensor(a!)
+          self: grad * alpha
+          other: grad * (1 - alpha)
+        """,
+    )
+    kernels = build_plan(load_model(Inputs(native, derivatives, None, "mylib")), load_policy()).kernels
+    (mix,) = plan_samples(kernels, Hints())
+    assert (mix.op, mix.inplace, mix.writes, mix.why_not) == ("mix_", None, ("self",), None)
+    assert [a.name for a in mix.samples[0]] == ["self", "other", "alpha"]

@@ -120,8 +120,8 @@ def _op(torch: Any, namespace: str, op: str) -> Any:
 class Call:
     """The op as gradcheck sees it: the differentiable tensors positional, the rest fixed."""
 
-    def __init__(self, torch: Any, fn: Any, args: dict[str, Any], inplace: bool, keep: list[int]) -> None:
-        self.torch, self.fn, self.args, self.inplace, self.keep = torch, fn, args, inplace, keep
+    def __init__(self, torch: Any, fn: Any, args: dict[str, Any], writes: list[str], keep: list[int]) -> None:
+        self.torch, self.fn, self.args, self.writes, self.keep = torch, fn, args, writes, keep
         self.slots = [(n, i) for n, v in args.items() for i, t in _tensors(v) if t.requires_grad]
         self.names = [n for n, _ in self.slots]
 
@@ -135,14 +135,17 @@ class Call:
                 args[n] = t
             else:
                 args[n][i] = t
-        if self.inplace:
-            first = next(iter(args))
-            value = args[first]
-            args[first] = [t.clone() for t in value] if isinstance(value, list) else value.clone()
+        for name in self.writes:  # written on copies: gradcheck's inputs stay as they are
+            value = args[name]
+            args[name] = [t.clone() for t in value] if isinstance(value, list) else value.clone()
         result = self.fn(**args)
         outs = result if isinstance(result, tuple) else (result,)
-        # in-place: what it wrote (an in-place foreach op returns nothing)
-        outs = (args[next(iter(args))],) if self.inplace else tuple(o for i, o in enumerate(outs) if i in self.keep)
+        # an in-place op: what it wrote (some return nothing)
+        outs = (
+            tuple(args[n] for n in self.writes)
+            if self.writes
+            else tuple(o for i, o in enumerate(outs) if i in self.keep)
+        )
         flat = [t for o in outs for t in (o if isinstance(o, list) else [o])]
         kept = tuple(o for o in flat if isinstance(o, self.torch.Tensor) and (o.is_floating_point() or o.is_complex()))
         return kept[0] if len(kept) == 1 else kept
@@ -185,7 +188,7 @@ def dispatch_proof(torch: Any, qualified: str) -> bool:
     return bool(_GENERATED.search(torch._C._dispatch_dump(qualified)))
 
 
-def _refused(torch: Any, fn: Any, args: dict[str, Any], inplace: bool) -> str | None:
+def _refused(torch: Any, fn: Any, args: dict[str, Any]) -> str | None:
     """Why the op rejects the sample itself (no gradient involved), or None."""
     plain = {n: [t.detach().clone() for t in v] if isinstance(v, list) and _tensors(v) else v for n, v in args.items()}
     plain = {n: v.detach().clone() if isinstance(v, torch.Tensor) else v for n, v in plain.items()}
@@ -218,12 +221,12 @@ def _check(
     ran, hit, why = 0, False, "no usable sample"
     for i, sample in enumerate(entry["samples"]):
         args = make(torch, sample, dtype, seed=i)
-        refused = _refused(torch, fn, args, variant == "inplace")
+        refused = _refused(torch, fn, args)
         if refused:
             why = refused
             continue
         keep = entry["forward_outputs"] if kind == "forward" else entry["outputs"]
-        call = Call(torch, fn, args, variant == "inplace", keep)
+        call = Call(torch, fn, args, entry["writes"] if variant == "function" else entry["inplace_writes"], keep)
         if not call.slots:
             continue
         before = counters.snapshot() if counters else []

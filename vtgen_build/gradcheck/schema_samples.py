@@ -57,6 +57,8 @@ class OpSamples:
     out_args: tuple[str, ...] = ()  # the out= op's output arguments
     positions: tuple[tuple[str, int], ...] = ()  # positional argument -> its index (failures' yaml line)
     outputs: tuple[int, ...] = ()  # the returns gradcheck differentiates (output_differentiability)
+    writes: tuple[str, ...] = ()  # arguments ``op`` writes (an in-place op with no functional variant)
+    inplace_writes: tuple[str, ...] = ()  # arguments ``inplace`` writes
     forward_outputs: tuple[int, ...] = ()  # those with a forward formula (forward AD checks only these)
 
     def to_json(self) -> dict[str, object]:
@@ -217,9 +219,14 @@ def _outputs(kernel: KernelPlan, forward: bool) -> tuple[int, ...]:
     return tuple(found)
 
 
+def _written(kernel: KernelPlan | None) -> tuple[str, ...]:
+    return tuple(a.name for a in kernel.function.func.arguments.non_out if a.is_write) if kernel else ()
+
+
 def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints | None) -> OpSamples:
     f = kernel.function
     inplace, out = _variant(variants, SchemaKind.inplace), _variant(variants, SchemaKind.out)
+    inplace = None if inplace is kernel else inplace  # an in-place op with no functional variant is ``op``
     forward = bool(kernel.info and kernel.info.forward)
     base = OpSamples(
         kernel.op,
@@ -235,6 +242,8 @@ def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints
         positions=tuple((a.name, i) for i, a in enumerate(f.func.arguments.positional)),
         outputs=_outputs(kernel, False),
         forward_outputs=_outputs(kernel, True),
+        writes=_written(kernel) if kernel.function.kind is SchemaKind.inplace else (),
+        inplace_writes=_written(inplace),
     )
     if hints is not None and hints.skip is not None:
         return _with(base, why_not=f"no sample yet: {hints.skip} (sample hints)")
@@ -273,7 +282,7 @@ def plan_samples(kernels: Iterable[KernelPlan], hints: Hints, ops: Iterable[str]
     wanted = set(ops) if ops is not None else None
     found: list[OpSamples] = []
     for variants in groups.values():
-        functional = _variant(variants, SchemaKind.functional)
+        functional = _variant(variants, SchemaKind.functional) or _variant(variants, SchemaKind.inplace)
         if functional is None or functional.node is None:
             continue
         if wanted is not None and not wanted & {v.op for v in variants}:
