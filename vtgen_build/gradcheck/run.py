@@ -235,8 +235,9 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
     report.accept_unverified = options.allow_unverified
     if options.coverage:
-        entries = coverage(places, records, report.unverified)
-        by_name = coverage(places, [r for r in records if "source" not in r], report.unverified)
+        mine = {op: p for op, p in places.items() if op in {r.op for r in regs}}
+        entries = coverage(mine, records, report.unverified)
+        by_name = coverage(mine, [r for r in records if "source" not in r], report.unverified)
         write_atomic(Path(options.coverage), to_json(entries))
         report.notes.append(render(entries, by_name) + f"\n  per entry: {options.coverage}")
     if manual is not None:
