@@ -60,8 +60,9 @@ def _run_both(call: Any, on_call: Callable[[Any, tuple[Any, ...], dict[str, Any]
         outs = _outputs(result)
         wrt = [t for t in call.inputs if isinstance(t, torch.Tensor) and t.requires_grad]
         if outs and wrt:
+            grads = [torch.randn_like(o) for o in outs]
             with _mode(on_call):
-                torch.autograd.grad(outs, wrt, [torch.randn_like(o) for o in outs], allow_unused=True)
+                torch.autograd.grad(outs, wrt, grads, allow_unused=True)
 
 
 def _adder(into: set[str]) -> Callable[[Any, tuple[Any, ...], dict[str, Any]], None]:
@@ -88,8 +89,9 @@ def reach(entry: Any, dtypes: list[Any]) -> tuple[list[str], list[str]] | None:
             outs = _outputs(result)
             wrt = [t for t in call.inputs if isinstance(t, torch.Tensor) and t.requires_grad]
             if outs and wrt:
+                grads = [torch.randn_like(o) for o in outs]
                 with _mode(_adder(backward)):
-                    torch.autograd.grad(outs, wrt, [torch.randn_like(o) for o in outs], allow_unused=True)
+                    torch.autograd.grad(outs, wrt, grads, allow_unused=True)
         return sorted(forward), sorted(backward)
     return None
 
@@ -189,6 +191,23 @@ def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None
     return Prepared(fn, inputs, tuple(i for i, _ in slots), names)
 
 
+def _double(prepared: Prepared) -> bool:
+    """Its floating outputs are float64 / complex128 (a bfloat16 result cannot be gradchecked)."""
+    import torch
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = prepared.fn(*prepared.inputs)
+    except Exception:
+        return True  # the check itself will report it
+    items = result if isinstance(result, (list, tuple)) else [result]
+    wide = (torch.float64, torch.complex128)
+    return all(
+        t.dtype in wide for t in items if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
+    )
+
+
 def _gradcheck(prepared: Prepared, kind: str) -> None:
 
     common = {"fast_mode": True, "check_batched_grad": False, "check_undefined_grad": False}
@@ -232,7 +251,7 @@ def captured_checks(
                 row = {"status": "not run", "why": "random"}
                 break
             prepared = prepare(captured, grad_names, outputs)
-            if prepared is None:
+            if prepared is None or not _double(prepared):
                 continue
             before = counters.snapshot()
             try:

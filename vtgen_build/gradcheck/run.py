@@ -193,6 +193,21 @@ def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str
     return dict(sorted(new.items()))
 
 
+def _coverage(
+    path: str,
+    regs: list[Registration],
+    places: dict[str, FormulaPlaces],
+    records: list[dict[str, object]],
+    report: Report,
+) -> str:
+    """Write the coverage JSON of the selected ops' entries; the summary table."""
+    mine = {op: p for op, p in places.items() if op in {r.op for r in regs}}
+    entries = coverage(mine, records, report.unverified)
+    by_name = coverage(mine, [r for r in records if "source" not in r], report.unverified)
+    write_atomic(Path(path), to_json(entries))
+    return render(entries, by_name) + f"\n  per entry: {path}"
+
+
 def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
     start = time.perf_counter()
     gen_options = replace(gen_options, line_directives=True, stub_decls=True)
@@ -250,10 +265,7 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
     report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
     report.accept_unverified = options.allow_unverified
     if options.coverage:
-        entries = coverage(places, records, report.unverified)
-        by_name = coverage(places, [r for r in records if "source" not in r], report.unverified)
-        write_atomic(Path(options.coverage), to_json(entries))
-        report.notes.append(render(entries, by_name) + f"\n  per entry: {options.coverage}")
+        report.notes.append(_coverage(options.coverage, regs, places, records, report))
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
     store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))

@@ -104,16 +104,22 @@ def _opinfo_call(info: Any, op: Any, sample: Any, inplace: bool) -> Call:
     def fn(*inputs: Any) -> Any:
         args = _unflatten(inputs, lengths)
         if inplace:
-            args[0] = args[0].clone()
+            args[0] = [t.clone() for t in args[0]] if isinstance(args[0], list) else args[0].clone()
         return sample.output_process_fn_grad(info.gradcheck_wrapper(op, *args, **sample.kwargs))
 
     return Call(fn, tuple(flat), info.gradcheck_nondet_tol)
 
 
-def opinfo_entries() -> Iterator[Entry]:
-    from torch.testing._internal.common_methods_invocations import op_db
+_FOREACH = ("foreach_unary_op_db", "foreach_binary_op_db", "foreach_pointwise_op_db", "foreach_reduce_op_db")
 
-    for info in op_db:
+
+def opinfo_entries() -> Iterator[Entry]:
+    """``op_db``, then the ``_foreach_*`` OpInfos, which PyTorch keeps in lists of their own."""
+    from torch.testing._internal import common_methods_invocations as methods
+
+    infos = list(methods.op_db)
+    infos += [info for name in _FOREACH for info in getattr(methods, name, [])]
+    for info in infos:
         name = str(info.name) + (f".{info.variant_test_name}" if info.variant_test_name else "")
         yield OpInfoEntry(name, info, False)
         if info.inplace_variant is not None:
