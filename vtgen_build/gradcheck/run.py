@@ -203,7 +203,7 @@ def _coverage(
     """Write the coverage JSON of the selected ops' entries; the summary table."""
     mine = {op: p for op, p in places.items() if op in {r.op for r in regs}}
     entries = coverage(mine, records, report.unverified)
-    by_name = coverage(mine, [r for r in records if "source" not in r], report.unverified)
+    by_name = coverage(mine, [r for r in records if "source" not in r and not r.get("schema")], report.unverified)
     write_atomic(Path(path), to_json(entries))
     return render(entries, by_name) + f"\n  per entry: {path}"
 
