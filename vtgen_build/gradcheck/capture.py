@@ -189,6 +189,8 @@ def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None
         if mutates:
             now[0] = [t.clone() for t in now[0]] if isinstance(now[0], list) else now[0].clone()
         result = captured.func(*now[:given], **{name: now[i] for i, name in by_keyword})
+        if mutates:  # what it changed (an in-place _foreach op returns nothing)
+            return tuple(now[0]) if isinstance(now[0], list) else now[0]
         if outputs is None or not isinstance(result, (list, tuple)):
             return result
         kept = tuple(r for r, keep in zip(result, outputs, strict=False) if keep)
