@@ -28,15 +28,22 @@ def op_name(func: Any) -> str:
     return str(func.name()).removeprefix("aten::")
 
 
-def _mode(on_call: Callable[[Any, tuple[Any, ...], dict[str, Any]], None]) -> Any:
+def _mode(on_call: Callable[[Any, tuple[Any, ...], dict[str, Any]], None], keep: set[str] | None = None) -> Any:
+    """Calls ``on_call`` after each aten call below autograd that succeeded (a dtype the kernel lacks
+    is no sample); for the ops in ``keep`` with copies of the arguments made before the call (an
+    in-place op changes its input)."""
     from torch.utils import _python_dispatch
 
     base: Any = _python_dispatch.TorchDispatchMode
 
     class Watch(base):  # type: ignore[misc]
         def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            on_call(func, tuple(args), dict(kwargs or {}))
-            return func(*args, **(kwargs or {}))
+            kwargs = dict(kwargs or {})
+            copied = keep is not None and op_name(func) in keep
+            before = (_copy(tuple(args)), _copy(kwargs)) if copied else (tuple(args), kwargs)
+            result = func(*args, **kwargs)
+            on_call(func, *before)
+            return result
 
     watch: Any = Watch
     return watch()
@@ -49,19 +56,19 @@ def _outputs(result: Any) -> list[Any]:
     return [t for t in items if isinstance(t, torch.Tensor) and t.requires_grad]
 
 
-def _run_both(call: Any, on_call: Callable[[Any, tuple[Any, ...], dict[str, Any]], None]) -> None:
+def _run_both(call: Any, on_call: Callable[[Any, tuple[Any, ...], dict[str, Any]], None], keep: set[str]) -> None:
     """The call's forward pass, then a backward pass of its differentiable outputs, watched."""
     import torch
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with _mode(on_call):
+        with _mode(on_call, keep):
             result = call.fn(*call.inputs)
         outs = _outputs(result)
         wrt = [t for t in call.inputs if isinstance(t, torch.Tensor) and t.requires_grad]
         if outs and wrt:
             grads = [torch.randn_like(o) for o in outs]
-            with _mode(on_call):
+            with _mode(on_call, keep):
                 torch.autograd.grad(outs, wrt, grads, allow_unused=True)
 
 
@@ -120,11 +127,11 @@ def capture(entry: Any, dtype: Any, targets: set[str], limit: int) -> dict[str, 
     def keep(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         name = op_name(func)
         if name in targets and len(found.setdefault(name, [])) < limit:
-            found[name].append(Captured(func, _copy(args), _copy(kwargs)))
+            found[name].append(Captured(func, args, kwargs))
 
     for call in entry.calls(dtype, max(limit, 1)):
         try:
-            _run_both(call, keep)
+            _run_both(call, keep, targets)
         except Exception:
             continue
         if all(len(found.get(t, [])) >= limit for t in targets):
@@ -180,8 +187,10 @@ def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None
             else:
                 now[i][j] = t
         if mutates:
-            now[0] = now[0].clone()
+            now[0] = [t.clone() for t in now[0]] if isinstance(now[0], list) else now[0].clone()
         result = captured.func(*now[:given], **{name: now[i] for i, name in by_keyword})
+        if mutates:  # what it changed (an in-place _foreach op returns nothing)
+            return tuple(now[0]) if isinstance(now[0], list) else now[0]
         if outputs is None or not isinstance(result, (list, tuple)):
             return result
         kept = tuple(r for r, keep in zip(result, outputs, strict=False) if keep)
@@ -192,7 +201,8 @@ def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None
 
 
 def _double(prepared: Prepared) -> bool:
-    """Its floating outputs are float64 / complex128 (a bfloat16 result cannot be gradchecked)."""
+    """Its floating outputs are finite float64 / complex128: a bfloat16 result, or a sample outside
+    the op's domain (log1p of x < -1), cannot be gradchecked."""
     import torch
 
     try:
@@ -203,9 +213,8 @@ def _double(prepared: Prepared) -> bool:
         return True  # the check itself will report it
     items = result if isinstance(result, (list, tuple)) else [result]
     wide = (torch.float64, torch.complex128)
-    return all(
-        t.dtype in wide for t in items if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
-    )
+    floats = [t for t in items if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())]
+    return all(t.dtype in wide and bool(torch.isfinite(t.detach()).all()) for t in floats)
 
 
 def _gradcheck(prepared: Prepared, kind: str) -> None:
