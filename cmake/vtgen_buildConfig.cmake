@@ -512,6 +512,12 @@ function(vtgen_generate target)
   target_include_directories("${target}" PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
   target_compile_features("${target}" PUBLIC cxx_std_17)
   set_target_properties("${target}" PROPERTIES VTGEN_OUTPUT_DIR "${out_dir}")
+  # What vtgen_add_gradcheck_test() passes to `check` to read the same yaml.
+  list(SUBLIST command 4 -1 input_args)
+  list(FIND input_args --out cut)
+  list(SUBLIST input_args 0 ${cut} input_args)
+  list(APPEND input_args --namespace ${namespace})
+  set_target_properties("${target}" PROPERTIES VTGEN_INPUT_ARGS "${input_args}" VTGEN_USE_TORCH "${arg_USE_TORCH}")
   if(arg_PRECOMPILE_HEADERS)
     target_precompile_headers("${target}" PRIVATE
       "$<$<COMPILE_LANGUAGE:CXX>:<torch/csrc/autograd/VariableTypeUtils.h>>"
@@ -535,6 +541,57 @@ function(vtgen_generate target)
     endif()
     target_link_libraries("${target}" PUBLIC vtgen::stub_aten)
   endif()
+endfunction()
+
+# vtgen_add_gradcheck_test()
+# --------------------------
+#   vtgen_add_gradcheck_test(<target>
+#                            [NAME <test>]            # default vtgen_gradcheck_<target>
+#                            [HINTS <file>...]        # sample hints of the library's constrained ops
+#                            [OPS <op>...])           # default: every differentiable op
+#
+#   Adds a ctest test running `vtgen-build check --gradcheck --library <the built target>` on the
+#   yaml given to vtgen_generate(<target> ... USE_TORCH): backward, double-backward and forward-AD
+#   gradcheck of every differentiable op on samples made from its schema (and HINTS), through its
+#   in-place and out= variants; a wrong formula fails the test at its derivatives.yaml line.
+#   <target> must be a SHARED or MODULE library.
+function(vtgen_add_gradcheck_test target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "NAME" "HINTS;OPS")
+  if(arg_UNPARSED_ARGUMENTS)
+    list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
+    message(FATAL_ERROR "vtgen_add_gradcheck_test(): unknown argument(s): ${unparsed}.  Known keywords: NAME HINTS OPS")
+  endif()
+  if(arg_KEYWORDS_MISSING_VALUES)
+    list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
+    message(FATAL_ERROR "vtgen_add_gradcheck_test(): missing value for ${missing}")
+  endif()
+  if(NOT TARGET "${target}")
+    message(FATAL_ERROR "vtgen_add_gradcheck_test(): '${target}' is not a target")
+  endif()
+  get_target_property(input_args "${target}" VTGEN_INPUT_ARGS)
+  get_target_property(use_torch "${target}" VTGEN_USE_TORCH)
+  get_target_property(type "${target}" TYPE)
+  if(NOT input_args OR NOT use_torch)
+    message(FATAL_ERROR "vtgen_add_gradcheck_test(): call vtgen_generate(${target} ... USE_TORCH) first")
+  endif()
+  if(NOT type MATCHES "^(SHARED|MODULE)_LIBRARY$")
+    message(FATAL_ERROR "vtgen_add_gradcheck_test(): '${target}' is a ${type}; it must be a SHARED or MODULE library")
+  endif()
+  set(name "vtgen_gradcheck_${target}")
+  if(DEFINED arg_NAME)
+    set(name "${arg_NAME}")
+  endif()
+  set(command ${input_args} --out "${CMAKE_CURRENT_BINARY_DIR}/vtgen_gradcheck/${target}"
+      --gradcheck --library "$<TARGET_FILE:${target}>")
+  foreach(hints IN LISTS arg_HINTS)
+    get_filename_component(hints "${hints}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND command --hints "${hints}")
+  endforeach()
+  foreach(op IN LISTS arg_OPS)
+    list(APPEND command --op "${op}")
+  endforeach()
+  get_property(python GLOBAL PROPERTY _vtgen_python)
+  add_test(NAME "${name}" COMMAND "${python}" -m vtgen_build check ${command})
 endfunction()
 
 # _vtgen_write_if_changed(<file> <text>): keep the file's mtime when its text is the same.

@@ -1,6 +1,6 @@
 """Wrong formulas that compile: plain ``check`` passes them, ``check --gradcheck`` fails at their line.
 
-Fourteen realistic edits, each on its own op, go into ONE copy of the real yaml;
+Fifteen realistic edits, each on its own op, go into ONE copy of the real yaml;
 one plain ``check`` of those ops and one ``check --gradcheck`` run (session
 fixtures) serve every parametrized assertion.
 """
@@ -85,6 +85,12 @@ EDITS = (
         "a helper's operands swapped (the helper is libtorch's own, hidden, bound from its symbol table)",
         "  self, other: atan2_backward(grad, self, other, grad_input_mask)",
         "  self, other: atan2_backward(grad, other, self, grad_input_mask)",
+    ),
+    Edit(
+        "_euclidean_dist",
+        "a helper's operands swapped, on an op no OpInfo names: only schema-driven samples reach it",
+        "  x1, x2: _euclidean_dist_backward(grad, x1, x2, result)",
+        "  x1, x2: _euclidean_dist_backward(grad, x2, x1, result)",
     ),
 )
 

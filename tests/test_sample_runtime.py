@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import TorchTree, copy_sample, run_clean
+from .test_gradcheck_library import library_check
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -145,7 +146,7 @@ _OTHER = "  other: handle_r_to_c(other.scalar_type(), maybe_multiply(grad, alpha
 
 def test_wrong_formula_fails_gradcheck(torch_tree: TorchTree) -> None:
     """A dropped factor (alpha) in one formula: that op's gradcheck fails, the others still pass."""
-    _replace_line(torch_tree.derivatives, _OTHER, "  other: handle_r_to_c(other.scalar_type(), grad)")
+    other_line = _replace_line(torch_tree.derivatives, _OTHER, "  other: handle_r_to_c(other.scalar_type(), grad)")
     try:
         code, log = torch_tree.build()
         assert code == 0, log
@@ -157,10 +158,15 @@ def test_wrong_formula_fails_gradcheck(torch_tree: TorchTree) -> None:
             "scale_add_gradients",
             "softsign_gradients",
         )
+        gradcheck = library_check(torch_tree)  # check --gradcheck --library (tests/test_gradcheck_library.py)
     finally:
         _replace_line(torch_tree.derivatives, "  other: handle_r_to_c(other.scalar_type(), grad)", _OTHER)
     assert results["softsign_gradients"] is None, results["softsign_gradients"]
     assert results["scale_add_gradients"] is not None and "Jacobian mismatch" in results["scale_add_gradients"]
+    code, log = gradcheck
+    at = f"{torch_tree.derivatives}:{other_line}: error: gradcheck failed for scale_add (schema samples) (float64"
+    assert code == 1 and at in log, log
+    assert "ops: passed 11, failed 2, not run 0" in log, log  # scale_add and scale_add_ only
 
 
 # In a formula with no forward formula derived from it: one translation unit (the Node's)

@@ -406,6 +406,15 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
     r.add_argument("--no-bind-hidden", dest="bind_hidden", action="store_false",
                    help="leave out kernels calling helpers libtorch hides (default: call libtorch's)")  # fmt: skip
+    r.add_argument("--library", metavar="SO|PACKAGE",
+                   help="check an op library's own ops: the shared library its build produced, or a package that "
+                        "loads it (schema-driven samples)")  # fmt: skip
+    r.add_argument("--hints", action="append", default=[], metavar="FILE",
+                   help="sample hints of constrained inputs (yaml, repeatable; docs/gradcheck-samples.md)")  # fmt: skip
+    r.add_argument("--coverage", metavar="JSON",
+                   help="every op: which derivatives.yaml formulas ran in a passing check (JSON here)")  # fmt: skip
+    r.add_argument("--allow-unverified", action="store_true",
+                   help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     _add_format(check)
     check.set_defaults(run=_run_check)
 
@@ -428,7 +437,7 @@ def _run_check(args: argparse.Namespace) -> int:
         report = run_from_args(args, inputs, _generate_options(args), manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
         args.found += from_gradcheck_report(report)
-        return 0 if report.ok else 1
+        return report.status
     options = CheckOptions(
         args.std,
         args.jobs,

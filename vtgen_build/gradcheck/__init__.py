@@ -25,11 +25,23 @@ __all__ = ["GradcheckOptions", "Report", "run_from_args", "run_gradcheck"]
 def run_from_args(
     args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None, since: Changes | None
 ) -> Report:
-    """The CLI's ``check --gradcheck``: run, print the failures and the summary; the report."""
+    """The CLI's ``check --gradcheck``: run, print the failures and the summary; the report, whose
+    ``status`` is the exit status: 1 on a failed check, ``verdict.UNVERIFIED`` (3) when a selected op
+    with a formula was verified by no passing check (unless ``--allow-unverified``), else 0."""
     if args.no_pch:
         raise VtgenError("--no-pch: --gradcheck builds no precompiled headers; leave the option out")
+    if args.library:
+        from pathlib import Path
+
+        from .schema_run import run_library
+
+        work = Path(gen_options.out_dir).resolve() / ".vtgen-gradcheck"
+        report = run_library(inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, 300)
+        report.accept_unverified = args.allow_unverified
+        print(report.render(), file=sys.stdout if report.ok else sys.stderr)
+        return report
     options = GradcheckOptions(
-        ops=tuple(args.op),
+        ops=tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op),  # mylib::op or op
         changed=args.changed,
         python=args.python,
         cxx=args.cxx,
@@ -45,7 +57,13 @@ def run_from_args(
         torch_include=args.torch_include,
         torch_version=args.torch_version,
         since=since,
+        hints=tuple(args.hints),
+        allow_unverified=args.allow_unverified,
+        coverage=args.coverage,
+        reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
+    if args.coverage and args.changed:
+        raise VtgenError("--coverage reports on every op or on the --op ones: leave out --changed")
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)
     return report

@@ -8,6 +8,12 @@ forward-mode gradcheck, honouring each OpInfo's support flags, dtypes, skips and
 expected failures.  Writes one JSON object per line: ``{"start": entry}`` before
 an entry, then its result, so that the parent knows which entry a crash hit.
 Results are data only; nothing here reads code from the parent.
+
+    python child.py --reach RESULTS.jsonl SKIP.json   (what every entry reaches: ``capture.reach``)
+
+A request's ``targets`` are ops checked on the arguments captured from the entries whose
+calls reach them (``capture.captured_checks``), entries from every sample source
+(``sample_sources``): OpInfo, ModuleInfo and plugged-in ones.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import os
 import signal
 import sys
 import warnings
+from types import ModuleType
 from typing import Any
 
 # (test name as PyTorch's test_ops.py calls it, its class names, check kind, variant)
@@ -29,6 +36,24 @@ CHECKS = (
     ("test_inplace_gradgrad", ("TestBwdGradients", "TestGradients"), "gradgrad", "inplace"),
     ("test_inplace_forward_mode_AD", ("TestFwdGradients", "TestGradients"), "forward", "inplace"),
 )
+# run for an op reached only by the backward pass of an OpInfo's call (a ``*_backward`` op)
+THROUGH_BACKWARD = (
+    ("test_fn_gradgrad", ("TestBwdGradients", "TestGradients"), "gradgrad"),
+    ("test_fn_fwgrad_bwgrad", ("TestFwdGradients", "TestGradients"), "fwd_over_rev"),
+)
+
+
+def _sibling(name: str) -> ModuleType:
+    """A standalone file beside this one, loaded by path (this file runs as a script)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"vtgen_gradcheck_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 class Timeout(Exception):
@@ -101,6 +126,8 @@ def _supports(opinfo: Any, kind: str, variant: str) -> str | None:
         return "supports_autograd is False"
     if kind == "gradgrad" and not opinfo.supports_gradgrad:
         return "supports_gradgrad is not True"
+    if kind == "fwd_over_rev" and not opinfo.supports_fwgrad_bwgrad:
+        return "supports_fwgrad_bwgrad is not True"
     if kind == "forward" and not opinfo.supports_forward_ad:
         return "supports_forward_ad is False"
     if variant == "inplace":
@@ -166,6 +193,10 @@ def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any) -> None:
         torch.autograd.gradcheck(call, args, check_grad_dtypes=True, check_undefined_grad=True, **common)
     elif kind == "gradgrad":
         torch.autograd.gradgradcheck(call, args, check_fwd_over_rev=False, check_rev_over_rev=True, **common)
+    elif kind == "fwd_over_rev":
+        torch.autograd.gradgradcheck(
+            call, args, check_fwd_over_rev=True, check_rev_over_rev=False, check_undefined_grad=False, **common
+        )
     else:
         torch.autograd.gradcheck(
             call,
@@ -338,8 +369,35 @@ def _name(opinfo: Any) -> str:
     return str(opinfo.name) + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
 
 
+_CPU_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+_LAYOUT_KEYS = ("SparseCPU", "SparseCsrCPU", "QuantizedCPU", "NestedTensorCPU", "MkldnnCPU")
+
+
+def uncheckable(op: str) -> str:
+    """Why no CPU float sample can reach the op's kernel here (one of a fixed list), or ""."""
+    import torch
+
+    def has(key: str) -> bool:
+        try:
+            return bool(torch._C._dispatch_has_kernel_for_dispatch_key(op, key))
+        except RuntimeError:
+            return False
+
+    name, _, overload = op.partition(".")
+    try:
+        packet = getattr(torch.ops.aten, name.removeprefix("aten::"))
+        tags = getattr(packet, overload or "default").tags
+    except (AttributeError, RuntimeError):
+        tags = []
+    if not any(has(k) for k in _CPU_KEYS):
+        if any(has(k) for k in _LAYOUT_KEYS):
+            return "needs sparse / quantized / nested inputs"
+        return "needs a backend this machine lacks (no CPU kernel)"
+    return "random" if torch.Tag.nondeterministic_seeded in tags else ""
+
+
 def schemas(ops: list[str]) -> dict[str, Any]:
-    """Op → the installed torch's argument names (positional, keyword) or None when it lacks the op."""
+    """Op → [positional names, keyword names, ``uncheckable``] in the installed torch, None: it lacks the op."""
     import torch
 
     found: dict[str, Any] = {}
@@ -350,12 +408,136 @@ def schemas(ops: list[str]) -> dict[str, Any]:
         found[op] = (
             None
             if args is None
-            else [[a.name for a in args if not a.kwarg_only], [a.name for a in args if a.kwarg_only]]
+            else [[a.name for a in args if not a.kwarg_only], [a.name for a in args if a.kwarg_only], uncheckable(op)]
         )
     return found
 
 
+def reach_all(results: str, skip: set[str], timeout: int) -> None:
+    """One JSON line per entry of every source: the ops its first call reaches, forward and backward."""
+    import torch
+
+    sources, capture = _sibling("sample_sources"), _sibling("capture")
+    dtypes = [torch.float64, torch.complex128]
+    signal.signal(signal.SIGALRM, _on_alarm)
+    with open(results, "a", encoding="utf-8") as out:
+        for entry in sources.all_entries():
+            if entry.name in skip:
+                continue
+            out.write(json.dumps({"start": entry.name}) + "\n")
+            out.flush()
+            signal.alarm(timeout)
+            try:
+                found = capture.reach(entry, dtypes)
+                row = {"entry": entry.name, "forward": found[0], "backward": found[1]} if found else None
+            except Exception as exc:
+                row = {"entry": entry.name, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
+            finally:
+                signal.alarm(0)
+            out.write(json.dumps(row or {"entry": entry.name, "error": "no call for float64 or complex128"}) + "\n")
+            out.flush()
+
+
+def _target_records(
+    entry: Any, targets: list[dict[str, Any]], request: dict[str, Any], counters: Counters
+) -> list[Any]:
+    """Each target op gradchecked on the arguments it received in the entry's calls, per dtype."""
+    import torch
+
+    capture = _sibling("capture")
+    limit = request["max_samples"] or 2
+    checks: dict[str, list[dict[str, Any]]] = {t["op"]: [] for t in targets}
+    for dtype_name in request["dtypes"]:
+        dtype = getattr(torch, dtype_name)
+        found = capture.capture(entry, dtype, {t["op"] for t in targets}, limit)
+        for t in targets:
+            kinds = [k for k in ["backward"] + (["forward"] if t["forward"] else []) if _allowed(entry, k, dtype)]
+            rows = capture.captured_checks(found.get(t["op"], []), set(t["grad"]), kinds, counters, t.get("outputs"))
+            for row in rows:
+                row["test"] = "captured_grad" if row["kind"] == "backward" else "captured_forward_ad"
+            if entry.name in t.get("through_backward", []) and hasattr(entry, "opinfo") and not entry.inplace:
+                rows += _through_backward(entry.opinfo, dtype, limit, counters)
+            for row in rows:
+                ours = t["counter"] in row["hit"]
+                extra = {"ours_ran": ours, "hit": [t["counter"]] if ours or row["status"] == "failed" else []}
+                checks[t["op"]].append({"variant": "function", "dtype": dtype_name, **row, **extra})
+    return [
+        {
+            "entry": f"{t['op']} (arguments from {entry.name})",
+            "aten": t["op"],
+            "source": entry.name,
+            "direct": {"function": [t["counter"]], "inplace": []},
+            "checks": [c for c in checks[t["op"]] if c["status"] != "not run" or c["why"] == "random"],
+        }
+        for t in targets
+    ]
+
+
+# the test PyTorch runs an OpInfo's backward and forward-mode checks in, per captured check kind
+_OWN_TEST = {
+    "backward": ("test_fn_grad", ("TestBwdGradients", "TestGradients")),
+    "forward": ("test_forward_mode_AD", ("TestFwdGradients", "TestGradients")),
+}
+
+
+def _allowed(entry: Any, kind: str, dtype: Any) -> bool:
+    """An OpInfo's samples serve a captured check only where PyTorch's own test runs that check."""
+    opinfo = getattr(entry, "opinfo", None)
+    if opinfo is None:
+        return True
+    test, classes = _OWN_TEST[kind]
+    variant = "inplace" if getattr(entry, "inplace", False) else "function"
+    return _supports(opinfo, kind, variant) is None and _skipped(opinfo, test, classes, dtype) is None
+
+
+def _through_backward(opinfo: Any, dtype: Any, limit: int, counters: Counters) -> list[dict[str, Any]]:
+    """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them."""
+    rows: list[dict[str, Any]] = []
+    for test, classes, kind in THROUGH_BACKWARD:
+        why = _supports(opinfo, kind, "function") or _skipped(opinfo, test, classes, dtype)
+        if why or dtype not in opinfo.supported_backward_dtypes("cpu"):
+            continue
+        hit: set[str] = set()
+        result = _check(opinfo, kind, "function", dtype, limit, counters, hit)
+        result.pop("positions", None)  # the forward op's inputs, not the backward op's arguments
+        rows.append({"test": test, "kind": kind, **result, "hit": sorted(hit)})
+    return rows
+
+
+def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:
+    """The request's target ops, checked on the arguments of the entries that reach them."""
+    by_entry: dict[str, list[dict[str, Any]]] = {}
+    for t in request.get("targets", []):
+        for name in t["entries"]:
+            by_entry.setdefault(name, []).append(t)
+    skip = set(request["skip"])
+    for entry in _sibling("sample_sources").all_entries(set(by_entry)):
+        marker = f"via {entry.name}"
+        if marker in skip:
+            continue
+        out.write(json.dumps({"start": marker}) + "\n")
+        out.flush()
+        signal.alarm(int(request["timeout"]))
+        try:
+            rows = _target_records(entry, by_entry[entry.name], request, counters)
+        except Timeout:
+            rows = [{"entry": marker, "error": f"timed out after {request['timeout']}s"}]
+        except Exception as exc:
+            rows = [{"entry": marker, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"}]
+        finally:
+            signal.alarm(0)
+        for row in [*rows, {"entry": marker, "checks": []}]:
+            out.write(json.dumps(row) + "\n")
+        out.flush()
+
+
 def main(argv: list[str]) -> int:
+    if argv[1] == "--reach":
+        with open(argv[3], encoding="utf-8") as f:
+            skip = set(json.load(f))
+        warnings.filterwarnings("ignore")
+        reach_all(argv[2], skip, int(argv[4]))
+        return 0
     if argv[1] == "--schemas":
         with open(argv[2], encoding="utf-8") as f:
             ops = json.load(f)
@@ -381,6 +563,7 @@ def main(argv: list[str]) -> int:
     skip = set(request["skip"])
     signal.signal(signal.SIGALRM, _on_alarm)
     with open(argv[2], "a", encoding="utf-8") as out:
+        run_targets(request, counters, out)
         for opinfo in op_db:
             name = _name(opinfo)
             if name in skip or (wanted is not None and (opinfo.aten_name or opinfo.name) not in wanted):

@@ -28,6 +28,9 @@ class FormulaPlaces:
     backward: tuple[tuple[tuple[str, ...], Location], ...]  # (inputs a formula computes, where)
     forward: tuple[Location, ...]
     entry: Location | None  # the derivatives.yaml entry (None: the op has none)
+    differentiable: tuple[str, ...] = ()  # inputs with a backward formula that is not not_implemented(...)
+    forward_ad: bool = False  # it has a forward formula that is not not_implemented(...)
+    outputs: tuple[bool, ...] | None = None  # output_differentiability (None: every output)
 
     def backward_at(self, argument: int | None) -> Location | None:
         name = self.arguments[argument] if argument is not None and argument < len(self.arguments) else None
@@ -48,6 +51,9 @@ def _digest(inputs: Inputs, release: str, policy_root: str | None) -> str:
     return h.hexdigest()
 
 
+_NOT = "not_implemented("
+
+
 def _plan_places(inputs: Inputs, release: str, policy_root: str | None) -> dict[str, store.JSON]:
     from ..model import load_model
     from ..plan.kernel import build_plan
@@ -65,6 +71,9 @@ def _plan_places(inputs: Inputs, release: str, policy_root: str | None) -> dict[
             "backward": [[list(b.var_names), b.location.file, b.location.line] for b in info.backward] if info else [],
             "forward": [[f.location.file, f.location.line] for f in info.forward] if info else [],
             "entry": [info.location.file, info.location.line] if info else None,
+            "differentiable": [n for b in info.backward if _NOT not in b.formula for n in b.var_names] if info else [],
+            "forward_ad": info is not None and any(_NOT not in f.formula for f in info.forward),
+            "outputs": list(info.output_differentiability) if info and info.output_differentiability else None,
         }
     return table
 
@@ -95,6 +104,9 @@ def _decode(row: store.JSON) -> FormulaPlaces | None:
             tuple((tuple(str(n) for n in _list(b[0])), _location(b[1:])) for b in bw if isinstance(b, list)),
             tuple(_location(f) for f in fw if isinstance(f, list)),
             _location(entry) if isinstance(entry, list) else None,
+            tuple(str(n) for n in _list(row["differentiable"])),
+            row["forward_ad"] is True,
+            tuple(o is True for o in _list(row["outputs"])) if row["outputs"] is not None else None,
         )
     except (KeyError, TypeError, ValueError, AssertionError, IndexError):
         return None
@@ -110,11 +122,11 @@ def formula_places(
     """
     record = cache_dir / "formulas.json"
     digest = _digest(inputs, release, policy_root)
-    data = store.read(record, "formula_places_v2")
+    data = store.read(record, "formula_places_v4")
     if not (isinstance(data, dict) and data.get("inputs") == digest and isinstance(data.get("ops"), dict)):
         data = {"inputs": digest, "ops": _plan_places(inputs, release, policy_root)}
         record.parent.mkdir(parents=True, exist_ok=True)
-        store.write(record, "formula_places_v2", data)
+        store.write(record, "formula_places_v4", data)
     ops = data["ops"]
     assert isinstance(ops, dict)
     return {op: p for op, row in ops.items() if (p := _decode(row)) is not None}

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Location
 from .formulas import FormulaPlaces
+from .verdict import UNVERIFIED, Unverified
 
 if TYPE_CHECKING:
     from .library import LibraryBuild
@@ -18,8 +19,13 @@ if TYPE_CHECKING:
 __all__ = ["Failure", "Report", "read_results"]
 
 _INPUT = re.compile(r"with respect to input (\d+)")
-_KINDS = ("backward", "forward", "gradgrad")
-_WHAT = {"backward": "backward", "forward": "forward-AD", "gradgrad": "double-backward"}
+_KINDS = ("backward", "forward", "gradgrad", "fwd_over_rev")
+_WHAT = {
+    "backward": "backward",
+    "forward": "forward-AD",
+    "gradgrad": "double-backward",
+    "fwd_over_rev": "forward-over-reverse",
+}
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
@@ -72,7 +78,7 @@ def _failure(entry: dict[str, Any], check: dict[str, Any], places: dict[str, For
     place = places.get(op) if op else None
     where = None
     if place is not None:
-        where = place.forward_at() if kind == "forward" else place.backward_at(argument)
+        where = place.forward_at() if kind in ("forward", "fwd_over_rev") else place.backward_at(argument)
     if op is None and hit:
         message += f" (through our kernels of {', '.join(hit[:6])})"
     return Failure(where, message, op)
@@ -83,6 +89,9 @@ class Report:
     seconds: float
     library: LibraryBuild | None = None
     entries: int = 0
+    schema_entries: int = 0  # ops checked on schema-driven samples (schema_run.py), not OpInfo entries
+    schema_passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
+    schema_failed: int = 0
     passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
     passed_direct: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))  # the OpInfo's own op
     failures: list[Failure] = field(default_factory=list)
@@ -93,10 +102,23 @@ class Report:
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
     notes: list[str] = field(default_factory=list)  # e.g. where the helpers libtorch hides came from
     nothing: bool = False
+    # checks of an op on the arguments captured from the entries reaching it (``capture.py``)
+    captured: int = 0
+    captured_passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
+    captured_failed: int = 0
+    unverified: list[Unverified] = field(default_factory=list)  # selected ops no passing check entered
+    accept_unverified: bool = False  # --allow-unverified
 
     @property
     def ok(self) -> bool:
-        return not self.failures
+        return not self.failures and (self.accept_unverified or not self.unverified)
+
+    @property
+    def status(self) -> int:
+        """0, 1 (a check failed) or ``UNVERIFIED`` (a selected formula went unchecked)."""
+        if self.failures:
+            return 1
+        return UNVERIFIED if self.unverified and not self.accept_unverified else 0
 
     @classmethod
     def nothing_to_do(cls, seconds: float, why: str = "no op changed or failed since the last run") -> Report:
@@ -140,7 +162,12 @@ class Report:
         checks = [c for c in entry.get("checks", []) if c.get("status") != "not run"]
         if not checks:
             return
-        self.entries += 1
+        by_capture, by_schema = "source" in entry, bool(entry.get("schema"))
+        apart = by_capture or by_schema  # counted apart from the OpInfo entries run by name
+        self.entries += not apart
+        self.captured += by_capture
+        self.schema_entries += by_schema
+        passed = self.captured_passed if by_capture else self.schema_passed if by_schema else self.passed
         failed = False
         for kind in _KINDS:
             mine = [c for c in checks if c["kind"] == kind]
@@ -150,14 +177,16 @@ class Report:
                 self.failures.append(failure)
                 bad.update(c.get("hit", []) if _direct(entry).get(c["variant"]) else [])
             if any(c["status"] == "passed" and c.get("ours_ran") for c in mine) and not wrong:
-                self.passed[kind] += 1
+                passed[kind] += 1
                 direct = any(_direct(entry).get(v) for v in ("function", "inplace"))
-                self.passed_direct[kind] += direct
+                self.passed_direct[kind] += direct and not apart
             failed = failed or bool(wrong)
             for c in mine:
                 if c["status"] == "passed" and c.get("ours_ran") and _direct(entry).get(c["variant"]):
                     ran.update(c.get("hit", []))
-        self.failed_entries += failed
+        self.failed_entries += failed and not apart
+        self.captured_failed += failed and by_capture
+        self.schema_failed += failed and by_schema
 
     def render(self) -> str:
         if self.nothing:
@@ -173,9 +202,26 @@ class Report:
             if b.bound:
                 lines.append(f"  calling {len(b.bound)} helpers libtorch hides, bound from its symbol table")
         lines += self.notes
+        if b is not None or not self.schema_entries:  # an op library's run has only schema samples
+            lines += self._reach_lines()
+        if self.schema_entries:
+            q = self.schema_passed
+            lines.append(
+                f"ops checked on samples made from their schema: {self.schema_entries}; passed backward "
+                f"{q['backward']}, forward-AD {q['forward']}, gradgrad {q['gradgrad']}; failed {self.schema_failed}"
+            )
+        lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
+        lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
+        lines += [f"  error: {e}" for e in self.errors]
+        lines += [f"  not verified: {u}" for u in self.unverified]
+        lines.append(self._verdict())
+        return "\n".join(lines)
+
+    def _reach_lines(self) -> list[str]:
+        lines: list[str] = []
         p = self.passed
         lines.append(
-            f"OpInfo entries run: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
+            f"OpInfo entries run by name: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
             f"gradgrad {p['gradgrad']}; failed {self.failed_entries}"
         )
         d = self.passed_direct
@@ -183,11 +229,24 @@ class Report:
             f"  of these, testing an op of ours directly: backward {d['backward']}, forward-AD {d['forward']}, "
             f"gradgrad {d['gradgrad']} (the others are composites whose decomposition entered our kernels)"
         )
-        lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
-        lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
-        lines += [f"  error: {e}" for e in self.errors]
-        lines.append("OK" if self.ok else f"FAILED: {len(self.failures)} failing checks")
-        return "\n".join(lines)
+        c = self.captured_passed
+        lines.append(
+            f"ops checked on the arguments their samples passed them: {self.captured} (op, sample) pairs; passed "
+            f"backward {c['backward']}, forward-AD {c['forward']}, gradgrad {c['gradgrad']}, forward-over-reverse "
+            f"{c['fwd_over_rev']}; failed {self.captured_failed}"
+        )
+        return lines
+
+    def _verdict(self) -> str:
+        if self.failures:
+            return f"FAILED: {len(self.failures)} failing checks"
+        if self.unverified:
+            n = len(self.unverified)
+            how = "accepted: --allow-unverified" if self.accept_unverified else "--allow-unverified accepts them"
+            return f"NOT VERIFIED: {n} selected ops with a formula no passing check entered ({how})"
+        if not self.passed_ops:
+            return "NOTHING CHECKED: no selected op has a formula to verify"
+        return f"OK: {len(self.passed_ops)} ops verified"
 
 
 def _normalized(entry: dict[str, Any], autograd_ops: set[str] | None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,11 +22,15 @@ from ..revisions import Changes
 from ..target import supported_release
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..write import locked, write_atomic
+from .coverage import coverage, render, to_json
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
+from .reach import Target, reach_map, targets
 from .report import Report, read_results
+from .schema_run import schema_fallback
 from .units import Registration, read_registrations
+from .verdict import unverified
 
 __all__ = ["GradcheckOptions", "run_gradcheck"]
 
@@ -54,6 +59,11 @@ class GradcheckOptions:
     torch_include: str | None = None  # given: must be the include directory of the torch of ``python``
     torch_version: str | None = None  # an explicit --torch-version: must be the release of that torch
     since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
+    schema_samples: bool = True  # ops no OpInfo check verified get samples made from their schema
+    hints: tuple[str, ...] = ()  # sample hints files besides the built-in one (schema_run.py)
+    allow_unverified: bool = False  # a selected op no passing check entered does not fail the run
+    reach_limit: int = 2  # entries (OpInfo, ModuleInfo, ...) whose calls reach it, per selected op
+    coverage: str | None = None  # every op, checked on captured arguments only; the JSON report goes here
 
 
 def _selected(
@@ -81,7 +91,7 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
     key = hashlib.sha256(json.dumps([torch.python, torch.version, names]).encode()).hexdigest()
     record = cache / "schemas.json"
-    data = store.read(record, "schemas")
+    data = store.read(record, "schemas_v2")
     if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("ops"), dict):
         cached = data["ops"]
         assert isinstance(cached, dict)
@@ -93,7 +103,7 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
     if done.returncode != 0:
         raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
     found: dict[str, store.JSON] = json.loads(answer.read_text(encoding="utf-8"))
-    store.write(record, "schemas", {"key": key, "ops": found})
+    store.write(record, "schemas_v2", {"key": key, "ops": found})
     return found
 
 
@@ -105,15 +115,26 @@ def _schema_problems(
     for r in regs:
         theirs = installed.get(f"{r.namespace}::{r.op}")
         mine = places.get(r.op)
-        if not isinstance(theirs, list) or len(theirs) != 2:
+        if not isinstance(theirs, list) or len(theirs) != 3:
             problems[r.op] = "the installed torch has no such op"
             continue
-        positional, keywords = (list(t) if isinstance(t, list) else [] for t in theirs)
+        positional, keywords = (list(t) if isinstance(t, list) else [] for t in theirs[:2])
         if mine is not None and (
             positional != list(mine.arguments) or sorted(map(str, keywords)) != sorted(mine.keywords)
         ):
             problems[r.op] = f"its schema differs in the installed torch (arguments {positional}, keywords {keywords})"
     return problems
+
+
+def _uncheckable(torch: TorchInstall, regs: list[Registration], work: Path) -> dict[str, str]:
+    """Op → why no CPU sample can reach it here (random, sparse-only, no CPU kernel), from the schemas query."""
+    found = _installed_schemas(torch, regs, work)
+    why: dict[str, str] = {}
+    for r in regs:
+        row = found.get(f"{r.namespace}::{r.op}")
+        if isinstance(row, list) and len(row) == 3 and isinstance(row[2], str) and row[2]:
+            why[r.op] = row[2]
+    return why
 
 
 def _run_child(
@@ -123,6 +144,7 @@ def _run_child(
     out_ops: list[str],
     options: GradcheckOptions,
     work: Path,
+    checks_of: Sequence[Target] = (),
 ) -> list[dict[str, object]]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
     results = work / "results.jsonl"
@@ -139,6 +161,7 @@ def _run_child(
             "max_samples": options.max_samples,
             "timeout": options.timeout,
             "skip": done_entries + crashed,
+            "targets": [t.to_json() for t in checks_of],
         }
         write_atomic(work / "request.json", json.dumps(request))
         env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
@@ -178,6 +201,21 @@ def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str
     for op in failed:
         new.pop(op, None)
     return dict(sorted(new.items()))
+
+
+def _coverage(
+    path: str,
+    regs: list[Registration],
+    places: dict[str, FormulaPlaces],
+    records: list[dict[str, object]],
+    report: Report,
+) -> str:
+    """Write the coverage JSON of the selected ops' entries; the summary table."""
+    mine = {op: p for op, p in places.items() if op in {r.op for r in regs}}
+    entries = coverage(mine, records, report.unverified)
+    by_name = coverage(mine, [r for r in records if "source" not in r and not r.get("schema")], report.unverified)
+    write_atomic(Path(path), to_json(entries))
+    return render(entries, by_name) + f"\n  per entry: {path}"
 
 
 def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[str, str | None]:
@@ -254,6 +292,11 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     places = formula_places(inputs, work, release, gen_options.policy_root)
     problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
     usable = [r for r in regs if r.op not in problems]
+    if not usable and inputs.namespace != "aten":
+        raise VtgenError(
+            f"the installed torch has none of the selected {inputs.namespace}:: ops: check an op library's own ops "
+            "with --library <the shared library its build produced, or a package that loads it>"
+        )
     manual = find_manual_source(options.pytorch_root)
     extra = ([manual.unit()], manual.settings(settings)) if manual else ([], None)
     build = build_library(index, usable, settings, options.bind_hidden, *extra)
@@ -264,10 +307,24 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
-    records = _run_child(torch, build, bases, out_ops, options, work) if build.registered else []
+    reach = reach_map(torch, work) if bases is not None or options.coverage else None
+    chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
+    records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
+    unsampled: dict[str, str] = {}
+    if options.schema_samples and build.registered:  # ops no OpInfo/ModuleInfo check verified: schema samples
+        run = (torch.python, str(build.path), work, options.timeout)
+        registered = [r.op for r in build.registered if r.key == "Autograd"]
+        wanted = [r.op for r in regs if (p := places.get(r.op)) is not None and not p.out]  # out=: reach's rule
+        more, unsampled = schema_fallback(inputs, options.hints, wanted, registered, records, run)
+        records = [*records, *more]
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
+    uncheckable = {**unsampled, **_uncheckable(torch, regs, work)}
+    report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
+    report.accept_unverified = options.allow_unverified
+    if options.coverage:
+        report.notes.append(_coverage(options.coverage, regs, places, records, report))
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
     if target_note is not None:

@@ -1,0 +1,93 @@
+"""``check --gradcheck --library``: an op library's own ops, on samples made from their schemas.
+
+The slow tests reuse conftest's ``torch_tree`` (the sample op library built once against the
+real torch): its ctest test (``vtgen_add_gradcheck_test`` in sample_project/CMakeLists.txt)
+verifies every differentiable op; a dropped factor in a formula is caught at its line in
+tests/test_sample_runtime.py's wrong-formula build (no build of its own here).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import SAMPLE, CliRunner, TorchTree, run_clean, sample_inputs
+
+HINTS = SAMPLE / "sample_hints.yaml"
+# The differentiable ops of the torch_tree copy: the sample's 8 functional ops, 2 in-place, 2 out=,
+# and narrow_last (tests/packages/op_library's view op).
+VERIFIED = 13
+
+
+def library_check(tree: TorchTree, *extra: str, package: Path | None = None) -> tuple[int, str]:
+    """``check --gradcheck --library`` of the tree's built library (or of ``package``, a directory on
+    PYTHONPATH whose import loads it), in a fresh process."""
+    library = package.name if package else str(tree.library)
+    args = [sys.executable, "-m", "vtgen_build", "check", *sample_inputs(tree.source)]
+    args += ["--out", str(tree.binary / "gradcheck-out"), "--gradcheck", "--library", library]
+    args += ["--hints", str(tree.source / "sample_hints.yaml"), *extra]
+    if package is None:
+        return run_clean(args, tree.binary)
+    env = {**os.environ, "PYTHONPATH": str(package.parent)}
+    done = subprocess.run(args, cwd=tree.binary, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return done.returncode, done.stdout
+
+
+def test_a_wrong_op_name_says_did_you_mean_among_the_librarys_ops(run_cli: CliRunner, tmp_path: Path) -> None:
+    fake = tmp_path / "lib.so"
+    fake.write_bytes(b"")  # never loaded: the name is checked first
+    base = [*sample_inputs(), "--out", str(tmp_path / "out"), "--gradcheck", "--library", str(fake)]
+    result = run_cli("check", *base, "--hints", str(HINTS), "--op", "vtsample::softsine")
+    assert result.code == 1
+    assert "error: --op vtsample::softsine: the library has no differentiable op of that name; " in result.err
+    assert "did you mean 'vtsample::softsign'?" in result.err
+    assert "no op with an Autograd kernel selected" not in result.err
+    result = run_cli("check", *base, "--op", "tile_too")
+    assert result.code == 1 and "did you mean 'tile_to'?" in result.err
+
+
+def test_a_missing_library_is_an_error(run_cli: CliRunner, tmp_path: Path) -> None:
+    result = run_cli("check", *sample_inputs(), "--out", str(tmp_path), "--gradcheck", "--library", "no/lib.so")
+    assert result.code == 1 and "error: --library no/lib.so: no such file (build the library first)" in result.err
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_ctest_verifies_every_differentiable_op(torch_tree: TorchTree) -> None:
+    code, log = torch_tree.build()
+    assert code == 0, log
+    code, log = run_clean(["ctest", "--test-dir", torch_tree.binary, "-R", "vtgen_gradcheck", "-V"], torch_tree.binary)
+    assert code == 0, log
+    assert f"ops: passed {VERIFIED}, failed 0, not run 0" in log and f"OK: {VERIFIED} ops verified" in log, log
+    schema = "ops checked on samples made from their schema: 9; passed backward 9, forward-AD 7, gradgrad 9; failed 0"
+    assert schema in log, log
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_op_names_with_and_without_the_namespace(torch_tree: TorchTree) -> None:
+    code, log = torch_tree.build()
+    assert code == 0, log
+    package = torch_tree.binary / "gradcheck-package" / "vtsample_loader"
+    package.mkdir(parents=True, exist_ok=True)
+    loads = f"import torch\ntorch.ops.load_library({str(torch_tree.library)!r})\n"
+    (package / "__init__.py").write_text(loads, encoding="utf-8")
+    # one run: both spellings of --op, and --library naming a package whose import loads the library
+    code, log = library_check(torch_tree, "--op", "vtsample::affine", "--op", "tile_to", package=package)
+    assert code == 0, log
+    assert log.strip().endswith("ops: passed 2, failed 0, not run 0\nOK: 2 ops verified"), log
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_library_ops_without_library_say_how(run_cli: CliRunner, tmp_path: Path) -> None:
+    """The sample's ops are not in the installed torch: the message names --library (no build is tried)."""
+    pytest.importorskip("torch")
+    result = run_cli("check", *sample_inputs(), "--out", str(tmp_path), "--gradcheck", "--op", "vtsample::softsign")
+    assert result.code == 1
+    assert "the installed torch has none of the selected vtsample:: ops" in result.err and "--library" in result.err
+    assert "no op with an Autograd kernel selected" not in result.err and "did you mean" not in result.err

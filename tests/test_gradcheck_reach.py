@@ -1,0 +1,272 @@
+"""``check --gradcheck`` finds the checks of ops no OpInfo is named after, by what the samples reach.
+
+Eighteen realistic wrong-but-compiling edits to formulas of ops with no OpInfo entry of their
+own name (nn.functional ops, linalg ops, the double-backward ``*_backward`` entries, a loss's
+target formula, forward formulas) go into ONE copy of the real yaml.  Session fixtures run
+one plain ``check`` (it passes them), one ``check --gradcheck --op ...`` of all of them in one
+library (each fails at its edited line), then, in the same directory, one more edit and
+``--changed`` (it catches the new edit), and ``--op`` of an op nothing here can check (exit 3,
+``not verified`` with the reason).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RealYaml
+
+pytestmark = [pytest.mark.slow, pytest.mark.torch]
+
+
+@dataclass(frozen=True)
+class Edit:
+    op: str  # the op whose formula is edited (no OpInfo entry is named after it)
+    why: str
+    old: str  # a whole line of the real derivatives.yaml, just after "- name: <op>(..."
+    new: str
+    starts: int = 0  # the formula starts this many lines above the edited one (a multi-line formula)
+
+
+EDITS = (
+    Edit(
+        "celu",
+        "nn.functional op: the flag of the in-place entry's formula pasted",
+        "  self: elu_backward(grad, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ false, self)",
+        "  self: elu_backward(grad, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ true, self)",
+    ),
+    Edit(
+        "elu_backward",
+        "double backward of elu: a flag inverted",
+        "  self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, is_result,"
+        " self_or_result)",
+        "  self_or_result: elu_double_backward(grad, grad_output, alpha, scale, input_scale, !is_result,"
+        " self_or_result)",
+    ),
+    Edit(
+        "linalg_matrix_exp",
+        "linalg op: the adjoint flag of the forward formula pasted into the backward one",
+        "  self: linalg_matrix_exp_differential(self, grad, /*adjoint*/ true)",
+        "  self: linalg_matrix_exp_differential(self, grad, /*adjoint*/ false)",
+    ),
+    Edit(
+        "mse_loss",
+        "a loss's target formula: the self line pasted (sign lost)",
+        "  target: mse_loss_backward(grad, target, self, reduction)",
+        "  target: mse_loss_backward(grad, self, target, reduction)",
+    ),
+    Edit(
+        "huber_loss",
+        "a loss's target formula: the self line pasted (sign lost)",
+        "  target: huber_loss_backward(grad, target, self, reduction, delta)",
+        "  target: huber_loss_backward(grad, self, target, reduction, delta)",
+    ),
+    Edit(
+        "smooth_l1_loss",
+        "a loss's forward formula: the target term's operands swapped",
+        "  result: apply_loss_reduction(smooth_l1_loss_backward(self_t.conj(), self_p, target_p, at::Reduction::None,"
+        " beta).conj() + smooth_l1_loss_backward(target_t.conj(), target_p, self_p, at::Reduction::None, beta).conj(),"
+        " reduction)",
+        "  result: apply_loss_reduction(smooth_l1_loss_backward(self_t.conj(), self_p, target_p, at::Reduction::None,"
+        " beta).conj() + smooth_l1_loss_backward(target_t.conj(), self_p, target_p, at::Reduction::None, beta).conj(),"
+        " reduction)",
+    ),
+    Edit(
+        "soft_margin_loss",
+        "a loss's forward formula: reduced twice",
+        "  result: apply_loss_reduction(soft_margin_loss_backward(self_t.conj(), self_p, target,"
+        " at::Reduction::None).conj(), reduction)",
+        "  result: apply_loss_reduction(soft_margin_loss_backward(self_t.conj(), self_p, target,"
+        " reduction).conj(), reduction)",
+    ),
+    Edit(
+        "reflection_pad1d_backward",
+        "double backward of a padding: the neighbouring mode's op",
+        "  grad_output: reflection_pad1d_symint(grad, padding)",
+        "  grad_output: replication_pad1d_symint(grad, padding)",
+    ),
+    Edit(
+        "log_sigmoid_backward",
+        "double backward: a factor dropped",
+        "  self: log_sigmoid_double_backward(grad * grad_output, self)",
+        "  self: log_sigmoid_double_backward(grad, self)",
+    ),
+    Edit(
+        "log_sigmoid_forward",
+        "forward formula: primal and tangent swapped",
+        "  output: log_sigmoid_backward(self_t.conj(), self_p, buffer).conj()",
+        "  output: log_sigmoid_backward(self_p.conj(), self_t, buffer).conj()",
+    ),
+    Edit(
+        "softplus_backward",
+        "forward formula of a double-backward entry: a factor dropped",
+        '         + softplus_double_backward(self_t * grad_output_p, self_p, beta, threshold)"',
+        '         + softplus_double_backward(self_t, self_p, beta, threshold)"',
+        starts=1,
+    ),
+    Edit(
+        "hardswish_backward",
+        "double backward: hardswish's other constant",
+        "  self: at::where(at::logical_and(-3.0 < self, self < 3.0), grad * grad_output / 3.0,"
+        " at::zeros({}, self.options()))",
+        "  self: at::where(at::logical_and(-3.0 < self, self < 3.0), grad * grad_output / 6.0,"
+        " at::zeros({}, self.options()))",
+    ),
+    Edit(
+        "hardtanh_backward",
+        "forward formula of a double-backward entry: the wrong tangent",
+        "  result: at::where((self_p > min_val).logical_and(self_p < max_val), grad_output_t,"
+        " at::zeros({}, result.options()).expand_as(result))",
+        "  result: at::where((self_p > min_val).logical_and(self_p < max_val), self_t,"
+        " at::zeros({}, result.options()).expand_as(result))",
+    ),
+    Edit(
+        "_log_softmax_backward_data",
+        "double backward of log_softmax: exp() dropped",
+        "  grad_output: grad.to(output.dtype()) - (grad.to(output.dtype()) * output.exp()).sum(dim, true)",
+        "  grad_output: grad.to(output.dtype()) - (grad.to(output.dtype()) * output).sum(dim, true)",
+    ),
+    Edit(
+        "_linalg_solve_ex",
+        "linalg op: the left flag inverted",
+        "  A, B: linalg_solve_backward(grad, result, A, LU, pivots, left, grad_input_mask[1])",
+        "  A, B: linalg_solve_backward(grad, result, A, LU, pivots, !left, grad_input_mask[1])",
+    ),
+    Edit(
+        "_linalg_eigh",
+        "linalg op: the two outputs' gradients swapped",
+        "  A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, /*is_hermitian=*/true)",
+        "  A: linalg_eig_backward(grads[1], grads[0], eigenvalues, eigenvectors, /*is_hermitian=*/true)",
+    ),
+    Edit(
+        "_linalg_det",
+        "linalg op's forward formula: primal where the tangent belongs",
+        "  result: linalg_det_jvp(A_t, result, LU, pivots, A_p.is_contiguous() && !A_p.is_complex())",
+        "  result: linalg_det_jvp(A_p, result, LU, pivots, A_p.is_contiguous() && !A_p.is_complex())",
+    ),
+    Edit(
+        "_linalg_slogdet",
+        "linalg op: the two outputs' gradients swapped",
+        "  A: slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)",
+        "  A: slogdet_backward(grad_logabsdet, grad_sign, A, sign, LU, pivots)",
+    ),
+)
+
+# Edited only after the first gradcheck run (which it passed): ``--changed`` must catch it.
+LATER = Edit(
+    "reflection_pad2d_backward",
+    "double backward of a padding: the neighbouring mode's op",
+    "  grad_output: reflection_pad2d_symint(grad, padding)",
+    "  grad_output: replication_pad2d_symint(grad, padding)",
+)
+UNCHECKABLE = "native_dropout"  # random: no gradcheck can verify it
+
+
+@dataclass(frozen=True)
+class EditedYaml:
+    root: Path  # a PyTorch-checkout-shaped copy: --pytorch-root
+    derivatives: Path
+    lines: dict[str, int]  # op → the line of its edited formula
+
+
+def _edit(text: str, edit: Edit) -> tuple[str, int]:
+    lines = text.split("\n")
+    head = next(i for i, line in enumerate(lines) if line.startswith((f"- name: {edit.op}(", f"- name: {edit.op}.")))
+    at = next(i for i in range(head, head + 8) if lines[i] == edit.old)
+    lines[at] = edit.new
+    return "\n".join(lines), at + 1 - edit.starts
+
+
+@pytest.fixture(scope="session")
+def reach_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
+    spec = importlib.util.find_spec("torch")
+    if spec is None or spec.origin is None or shutil.which("g++") is None:
+        pytest.skip("needs torch and g++")
+    root = tmp_path_factory.mktemp("reach-edited")
+    native = root / "aten/src/ATen/native"
+    native.mkdir(parents=True)
+    shutil.copy(real_yaml.native_functions, native / "native_functions.yaml")
+    shutil.copy(real_yaml.tags, native / "tags.yaml")
+    manual = root / "torch/csrc/autograd/FunctionsManual.h"
+    manual.parent.mkdir(parents=True)
+    manual.symlink_to(Path(spec.origin).parent / "include/torch/csrc/autograd/FunctionsManual.h")
+    text = real_yaml.derivatives.read_text(encoding="utf-8")
+    lines: dict[str, int] = {}
+    for edit in EDITS:
+        text, lines[edit.op] = _edit(text, edit)
+    derivatives = root / "tools/autograd/derivatives.yaml"
+    derivatives.parent.mkdir(parents=True)
+    derivatives.write_text(text, encoding="utf-8")
+    return EditedYaml(root, derivatives, lines)
+
+
+def _vtgen(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = [sys.executable, "-m", "vtgen_build"]
+    return subprocess.run([*exe, *args], capture_output=True, text=True, check=False, timeout=3000)
+
+
+@dataclass(frozen=True)
+class Runs:
+    first: subprocess.CompletedProcess[str]  # --op every edited op, LATER's op and UNCHECKABLE
+    changed: subprocess.CompletedProcess[str]  # LATER edited, then --changed
+    changed_line: int
+    uncheckable: subprocess.CompletedProcess[str]  # --op UNCHECKABLE alone
+
+
+@pytest.fixture(scope="session")
+def plain(reach_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    out = tmp_path_factory.mktemp("reach-plain")
+    ops = [a for e in EDITS for a in ("--op", e.op)]
+    return _vtgen("check", "--pytorch-root", str(reach_yaml.root), "--out", str(out), *ops)
+
+
+@pytest.fixture(scope="session")
+def runs(reach_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    out = tmp_path_factory.mktemp("reach-gradcheck")
+    # one shard: the edited ops' kernels and Nodes compile as one unit against the real headers
+    base = ("check", "--pytorch-root", str(reach_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck")
+    ops = [a for op in [*(e.op for e in EDITS), LATER.op, UNCHECKABLE] for a in ("--op", op)]
+    first = _vtgen(*base, "--max-samples", "2", *ops)
+    text, line = _edit(reach_yaml.derivatives.read_text(encoding="utf-8"), LATER)
+    reach_yaml.derivatives.write_text(text, encoding="utf-8")
+    changed = _vtgen(*base, "--max-samples", "2", "--changed")
+    alone = _vtgen(*base, "--op", UNCHECKABLE)
+    return Runs(first, changed, line, alone)
+
+
+def test_every_wrong_formula_compiles(plain: subprocess.CompletedProcess[str]) -> None:
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    assert "OK, 0 errors" in plain.stdout
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=[e.op for e in EDITS])
+def test_gradcheck_op_fails_at_the_edited_line(edit: Edit, reach_yaml: EditedYaml, runs: Runs) -> None:
+    assert runs.first.returncode == 1, runs.first.stdout[-3000:] + runs.first.stderr[-3000:]
+    where = f"{reach_yaml.derivatives}:{reach_yaml.lines[edit.op]}: error: gradcheck failed for {edit.op} "
+    found = [line for line in runs.first.stderr.splitlines() if line.startswith(where)]
+    assert found, f"{edit.why}: no failure at {where}\n{runs.first.stderr[-6000:]}"
+
+
+def test_the_unedited_op_passes_and_the_random_one_is_not_verified(runs: Runs) -> None:
+    assert f"gradcheck failed for {LATER.op} " not in runs.first.stderr
+    assert f"not verified: {UNCHECKABLE}: random" in runs.first.stderr
+
+
+def test_changed_catches_a_later_edit(reach_yaml: EditedYaml, runs: Runs) -> None:
+    where = f"{reach_yaml.derivatives}:{runs.changed_line}: error: gradcheck failed for {LATER.op} "
+    assert runs.changed.returncode == 1, runs.changed.stdout[-3000:] + runs.changed.stderr[-3000:]
+    assert any(line.startswith(where) for line in runs.changed.stderr.splitlines()), runs.changed.stderr[-6000:]
+
+
+def test_an_op_nothing_can_check_is_not_verified(runs: Runs) -> None:
+    done = runs.uncheckable
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"  not verified: {UNCHECKABLE}: random" in done.stderr
+    assert done.stderr.rstrip().splitlines()[-1].startswith("NOT VERIFIED: 1 selected ops")
+    assert "OK" not in done.stderr.rstrip().splitlines()[-1]

@@ -1,0 +1,153 @@
+"""Schema-driven samples, torch-free: the hints files (located errors) and the planned samples.
+
+The samples at run time (against a built op library and the real torch) are in
+tests/test_gradcheck_library.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vtgen_build.errors import VtgenError
+from vtgen_build.gradcheck.hints import BUILTIN, Hints, load_hints
+from vtgen_build.gradcheck.schema_run import library_ops, sample_source
+from vtgen_build.gradcheck.schema_samples import ArgSample, OpSamples, plan_samples
+from vtgen_build.model import Inputs, load_model
+from vtgen_build.plan.kernel import build_plan
+from vtgen_build.plan.policy import load_policy
+
+from .conftest import SAMPLE, RealYaml, YamlWriter
+
+SAMPLE_INPUTS = Inputs(
+    str(SAMPLE / "native_functions.yaml"), str(SAMPLE / "derivatives.yaml"), str(SAMPLE / "tags.yaml"), "vtsample"
+)
+SAMPLE_HINTS = str(SAMPLE / "sample_hints.yaml")
+
+
+def _error(path: str) -> str:
+    with pytest.raises(VtgenError) as info:
+        load_hints([path])
+    return str(info.value)
+
+
+def test_unknown_keys_are_located_with_did_you_mean(tmp_yaml: YamlWriter) -> None:
+    path = tmp_yaml("h.yaml", "- op: affine\n  args:\n    bias: {shape: [4], valuse: positive}\n")
+    assert _error(path) == f"{path}:3: error: sample hints: tensor: unknown key 'valuse'; did you mean 'values'?"
+    path = tmp_yaml("h2.yaml", "- op: affine\n  skp: no\n")
+    assert _error(path) == f"{path}:2: error: sample hints: unknown key 'skp'; did you mean 'skip'?"
+
+
+def test_bad_values_are_located(tmp_yaml: YamlWriter) -> None:
+    path = tmp_yaml("h.yaml", "- op: a\n  args:\n    x: {values: postive}\n")
+    assert "h.yaml:3: error: values: expected one of" in _error(path) and "did you mean 'positive'?" in _error(path)
+    path = tmp_yaml("h.yaml", "- op: a\n  args:\n    x: {shape: [2, -1]}\n")
+    assert _error(path).endswith("h.yaml:3: error: shape: expected a list of sizes (integers >= 0)")
+    path = tmp_yaml("h.yaml", "- op: a\n  dtypes: [float32]\n")
+    assert "h.yaml:2: error: dtypes: expected a list of float64, complex128" in _error(path)
+    path = tmp_yaml("h.yaml", "- op: a\n- op: a\n")
+    assert _error(path).endswith("h.yaml:2: error: sample hints: a second entry for 'a' (first at line 1)")
+    path = tmp_yaml("h.yaml", "- args: {}\n")
+    assert _error(path).endswith("h.yaml:1: error: sample hints: each entry needs 'op: <name>'")
+
+
+def test_a_hint_for_an_unknown_op_says_did_you_mean(tmp_yaml: YamlWriter) -> None:
+    path = tmp_yaml("h.yaml", "- op: afine\n")
+    with pytest.raises(
+        VtgenError, match=r"h.yaml:1: error: sample hints: no op named 'afine'; did you mean 'affine'\?"
+    ):
+        sample_source(SAMPLE_INPUTS, [path], None)
+
+
+def _plans(hints: Hints) -> dict[str, OpSamples]:
+    kernels = build_plan(load_model(SAMPLE_INPUTS), load_policy()).kernels
+    return {p.op: p for p in plan_samples(kernels, hints)}
+
+
+def _arg(sample: tuple[ArgSample, ...], name: str) -> ArgSample | None:
+    return next((a for a in sample if a.name == name), None)
+
+
+def test_samples_follow_the_schema() -> None:
+    plans = _plans(Hints())
+    soft = plans["softsign"]
+    assert (soft.inplace, soft.out, soft.node, soft.out_args) == (
+        "softsign_",
+        "softsign.out",
+        "SoftsignBackward0",
+        ("out",),
+    )
+    assert soft.samples == ((ArgSample("self", "tensor", (2, 3), grad=True),),)
+    assert soft.dtypes == ("float64",)  # the op is not on the complex list: its kernel refuses complex
+    affine = plans["affine"].samples
+    assert [a.name for a in affine[0]] == ["input", "weight"]  # the optional bias absent, then present
+    assert _arg(affine[1], "bias") == ArgSample("bias", "tensor", (2, 3), grad=True)
+    assert _arg(plans["scale_add"].samples[1], "alpha") == ArgSample("alpha", "value", value=1.5)  # not its default
+    tile = plans["tile_to"].samples[0]
+    assert _arg(tile, "size") == ArgSample("size", "value", value=(2, 3))  # SymInt[] sizes: the input's shape
+    quantize = plans["soft_quantize"].samples[0]
+    assert _arg(quantize, "scale") == ArgSample(
+        "scale", "tensor", (2, 3), grad=False
+    )  # not_implemented: not differentiated
+    assert plans["stack_mean"].samples[0][0] == ArgSample("tensors", "tensors", shapes=((2, 3), (2, 3)), grad=True)
+
+
+def test_hints_fix_constrained_arguments() -> None:
+    plans = _plans(load_hints([SAMPLE_HINTS]))
+    affine = plans["affine"].samples[1]
+    assert [a.shape for a in affine] == [(2, 3), (4, 3), (4,)]
+    tile = plans["tile_to"].samples[0]
+    assert (tile[0].shape, _arg(tile, "size")) == ((1, 3), ArgSample("size", "value", value=(2, 3)))
+    assert _arg(plans["soft_quantize"].samples[0], "scale") == ArgSample(
+        "scale", "tensor", (2, 3), values="positive", grad=False
+    )
+    assert [p.why_not for p in plans.values()] == [None] * len(plans)
+
+
+def test_an_op_with_no_sample_is_not_verified_with_the_reason(tmp_yaml: YamlWriter) -> None:
+    path = tmp_yaml("h.yaml", "- op: topk_abs\n  skip: its kernel is slow\n")
+    source = sample_source(SAMPLE_INPUTS, [path], None)
+    assert ("topk_abs", "no sample yet: its kernel is slow (sample hints)") in source.not_verified
+    assert "topk_abs" not in [p.op for p in source.plans]
+
+
+def test_op_names_with_and_without_the_namespace() -> None:
+    known = ["softsign", "softsign_", "softsign.out", "affine"]
+    assert library_ops(SAMPLE_INPUTS, ["vtsample::softsign"], known) == ["softsign", "softsign.out"]
+    assert library_ops(SAMPLE_INPUTS, ["affine"], known) == ["affine"]
+    assert library_ops(SAMPLE_INPUTS, [], known) is None
+    with pytest.raises(VtgenError, match=r"--op vtsample::softsine: .*did you mean 'vtsample::softsign'\?"):
+        library_ops(SAMPLE_INPUTS, ["vtsample::softsine"], known)
+    with pytest.raises(VtgenError, match=r"--op afine: .*did you mean 'affine'\?"):
+        library_ops(SAMPLE_INPUTS, ["afine"], known)
+    with pytest.raises(VtgenError, match="in namespace 'vtsample', not 'aten'"):
+        library_ops(SAMPLE_INPUTS, ["aten::affine"], known)
+
+
+def test_builtin_hints_name_real_ops(real_yaml: RealYaml) -> None:
+    source = sample_source(real_yaml.inputs, [], None)  # loads the shipped file, checks each op exists
+    assert Path(BUILTIN).is_file() and source.plans
+
+
+def test_an_in_place_op_without_a_functional_variant_is_sampled_on_copies(tmp_yaml: YamlWriter) -> None:
+    native = tmp_yaml(
+        "native_functions.yaml",
+        """
+        - func: mix_(Tensor(a!) self, Tensor other, float alpha) -> Tensor(a!)
+          dispatch:
+            CompositeExplicitAutograd: mix_
+        """,
+    )
+    derivatives = tmp_yaml(
+        "derivatives.yaml",
+        """
+        - name: mix_(Tensor(a!) self, Tensor other, float alpha) -> Tensor(a!)
+          self: grad * alpha
+          other: grad * (1 - alpha)
+        """,
+    )
+    kernels = build_plan(load_model(Inputs(native, derivatives, None, "mylib")), load_policy()).kernels
+    (mix,) = plan_samples(kernels, Hints())
+    assert (mix.op, mix.inplace, mix.writes, mix.why_not) == ("mix_", None, ("self",), None)
+    assert [a.name for a in mix.samples[0]] == ["self", "other", "alpha"]

@@ -1,0 +1,277 @@
+"""What an entry's calls reach, and our kernel checked on what it received (child side).
+
+Standalone like ``child.py`` (stdlib and torch only; loaded by path).
+
+``reach``: the aten ops (``add.Tensor``, ``elu_backward``) one call of an entry reaches below
+autograd, in its forward pass and in its backward pass (a ``*_backward`` op is reached by the
+backward pass of the forward op whose formula calls it).  The parent caches this per torch.
+
+``captured_checks``: run an entry's calls (forward and backward) and keep a copy of the
+arguments each target op received; then gradcheck the target op itself on them, backward and
+forward-mode, differentiating the arguments its derivatives.yaml entry has formulas for.  Our
+kernel of the op is proven entered by its counter; a failure names the argument, so the parent
+reports it at that argument's formula.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Captured", "captured_checks", "op_name", "reach"]
+
+
+def op_name(func: Any) -> str:
+    """``sin``, ``add.Tensor``, ``mylib::my_op`` (aten's namespace left out, as registrations spell it)."""
+    return str(func.name()).removeprefix("aten::")
+
+
+def _mode(on_call: Callable[[Any, tuple[Any, ...], dict[str, Any]], None], keep: set[str] | None = None) -> Any:
+    """Calls ``on_call`` after each aten call below autograd that succeeded (a dtype the kernel lacks
+    is no sample); for the ops in ``keep`` with copies of the arguments made before the call (an
+    in-place op changes its input)."""
+    from torch.utils import _python_dispatch
+
+    base: Any = _python_dispatch.TorchDispatchMode
+
+    class Watch(base):  # type: ignore[misc]
+        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            kwargs = dict(kwargs or {})
+            copied = keep is not None and op_name(func) in keep
+            before = (_copy(tuple(args)), _copy(kwargs)) if copied else (tuple(args), kwargs)
+            result = func(*args, **kwargs)
+            on_call(func, *before)
+            return result
+
+    watch: Any = Watch
+    return watch()
+
+
+def _outputs(result: Any) -> list[Any]:
+    import torch
+
+    items = result if isinstance(result, (list, tuple)) else [result]
+    return [t for t in items if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def _run_both(call: Any, on_call: Callable[[Any, tuple[Any, ...], dict[str, Any]], None], keep: set[str]) -> None:
+    """The call's forward pass, then a backward pass of its differentiable outputs, watched."""
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with _mode(on_call, keep):
+            result = call.fn(*call.inputs)
+        outs = _outputs(result)
+        wrt = [t for t in call.inputs if isinstance(t, torch.Tensor) and t.requires_grad]
+        if outs and wrt:
+            grads = [torch.randn_like(o) for o in outs]
+            with _mode(on_call, keep):
+                torch.autograd.grad(outs, wrt, grads, allow_unused=True)
+
+
+def _adder(into: set[str]) -> Callable[[Any, tuple[Any, ...], dict[str, Any]], None]:
+    def add(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        into.add(op_name(func))
+
+    return add
+
+
+def reach(entry: Any, dtypes: list[Any]) -> tuple[list[str], list[str]] | None:
+    """The ops the entry's first call reaches (forward, backward); None: it has no call here."""
+    import torch
+
+    for dtype in dtypes:
+        call = next(iter(entry.calls(dtype, 1)), None)
+        if call is None:
+            continue
+        forward: set[str] = set()
+        backward: set[str] = set()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with _mode(_adder(forward)):
+                result = call.fn(*call.inputs)
+            outs = _outputs(result)
+            wrt = [t for t in call.inputs if isinstance(t, torch.Tensor) and t.requires_grad]
+            if outs and wrt:
+                grads = [torch.randn_like(o) for o in outs]
+                with _mode(_adder(backward)):
+                    torch.autograd.grad(outs, wrt, grads, allow_unused=True)
+        return sorted(forward), sorted(backward)
+    return None
+
+
+@dataclass(frozen=True)
+class Captured:
+    func: Any  # the OpOverload
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _copy(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_copy(v) for v in value)
+    return value
+
+
+def capture(entry: Any, dtype: Any, targets: set[str], limit: int) -> dict[str, list[Captured]]:
+    """Up to ``limit`` argument sets each target op received in the entry's calls."""
+    found: dict[str, list[Captured]] = {}
+
+    def keep(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        name = op_name(func)
+        if name in targets and len(found.setdefault(name, [])) < limit:
+            found[name].append(Captured(func, args, kwargs))
+
+    for call in entry.calls(dtype, max(limit, 1)):
+        try:
+            _run_both(call, keep, targets)
+        except Exception:
+            continue
+        if all(len(found.get(t, [])) >= limit for t in targets):
+            break
+    return found
+
+
+def _differentiable(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex())
+
+
+@dataclass(frozen=True)
+class Prepared:
+    fn: Callable[..., Any]
+    inputs: tuple[Any, ...]
+    positions: tuple[int, ...]  # per input, the op's positional argument it came from
+    names: tuple[str, ...]  # the arguments differentiated
+
+
+def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None = None) -> Prepared | None:
+    """The op as a function of the arguments ``grad_names`` names (None: none is differentiable).
+
+    ``outputs``: which of its outputs are differentiable; the function returns only those.
+    """
+
+    schema = captured.func._schema
+    values: list[Any] = []
+    slots: list[tuple[int, int]] = []  # (argument, element or -1) of each input
+    for i, arg in enumerate(schema.arguments):
+        value = captured.args[i] if i < len(captured.args) else captured.kwargs.get(arg.name)
+        values.append(value)
+        if arg.name not in grad_names or arg.is_out:
+            continue
+        if _differentiable(value):
+            slots.append((i, -1))
+        elif isinstance(value, (list, tuple)):
+            slots += [(i, j) for j, v in enumerate(value) if _differentiable(v)]
+    if not slots:
+        return None
+    chosen: list[Any] = [values[i] if j < 0 else values[i][j] for i, j in slots]
+    inputs = tuple(t.detach().clone().requires_grad_(True) for t in chosen)
+    given = len(captured.args)
+    mutates = bool(schema.arguments) and schema.arguments[0].alias_info is not None
+    by_keyword = [(i, a.name) for i, a in enumerate(schema.arguments) if i >= given and a.name in captured.kwargs]
+
+    def fn(*tensors: Any) -> Any:
+        now: list[Any] = [list(v) if isinstance(v, (list, tuple)) else v for v in values]
+        for (i, j), t in zip(slots, tensors, strict=True):
+            if j < 0:
+                now[i] = t
+            else:
+                now[i][j] = t
+        if mutates:
+            now[0] = [t.clone() for t in now[0]] if isinstance(now[0], list) else now[0].clone()
+        result = captured.func(*now[:given], **{name: now[i] for i, name in by_keyword})
+        if mutates:  # what it changed (an in-place _foreach op returns nothing)
+            return tuple(now[0]) if isinstance(now[0], list) else now[0]
+        if outputs is None or not isinstance(result, (list, tuple)):
+            return result
+        kept = tuple(r for r, keep in zip(result, outputs, strict=False) if keep)
+        return kept[0] if len(kept) == 1 else kept
+
+    names = tuple(dict.fromkeys(schema.arguments[i].name for i, _ in slots))
+    return Prepared(fn, inputs, tuple(i for i, _ in slots), names)
+
+
+def _double(prepared: Prepared) -> bool:
+    """Its floating outputs are finite float64 / complex128: a bfloat16 result, or a sample outside
+    the op's domain (log1p of x < -1), cannot be gradchecked."""
+    import torch
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = prepared.fn(*prepared.inputs)
+    except Exception:
+        return True  # the check itself will report it
+    items = result if isinstance(result, (list, tuple)) else [result]
+    wide = (torch.float64, torch.complex128)
+    floats = [t for t in items if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())]
+    return all(t.dtype in wide and bool(torch.isfinite(t.detach()).all()) for t in floats)
+
+
+def _gradcheck(prepared: Prepared, kind: str) -> None:
+
+    common = {"fast_mode": True, "check_batched_grad": False, "check_undefined_grad": False}
+    with warnings.catch_warnings():  # e.g. a deprecation torch itself triggers: not the formula's fault
+        warnings.simplefilter("ignore")
+        _gradcheck_quiet(prepared, kind, common)
+
+
+def _gradcheck_quiet(prepared: Prepared, kind: str, common: dict[str, bool]) -> None:
+    import torch
+
+    if kind == "backward":
+        torch.autograd.gradcheck(prepared.fn, prepared.inputs, check_grad_dtypes=True, **common)
+    else:
+        torch.autograd.gradcheck(
+            prepared.fn,
+            prepared.inputs,
+            check_forward_ad=True,
+            check_backward_ad=False,
+            check_batched_forward_grad=False,
+            **common,
+        )
+
+
+def captured_checks(
+    sets: list[Captured], grad_names: set[str], kinds: list[str], counters: Any, outputs: list[bool] | None = None
+) -> list[dict[str, Any]]:
+    """Per kind, one check over the captured argument sets: passed, failed (where, why) or not run.
+
+    ``counters`` (``child.Counters``) tells which of our kernels each gradcheck entered.
+    """
+    import torch
+
+    rows: list[dict[str, Any]] = []
+    for kind in kinds:
+        hit: set[str] = set()
+        differentiated: set[str] = set()
+        row: dict[str, Any] = {"status": "not run", "why": "no argument set with a differentiable input"}
+        for n, captured in enumerate(sets):
+            if torch.Tag.nondeterministic_seeded in getattr(captured.func, "tags", ()):
+                row = {"status": "not run", "why": "random"}
+                break
+            prepared = prepare(captured, grad_names, outputs)
+            if prepared is None or not _double(prepared):
+                continue
+            before = counters.snapshot()
+            try:
+                _gradcheck(prepared, kind)
+            except Exception as exc:
+                hit |= counters.entered(before)
+                message = " ".join(str(exc).split())[:600] or type(exc).__name__
+                row = {"status": "failed", "sample": n, "message": message, "positions": list(prepared.positions)}
+                break
+            hit |= counters.entered(before)
+            differentiated.update(prepared.names)
+            row = {"status": "passed", "samples": n + 1, "inputs": sorted(differentiated)}
+        rows.append({"kind": kind, "hit": sorted(hit), **row})
+    return rows

@@ -1,0 +1,196 @@
+"""Per-op sample hints: the data file that makes schema-driven samples valid for constrained ops.
+
+A hints file is a YAML list, one entry per op (a name matches every overload, ``name.overload``
+one of them)::
+
+    - op: topk_abs
+      args:
+        self: {shape: [4, 3]}          # a tensor: its shape and what its values are
+        k: 2                           # anything else: the value to pass
+    - op: cholesky
+      args:
+        self: {shape: [3, 3], values: spd}
+    - op: nll_loss2d
+      skip: needs a target of class indices in four dimensions   # reported as not verified
+
+Tensor keys: ``shape``, ``values`` (one of ``VALUES``), ``high`` (index tensors: the
+exclusive bound), ``grad`` (false: not differentiated), ``shapes`` (a ``Tensor[]``: one shape
+per tensor), ``dtype`` (``long`` or ``bool`` for a tensor that is not floating point).
+An entry's other keys: ``dtypes`` (the dtypes to check, of ``float64`` and ``complex128``),
+``skip`` (why no sample can be made; the op is then reported ``not verified``).
+Unknown keys are errors at their line, with a did-you-mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import Location, VtgenError, did_you_mean
+from ..load import Field, Value, load_entries
+
+__all__ = ["BUILTIN", "VALUES", "ArgHint", "Hints", "OpHints", "TensorHint", "load_hints"]
+
+BUILTIN = Path(__file__).resolve().parent.parent / "data" / "pytorch_sample_hints.yaml"
+VALUES = ("normal", "positive", "nonzero", "probability", "unit", "index", "spd", "one_hot")
+DTYPES = ("float64", "complex128")
+_TENSOR_KEYS = ("shape", "shapes", "values", "high", "grad", "dtype")
+_ENTRY_KEYS = ("op", "args", "dtypes", "skip")
+_INT_DTYPES = ("long", "bool")
+
+Literal = str | bool | int | float | None | tuple["Literal", ...]
+
+
+@dataclass(frozen=True)
+class TensorHint:
+    """How to make one tensor (or each tensor of a list) argument."""
+
+    shape: tuple[int, ...] | None = None
+    shapes: tuple[tuple[int, ...], ...] | None = None
+    values: str = "normal"
+    high: int | None = None
+    grad: bool = True
+    dtype: str | None = None  # None: the check's floating dtype
+
+
+@dataclass(frozen=True)
+class ArgHint:
+    name: str
+    tensor: TensorHint | None  # a tensor argument's hint
+    value: Literal  # otherwise the value to pass
+    location: Location
+
+
+@dataclass(frozen=True)
+class OpHints:
+    op: str  # a name (every overload) or name.overload
+    args: tuple[ArgHint, ...]
+    dtypes: tuple[str, ...] | None
+    skip: str | None
+    location: Location
+
+    def arg(self, name: str) -> ArgHint | None:
+        return next((a for a in self.args if a.name == name), None)
+
+
+@dataclass(frozen=True)
+class Hints:
+    """Every entry of one or more hints files, the later files' entries first."""
+
+    entries: tuple[OpHints, ...] = ()
+
+    def for_op(self, op: str) -> OpHints | None:
+        """The entry of ``op`` (``add.Tensor``): an exact entry, else one of its name."""
+        exact = next((e for e in self.entries if e.op == op), None)
+        return exact or next((e for e in self.entries if e.op == op.split(".")[0]), None)
+
+    def check_ops(self, ops: Iterable[str]) -> None:
+        """A located error for an entry naming no op of ``ops``, with a did-you-mean."""
+        known = set(ops)
+        names = known | {op.split(".")[0] for op in known}
+        for e in self.entries:
+            if e.op not in names:
+                raise VtgenError(f"sample hints: no op named '{e.op}'{did_you_mean(e.op, names)}", e.location)
+
+
+def _fields(value: Value, what: str, where: Location) -> tuple[Field, ...]:
+    if isinstance(value, tuple) and all(isinstance(f, Field) for f in value):
+        return tuple(f for f in value if isinstance(f, Field))
+    raise VtgenError(f"{what}: expected a mapping", where)
+
+
+def _reject_unknown(fields: Sequence[Field], known: Sequence[str], what: str) -> None:
+    for f in fields:
+        if f.key not in known:
+            raise VtgenError(f"{what}: unknown key '{f.key}'{did_you_mean(f.key, known)}", f.location)
+
+
+def _shape(value: Value, where: Location) -> tuple[int, ...]:
+    if isinstance(value, tuple) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value):
+        return tuple(n for n in value if isinstance(n, int))
+    raise VtgenError("shape: expected a list of sizes (integers >= 0)", where)
+
+
+def _tensor(fields: tuple[Field, ...]) -> TensorHint:
+    _reject_unknown(fields, _TENSOR_KEYS, "sample hints: tensor")
+    got = {f.key: f for f in fields}
+    hint = TensorHint()
+    if "shape" in got:
+        hint = TensorHint(shape=_shape(got["shape"].value, got["shape"].location))
+    shapes = None
+    if (f := got.get("shapes")) is not None:
+        if not isinstance(f.value, tuple) or not f.value:
+            raise VtgenError("shapes: expected a list of shapes", f.location)
+        shapes = tuple(_shape(s, f.location) for s in f.value if not isinstance(s, Field))
+    values, high, grad, dtype = "normal", None, True, None
+    if (f := got.get("values")) is not None:
+        if f.value not in VALUES:
+            raise VtgenError(
+                f"values: expected one of {', '.join(VALUES)}{did_you_mean(str(f.value), VALUES)}", f.location
+            )
+        values = str(f.value)
+    if (f := got.get("high")) is not None:
+        if not isinstance(f.value, int) or isinstance(f.value, bool) or f.value < 1:
+            raise VtgenError("high: expected an integer >= 1", f.location)
+        high = f.value
+    if (f := got.get("grad")) is not None:
+        if not isinstance(f.value, bool):
+            raise VtgenError("grad: expected true or false", f.location)
+        grad = f.value
+    if (f := got.get("dtype")) is not None:
+        if f.value not in _INT_DTYPES:
+            raise VtgenError(f"dtype: expected one of {', '.join(_INT_DTYPES)}", f.location)
+        dtype = str(f.value)
+    if values == "index" and high is None:
+        high = 2
+    return TensorHint(hint.shape, shapes, values, high, grad and values != "index" and dtype is None, dtype)
+
+
+def _literal(value: Value, where: Location) -> Literal:
+    if isinstance(value, tuple):
+        if any(isinstance(v, Field) for v in value):
+            raise VtgenError("expected a value or a list of values", where)
+        return tuple(_literal(v, where) for v in value)  # type: ignore[arg-type]
+    return value
+
+
+def _arg(f: Field) -> ArgHint:
+    if isinstance(f.value, tuple) and f.value and all(isinstance(x, Field) for x in f.value):
+        return ArgHint(f.key, _tensor(_fields(f.value, f.key, f.location)), None, f.location)
+    return ArgHint(f.key, None, _literal(f.value, f.location), f.location)
+
+
+def _entry(fields: tuple[Field, ...], where: Location) -> OpHints:
+    _reject_unknown(fields, _ENTRY_KEYS, "sample hints")
+    got = {f.key: f for f in fields}
+    op = got.get("op")
+    if op is None or not isinstance(op.value, str) or not op.value:
+        raise VtgenError("sample hints: each entry needs 'op: <name>'", where)
+    args = got.get("args")
+    arg_hints = tuple(_arg(a) for a in _fields(args.value, "args", args.location)) if args else ()
+    dtypes = None
+    if (f := got.get("dtypes")) is not None:
+        if not isinstance(f.value, tuple) or not f.value or any(d not in DTYPES for d in f.value):
+            raise VtgenError(f"dtypes: expected a list of {', '.join(DTYPES)}", f.location)
+        dtypes = tuple(str(d) for d in f.value)
+    skip = got.get("skip")
+    if skip is not None and (not isinstance(skip.value, str) or not skip.value):
+        raise VtgenError("skip: expected the reason, as text", skip.location)
+    return OpHints(op.value, arg_hints, dtypes, str(skip.value) if skip else None, where)
+
+
+def load_hints(paths: Sequence[str]) -> Hints:
+    """The entries of ``paths``; an op's entry in a later file wins over an earlier one."""
+    entries: list[OpHints] = []
+    for path in reversed(paths):
+        seen: dict[str, Location] = {}
+        for e in load_entries(path):
+            hint = _entry(e.fields, e.location)
+            if hint.op in seen:
+                raise VtgenError(
+                    f"sample hints: a second entry for '{hint.op}' (first at line {seen[hint.op].line})", e.location
+                )
+            seen[hint.op] = e.location
+            entries.append(hint)
+    return Hints(tuple(entries))

@@ -1,0 +1,165 @@
+"""Which checks reach an op: every sample entry's reach, computed once per installed torch and cached.
+
+The child (``child.py --reach``) runs the first call of every entry of every sample source
+(OpInfo, ModuleInfo, plugged-in sources) under a dispatch mode and records the aten ops it
+reaches below autograd, in the forward pass and in the backward pass.  That map is kept as a
+hash-checked state file (``store``) keyed by the torch (interpreter, version, install
+directory) and by the child-side files that produce it; damage reads as "no map" and it is
+computed again (about half a minute).
+
+``targets`` then turns the selected ops into the request's target list: for each op, the
+entries whose calls reach it (an op called by a backward formula, such as ``elu_backward``,
+is reached by the backward pass of ``nn.functional.elu`` and ``nn.functional.celu``), the
+most specific first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import store
+from ..errors import VtgenError
+from ..torchlib import TorchInstall
+from ..write import write_atomic
+from .formulas import FormulaPlaces
+from .report import read_results
+from .sample_sources import PLUGINS
+from .units import Registration
+
+__all__ = ["Reach", "ReachMap", "Target", "reach_map", "targets"]
+
+HERE = Path(__file__).resolve().parent
+CHILD_FILES = ("child.py", "capture.py", "sample_sources.py")
+KIND = "gradcheck_reach"
+
+
+@dataclass(frozen=True)
+class Reach:
+    entry: str  # "nn.functional.elu", "module:nn.Conv2d", "sin (inplace)"
+    forward: frozenset[str]  # ops its call reaches below autograd
+    backward: frozenset[str]  # ops the backward pass of that call reaches
+
+
+@dataclass(frozen=True)
+class ReachMap:
+    entries: tuple[Reach, ...]
+
+    def reaching(self, op: str) -> tuple[list[Reach], list[Reach]]:
+        """The entries whose forward pass reaches ``op``, and those whose backward pass does."""
+        return [r for r in self.entries if op in r.forward], [r for r in self.entries if op in r.backward]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One op checked on the arguments captured from the entries that reach it."""
+
+    op: str  # as the dispatcher names it: ``elu_backward``, ``mylib::my_op``
+    counter: str  # the registration's op (its entry counter)
+    entries: tuple[str, ...]
+    grad: tuple[str, ...]  # the arguments differentiated: those with a backward formula
+    forward: bool  # also forward-mode AD (it has a forward formula)
+    through_backward: tuple[str, ...] = ()  # of ``entries``, those reaching it in their backward pass only
+    outputs: tuple[bool, ...] | None = None  # which outputs are differentiable (None: all)
+
+    def to_json(self) -> store.JSON:
+        return {
+            "op": self.op,
+            "counter": self.counter,
+            "entries": list(self.entries),
+            "grad": list(self.grad),
+            "forward": self.forward,
+            "through_backward": list(self.through_backward),
+            "outputs": list(self.outputs) if self.outputs is not None else None,
+        }
+
+
+def _key(torch: TorchInstall) -> str:
+    parts = [torch.python, torch.version, str(torch.include_dirs[0])]
+    files = [*CHILD_FILES, *(f"{name}.py" for name in PLUGINS)]
+    parts += [hashlib.sha256((HERE / name).read_bytes()).hexdigest() for name in files]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def _decode(data: store.JSON, key: str) -> ReachMap | None:
+    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("entries"), list):
+        return None
+    rows = data["entries"]
+    assert isinstance(rows, list)
+    found: list[Reach] = []
+    for row in rows:
+        if not (isinstance(row, list) and len(row) == 3):
+            return None
+        name, forward, backward = row
+        if not (isinstance(name, str) and isinstance(forward, list) and isinstance(backward, list)):
+            return None
+        found.append(Reach(name, frozenset(map(str, forward)), frozenset(map(str, backward))))
+    return ReachMap(tuple(found))
+
+
+def _compute(torch: TorchInstall, work: Path, timeout: int = 60) -> list[list[store.JSON]]:
+    """Run the child over every entry; restart it past an entry that kills it."""
+    results, skip_file = work / "reach.jsonl", work / "reach-skip.json"
+    results.unlink(missing_ok=True)
+    for _ in range(50):
+        rows = read_results(results)
+        skip = [str(r["entry"]) for r in rows if "entry" in r]
+        started = [str(r["start"]) for r in rows if "start" in r]
+        write_atomic(skip_file, json.dumps(skip + [s for s in started if s not in skip]))
+        command = [torch.python, str(HERE / "child.py"), "--reach", str(results), str(skip_file), str(timeout)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            rows = read_results(results)
+            return [[str(r["entry"]), r["forward"], r["backward"]] for r in rows if "forward" in r]
+    raise VtgenError(f"finding what each sample reaches failed repeatedly: {done.stderr.strip()[-2000:]}")
+
+
+def reach_map(torch: TorchInstall, work: Path) -> ReachMap:
+    """Every entry's reach for this torch (cached in ``work``)."""
+    key = _key(torch)
+    record = work / "reach.json"
+    cached = _decode(store.read(record, KIND), key)
+    if cached is not None:
+        return cached
+    data: store.JSON = {"key": key, "entries": list(_compute(torch, work))}
+    store.write(record, KIND, data)
+    found = _decode(data, key)
+    assert found is not None
+    return found
+
+
+def _rank(op: str, reach: Reach, forward: bool) -> tuple[int, int, str]:
+    """Most specific first: an entry named after the op, then the one reaching fewest ops."""
+    base = op.split("::")[-1].split(".")[0].removesuffix("_")
+    own = reach.entry.split(" ")[0].split(".")[-1] in (base, base.removesuffix("_backward"))
+    return (0 if own else 1, len(reach.forward if forward else reach.backward), reach.entry)
+
+
+def _entries_for(reach: ReachMap, op: str, limit: int) -> tuple[str, ...]:
+    forward, backward = reach.reaching(op)
+    chosen = sorted(forward, key=lambda r: _rank(op, r, True))[:limit]
+    if len(chosen) < limit:
+        chosen += sorted(backward, key=lambda r: _rank(op, r, False))[: limit - len(chosen)]
+    return tuple(dict.fromkeys(r.entry for r in chosen))
+
+
+def targets(
+    reach: ReachMap, regs: Iterable[Registration], places: dict[str, FormulaPlaces], limit: int
+) -> Sequence[Target]:
+    """The registered Autograd ops with a formula, each with the entries that reach it (up to ``limit``)."""
+    found: list[Target] = []
+    for r in regs:
+        place = places.get(r.op)
+        if r.key != "Autograd" or place is None or place.out or not (place.differentiable or place.forward_ad):
+            continue
+        op = r.op if r.namespace == "aten" else f"{r.namespace}::{r.op}"
+        entries = _entries_for(reach, op, limit)
+        if entries:
+            forward = {x.entry for x in reach.reaching(op)[0]}
+            late = tuple(e for e in entries if e not in forward)
+            found.append(Target(op, r.op, entries, place.differentiable, place.forward_ad, late, place.outputs))
+    return found

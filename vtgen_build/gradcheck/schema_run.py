@@ -1,0 +1,179 @@
+"""The schema-sample source of ``check --gradcheck``: plan the samples, run them in a child.
+
+Used for the ops no OpInfo check entered (PyTorch's yaml) and for every op of an op library
+(``--library``: the shared library the user's build produced, or a package that loads it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import VtgenError, did_you_mean
+from ..inputs import Inputs
+from ..write import write_atomic
+from .formulas import formula_places
+from .hints import BUILTIN, Hints, load_hints
+from .report import Report, read_results
+from .schema_samples import NOTHING, OpSamples, plan_samples
+from .verdict import REASONS, Unverified
+
+__all__ = [
+    "CHILD",
+    "SampleSource",
+    "library_ops",
+    "run_library",
+    "run_schema_child",
+    "sample_source",
+    "schema_fallback",
+]
+
+CHILD = Path(__file__).resolve().parent / "schema_child.py"
+
+
+@dataclass(frozen=True)
+class SampleSource:
+    """The samples of the selected ops: those that can run, and the ops that cannot (why)."""
+
+    plans: tuple[OpSamples, ...]
+    not_verified: tuple[tuple[str, str], ...]  # (op, reason)
+
+    def ops(self) -> list[str]:
+        """Every op the samples run: the functional op, its in-place and out= ops."""
+        found = [o for p in self.plans for o in (p.op, p.inplace, p.out) if o]
+        return found + [op for op, _ in self.not_verified]
+
+
+def _hints(inputs: Inputs, hint_files: Sequence[str]) -> Hints:
+    builtin = [str(BUILTIN)] if inputs.namespace == "aten" else []
+    return load_hints([*builtin, *hint_files])
+
+
+def sample_source(inputs: Inputs, hint_files: Sequence[str], ops: Sequence[str] | None) -> SampleSource:
+    """Plan the schema samples of ``ops`` (None: every differentiable op) with the hints files."""
+    from ..model import load_model
+    from ..plan.kernel import build_plan
+    from ..plan.policy import load_policy
+
+    kernels = build_plan(load_model(inputs), load_policy()).kernels
+    hints = _hints(inputs, hint_files)
+    hints.check_ops(k.op for k in kernels)
+    planned = plan_samples(kernels, hints, ops)
+    ready = tuple(p for p in planned if p.why_not is None)
+    missing = tuple((p.op, p.why_not) for p in planned if p.why_not is not None and p.why_not != NOTHING)
+    return SampleSource(ready, missing)
+
+
+def run_schema_child(
+    python: str, library: str, plans: Sequence[OpSamples], work: Path, timeout: int
+) -> list[dict[str, object]]:
+    """Run the plans in a child Python; restart it past an op that crashes it."""
+    results = work / "schema-results.jsonl"
+    results.unlink(missing_ok=True)
+    crashed: list[str] = []
+    while True:
+        done = [str(r["entry"]) for r in read_results(results) if "entry" in r]
+        request = {"library": library, "ops": [p.to_json() for p in plans], "timeout": timeout, "skip": done + crashed}
+        write_atomic(work / "schema-request.json", json.dumps(request, sort_keys=True))
+        env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
+        with open(work / "schema-stderr.txt", "w", encoding="utf-8") as err:
+            command = [python, str(CHILD), str(work / "schema-request.json"), str(results)]
+            code = subprocess.run(command, stdout=err, stderr=err, env=env, check=False).returncode
+        if code == 0:
+            break
+        rows = read_results(results)
+        finished = {str(r.get("entry")) for r in rows if "entry" in r}
+        pending = [str(r["start"]) for r in rows if "start" in r and str(r["start"]) not in finished | set(crashed)]
+        if not pending:
+            tail = (work / "schema-stderr.txt").read_text(encoding="utf-8", errors="replace")[-2000:]
+            raise VtgenError(f"the schema-sample gradcheck process failed (exit {code}) before any op:\n{tail}")
+        crashed.append(pending[-1])
+        with open(results, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"entry": pending[-1], "error": f"the process died (exit {code})"}) + "\n")
+    return [r for r in read_results(results) if "entry" in r]
+
+
+def library_ops(inputs: Inputs, names: Sequence[str], known: Sequence[str]) -> list[str] | None:
+    """The ops ``--op`` names (``mylib::op``, ``op`` or ``op.overload``) among the library's; None: all."""
+    if not names:
+        return None
+    chosen: list[str] = []
+    for name in names:
+        ns, sep, bare = name.rpartition("::")
+        if sep and ns != inputs.namespace:
+            raise VtgenError(f"--op {name}: the library's ops are in namespace '{inputs.namespace}', not '{ns}'")
+        hits = [op for op in known if op == bare or op.split(".")[0] == bare]
+        if not hits:
+            shown = [f"{inputs.namespace}::{op}" for op in known] if sep else list(known)
+            raise VtgenError(
+                f"--op {name}: the library has no differentiable op of that name{did_you_mean(name, shown)}"
+            )
+        chosen += hits
+    return list(dict.fromkeys(chosen))
+
+
+def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: Sequence[str], work: Path,
+                python: str | None, timeout: int) -> Report:  # fmt: skip
+    """``check --gradcheck --library``: every (or each named) differentiable op of an op library."""
+    start = time.perf_counter()
+    if os.sep in library and not Path(library).is_file():
+        raise VtgenError(f"--library {library}: no such file (build the library first)")
+    work.mkdir(parents=True, exist_ok=True)
+    every = sample_source(inputs, hint_files, None)
+    source = sample_source(inputs, hint_files, library_ops(inputs, names, every.ops()))
+    places = formula_places(inputs, work)
+    records = run_schema_child(python or sys.executable, library, source.plans, work, timeout) if source.plans else []
+    seconds = time.perf_counter() - start
+    report = Report.from_results(records, source.ops(), {}, places, None, seconds)
+    report.not_run = []  # said as not verified, with the reason
+    done = set(report.passed_ops) | set(report.failed_ops)
+    missing = [Unverified(op, why) for op, why in source.not_verified]
+    missing += [
+        Unverified(op, REASONS[4], "no schema sample entered our kernel") for op in source.ops() if op not in done
+    ]
+    report.unverified = sorted({u.op: u for u in missing}.values(), key=lambda u: u.op)
+    return report
+
+
+def _verified_by(records: Sequence[dict[str, object]]) -> set[str]:
+    """Ops a passing check entered directly (the OpInfo source's records)."""
+    found: set[str] = set()
+    for entry in records:
+        checks = entry.get("checks")
+        for c in checks if isinstance(checks, list) else []:
+            if isinstance(c, dict) and c.get("status") == "passed" and c.get("ours_ran"):
+                hit = c.get("hit")
+                found.update(str(h) for h in (hit if isinstance(hit, list) else []))
+    return found
+
+
+Records = list[dict[str, object]]
+
+
+def schema_fallback(
+    inputs: Inputs,
+    hint_files: Sequence[str],
+    selected: Sequence[str],
+    registered: Sequence[str],
+    earlier: Sequence[dict[str, object]],
+    run: tuple[str, str, Path, int],
+) -> tuple[Records, dict[str, str]]:
+    """Schema samples for the selected ops no earlier check verified (``run``: python, library, work, timeout).
+
+    Returns the child's records and, for the ops it cannot sample, ``not verified`` with the reason.
+    """
+    done = _verified_by(earlier)
+    rest = [op for op in selected if op not in done and op in set(registered)]
+    if not rest:
+        return [], {}
+    source = sample_source(inputs, hint_files, rest)
+    plans = [p for p in source.plans if p.op in set(registered)]
+    python, library, work, timeout = run
+    records = run_schema_child(python, library, plans, work, timeout) if plans else []
+    return records, {op: why for op, why in source.not_verified if op in set(rest)}
