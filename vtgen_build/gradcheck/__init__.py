@@ -36,7 +36,10 @@ def run_from_args(
         from .schema_run import run_library
 
         work = Path(gen_options.out_dir).resolve() / ".vtgen-gradcheck"
-        report = run_library(inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, 300)
+        report = run_library(
+            inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, 300,
+            gen_options.release, gen_options.policy_root,
+        )  # fmt: skip
         report.accept_unverified = args.allow_unverified
         print(report.render(), file=sys.stdout if report.ok else sys.stderr)
         return report

@@ -119,7 +119,7 @@ def library_ops(inputs: Inputs, names: Sequence[str], known: Sequence[str]) -> l
 
 
 def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: Sequence[str], work: Path,
-                python: str | None, timeout: int) -> Report:  # fmt: skip
+                python: str | None, timeout: int, release: str, policy_root: str | None = None) -> Report:  # fmt: skip
     """``check --gradcheck --library``: every (or each named) differentiable op of an op library."""
     start = time.perf_counter()
     if os.sep in library and not Path(library).is_file():
@@ -127,7 +127,7 @@ def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: 
     work.mkdir(parents=True, exist_ok=True)
     every = sample_source(inputs, hint_files, None)
     source = sample_source(inputs, hint_files, library_ops(inputs, names, every.ops()))
-    places = formula_places(inputs, work)
+    places = formula_places(inputs, work, release, policy_root)
     records = run_schema_child(python or sys.executable, library, source.plans, work, timeout) if source.plans else []
     seconds = time.perf_counter() - start
     report = Report.from_results(records, source.ops(), {}, places, None, seconds)
