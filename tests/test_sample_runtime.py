@@ -43,6 +43,19 @@ NAMES = (
     "view_aliases_and_rebases",
     "not_implemented_names_the_op",
     "non_differentiable_output",
+    # PyTorch's own custom-op tests (issue 20): opcheck per op and variant, torch.compile, export
+    *(
+        f"opcheck_{op}"
+        for op in (
+            "softsign", "softsign_", "softsign_out", "scale_add", "scale_add_", "scale_add_out", "topk_abs",
+            "stack_mean", "affine", "tile_to", "swap_dims", "soft_quantize",
+        )
+    ),  # fmt: skip
+    "compile_static_equals_eager",
+    "compile_dynamic_equals_eager",
+    "export_three_ops",
+    "view_op_refused_by_compile",
+    "structured_meta_error_same_under_fake_tensors",
 )
 
 
@@ -102,7 +115,7 @@ def test_one_library_links_against_the_wheel(installed_sample: InstalledSample) 
     --no-undefined (so all it needs is exported by torch_cpu/c10) and -Bsymbolic, hidden by default."""
     ninja = (installed_sample.build_dir / "build.ninja").read_text()
     (link,) = [block for block in ninja.split("\nbuild ") if block.startswith("_vtsample_ops.so:")]
-    for unit in ("kernels.cpp", "helpers.cpp", "RegisterSchema.cpp"):
+    for unit in ("kernels.cpp", "helpers.cpp", "RegisterSchema.cpp", "RegisterCPU.cpp", "RegisterMeta.cpp"):
         assert f"{unit}.o" in link, link
     for kind in ("VariableType", "ADInplaceOrViewType", "Functions"):
         assert f"{kind}_0.cpp.o" in link and f"{kind}_1.cpp.o" in link, link
@@ -177,3 +190,24 @@ def test_formula_typo_fails_the_cmake_build_at_its_yaml_line(torch_tree: TorchTr
         _replace_line(torch_tree.derivatives, _TYPO, _STACK_MEAN)
     assert code != 0, log
     assert f"derivatives.yaml:{line}:" in log and "no_such_method" in log, log
+
+
+def test_kernel_no_source_defines_fails_the_link_at_its_yaml_line(torch_tree: TorchTree) -> None:
+    """The yaml names `Meta: topk_abs_meta`; a kernels.cpp without it fails the link, and the error
+    is at that dispatch: line (vtgen_build.linkcheck, the target's link launcher)."""
+    kernels = torch_tree.source / "src" / "kernels.cpp"
+    text = kernels.read_text()
+    line = (torch_tree.source / "native_functions.yaml").read_text().splitlines().index(
+        "    Meta: topk_abs_meta       # a C++ fake kernel: shapes and dtypes only"
+    ) + 1
+    kernels.write_text(text.replace(" topk_abs_meta(", " topk_abs_meta_elsewhere("))
+    try:
+        code, log = torch_tree.build()
+    finally:
+        kernels.write_text(text)
+    assert code != 0, log
+    expected = (
+        f"native_functions.yaml:{line}: error: kernel 'vtsample::topk_abs_meta' (Meta kernel of vtsample::topk_abs) "
+        "is declared in NativeKernels.h but no source of the library defines it"
+    )
+    assert expected in log, log[-3000:]

@@ -1,7 +1,20 @@
 // Kernels of the two view ops of extra_native_functions.yaml, appended to a copy of the
 // sample's src/kernels.cpp by tests/conftest.py (torch_tree); the generated
-// RegisterCompositeExplicitAutograd.cpp registers them.
+// RegisterCompositeExplicitAutograd.cpp registers them; and blend's meta function and impl.
 namespace vtsample {
 at::Tensor narrow_last_symint(const at::Tensor& x, c10::SymInt n) { return x.narrow_symint(-1, 0, std::move(n)); }
 std::vector<at::Tensor> chunks(const at::Tensor& x, int64_t n) { return x.chunk(n); }
+
+// blend: a structured op on a TensorIterator; `power` reaches the impl as the precomputed `scale`.
+blend_precomputed blend_meta(at::TensorIteratorConfig& config, const at::Tensor& self, const at::Tensor& other,
+                             int64_t power) {
+  TORCH_CHECK(power >= 0, "blend: power must be non-negative, got ", power);
+  config.add_const_input(self).add_const_input(other).promote_inputs_to_common_dtype(true);
+  return {std::ldexp(1.0, static_cast<int>(-power))};
+}
+
+void blend_out(at::TensorIteratorBase& iter, const at::Tensor& self, const at::Tensor& other, double scale,
+               const at::Tensor& out) {
+  out.copy_((iter.input(0) + iter.input(1)) * scale);
+}
 } // namespace vtsample
