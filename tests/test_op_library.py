@@ -124,7 +124,8 @@ def test_aten_schemas_are_left_to_libtorch(tmp_yaml: YamlWriter) -> None:
 
 def test_inplace_out_and_view_plans(tmp_yaml: YamlWriter) -> None:
     plans = _plans(_inputs(tmp_yaml))
-    assert set(plans) == {"twist_", "twist.out", "peek", "peek_", "pieces", "mask_of"}  # fill_both_ returns nothing
+    assert set(plans) == {"twist_", "twist.out", "peek", "peek_", "pieces", "mask_of", "fill_both_"}
+    assert plans["fill_both_"].bumped == ("self", "other")  # returns nothing: bumps what it writes
     assert plans["twist_"].bumped == ("self",) and plans["twist_"].view is None
     assert plans["twist.out"].bumped == ("out",)
     assert plans["peek_"].view is None  # the in-place variant of a view mutates
