@@ -121,11 +121,24 @@ def complex_is_refused() -> None:
 # --- in-place and out= ----------------------------------------------------------------------
 
 
+def softsign_inplace(t: torch.Tensor) -> torch.Tensor:
+    """``softsign_`` on a copy of ``t`` (it returns nothing: ``-> ()``, the form torch.compile takes)."""
+    t = t.clone()
+    ops().softsign_(t)
+    return t
+
+
+def scale_add_inplace(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    a = a.clone()
+    ops().scale_add_(a, b, alpha=-2.0)
+    return a
+
+
 @check
 def inplace_gradients() -> None:
-    assert gradcheck(lambda t: ops().softsign_(t.clone()), (rand(5),), check_forward_ad=True)
-    assert gradgradcheck(lambda t: ops().softsign_(t.clone()), (rand(5),))
-    assert gradcheck(lambda a, b: ops().scale_add_(a.clone(), b, alpha=-2.0), (rand(4), rand(4)))
+    assert gradcheck(softsign_inplace, (rand(5),), check_forward_ad=True)
+    assert gradgradcheck(softsign_inplace, (rand(5),))
+    assert gradcheck(scale_add_inplace, (rand(4), rand(4)))
 
 
 @check
@@ -306,6 +319,34 @@ def view_op_refused_by_compile() -> None:
         assert "alias" in str(e), str(e)[-2000:]
         return
     raise AssertionError("torch.compile accepted a custom view op")
+
+
+@check
+def aliased_out_variant_refused_by_compile() -> None:
+    """An out= variant in PyTorch's `-> Tensor(a!)` convention: torch.compile refuses it (PyTorch's
+    rule for custom ops whose outputs carry alias annotations); eager, fake tensors and opcheck's
+    other tests accept it."""
+    torch._dynamo.reset()
+    out = torch.empty(3, dtype=torch.float64)
+    compiled = torch.compile(lambda t: ops().softsign.out(t, out=out), fullgraph=True, backend="aot_eager")
+    try:
+        compiled(rand(3, grad=False))
+    except Exception as e:  # dynamo wraps the backend's error
+        assert "alias" in str(e), str(e)[-2000:]
+        return
+    raise AssertionError("torch.compile accepted an out= custom op with an aliased output")
+
+
+@check
+def inplace_in_compile_style_compiles() -> None:
+    """`softsign_(Tensor(a!) self) -> ()`: torch.compile(fullgraph) functionalizes it; values and
+    gradients equal eager."""
+    torch._dynamo.reset()
+    x = rand(4)
+    compiled = torch.compile(softsign_inplace, fullgraph=True, backend="aot_eager")
+    got, expected = compiled(x), softsign_inplace(x)
+    torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(torch.autograd.grad(got.sum(), x)[0], torch.autograd.grad(expected.sum(), x)[0])
 
 
 @check

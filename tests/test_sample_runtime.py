@@ -24,6 +24,11 @@ from .conftest import TorchTree, copy_sample, run_clean
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
 CHECKS = Path(__file__).resolve().parent / "sample_checks.py"
+# every sample op and variant (tests/sample_checks.py OPCHECK_CASES)
+OPCHECKED = (
+    *("softsign", "softsign_", "softsign_out", "scale_add", "scale_add_", "scale_add_out", "topk_abs"),
+    *("stack_mean", "affine", "tile_to", "swap_dims", "soft_quantize"),
+)
 NAMES = (
     "forward_values",
     "softsign_gradients",
@@ -44,17 +49,13 @@ NAMES = (
     "not_implemented_names_the_op",
     "non_differentiable_output",
     # PyTorch's own custom-op tests (issue 20): opcheck per op and variant, torch.compile, export
-    *(
-        f"opcheck_{op}"
-        for op in (
-            "softsign", "softsign_", "softsign_out", "scale_add", "scale_add_", "scale_add_out", "topk_abs",
-            "stack_mean", "affine", "tile_to", "swap_dims", "soft_quantize",
-        )
-    ),  # fmt: skip
+    *(f"opcheck_{op}" for op in OPCHECKED),
     "compile_static_equals_eager",
     "compile_dynamic_equals_eager",
     "export_three_ops",
     "view_op_refused_by_compile",
+    "aliased_out_variant_refused_by_compile",
+    "inplace_in_compile_style_compiles",
     "structured_meta_error_same_under_fake_tensors",
 )
 
