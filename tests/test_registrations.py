@@ -196,7 +196,7 @@ def test_iterator_and_precomputed(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_
           structured: True
           structured_inherits: TensorIteratorBase
           precomputed:
-          - dim -> int wrapped_dim
+          - dim -> int wrapped_dim, float weight
           dispatch:
             CPU: lerp_to_out
         """,
@@ -204,17 +204,17 @@ def test_iterator_and_precomputed(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_
     code, err = _generate(run_cli, native, tmp_yaml("d.yaml", ""), tmp_path, "--register-backends", "CPU,Meta")
     assert code == 0, err
     header = (tmp_path / "NativeKernels.h").read_text()
-    assert "struct lerp_to_precomputed {\n  int64_t wrapped_dim;\n};" in header
+    assert "struct lerp_to_precomputed {\n  int64_t wrapped_dim;\n  double weight;\n};" in header
     assert (
         "lerp_to_precomputed lerp_to_meta(at::TensorIteratorConfig & config, const at::Tensor & self, "
         "const at::Tensor & end, int64_t dim);" in header
     )
     assert (
         "void lerp_to_out(at::TensorIteratorBase & iter, const at::Tensor & self, const at::Tensor & end, "
-        "int64_t wrapped_dim, const at::Tensor & out);" in header
+        "int64_t wrapped_dim, double weight, const at::Tensor & out);" in header
     )
     cpu = (tmp_path / "RegisterCPU.cpp").read_text()
-    assert "three::lerp_to_out(iter_, self, end, precomputed_.wrapped_dim, out_);" in cpu
+    assert "three::lerp_to_out(iter_, self, end, precomputed_.wrapped_dim, precomputed_.weight, out_);" in cpu
 
 
 # -- a kernel no source defines ------------------------------------------------------------------

@@ -104,9 +104,9 @@ class StructuredGroup:
 
 
 def _field_binding(f: PrecomputedField) -> Binding:
-    return Binding(
-        ConstRefC(BaseC(f.cpp_type)) if f.cpp_type != "int64_t" and f.cpp_type != "bool" else BaseC(f.cpp_type), f.name
-    )
+    """Numbers and scalar types by value, tensors and lists by const reference."""
+    by_value = f.cpp_type in ("int64_t", "bool", "double", "at::ScalarType")
+    return Binding(BaseC(f.cpp_type) if by_value else ConstRefC(BaseC(f.cpp_type)), f.name)
 
 
 def plan_structured(functions: Iterable[NativeFunction]) -> tuple[StructuredGroup, ...]:
