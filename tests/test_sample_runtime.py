@@ -1,10 +1,12 @@
 """The sample op library at run time, against the real torch 2.13 wheel.
 
 ``pip install ./sample_project`` (build isolation on) into a fresh venv builds the whole
-generated output (all shards) with the hand-written CPU kernels into one shared library,
-linked with ``--no-undefined`` against the wheel's libraries; ``import vtsample`` loads it and
+generated output (all shards, the backend registrations and the structured ops' kernels) with
+the sample's kernels and meta functions into one shared library, linked with ``--no-undefined``
+against the wheel's libraries; ``import vtsample`` loads it (and its Python fake kernels) and
 every check of tests/sample_checks.py (gradcheck, gradgradcheck, forward AD, in-place, views,
-out=, errors) runs in one child process.  A CMake build of a copy with a wrong formula shows
+out=, errors; opcheck on every op and variant, torch.compile with dynamic False/True,
+torch.export) runs in one child process.  A CMake build of a copy with a wrong formula shows
 those checks can fail, and a formula that does not compile fails the build at its yaml line.
 """
 
@@ -54,7 +56,7 @@ NAMES = (
     "compile_dynamic_equals_eager",
     "export_three_ops",
     "view_op_refused_by_compile",
-    "aliased_out_variant_refused_by_compile",
+    "out_variant_compiles",
     "inplace_in_compile_style_compiles",
     "structured_meta_error_same_under_fake_tensors",
 )
