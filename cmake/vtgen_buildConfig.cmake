@@ -43,6 +43,7 @@
 #                  [SHARDS <n>]                  # translation units per kind (default 10)
 #                  [OUTPUT_DIR <dir>]            # default ${CMAKE_CURRENT_BINARY_DIR}/vtgen/<target>
 #                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
+#                  [PYTHON_API <destination>]    # install a typed Python API of the ops there
 #                  [USE_TORCH]                   # compile against find_package(Torch), not the stubs
 #                  [PRECOMPILE_HEADERS]          # precompile the ATen/autograd headers the kernels share
 #                  [REGISTER_BACKENDS <key>...]  # generate the registrations of these dispatch keys' kernels
@@ -66,6 +67,11 @@
 #   Relative input paths are taken from the current source directory, a
 #   relative OUTPUT_DIR from the current binary directory.  The target property
 #   VTGEN_OUTPUT_DIR holds the output directory (e.g. to install its headers).
+#   PYTHON_API <destination> also generates OUTPUT_DIR/python_api/__init__.py (one
+#   typed function per op, calling torch.ops.<ns>.<op>; docstrings from the yaml)
+#   and py.typed, and installs both to <destination>, a path relative to the
+#   install prefix naming a subpackage of your Python package (vtsample/ops under
+#   scikit-build-core): `import vtsample.ops` after the library is loaded.
 #
 #   The generator runs as a build step (one add_custom_command): its stamp file
 #   is the OUTPUT and the generated files are BYPRODUCTS; the inputs come from
@@ -335,7 +341,7 @@ endif()
 function(vtgen_generate target)
   # -- arguments --------------------------------------------------------------
   set(options USE_TORCH PRECOMPILE_HEADERS)
-  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE)
+  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE PYTHON_API)
   set(multi_value MANUAL_HEADERS USING_NAMESPACES REGISTER_BACKENDS)
   cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
 
@@ -346,7 +352,7 @@ function(vtgen_generate target)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
     message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
                         "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
-                        "NAMESPACE USE_TORCH PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE")
+                        "NAMESPACE PYTHON_API USE_TORCH PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -470,6 +476,16 @@ function(vtgen_generate target)
   list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
        --line-directives --depfile "${depfile}" --stamp "${stamp}")
   _vtgen_backend_registrations()  # appends to command, sources and headers
+  if(DEFINED arg_PYTHON_API)
+    if(IS_ABSOLUTE "${arg_PYTHON_API}" OR arg_PYTHON_API MATCHES "(^|/)\\.\\.(/|$)")
+      message(FATAL_ERROR "vtgen_generate(): PYTHON_API must be a relative install destination "
+                          "(a package directory such as mypkg/ops), got '${arg_PYTHON_API}'")
+    endif()
+    set(python_api "${out_dir}/python_api")
+    list(APPEND command --python-api "${python_api}")
+    list(APPEND headers "${python_api}/__init__.py" "${python_api}/py.typed")
+    install(FILES "${python_api}/__init__.py" "${python_api}/py.typed" DESTINATION "${arg_PYTHON_API}")
+  endif()
   if(NOT arg_USE_TORCH)
     list(APPEND command --stub-decls)  # the op declarations the stub headers include
   else()

@@ -185,3 +185,11 @@ def test_output_compiles_against_the_stubs(tmp_yaml: YamlWriter, tmp_path: Path,
     done = run_cli("check", *args, "--out", str(tmp_path / "out"))
     assert done.code == 0, done.out + done.err
     assert "OK, 0 errors" in done.out
+
+
+def test_inplace_tag_only_for_ops_writing_their_first_argument(tmp_yaml: YamlWriter) -> None:
+    """torch.compile functionalizes an `inplace`-tagged op as writing its first argument only."""
+    tags = tmp_yaml("tags.yaml", "- tag: inplace\n  desc: Writes its first argument.\n")
+    inputs = Inputs(tmp_yaml("n.yaml", NATIVE), tmp_yaml("d.yaml", DERIVATIVES), tags, "myops")
+    tagged = {str(f.name) for f in load_model(inputs).native_functions if "inplace" in f.tags}
+    assert tagged == {"softsign_", "scale_all_", "shrink_"}  # not mix_, which writes other too

@@ -1,9 +1,17 @@
-// Kernels of the two view ops of extra_native_functions.yaml, appended to a copy of the
-// sample's src/kernels.cpp by tests/conftest.py (torch_tree); the generated
-// RegisterCompositeExplicitAutograd.cpp registers them; and blend's meta function and impl.
+// Kernels of the view ops, the `-> ()` mutating ops and the structured blend of
+// extra_native_functions.yaml, appended to a copy of the sample's src/kernels.cpp by
+// tests/conftest.py (torch_tree); the generated Register<Key>.cpp units register them.
 namespace vtsample {
 at::Tensor narrow_last_symint(const at::Tensor& x, c10::SymInt n) { return x.narrow_symint(-1, 0, std::move(n)); }
 std::vector<at::Tensor> chunks(const at::Tensor& x, int64_t n) { return x.chunk(n); }
+
+// ATen calls only: the same kernel serves Meta and fake tensors
+void cube_(at::Tensor& x) { x.mul_(x * x); }
+void mix_(at::Tensor& x, at::Tensor& y, double alpha) {  // x <- x + alpha y, y <- x y (old values)
+  auto old = x.clone();
+  x.add_(y, alpha);
+  y.mul_(old);
+}
 
 // blend: a structured op on a TensorIterator; `power` reaches the impl as the precomputed `scale`.
 blend_precomputed blend_meta(at::TensorIteratorConfig& config, const at::Tensor& self, const at::Tensor& other,
