@@ -45,7 +45,9 @@
 #                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
 #                  [PYTHON_API <destination>]    # install a typed Python API of the ops there
 #                  [USE_TORCH]                   # compile against find_package(Torch), not the stubs
-#                  [PRECOMPILE_HEADERS])         # precompile the ATen/autograd headers the kernels share
+#                  [PRECOMPILE_HEADERS]          # precompile the ATen/autograd headers the kernels share
+#                  [REGISTER_BACKENDS <key>...]  # generate the registrations of these dispatch keys' kernels
+#                  [FAKE_MODULE <module>])       # the Python module registering the ops' fake kernels
 #
 #   Adds to <target> (a library or executable created in the same directory)
 #   the generated VariableType_<k>.cpp, ADInplaceOrViewType_<k>.cpp and
@@ -87,6 +89,18 @@
 #   PRECOMPILE_HEADERS precompiles the ATen / autograd headers every generated
 #   unit starts with (target_precompile_headers: every C++ source of <target>
 #   then sees them first).  With ccache, set CCACHE_SLOPPINESS=pch_defines,time_macros.
+#
+#   REGISTER_BACKENDS (USE_TORCH only) turns on the backend registrations: the kernels each
+#   `dispatch:` of native_functions.yaml names are declared in OUTPUT_DIR/NativeKernels.h (with
+#   PyTorch's native C++ signature, in the op namespace) and registered by one generated
+#   Register<key>.cpp per listed key (e.g. CPU Meta CompositeExplicitAutograd); structured ops get
+#   their functional, in-place, out= and Meta kernels generated around the author's meta function
+#   and impls.  List only the keys this target compiles (CUDA: a target with the CUDA impls).
+#   The author's sources define the kernels and hold no TORCH_LIBRARY_IMPL.  A kernel declared
+#   there that no source defines fails the link with `native_functions.yaml:<line>: error: ...`
+#   (the target's RULE_LAUNCH_LINK runs the link through `python -m vtgen_build.linkcheck`).
+#   FAKE_MODULE names, in the generated schema registration (m.set_python_module), the Python
+#   module that calls torch.library.register_fake for the ops without a Meta kernel.
 #
 #   Example:
 #     find_package(vtgen_build CONFIG REQUIRED)
@@ -327,8 +341,8 @@ endif()
 function(vtgen_generate target)
   # -- arguments --------------------------------------------------------------
   set(options USE_TORCH PRECOMPILE_HEADERS)
-  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE PYTHON_API)
-  set(multi_value MANUAL_HEADERS USING_NAMESPACES)
+  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE PYTHON_API)
+  set(multi_value MANUAL_HEADERS USING_NAMESPACES REGISTER_BACKENDS)
   cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
 
   if(target STREQUAL "" OR target IN_LIST one_value OR target IN_LIST multi_value OR target IN_LIST options)
@@ -338,7 +352,7 @@ function(vtgen_generate target)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
     message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
                         "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
-                        "NAMESPACE PYTHON_API USE_TORCH PRECOMPILE_HEADERS")
+                        "NAMESPACE PYTHON_API USE_TORCH PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -466,6 +480,7 @@ function(vtgen_generate target)
   # --line-directives: a compiler error in a formula points at its derivatives.yaml line.
   list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
        --line-directives --depfile "${depfile}" --stamp "${stamp}")
+  _vtgen_backend_registrations()  # appends to command, sources and headers
   if(DEFINED arg_PYTHON_API)
     if(IS_ABSOLUTE "${arg_PYTHON_API}" OR arg_PYTHON_API MATCHES "(^|/)\\.\\.(/|$)")
       message(FATAL_ERROR "vtgen_generate(): PYTHON_API must be a relative install destination "
@@ -523,6 +538,12 @@ function(vtgen_generate target)
       "$<$<COMPILE_LANGUAGE:CXX>:<torch/csrc/autograd/VariableTypeUtils.h>>"
       "$<$<COMPILE_LANGUAGE:CXX>:<ATen/RedispatchFunctions.h>>"
       "$<$<COMPILE_LANGUAGE:CXX>:<torch/library.h>>")
+  endif()
+
+  if(arg_REGISTER_BACKENDS)
+    # A kernel the yaml names and no source defines: the link error names its yaml line.
+    set_property(TARGET "${target}" PROPERTY RULE_LAUNCH_LINK
+                 "\"${python}\" -m vtgen_build.linkcheck \"${out_dir}/NativeKernels.h\" --")
   endif()
 
   if(arg_USE_TORCH)
@@ -593,6 +614,29 @@ function(vtgen_add_gradcheck_test target)
   get_property(python GLOBAL PROPERTY _vtgen_python)
   add_test(NAME "${name}" COMMAND "${python}" -m vtgen_build check ${command})
 endfunction()
+
+# -- op libraries: backend registrations and fake kernels (REGISTER_BACKENDS, FAKE_MODULE) ----------
+# _vtgen_backend_registrations(): a macro of vtgen_generate(): adds --register-backends and
+# --fake-module to `command`, NativeKernels.h to `headers` and Register<key>.cpp to `sources`.
+macro(_vtgen_backend_registrations)
+  if(arg_REGISTER_BACKENDS)
+    if(NOT arg_USE_TORCH)
+      message(FATAL_ERROR "vtgen_generate(): REGISTER_BACKENDS needs USE_TORCH (the stubs declare no kernels)")
+    endif()
+    foreach(_vtgen_key IN LISTS arg_REGISTER_BACKENDS)
+      if(NOT _vtgen_key MATCHES "^[A-Za-z][A-Za-z0-9]*$")
+        message(FATAL_ERROR "vtgen_generate(): REGISTER_BACKENDS: '${_vtgen_key}' is not a dispatch key name")
+      endif()
+      list(APPEND sources "${out_dir}/Register${_vtgen_key}.cpp")
+    endforeach()
+    list(JOIN arg_REGISTER_BACKENDS "," _vtgen_keys)
+    list(APPEND command --register-backends "${_vtgen_keys}")
+    list(APPEND headers "${out_dir}/NativeKernels.h")
+  endif()
+  if(DEFINED arg_FAKE_MODULE)
+    list(APPEND command --fake-module "${arg_FAKE_MODULE}")
+  endif()
+endmacro()
 
 # _vtgen_write_if_changed(<file> <text>): keep the file's mtime when its text is the same.
 function(_vtgen_write_if_changed file text)

@@ -1,10 +1,12 @@
 """The sample op library at run time, against the real torch 2.13 wheel.
 
 ``pip install ./sample_project`` (build isolation on) into a fresh venv builds the whole
-generated output (all shards) with the hand-written CPU kernels into one shared library,
-linked with ``--no-undefined`` against the wheel's libraries; ``import vtsample`` loads it and
+generated output (all shards, the backend registrations and the structured ops' kernels) with
+the sample's kernels and meta functions into one shared library, linked with ``--no-undefined``
+against the wheel's libraries; ``import vtsample`` loads it (and its Python fake kernels) and
 every check of tests/sample_checks.py (gradcheck, gradgradcheck, forward AD, in-place, views,
-out=, errors) runs in one child process.  A CMake build of a copy with a wrong formula shows
+out=, errors; opcheck on every op and variant, torch.compile with dynamic False/True,
+torch.export) runs in one child process.  A CMake build of a copy with a wrong formula shows
 those checks can fail, and a formula that does not compile fails the build at its yaml line.
 """
 
@@ -25,6 +27,11 @@ from .test_gradcheck_library import library_check
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
 CHECKS = Path(__file__).resolve().parent / "sample_checks.py"
+# every sample op and variant (tests/sample_checks.py OPCHECK_CASES)
+OPCHECKED = (
+    *("softsign", "softsign_", "softsign_out", "scale_add", "scale_add_", "scale_add_out", "topk_abs"),
+    *("stack_mean", "affine", "tile_to", "swap_dims", "soft_quantize"),
+)
 NAMES = (
     "forward_values",
     "softsign_gradients",
@@ -44,6 +51,15 @@ NAMES = (
     "view_aliases_and_rebases",
     "not_implemented_names_the_op",
     "non_differentiable_output",
+    # PyTorch's own custom-op tests (issue 20): opcheck per op and variant, torch.compile, export
+    *(f"opcheck_{op}" for op in OPCHECKED),
+    "compile_static_equals_eager",
+    "compile_dynamic_equals_eager",
+    "export_three_ops",
+    "view_op_refused_by_compile",
+    "out_variant_compiles",
+    "inplace_in_compile_style_compiles",
+    "structured_meta_error_same_under_fake_tensors",
 )
 
 
@@ -103,7 +119,7 @@ def test_one_library_links_against_the_wheel(installed_sample: InstalledSample) 
     --no-undefined (so all it needs is exported by torch_cpu/c10) and -Bsymbolic, hidden by default."""
     ninja = (installed_sample.build_dir / "build.ninja").read_text()
     (link,) = [block for block in ninja.split("\nbuild ") if block.startswith("_vtsample_ops.so:")]
-    for unit in ("kernels.cpp", "helpers.cpp", "RegisterSchema.cpp"):
+    for unit in ("kernels.cpp", "helpers.cpp", "RegisterSchema.cpp", "RegisterCPU.cpp", "RegisterMeta.cpp"):
         assert f"{unit}.o" in link, link
     for kind in ("VariableType", "ADInplaceOrViewType", "Functions"):
         assert f"{kind}_0.cpp.o" in link and f"{kind}_1.cpp.o" in link, link
@@ -183,3 +199,24 @@ def test_formula_typo_fails_the_cmake_build_at_its_yaml_line(torch_tree: TorchTr
         _replace_line(torch_tree.derivatives, _TYPO, _STACK_MEAN)
     assert code != 0, log
     assert f"derivatives.yaml:{line}:" in log and "no_such_method" in log, log
+
+
+def test_kernel_no_source_defines_fails_the_link_at_its_yaml_line(torch_tree: TorchTree) -> None:
+    """The yaml names `Meta: topk_abs_meta`; a kernels.cpp without it fails the link, and the error
+    is at that dispatch: line (vtgen_build.linkcheck, the target's link launcher)."""
+    kernels = torch_tree.source / "src" / "kernels.cpp"
+    text = kernels.read_text()
+    line = (torch_tree.source / "native_functions.yaml").read_text().splitlines().index(
+        "    Meta: topk_abs_meta       # a C++ fake kernel: shapes and dtypes only"
+    ) + 1
+    kernels.write_text(text.replace(" topk_abs_meta(", " topk_abs_meta_elsewhere("))
+    try:
+        code, log = torch_tree.build()
+    finally:
+        kernels.write_text(text)
+    assert code != 0, log
+    expected = (
+        f"native_functions.yaml:{line}: error: kernel 'vtsample::topk_abs_meta' (Meta kernel of vtsample::topk_abs) "
+        "is declared in NativeKernels.h but no source of the library defines it"
+    )
+    assert expected in log, log[-3000:]

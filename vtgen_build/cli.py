@@ -144,6 +144,18 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         "formula names the yaml line (CMake and setuptools builds turn this on)",
     )
     g.add_argument(
+        "--register-backends",
+        metavar="KEYS",
+        help="also generate the backend registrations of the kernels dispatch: names: NativeKernels.h and one "
+        "Register<Key>.cpp per listed dispatch key (comma-separated, e.g. CPU,Meta; 'all': every key the yaml uses)",
+    )
+    g.add_argument(
+        "--fake-module",
+        metavar="MODULE",
+        help="the Python module that registers the ops' fake kernels (torch.library.register_fake): "
+        "RegisterSchema.cpp names it, so PyTorch's missing-fake-kernel error says what to import",
+    )
+    g.add_argument(
         "--python-api",
         metavar="DIR",
         help="also write DIR/__init__.py (a typed Python function per op of the library) and DIR/py.typed",
@@ -223,7 +235,23 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         release=target.release,
         policy_root=args.pytorch_root,
         allow_overwrite=args.allow_overwrite,
+        register_backends=_backend_keys(getattr(args, "register_backends", None)),
+        fake_module=_module_name(getattr(args, "fake_module", None)),
     )
+
+
+def _module_name(text: str | None) -> str | None:
+    if text is not None and not all(part.isidentifier() for part in text.split(".")):
+        raise VtgenError(f"--fake-module: '{text}' is not a Python module name (e.g. mypkg._fake)")
+    return text
+
+
+def _backend_keys(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ()
+    from .plan.registrations import parse_keys  # not on the no-op path
+
+    return parse_keys(text)
 
 
 def _run_generate(args: argparse.Namespace) -> int:

@@ -77,6 +77,12 @@ class Settings:
     """``using-namespaces``: namespaces of the helpers, brought into scope for the formulas."""
     check: bool = True
     """``check``: compile-check the generated code after generating (``vtgen-build check``)."""
+    register_backends: tuple[str, ...] = ()
+    """``register-backends``: dispatch keys (e.g. ``["CPU", "Meta"]``) whose kernels, as ``dispatch:``
+    names them, get generated registrations (``NativeKernels.h``, ``Register<Key>.cpp``); the
+    project's extension compiles those units with its kernels."""
+    fake_module: str | None = None
+    """``fake-module``: the Python module registering the ops' fake kernels (``m.set_python_module``)."""
     torch_version: str | None = None
     """``torch-version``: the PyTorch release the code is built for (e.g. ``2.14``); default: the
     torch installed where the build runs (read from its package metadata), else 2.13."""
@@ -128,7 +134,7 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
         elif field.name == "check":
             if not isinstance(value, bool):
                 raise fail(f"'{key}' must be true or false, got {value!r}", key)
-        elif field.name in ("manual_headers", "include_dirs", "using_namespaces"):
+        elif field.name in ("manual_headers", "include_dirs", "using_namespaces", "register_backends"):
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
@@ -147,6 +153,17 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
             supported_release(values["torch_version"], "torch-version")
         except VtgenError as exc:
             raise fail(f"'torch-version': {exc.message.removeprefix('torch-version: ')}", "torch-version") from None
+    if "register_backends" in values:
+        from .plan.registrations import parse_keys
+
+        try:
+            values["register_backends"] = parse_keys(",".join(values["register_backends"]))
+        except VtgenError as exc:
+            message = exc.message.replace("--register-backends", "'register-backends'")
+            raise fail(message, "register-backends") from None
+    module = values.get("fake_module")
+    if module is not None and not all(part.isidentifier() for part in module.split(".")):
+        raise fail(f"'fake-module': {module!r} is not a Python module name", "fake-module")
     for ns in values.get("using_namespaces", ()):
         if not _NAMESPACE.fullmatch(ns):
             raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name", "using-namespaces")
@@ -357,6 +374,8 @@ class build_vtgen(Command):  # type: ignore[misc]
                 stub_decls=True,
                 release=build_release(s),
                 allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
+                register_backends=s.register_backends,
+                fake_module=s.fake_module,
             )
             result = generate(inputs, options)
         except VtgenError as exc:

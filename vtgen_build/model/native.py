@@ -65,6 +65,17 @@ DISPATCH_KEYS = frozenset(
         "NestedTensorMeta",
         "ZeroTensor",
         "MTIA",
+        "HPU",
+        "XLA",
+        "Lazy",
+        "MAIA",
+        "VE",
+        "IPU",
+        "PrivateUse1",
+        "PrivateUse2",
+        "PrivateUse3",
+        "SparsePrivateUse1",
+        "NestedTensorPrivateUse1",
     )
 )
 COMPOSITE_KEYS = frozenset(k for k in DISPATCH_KEYS if k.startswith("Composite"))
@@ -78,6 +89,7 @@ class Dispatch:
 
     key: str
     kernel: str
+    location: Location | None = field(default=None, compare=False)  # the `dispatch:` line naming it
 
 
 @dataclass(frozen=True)
@@ -252,7 +264,7 @@ def _parse_dispatch(r: FieldReader, func: FunctionSchema, manual: bool, structur
         for key in (k.strip() for k in f.key.split(",")):
             if key not in DISPATCH_KEYS:
                 raise VtgenError(f"unknown dispatch key '{key}'{did_you_mean(key, DISPATCH_KEYS)}", f.location)
-            result.append(Dispatch(key, f.value))
+            result.append(Dispatch(key, f.value, f.location))
     composites = {d.key for d in result} & COMPOSITE_KEYS
     if (
         len(composites) > 1

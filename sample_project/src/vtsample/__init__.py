@@ -33,4 +33,5 @@ def get_include() -> str:
 
 torch.ops.load_library(library_path())
 
+from . import _fake  # noqa: E402,F401  (the Python fake kernels, registered after the ops exist)
 from . import ops  # noqa: E402  (typed functions calling the ops loaded above: vtsample.ops.softsign(x))

@@ -113,6 +113,20 @@ def main(library: str, mode: str = "all") -> None:
     assert all(p._is_view() and p._base is base for p in ops.chunks(base, 2))
     parts = ops.chunks(x.clone(), 2)
     _raises(lambda: parts[0].mul_(2), "view")
+    # blend: structured on a TensorIterator (broadcasting, dtype promotion) with a precomputed scale
+    a, b = torch.randn(3, 4, dtype=torch.float64), torch.randn(4, dtype=torch.float32)
+    torch.testing.assert_close(ops.blend(a, b, 2), (a + b) / 4)
+    out = torch.empty(0, dtype=torch.float64)
+    assert ops.blend.out(a, b, 1, out=out) is out and out.shape == (3, 4)
+    torch.testing.assert_close(out, (a + b) / 2)
+    c = a.clone()
+    ops.blend_(c, b, 1)
+    torch.testing.assert_close(c, (a + b) / 2)
+    _raises(lambda: ops.blend_(b.clone(), a, 1), "doesn't match the broadcast shape")
+    _raises(lambda: ops.blend(a, b, -1), "power must be non-negative")
+    with torch._subclasses.fake_tensor.FakeTensorMode():  # the generated Meta kernel: the iterator alone
+        fake = ops.blend(torch.empty(2, 1, 5), torch.empty(3, 1), 0)
+    assert fake.shape == (2, 3, 5) and fake.dtype == torch.float32
     print("RUNTIME-OK")
 
 
