@@ -40,11 +40,12 @@
 #                  [TAGS <file>]                 # tags.yaml
 #                  [MANUAL_HEADERS <header>...]  # helpers formulas call, spelled as #included
 #                  [USING_NAMESPACES <ns>...]    # namespaces of those helpers (using namespace <ns>;)
-#                  [SHARDS <n>]                  # translation units per kind (default 10)
+#                  [SHARDS <n>]                  # translation units per kind (default: from the op count)
 #                  [OUTPUT_DIR <dir>]            # default ${CMAKE_CURRENT_BINARY_DIR}/vtgen/<target>
 #                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
 #                  [USE_TORCH]                   # compile against find_package(Torch), not the stubs
-#                  [PRECOMPILE_HEADERS])         # precompile the ATen/autograd headers the kernels share
+#                  [PRECOMPILE_HEADERS]          # precompile the ATen/autograd headers the kernels share
+#                  [NO_PRECOMPILE_HEADERS])      # not even with USE_TORCH (where it is the default)
 #
 #   Adds to <target> (a library or executable created in the same directory)
 #   the generated VariableType_<k>.cpp, ADInplaceOrViewType_<k>.cpp and
@@ -81,6 +82,21 @@
 #   PRECOMPILE_HEADERS precompiles the ATen / autograd headers every generated
 #   unit starts with (target_precompile_headers: every C++ source of <target>
 #   then sees them first).  With ccache, set CCACHE_SLOPPINESS=pch_defines,time_macros.
+#
+#   Defaults (fast real-torch builds):
+#   * With USE_TORCH the headers are precompiled unless NO_PRECOMPILE_HEADERS is
+#     given (or CMAKE_DISABLE_PRECOMPILE_HEADERS is ON, CMake's own switch): they
+#     are most of every unit's compile time (a cold build takes about a third).
+#   * SHARDS, when not given, follows the size of the library: one shard per 32
+#     entries (`- func:` lines) of NATIVE_FUNCTIONS, at least 1 and at most 10
+#     (a 12-op library gets 1; PyTorch's own yaml 10).  The count is taken when
+#     CMake configures, and an edit of NATIVE_FUNCTIONS reconfigures; the
+#     generator gets the number as `--shards`, so CMake's source list, the files
+#     written and the manifest agree.  The setuptools hook applies the same rule
+#     (vtgen_build.generate.default_shards).
+#   * With USE_TORCH, when CMAKE_BUILD_TYPE is empty and the generator is
+#     single-config, the build type becomes Release (a cache value: set
+#     CMAKE_BUILD_TYPE to anything, e.g. Debug or None, and it is kept).
 #
 #   Example:
 #     find_package(vtgen_build CONFIG REQUIRED)
@@ -320,7 +336,7 @@ endif()
 
 function(vtgen_generate target)
   # -- arguments --------------------------------------------------------------
-  set(options USE_TORCH PRECOMPILE_HEADERS)
+  set(options USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS)
   set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE)
   set(multi_value MANUAL_HEADERS USING_NAMESPACES)
   cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
@@ -332,7 +348,7 @@ function(vtgen_generate target)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
     message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
                         "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
-                        "NAMESPACE USE_TORCH PRECOMPILE_HEADERS")
+                        "NAMESPACE USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -385,7 +401,9 @@ function(vtgen_generate target)
   endif()
 
   # -- values -----------------------------------------------------------------
-  set(shards 10)
+  if(arg_PRECOMPILE_HEADERS AND arg_NO_PRECOMPILE_HEADERS)
+    message(FATAL_ERROR "vtgen_generate(): PRECOMPILE_HEADERS and NO_PRECOMPILE_HEADERS contradict each other; give one")
+  endif()
   if(DEFINED arg_SHARDS)
     if(NOT arg_SHARDS MATCHES "^[1-9][0-9]*$")
       message(FATAL_ERROR "vtgen_generate(): SHARDS must be a positive integer, got '${arg_SHARDS}'")
@@ -422,6 +440,9 @@ function(vtgen_generate target)
       list(APPEND inputs "${path}")
     endif()
   endforeach()
+  if(NOT DEFINED arg_SHARDS)
+    _vtgen_default_shards("${NATIVE_FUNCTIONS}" shards)
+  endif()
 
   get_property(python GLOBAL PROPERTY _vtgen_python)
 
@@ -491,7 +512,7 @@ function(vtgen_generate target)
   target_include_directories("${target}" PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
   target_compile_features("${target}" PUBLIC cxx_std_17)
   set_target_properties("${target}" PROPERTIES VTGEN_OUTPUT_DIR "${out_dir}")
-  if(arg_PRECOMPILE_HEADERS)
+  if(arg_PRECOMPILE_HEADERS OR (arg_USE_TORCH AND NOT arg_NO_PRECOMPILE_HEADERS))
     target_precompile_headers("${target}" PRIVATE
       "$<$<COMPILE_LANGUAGE:CXX>:<torch/csrc/autograd/VariableTypeUtils.h>>"
       "$<$<COMPILE_LANGUAGE:CXX>:<ATen/RedispatchFunctions.h>>"
@@ -507,6 +528,7 @@ function(vtgen_generate target)
       target_compile_features("${target}" PUBLIC cxx_std_${torch_std})
     endif()
     _vtgen_link_discipline("${target}" "${type}")
+    _vtgen_default_build_type()
   else()
     if(NOT IS_DIRECTORY "${vtgen_build_STUB_INCLUDE_DIR}")
       message(FATAL_ERROR "vtgen_generate(): the stub headers are missing from the vtgen_build package "
@@ -525,6 +547,36 @@ function(_vtgen_write_if_changed file text)
     endif()
   endif()
   file(WRITE "${file}" "${text}")
+endfunction()
+
+# _vtgen_default_shards(<native_functions> <out-var>): the SHARDS default, one shard per 32
+# entries of the yaml, 1..10 -- the rule of vtgen_build.generate.default_shards.  The file
+# is a configure dependency: an edit that changes the count reconfigures.
+function(_vtgen_default_shards native_functions out_var)
+  if(NOT EXISTS "${native_functions}")
+    message(FATAL_ERROR "vtgen_generate(): NATIVE_FUNCTIONS ${native_functions} does not exist when CMake "
+                        "configures, so the default SHARDS cannot be counted: give SHARDS <n>")
+  endif()
+  file(STRINGS "${native_functions}" entries REGEX "^-[ \t]+func:")
+  list(LENGTH entries count)
+  math(EXPR shards "(${count} + 31) / 32")
+  if(shards LESS 1)
+    set(shards 1)
+  elseif(shards GREATER 10)
+    set(shards 10)
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${native_functions}")
+  set(${out_var} "${shards}" PARENT_SCOPE)
+endfunction()
+
+# _vtgen_default_build_type(): Release when the user chose no build type (single-config
+# generators only; a value the user set, even `None`, is never replaced).
+function(_vtgen_default_build_type)
+  get_property(multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(NOT multi_config AND "${CMAKE_BUILD_TYPE}" STREQUAL "")
+    message(STATUS "vtgen_generate(): CMAKE_BUILD_TYPE is empty; building Release (set CMAKE_BUILD_TYPE to choose)")
+    set(CMAKE_BUILD_TYPE Release CACHE STRING "Choose the type of build (vtgen_generate(): Release when empty)" FORCE)
+  endif()
 endfunction()
 
 # _vtgen_input_path(<keyword> <path> <out-var>): absolute path of an input file.
