@@ -25,6 +25,7 @@ from vtgen_build.setuptools_hook import (
     check_command,
     load_settings,
     read_settings,
+    shard_count,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +48,19 @@ def test_fixture_settings() -> None:
         using_namespaces=("setuptools_ops::autograd_helpers",),
         check=True,
     )
+
+
+def test_default_shards_follow_the_op_count(tmp_path: Path) -> None:
+    """No ``shards``: one per 32 entries of native-functions (CMake's vtgen_generate() rule)."""
+    settings = read_settings(_MINIMAL)
+    assert settings.shards is None
+    for entries, shards in ((3, 1), (32, 1), (33, 2), (1000, 10)):
+        (tmp_path / "n.yaml").write_text("".join(f"- func: op{i}(Tensor self) -> Tensor\n" for i in range(entries)))
+        assert shard_count(settings, tmp_path) == shards
+    assert shard_count(read_settings({**_MINIMAL, "shards": 7}), tmp_path) == 7
+    (tmp_path / "n.yaml").unlink()
+    with pytest.raises(ConfigError, match=r"'native-functions': cannot read 'n\.yaml'"):
+        shard_count(settings, tmp_path)
 
 
 def test_no_table_is_not_ours(tmp_path: Path) -> None:
