@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -51,20 +52,42 @@ class Case:
     route: str  # cmake | pip
     pch: bool  # precompiled headers (the default) or not
     name: str  # cold | no-op | one-formula edit
-    seconds: float
+    seconds: float  # wall
+    cpu: float  # user + system seconds of every process it ran: what the load inflates least
     compiled: tuple[str, ...]  # translation units compiled
 
 
-def _run(args: Sequence[str | Path], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, str]:
-    """Run ``args``; wall seconds and the output (stdout and stderr).  A failure stops the bench."""
-    start = time.perf_counter()
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float
+
+    def __add__(self, other: Timing) -> Timing:
+        return Timing(self.wall + other.wall, self.cpu + other.cpu)
+
+    def __sub__(self, other: Timing) -> Timing:
+        return Timing(self.wall - other.wall, self.cpu - other.cpu)
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # every waited-for descendant
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(args: Sequence[str | Path], cwd: Path, env: dict[str, str] | None = None) -> tuple[Timing, str]:
+    """Run ``args``; its wall and CPU seconds and the output (stdout and stderr).  A failure stops the bench."""
+    start, cpu = time.perf_counter(), _cpu()
     proc = subprocess.run(
         [str(a) for a in args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    seconds = time.perf_counter() - start
+    timing = Timing(time.perf_counter() - start, _cpu() - cpu)
     if proc.returncode != 0:
         sys.exit(f"bench: {' '.join(map(str, args))} failed:\n{proc.stdout[-4000:]}")
-    return seconds, proc.stdout
+    return timing, proc.stdout
+
+
+def _case(route: str, pch: bool, name: str, timing: Timing, log: str) -> Case:
+    return Case(route, pch, name, round(timing.wall, 2), round(timing.cpu, 2), _compiled(log))
 
 
 def _compiled(log: str) -> tuple[str, ...]:
@@ -103,10 +126,8 @@ def cmake_route(work: Path, pch: bool, jobs: int) -> list[Case]:
     for name in ("cold", "no-op", "one-formula edit"):
         if name == "one-formula edit":
             _edit(source)
-        seconds, log = _run(build, work, env)
-        if name == "cold":
-            seconds += configured
-        cases.append(Case("cmake", pch, name, round(seconds, 2), _compiled(log)))
+        timing, log = _run(build, work, env)
+        cases.append(_case("cmake", pch, name, timing + configured if name == "cold" else timing, log))
     return cases
 
 
@@ -129,14 +150,14 @@ def pip_route(work: Path, python: Path, pch: bool, jobs: int) -> list[Case]:
     install: list[str | Path] = [sys.executable, "-m", "pip", "--python", python, "install", "-v", "--no-deps"]
     install += ["--no-build-isolation"]
     install += [] if pch else ["-C", f"cmake.define.{NO_PCH}"]
-    seconds, log = _run([*install, "-e", source], work, env)
-    cases = [Case("pip", pch, "cold", round(seconds, 2), _compiled(log))]
+    timing, log = _run([*install, "-e", source], work, env)
+    cases = [_case("pip", pch, "cold", timing, log)]
     for name in ("no-op", "one-formula edit"):
         if name == "one-formula edit":
             _edit(source)
         reference, _ = _run([python, "-c", "import torch"], work, env)
-        seconds, log = _run([python, "-c", "import vtsample"], work, env)
-        cases.append(Case("pip", pch, name, round(seconds - reference, 2), _compiled(log)))
+        timing, log = _run([python, "-c", "import vtsample"], work, env)
+        cases.append(_case("pip", pch, name, timing - reference, log))
     return cases
 
 
@@ -166,13 +187,16 @@ def summary(cases: Sequence[Case]) -> list[str]:
     for route in dict.fromkeys(c.route for c in cases):
         cold, plain = by.get((route, True, "cold")), by.get((route, False, "cold"))
         if cold and plain:
-            ratio = cold.seconds / plain.seconds
-            lines.append(f"{route}: cold {ratio:.2f}x the build without precompiled headers (goal <= 0.4x)")
+            ratio, cpu = cold.seconds / plain.seconds, cold.cpu / plain.cpu
+            lines.append(
+                f"{route}: cold {ratio:.2f}x the build without precompiled headers, CPU {cpu:.2f}x (goal <= 0.4x)"
+            )
         edit, noop = by[(route, True, "one-formula edit")], by[(route, True, "no-op")]
+        units = ", ".join(edit.compiled)
         lines.append(
-            f"{route}: one-formula edit {edit.seconds} s, compiled {', '.join(edit.compiled)} (goal <= 10 s idle)"
+            f"{route}: one-formula edit {edit.seconds} s (CPU {edit.cpu} s), compiled {units} (goal <= 10 s idle)"
         )
-        lines.append(f"{route}: no-op {noop.seconds} s, compiled {len(noop.compiled)} (goal < 1 s)")
+        lines.append(f"{route}: no-op {noop.seconds} s (CPU {noop.cpu} s), compiled {len(noop.compiled)} (goal < 1 s)")
     return lines
 
 
@@ -195,10 +219,10 @@ def main() -> int:
         print(json.dumps({"load_before": before, "load_after": after, "cases": [asdict(c) for c in cases]}, indent=2))
         return 0
     print(f"load average before: {before}; after: {after}")
-    print(f"{'route':<6} {'pch':<4} {'case':<17} {'seconds':>8}  compiled")
+    print(f"{'route':<6} {'pch':<4} {'case':<17} {'seconds':>8} {'CPU s':>8}  compiled")
     for c in cases:
         pch = "on" if c.pch else "off"
-        print(f"{c.route:<6} {pch:<4} {c.name:<17} {c.seconds:>8}  {', '.join(c.compiled) or '-'}")
+        print(f"{c.route:<6} {pch:<4} {c.name:<17} {c.seconds:>8} {c.cpu:>8}  {', '.join(c.compiled) or '-'}")
     print("\n".join(summary(cases)))
     return 0
 
