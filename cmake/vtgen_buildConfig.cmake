@@ -43,9 +43,12 @@
 #                  [SHARDS <n>]                  # translation units per kind (default: from the op count)
 #                  [OUTPUT_DIR <dir>]            # default ${CMAKE_CURRENT_BINARY_DIR}/vtgen/<target>
 #                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
+#                  [PYTHON_API <destination>]    # install a typed Python API of the ops there
 #                  [USE_TORCH]                   # compile against find_package(Torch), not the stubs
 #                  [PRECOMPILE_HEADERS]          # precompile the ATen/autograd headers the kernels share
-#                  [NO_PRECOMPILE_HEADERS])      # not even with USE_TORCH (where it is the default)
+#                  [NO_PRECOMPILE_HEADERS]       # not even with USE_TORCH (where it is the default)
+#                  [REGISTER_BACKENDS <key>...]  # generate the registrations of these dispatch keys' kernels
+#                  [FAKE_MODULE <module>])       # the Python module registering the ops' fake kernels
 #
 #   Adds to <target> (a library or executable created in the same directory)
 #   the generated VariableType_<k>.cpp, ADInplaceOrViewType_<k>.cpp and
@@ -65,6 +68,11 @@
 #   Relative input paths are taken from the current source directory, a
 #   relative OUTPUT_DIR from the current binary directory.  The target property
 #   VTGEN_OUTPUT_DIR holds the output directory (e.g. to install its headers).
+#   PYTHON_API <destination> also generates OUTPUT_DIR/python_api/__init__.py (one
+#   typed function per op, calling torch.ops.<ns>.<op>; docstrings from the yaml)
+#   and py.typed, and installs both to <destination>, a path relative to the
+#   install prefix naming a subpackage of your Python package (vtsample/ops under
+#   scikit-build-core): `import vtsample.ops` after the library is loaded.
 #
 #   The generator runs as a build step (one add_custom_command): its stamp file
 #   is the OUTPUT and the generated files are BYPRODUCTS; the inputs come from
@@ -82,6 +90,18 @@
 #   PRECOMPILE_HEADERS precompiles the ATen / autograd headers every generated
 #   unit starts with (target_precompile_headers: every C++ source of <target>
 #   then sees them first).  With ccache, set CCACHE_SLOPPINESS=pch_defines,time_macros.
+#
+#   REGISTER_BACKENDS (USE_TORCH only) turns on the backend registrations: the kernels each
+#   `dispatch:` of native_functions.yaml names are declared in OUTPUT_DIR/NativeKernels.h (with
+#   PyTorch's native C++ signature, in the op namespace) and registered by one generated
+#   Register<key>.cpp per listed key (e.g. CPU Meta CompositeExplicitAutograd); structured ops get
+#   their functional, in-place, out= and Meta kernels generated around the author's meta function
+#   and impls.  List only the keys this target compiles (CUDA: a target with the CUDA impls).
+#   The author's sources define the kernels and hold no TORCH_LIBRARY_IMPL.  A kernel declared
+#   there that no source defines fails the link with `native_functions.yaml:<line>: error: ...`
+#   (the target's RULE_LAUNCH_LINK runs the link through `python -m vtgen_build.linkcheck`).
+#   FAKE_MODULE names, in the generated schema registration (m.set_python_module), the Python
+#   module that calls torch.library.register_fake for the ops without a Meta kernel.
 #
 #   Defaults (fast real-torch builds):
 #   * With USE_TORCH the headers are precompiled unless NO_PRECOMPILE_HEADERS is
@@ -337,8 +357,8 @@ endif()
 function(vtgen_generate target)
   # -- arguments --------------------------------------------------------------
   set(options USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS)
-  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE)
-  set(multi_value MANUAL_HEADERS USING_NAMESPACES)
+  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE PYTHON_API)
+  set(multi_value MANUAL_HEADERS USING_NAMESPACES REGISTER_BACKENDS)
   cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
 
   if(target STREQUAL "" OR target IN_LIST one_value OR target IN_LIST multi_value OR target IN_LIST options)
@@ -348,7 +368,7 @@ function(vtgen_generate target)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
     message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
                         "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
-                        "NAMESPACE USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS")
+                        "NAMESPACE PYTHON_API USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -476,6 +496,17 @@ function(vtgen_generate target)
   # --line-directives: a compiler error in a formula points at its derivatives.yaml line.
   list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
        --line-directives --depfile "${depfile}" --stamp "${stamp}")
+  _vtgen_backend_registrations()  # appends to command, sources and headers
+  if(DEFINED arg_PYTHON_API)
+    if(IS_ABSOLUTE "${arg_PYTHON_API}" OR arg_PYTHON_API MATCHES "(^|/)\\.\\.(/|$)")
+      message(FATAL_ERROR "vtgen_generate(): PYTHON_API must be a relative install destination "
+                          "(a package directory such as mypkg/ops), got '${arg_PYTHON_API}'")
+    endif()
+    set(python_api "${out_dir}/python_api")
+    list(APPEND command --python-api "${python_api}")
+    list(APPEND headers "${python_api}/__init__.py" "${python_api}/py.typed")
+    install(FILES "${python_api}/__init__.py" "${python_api}/py.typed" DESTINATION "${arg_PYTHON_API}")
+  endif()
   if(NOT arg_USE_TORCH)
     list(APPEND command --stub-decls)  # the op declarations the stub headers include
   else()
@@ -519,6 +550,12 @@ function(vtgen_generate target)
       "$<$<COMPILE_LANGUAGE:CXX>:<torch/library.h>>")
   endif()
 
+  if(arg_REGISTER_BACKENDS)
+    # A kernel the yaml names and no source defines: the link error names its yaml line.
+    set_property(TARGET "${target}" PROPERTY RULE_LAUNCH_LINK
+                 "\"${python}\" -m vtgen_build.linkcheck \"${out_dir}/NativeKernels.h\" --")
+  endif()
+
   if(arg_USE_TORCH)
     _vtgen_find_torch("${python}")
     target_link_libraries("${target}" PUBLIC torch_cpu c10)
@@ -537,6 +574,29 @@ function(vtgen_generate target)
     target_link_libraries("${target}" PUBLIC vtgen::stub_aten)
   endif()
 endfunction()
+
+# -- op libraries: backend registrations and fake kernels (REGISTER_BACKENDS, FAKE_MODULE) ----------
+# _vtgen_backend_registrations(): a macro of vtgen_generate(): adds --register-backends and
+# --fake-module to `command`, NativeKernels.h to `headers` and Register<key>.cpp to `sources`.
+macro(_vtgen_backend_registrations)
+  if(arg_REGISTER_BACKENDS)
+    if(NOT arg_USE_TORCH)
+      message(FATAL_ERROR "vtgen_generate(): REGISTER_BACKENDS needs USE_TORCH (the stubs declare no kernels)")
+    endif()
+    foreach(_vtgen_key IN LISTS arg_REGISTER_BACKENDS)
+      if(NOT _vtgen_key MATCHES "^[A-Za-z][A-Za-z0-9]*$")
+        message(FATAL_ERROR "vtgen_generate(): REGISTER_BACKENDS: '${_vtgen_key}' is not a dispatch key name")
+      endif()
+      list(APPEND sources "${out_dir}/Register${_vtgen_key}.cpp")
+    endforeach()
+    list(JOIN arg_REGISTER_BACKENDS "," _vtgen_keys)
+    list(APPEND command --register-backends "${_vtgen_keys}")
+    list(APPEND headers "${out_dir}/NativeKernels.h")
+  endif()
+  if(DEFINED arg_FAKE_MODULE)
+    list(APPEND command --fake-module "${arg_FAKE_MODULE}")
+  endif()
+endmacro()
 
 # _vtgen_write_if_changed(<file> <text>): keep the file's mtime when its text is the same.
 function(_vtgen_write_if_changed file text)

@@ -121,11 +121,24 @@ def complex_is_refused() -> None:
 # --- in-place and out= ----------------------------------------------------------------------
 
 
+def softsign_inplace(t: torch.Tensor) -> torch.Tensor:
+    """``softsign_`` on a copy of ``t`` (it returns nothing: ``-> ()``, the form torch.compile takes)."""
+    t = t.clone()
+    ops().softsign_(t)
+    return t
+
+
+def scale_add_inplace(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    a = a.clone()
+    ops().scale_add_(a, b, alpha=-2.0)
+    return a
+
+
 @check
 def inplace_gradients() -> None:
-    assert gradcheck(lambda t: ops().softsign_(t.clone()), (rand(5),), check_forward_ad=True)
-    assert gradgradcheck(lambda t: ops().softsign_(t.clone()), (rand(5),))
-    assert gradcheck(lambda a, b: ops().scale_add_(a.clone(), b, alpha=-2.0), (rand(4), rand(4)))
+    assert gradcheck(softsign_inplace, (rand(5),), check_forward_ad=True)
+    assert gradgradcheck(softsign_inplace, (rand(5),))
+    assert gradcheck(scale_add_inplace, (rand(4), rand(4)))
 
 
 @check
@@ -186,11 +199,196 @@ def non_differentiable_output() -> None:
     assert values.requires_grad and not indices.requires_grad
 
 
+# --- PyTorch's own custom-op tests: opcheck, torch.compile, torch.export -------------------------
+# Every op and variant gets opcheck's four default tests, except the view op: PyTorch cannot
+# functionalize a custom op returning a view of its input, so torch.compile
+# (test_aot_dispatch_dynamic) refuses it; it gets the other three, and
+# `view_op_refused_by_compile` checks PyTorch's own error.
+ALL_TESTS = ("test_schema", "test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
+EAGER_TESTS = ALL_TESTS[:3]
+
+
+def opcheck(op: torch._ops.OpOverload, args: tuple[object, ...], kwargs: dict[str, object] | None = None) -> None:
+    view = any(r.alias_info is not None and not r.alias_info.is_write for r in op._schema.returns)
+    tests = EAGER_TESTS if view else ALL_TESTS
+    results = torch.library.opcheck(op, args, kwargs or {}, test_utils=tests)
+    failed = {k: v for k, v in results.items() if v != "SUCCESS"}
+    assert not failed, failed
+
+
+def nonleaf(*shape: int) -> torch.Tensor:
+    return rand(*shape) * 1.0
+
+
+def opcheck_case(
+    name: str, make: Callable[[], tuple[torch._ops.OpOverload, tuple[object, ...], dict[str, object]]]
+) -> None:
+    def run() -> None:
+        opcheck(*make())
+
+    run.__name__ = f"opcheck_{name}"
+    check(run)
+
+
+OPCHECK_CASES: dict[str, Callable[[], tuple[torch._ops.OpOverload, tuple[object, ...], dict[str, object]]]] = {
+    "softsign": lambda: (ops().softsign.default, (rand(3, 4),), {}),
+    "softsign_": lambda: (ops().softsign_.default, (nonleaf(3, 4),), {}),
+    "softsign_out": lambda: (
+        ops().softsign.out,
+        (rand(3, 4, grad=False),),
+        {"out": torch.empty(0, dtype=torch.float64)},
+    ),
+    "scale_add": lambda: (ops().scale_add.default, (rand(3, 4), rand(4)), {"alpha": 2.0}),
+    "scale_add_": lambda: (ops().scale_add_.default, (nonleaf(3, 4), rand(4)), {"alpha": 2.0}),
+    "scale_add_out": lambda: (
+        ops().scale_add.out,
+        (rand(3, 4, grad=False), rand(4, grad=False)),
+        {"out": torch.empty(3, 4, dtype=torch.float64)},
+    ),
+    "topk_abs": lambda: (ops().topk_abs.default, (rand(3, 5), 2, 1), {}),
+    "stack_mean": lambda: (ops().stack_mean.default, ([rand(3), rand(3)], 0), {}),
+    "affine": lambda: (ops().affine.default, (rand(2, 3), rand(4, 3), rand(4)), {}),
+    "tile_to": lambda: (ops().tile_to.default, (rand(1, 3), [2, 3]), {}),
+    "swap_dims": lambda: (ops().swap_dims.default, (rand(2, 3), 0, 1), {}),
+    "soft_quantize": lambda: (ops().soft_quantize.default, (rand(4), torch.tensor(1.5, dtype=torch.float64), 3), {}),
+}
+for _name, _make in OPCHECK_CASES.items():
+    opcheck_case(_name, _make)
+
+
+def functional_ops(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Every functional differentiable sample op (swap_dims, a view, is eager-only)."""
+    v = ops().softsign(x)
+    v = ops().scale_add(v, x, alpha=0.5)
+    values, _ = ops().topk_abs(v, 2, 1)
+    v = ops().affine(v, w, b)
+    v = ops().stack_mean([v, ops().tile_to(b, [v.shape[0], b.shape[0]])], 0)
+    q = ops().soft_quantize(x, torch.tensor(1.5, dtype=x.dtype), 3)
+    return v.sum() + values.sum() + q.sum()
+
+
+def compiled_equals_eager(dynamic: bool) -> None:
+    torch._dynamo.reset()
+    inputs = (rand(3, 5), rand(4, 5), rand(4))
+    expected = functional_ops(*inputs)
+    expected_grads = torch.autograd.grad(expected, inputs)
+    compiled = torch.compile(functional_ops, fullgraph=True, dynamic=dynamic, backend="aot_eager")
+    got = compiled(*inputs)
+    torch.testing.assert_close(got, expected)
+    for g, e in zip(torch.autograd.grad(got, inputs), expected_grads, strict=True):
+        torch.testing.assert_close(g, e)
+
+
+@check
+def compile_static_equals_eager() -> None:
+    compiled_equals_eager(dynamic=False)
+
+
+@check
+def compile_dynamic_equals_eager() -> None:
+    compiled_equals_eager(dynamic=True)
+
+
+class ThreeOps(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(4, 5, dtype=torch.float64))
+        self.bias = torch.nn.Parameter(torch.randn(4, dtype=torch.float64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ops().affine(ops().scale_add(ops().softsign(x), x, alpha=2.0), self.weight, self.bias)
+
+
+@check
+def export_three_ops() -> None:
+    module, x = ThreeOps(), rand(3, 5, grad=False)
+    exported = torch.export.export(module, (x,))
+    targets = {str(n.target) for n in exported.graph.nodes if n.op == "call_function"}
+    assert {"vtsample.softsign.default", "vtsample.scale_add.default", "vtsample.affine.default"} <= targets, targets
+    torch.testing.assert_close(exported.module()(x), module(x))
+
+
+@check
+def view_op_refused_by_compile() -> None:
+    """PyTorch's rule: a custom op returning a view of its input is not supported by torch.compile."""
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda t: ops().swap_dims(t, 0, 1) * 2, fullgraph=True, backend="aot_eager")
+    try:
+        compiled(rand(2, 3))
+    except Exception as e:  # dynamo wraps the backend's error
+        assert "alias" in str(e), str(e)[-2000:]
+        return
+    raise AssertionError("torch.compile accepted a custom view op")
+
+
+@check
+def out_variant_compiles() -> None:
+    """An out= variant in PyTorch's `-> Tensor(a!)` convention (no grad through out=): torch.compile
+    functionalizes it; the value written equals eager's."""
+    torch._dynamo.reset()
+
+    def fill(t: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(t)  # of the right shape: dynamo refuses to trace the resize of out=
+        ops().softsign.out(t, out=out)
+        return out
+
+    x = rand(3, grad=False)
+    torch.testing.assert_close(torch.compile(fill, fullgraph=True, backend="aot_eager")(x), fill(x))
+
+
+@check
+def inplace_in_compile_style_compiles() -> None:
+    """`softsign_(Tensor(a!) self) -> ()`: torch.compile(fullgraph) functionalizes it; values and
+    gradients equal eager."""
+    torch._dynamo.reset()
+    x = rand(4)
+    compiled = torch.compile(softsign_inplace, fullgraph=True, backend="aot_eager")
+    got, expected = compiled(x), softsign_inplace(x)
+    torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(torch.autograd.grad(got.sum(), x)[0], torch.autograd.grad(expected.sum(), x)[0])
+
+
+@check
+def structured_meta_error_same_under_fake_tensors() -> None:
+    """scale_add's meta function rejects shapes that do not broadcast: the same error in eager
+    (the CPU kernel runs it) and under fake tensors (the generated Meta kernel runs it)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def message(fn: Callable[[], object]) -> str:
+        try:
+            fn()
+        except RuntimeError as e:
+            return str(e).splitlines()[0]
+        raise AssertionError("no error")
+
+    eager = message(lambda: ops().scale_add(rand(3), rand(4)))
+    with FakeTensorMode():
+        a, b = torch.empty(3, dtype=torch.float64), torch.empty(4, dtype=torch.float64)
+        fake = message(lambda: ops().scale_add(a, b))
+    assert "must match the size" in eager, eager
+    assert eager == fake, (eager, fake)
+
+
+def load_fake_module(path: str) -> None:
+    import importlib.util
+    import types
+
+    sys.modules.setdefault("vtsample", types.ModuleType("vtsample"))
+    spec = importlib.util.spec_from_file_location("vtsample._fake", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["vtsample._fake"] = module
+    spec.loader.exec_module(module)
+
+
 def main(argv: list[str]) -> int:
     names = list(argv)
     if names[:1] == ["--library"]:
         torch.ops.load_library(names[1])
         names = names[2:]
+        if names[:1] == ["--fake"]:  # the package's fake kernels, imported under their module name
+            load_fake_module(names[1])
+            names = names[2:]
     else:
         import vtsample  # noqa: F401  (loads the op library)
     results: dict[str, str | None] = {}

@@ -124,7 +124,8 @@ def test_aten_schemas_are_left_to_libtorch(tmp_yaml: YamlWriter) -> None:
 
 def test_inplace_out_and_view_plans(tmp_yaml: YamlWriter) -> None:
     plans = _plans(_inputs(tmp_yaml))
-    assert set(plans) == {"twist_", "twist.out", "peek", "peek_", "pieces", "mask_of"}  # fill_both_ returns nothing
+    assert set(plans) == {"twist_", "twist.out", "peek", "peek_", "pieces", "mask_of", "fill_both_"}
+    assert plans["fill_both_"].bumped == ("self", "other")  # returns nothing: bumps what it writes
     assert plans["twist_"].bumped == ("self",) and plans["twist_"].view is None
     assert plans["twist.out"].bumped == ("out",)
     assert plans["peek_"].view is None  # the in-place variant of a view mutates
@@ -224,6 +225,29 @@ def test_whole_output_links_with_no_undefined_and_runs(torch_tree: TorchTree) ->
     assert "-Wl,--no-undefined" in link and "-fvisibility=hidden" in ninja, link
     done = _run(torch_tree.library)
     assert done.returncode == 0 and "RUNTIME-OK" in done.stdout, done.stdout + done.stderr
+
+
+_CUBE = "  self: 3 * grad * self * self"
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_a_wrong_formula_of_a_mutating_op_fails_gradcheck(torch_tree: TorchTree) -> None:
+    """cube_ returns nothing: its gradient checks out through x.clone(), and fails with a wrong factor."""
+    code, log = torch_tree.build()
+    assert code == 0, log
+    assert _run(torch_tree.library, "mutating-gradcheck").stdout.strip() == "GRADCHECK-OK"
+    text = torch_tree.derivatives.read_text()
+    assert _CUBE + "\n" in text
+    torch_tree.derivatives.write_text(text.replace(_CUBE, _CUBE.replace("3 *", "2 *")))
+    try:
+        code, log = torch_tree.build()
+        assert code == 0, log
+        done = _run(torch_tree.library, "mutating-gradcheck")
+    finally:
+        torch_tree.derivatives.write_text(text)
+    assert done.stdout.startswith("GRADCHECK-FAILED") and "Jacobian mismatch" in done.stdout, done.stdout + done.stderr
 
 
 @pytest.mark.slow

@@ -1,14 +1,16 @@
 """The sample op library at run time, against the real torch 2.13 wheel.
 
 ``pip install --no-build-isolation -e ./sample_project`` (the documented dev loop) into a fresh
-venv builds the whole generated output with the hand-written CPU kernels into one shared
-library, with the defaults (precompiled headers, shards from the op count, Release), linked
-with ``--no-undefined`` against the wheel's libraries; ``import vtsample`` loads it and every
-check of tests/sample_checks.py (gradcheck, gradgradcheck, forward AD, in-place, views, out=,
-errors) runs in one child process.  Then a formula edit: the next ``import vtsample`` rebuilds
-only the units whose text changed, and the new formula runs.  A CMake build of a copy with a
-wrong formula shows the checks can fail, and a formula that does not compile fails the build
-at its yaml line.
+venv builds the whole generated output (the backend registrations and the structured ops'
+kernels too) with the sample's kernels and meta functions into one shared library, with the
+defaults (precompiled headers, shards from the op count, Release), linked with
+``--no-undefined`` against the wheel's libraries; ``import vtsample`` loads it (and its Python
+fake kernels) and every check of tests/sample_checks.py (gradcheck, gradgradcheck, forward AD,
+in-place, views, out=, errors; opcheck on every op and variant, torch.compile with dynamic
+False/True, torch.export) runs in one child process.  Then a formula edit: the next ``import
+vtsample`` rebuilds only the units whose text changed, and the new formula runs.  A CMake build
+of a copy with a wrong formula shows the checks can fail, and a formula that does not compile
+fails the build at its yaml line.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ from .conftest import SAMPLE, TorchTree, copy_sample, run_clean
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
 CHECKS = Path(__file__).resolve().parent / "sample_checks.py"
+# every sample op and variant (tests/sample_checks.py OPCHECK_CASES)
+OPCHECKED = (
+    *("softsign", "softsign_", "softsign_out", "scale_add", "scale_add_", "scale_add_out", "topk_abs"),
+    *("stack_mean", "affine", "tile_to", "swap_dims", "soft_quantize"),
+)
 NAMES = (
     "forward_values",
     "softsign_gradients",
@@ -47,6 +54,15 @@ NAMES = (
     "view_aliases_and_rebases",
     "not_implemented_names_the_op",
     "non_differentiable_output",
+    # PyTorch's own custom-op tests (issue 20): opcheck per op and variant, torch.compile, export
+    *(f"opcheck_{op}" for op in OPCHECKED),
+    "compile_static_equals_eager",
+    "compile_dynamic_equals_eager",
+    "export_three_ops",
+    "view_op_refused_by_compile",
+    "out_variant_compiles",
+    "inplace_in_compile_style_compiles",
+    "structured_meta_error_same_under_fake_tensors",
 )
 
 
@@ -112,7 +128,7 @@ def test_one_library_links_against_the_wheel(installed_sample: InstalledSample) 
     torch_cpu/c10) and -Bsymbolic, hidden by default; the shared headers precompiled, -O3."""
     ninja = (installed_sample.build_dir / "build.ninja").read_text()
     (link,) = [block for block in ninja.split("\nbuild ") if block.startswith("_vtsample_ops.so:")]
-    for unit in ("kernels.cpp", "helpers.cpp", "RegisterSchema.cpp"):
+    for unit in ("kernels.cpp", "helpers.cpp", "RegisterSchema.cpp", "RegisterCPU.cpp", "RegisterMeta.cpp"):
         assert f"{unit}.o" in link, link
     for kind in ("VariableType", "ADInplaceOrViewType", "Functions"):
         assert f"{kind}_0.cpp.o" in link and f"{kind}_1.cpp.o" not in link, link
@@ -203,6 +219,27 @@ def test_formula_typo_fails_the_cmake_build_at_its_yaml_line(torch_tree: TorchTr
         _replace_line(torch_tree.derivatives, _TYPO, _STACK_MEAN)
     assert code != 0, log
     assert f"derivatives.yaml:{line}:" in log and "no_such_method" in log, log
+
+
+def test_kernel_no_source_defines_fails_the_link_at_its_yaml_line(torch_tree: TorchTree) -> None:
+    """The yaml names `Meta: topk_abs_meta`; a kernels.cpp without it fails the link, and the error
+    is at that dispatch: line (vtgen_build.linkcheck, the target's link launcher)."""
+    kernels = torch_tree.source / "src" / "kernels.cpp"
+    text = kernels.read_text()
+    line = (torch_tree.source / "native_functions.yaml").read_text().splitlines().index(
+        "    Meta: topk_abs_meta       # a C++ fake kernel: shapes and dtypes only"
+    ) + 1
+    kernels.write_text(text.replace(" topk_abs_meta(", " topk_abs_meta_elsewhere("))
+    try:
+        code, log = torch_tree.build()
+    finally:
+        kernels.write_text(text)
+    assert code != 0, log
+    expected = (
+        f"native_functions.yaml:{line}: error: kernel 'vtsample::topk_abs_meta' (Meta kernel of vtsample::topk_abs) "
+        "is declared in NativeKernels.h but no source of the library defines it"
+    )
+    assert expected in log, log[-3000:]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ def test_fixture_settings() -> None:
         include_dirs=("include",),
         using_namespaces=("setuptools_ops::autograd_helpers",),
         check=True,
+        python_api="src/setuptools_ops/ops",
     )
 
 
@@ -213,6 +214,7 @@ def test_wheel_and_sdist(project: Path) -> None:
         names = set(archive.namelist())
     prefix = "setuptools_ops/_autograd/"
     assert {n[len(prefix) :] for n in names if n.startswith(prefix)} == GENERATED, names
+    assert {"setuptools_ops/ops/__init__.py", "setuptools_ops/ops/py.typed"} <= names, names  # python-api
     assert not (project / "src" / "setuptools_ops" / "_autograd").exists()  # a regular build writes in build/
 
     # Again: the generator finds nothing changed.
@@ -237,7 +239,7 @@ def test_wheel_and_sdist(project: Path) -> None:
         members = {m.split("/", 1)[1] for m in archive.getnames() if "/" in m}
     assert {"ops/native_functions.yaml", "ops/derivatives.yaml", "ops/tags.yaml"} <= members, members
     assert "include/setuptools_ops/helpers.h" in members, members
-    assert not [m for m in members if "_autograd" in m], members
+    assert not [m for m in members if "_autograd" in m or "/ops/" in m], members
 
 
 @pytest.mark.slow

@@ -103,6 +103,23 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         help="formulas carry #line to their derivatives.yaml line (its absolute path): a compiler error in a "
         "formula names the yaml line (CMake and setuptools builds turn this on)",
     )
+    g.add_argument(
+        "--register-backends",
+        metavar="KEYS",
+        help="also generate the backend registrations of the kernels dispatch: names: NativeKernels.h and one "
+        "Register<Key>.cpp per listed dispatch key (comma-separated, e.g. CPU,Meta; 'all': every key the yaml uses)",
+    )
+    g.add_argument(
+        "--fake-module",
+        metavar="MODULE",
+        help="the Python module that registers the ops' fake kernels (torch.library.register_fake): "
+        "RegisterSchema.cpp names it, so PyTorch's missing-fake-kernel error says what to import",
+    )
+    g.add_argument(
+        "--python-api",
+        metavar="DIR",
+        help="also write DIR/__init__.py (a typed Python function per op of the library) and DIR/py.typed",
+    )
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
     g.add_argument("--explain", action="store_true", help="say which inputs changed")
@@ -161,7 +178,23 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         stub_decls=getattr(args, "stub_decls", False),
         release=target.release,
         policy_root=args.pytorch_root,
+        register_backends=_backend_keys(getattr(args, "register_backends", None)),
+        fake_module=_module_name(getattr(args, "fake_module", None)),
     )
+
+
+def _module_name(text: str | None) -> str | None:
+    if text is not None and not all(part.isidentifier() for part in text.split(".")):
+        raise VtgenError(f"--fake-module: '{text}' is not a Python module name (e.g. mypkg._fake)")
+    return text
+
+
+def _backend_keys(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ()
+    from .plan.registrations import parse_keys  # not on the no-op path
+
+    return parse_keys(text)
 
 
 def _run_generate(args: argparse.Namespace) -> int:
@@ -185,6 +218,8 @@ def _run_generate(args: argparse.Namespace) -> int:
         outputs = [str(Path(args.out) / rel) for rel in (*result.outputs, MANIFEST)] + [args.depfile] * bool(
             args.depfile
         )
+        if args.python_api:
+            outputs += _python_api(args, inputs, result)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         quick.record(args.argv, args.out, stamp, quick.signatures(outputs) + before, generator)
 
@@ -194,6 +229,16 @@ def _run_generate(args: argparse.Namespace) -> int:
             print(f"regenerated {line}")
     print(result.summary())
     return 0
+
+
+def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult) -> list[str]:
+    """Write the typed Python API when the inputs changed or a file of it is missing; its paths."""
+    from .python_api import API_FILES, write_python_api
+
+    paths = [str(Path(args.python_api) / name) for name in API_FILES]
+    if result.mode != "up-to-date" or not all(os.path.isfile(p) for p in paths):
+        write_python_api(inputs, _policy(args), args.python_api)
+    return paths
 
 
 def _check_depfile(depfile: str, out: str, named: list[str]) -> None:

@@ -20,6 +20,11 @@ def describe_kernel(k: KernelPlan) -> str:
     lines.append(f"  requires derivative: {'yes' if k.requires_derivative else 'no'}")
     lines.append(f"  differentiable inputs: {_names(k.differentiable_inputs)}")
     lines.append(f"  differentiable outputs: {_names(k.differentiable_outputs)}")
+    if k.mutated:
+        lines.append(
+            f"  mutates: {', '.join(k.mutated)} (returns nothing; as an in-place op: history rebased on each, "
+            "version bumped in ADInplaceOrView, leaf and saved-tensor checks)"
+        )
     lines.append(f"  inputs with a formula (next edges): {_names(k.args_with_derivatives)}")
     if k.check_no_requires_grad:
         lines.append(f"  checked not to require grad: {', '.join(k.check_no_requires_grad)}")

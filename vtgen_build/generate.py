@@ -88,6 +88,8 @@ class GenerateOptions:
     stub_decls: bool = False  # also write vtgen_decls/*.inc, the op declarations the stub headers include
     release: str = "2.13"  # the PyTorch release the code is built for (vtgen_build.target)
     policy_root: str | None = None  # --pytorch-root: its own generator sources give the policy lists
+    register_backends: tuple[str, ...] = ()  # --register-backends: NativeKernels.h + Register<Key>.cpp per key
+    fake_module: str | None = None  # --fake-module: named by RegisterSchema.cpp (m.set_python_module)
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,8 @@ def _settings(
         "generator": _generator_digest(manifest, stats),
         **({"line_directives": True} if options.line_directives else {}),
         **({"stub_decls": True} if options.stub_decls else {}),
+        **({"register_backends": list(options.register_backends)} if options.register_backends else {}),
+        **({"fake_module": options.fake_module} if options.fake_module else {}),
         **({"release": options.release} if options.release != "2.13" else {}),
         **({"policy": _policy_digest(options.policy_root)} if options.policy_root else {}),
     }

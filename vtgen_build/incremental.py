@@ -177,6 +177,8 @@ def _emit_options(options: Any, policy: Policy) -> EmitOptions:
         options.using_namespaces,
         getattr(options, "line_directives", False),
         getattr(options, "release", "2.13"),
+        getattr(options, "register_backends", ()),
+        getattr(options, "fake_module", None),
     )
 
 

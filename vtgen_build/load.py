@@ -55,6 +55,7 @@ class Entry:
     fields: tuple[Field, ...]
     location: Location
     text: str
+    comment: str = ""  # the ``#`` lines right above the entry (no blank line between), without the ``#``
 
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024  # 27x PyTorch's native_functions.yaml
@@ -114,7 +115,7 @@ def load_text(text: str, path: str) -> tuple[Entry, ...]:
             raise VtgenError("expected each entry to be a mapping ('- key: value')", _loc(path, item))
         entry_text = _entry_text(lines, starts[index], starts[index + 1])
         fields = _mapping(item, path)
-        entries.append(Entry(fields, _loc(path, item), entry_text))
+        entries.append(Entry(fields, _loc(path, item), entry_text, _comment_above(lines, starts[index])))
     return tuple(entries)
 
 
@@ -143,6 +144,15 @@ def _entry_text(lines: list[str], start: int, end: int) -> str:
     while end > start + 1 and lines[end - 1].strip()[:1] in ("", "#"):
         end -= 1
     return "".join(lines[start:end])
+
+
+def _comment_above(lines: list[str], start: int) -> str:
+    """The comment block ending on the line before ``start`` (documentation of the entry)."""
+    first = start
+    while first > 0 and lines[first - 1].lstrip().startswith("#"):
+        first -= 1
+    text = (line.strip()[1:] for line in lines[first:start])
+    return "\n".join(t[1:] if t.startswith(" ") else t for t in text).strip()
 
 
 def _loc(path: str, node: yaml.Node) -> Location:

@@ -86,9 +86,18 @@ class Settings:
     """``using-namespaces``: namespaces of the helpers, brought into scope for the formulas."""
     check: bool = True
     """``check``: compile-check the generated code after generating (``vtgen-build check``)."""
+    register_backends: tuple[str, ...] = ()
+    """``register-backends``: dispatch keys (e.g. ``["CPU", "Meta"]``) whose kernels, as ``dispatch:``
+    names them, get generated registrations (``NativeKernels.h``, ``Register<Key>.cpp``); the
+    project's extension compiles those units with its kernels."""
+    fake_module: str | None = None
+    """``fake-module``: the Python module registering the ops' fake kernels (``m.set_python_module``)."""
     torch_version: str | None = None
     """``torch-version``: the PyTorch release the code is built for (e.g. ``2.14``); default: the
     torch installed where the build runs (read from its package metadata), else 2.13."""
+    python_api: str | None = None
+    """``python-api``: a directory inside one of the packages (e.g. ``src/mypkg/ops``) that gets the
+    typed Python API of the ops (``__init__.py``, ``py.typed``); the wheel holds it at that package path."""
 
     @staticmethod
     def key(field_name: str) -> str:
@@ -134,7 +143,7 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
         elif field.name == "check":
             if not isinstance(value, bool):
                 raise fail(f"'{key}' must be true or false, got {value!r}", key)
-        elif field.name in ("manual_headers", "include_dirs", "using_namespaces"):
+        elif field.name in ("manual_headers", "include_dirs", "using_namespaces", "register_backends"):
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
@@ -153,10 +162,21 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
             supported_release(values["torch_version"], "torch-version")
         except VtgenError as exc:
             raise fail(f"'torch-version': {exc.message.removeprefix('torch-version: ')}", "torch-version") from None
+    if "register_backends" in values:
+        from .plan.registrations import parse_keys
+
+        try:
+            values["register_backends"] = parse_keys(",".join(values["register_backends"]))
+        except VtgenError as exc:
+            message = exc.message.replace("--register-backends", "'register-backends'")
+            raise fail(message, "register-backends") from None
+    module = values.get("fake_module")
+    if module is not None and not all(part.isidentifier() for part in module.split(".")):
+        raise fail(f"'fake-module': {module!r} is not a Python module name", "fake-module")
     for ns in values.get("using_namespaces", ()):
         if not _NAMESPACE.fullmatch(ns):
             raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name", "using-namespaces")
-    for name in ("native_functions", "derivatives", "tags", "output_dir", "include_dirs"):
+    for name in ("native_functions", "derivatives", "tags", "output_dir", "include_dirs", "python_api"):
         for path in values[name] if isinstance(values.get(name), tuple) else [values.get(name)]:
             if path is not None and (PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts):
                 raise fail(
@@ -221,12 +241,13 @@ def finalize_distribution_options(dist: Any) -> None:
         dist.cmdclass["build"] = build
     dist.cmdclass[COMMAND] = build_vtgen
     base_sdist = dist.get_command_class("sdist")
-    output_dir = settings.output_dir
+    generated_dirs = [settings.output_dir, *([settings.python_api] if settings.python_api else [])]
 
     class sdist(base_sdist):  # type: ignore[misc, valid-type]
         def prune_file_list(self) -> None:
             super().prune_file_list()
-            self.filelist.exclude_pattern(None, prefix=output_dir)
+            for prefix in generated_dirs:
+                self.filelist.exclude_pattern(None, prefix=prefix)
 
     dist.cmdclass["sdist"] = sdist
 
@@ -259,10 +280,13 @@ class build_vtgen(Command):  # type: ignore[misc]
 
     # -- where things are ------------------------------------------------------------------
 
-    def _package_path(self) -> PurePosixPath:
-        """``output-dir`` as a path inside the wheel (through the packages' source directories)."""
+    def _package_path(self, key: str = "output-dir") -> PurePosixPath:
+        """``output-dir`` (or ``python-api``) as a path inside the wheel (through the packages' source
+        directories)."""
         build_py = self.get_finalized_command("build_py")
-        out = PurePosixPath(self.settings.output_dir)
+        configured = self.settings.output_dir if key == "output-dir" else self.settings.python_api
+        assert configured is not None
+        out = PurePosixPath(configured)
         best: tuple[int, PurePosixPath] | None = None
         for package in self.distribution.packages or ():
             source = PurePosixPath(Path(build_py.get_package_dir(package)).as_posix())
@@ -272,7 +296,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 best = (len(source.parts), PurePosixPath(*package.split("."), *out.parts[len(source.parts) :]))
         if best is None:
             raise ConfigError(
-                f"pyproject.toml: error: [{TABLE}] 'output-dir' {self.settings.output_dir!r} is not inside any "
+                f"pyproject.toml: error: [{TABLE}] '{key}' {configured!r} is not inside any "
                 f"of the packages ({', '.join(self.distribution.packages or []) or 'none'})"
             )
         return best[1]
@@ -282,6 +306,23 @@ class build_vtgen(Command):  # type: ignore[misc]
             return self.root / self.settings.output_dir
         assert self.build_temp is not None
         return Path(self.build_temp).resolve() / "vtgen" / self.settings.output_dir
+
+    def _api_dir(self) -> Path:
+        if self.editable_mode:
+            assert self.settings.python_api is not None
+            return self.root / self.settings.python_api
+        assert self.build_temp is not None
+        return Path(self.build_temp).resolve() / "vtgen-python-api"
+
+    def _api_mapping(self) -> dict[str, str]:
+        """Wheel path → generated file of the typed Python API (none without ``python-api``)."""
+        if self.settings.python_api is None:
+            return {}
+        from .python_api import API_FILES
+
+        assert self.build_lib is not None
+        package = self._package_path("python-api")
+        return {os.path.join(self.build_lib, *package.parts, name): str(self._api_dir() / name) for name in API_FILES}
 
     def _generated_files(self) -> list[str]:
         """The generated files (relative, ``/``-separated) without running anything: the manifest's
@@ -321,7 +362,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 mapping[destination] = str(PurePosixPath(self.settings.output_dir) / name)
             else:
                 mapping[destination] = str(self._generation_dir() / name)
-        return mapping
+        return mapping | self._api_mapping()
 
     def run(self) -> None:
         s = self.settings
@@ -344,6 +385,8 @@ class build_vtgen(Command):  # type: ignore[misc]
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
                 stub_decls=True,
                 release=build_release(s),
+                register_backends=s.register_backends,
+                fake_module=s.fake_module,
             )
             result = generate(inputs, options)
         except VtgenError as exc:
@@ -352,15 +395,31 @@ class build_vtgen(Command):  # type: ignore[misc]
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the autograd kernels failed (see above)") from None
         print(result.summary(), f"[{_relative(str(out), self.root)}]", flush=True)
+        if s.python_api is not None:
+            self._write_api(inputs)
         if s.check:
             self._check(result, out)
         if not self.editable_mode:
+            for api_file, source in self._api_mapping().items():
+                self.mkpath(str(Path(api_file).parent))
+                self.copy_file(source, api_file, preserve_mode=False)
             package = self._package_path()
             assert self.build_lib is not None
             for name in self._generated_files():
                 destination = Path(self.build_lib, *package.parts, *name.split("/"))
                 self.mkpath(str(destination.parent))
                 self.copy_file(str(out / name), str(destination), preserve_mode=False)
+
+    def _write_api(self, inputs: Inputs) -> None:
+        from .plan.policy import policy_for
+        from .python_api import write_python_api
+
+        try:
+            written = write_python_api(inputs, policy_for(None, build_release(self.settings)), str(self._api_dir()))
+        except VtgenError as exc:
+            print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
+            raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None
+        print(f"vtgen_build: typed Python API: {len(written)} files written", flush=True)
 
     # -- the compile check ---------------------------------------------------------------
 

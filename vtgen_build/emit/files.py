@@ -19,11 +19,13 @@ from ..plan.infos import DerivativeInfo
 from ..plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan
 from ..plan.policy import Policy
+from ..plan.registrations import plan_registrations
 from ..plan.schemas import plan_schemas
 from .inplace_or_view import inplace_or_view_definition, inplace_or_view_registration
 from .kernel import kernel_definition, registration
 from .lines import resolve_line_markers
 from .node import node_apply, node_header
+from .registrations import registration_files
 from .schema import register_schema
 from .templates import render, template_text
 
@@ -54,6 +56,8 @@ class EmitOptions:
     using_namespaces: tuple[str, ...] = ()  # where the manual helpers live
     line_directives: bool = False  # formulas carry `#line` of their yaml (absolute paths): --line-directives
     release: str = "2.13"  # the PyTorch release whose semantics the code follows
+    register_backends: tuple[str, ...] = ()  # --register-backends: dispatch keys whose kernels we register
+    fake_module: str | None = None  # --fake-module: the Python module registering the ops' fake kernels
 
 
 @dataclass(frozen=True)
@@ -229,7 +233,10 @@ def library_files(
     They follow from native_functions.yaml (a view op's differentiability aside, which an edit of
     its derivatives.yaml entry re-plans with a clean run), so an incremental run keeps them.
     """
-    files = {"RegisterSchema.cpp": register_schema(plan_schemas(functions, policy))}
+    functions = tuple(functions)
+    files = {"RegisterSchema.cpp": register_schema(plan_schemas(functions, policy), options.fake_module)}
+    if options.register_backends:
+        files.update(registration_files(plan_registrations(functions, options.register_backends)))
     fragments = inplace_or_view_fragments(plan_inplace_or_view(plan, policy), options)
     for shard in range(options.shards):
         in_shard = [f for f in fragments if f.shard == shard]

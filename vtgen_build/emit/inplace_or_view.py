@@ -62,8 +62,15 @@ def _return(names: tuple[str, ...]) -> list[str]:
 
 def _mutation(p: InplaceOrViewPlan) -> list[str]:
     call = redispatch_call(p.function, _KEYSET, _args(p))
-    bumps = [f"torch::autograd::increment_version({name});" for name in p.bumped]
-    return ["{", f"  {_GUARD}", f"  {call};", "}", *bumps, *_return(p.bumped)]
+    lists = {a.name for a in p.function.func.arguments.all if a.type.is_list()}
+    bumps = [
+        f"for (const auto& t : {name}) torch::autograd::increment_version(t);"
+        if name in lists
+        else f"torch::autograd::increment_version({name});"
+        for name in p.bumped
+    ]
+    returned = p.bumped if p.function.func.returns else ()
+    return ["{", f"  {_GUARD}", f"  {call};", "}", *bumps, *_return(returned)]
 
 
 def _creation_meta(original: str) -> str:

@@ -81,10 +81,9 @@ def _derivative_setup(k: KernelPlan) -> list[str]:
         lines += forward_flags(k)
     elif foreach_forward(k) is not None:
         lines += foreach_forward_setup(k)
-    if k.function.kind is SchemaKind.inplace:
+    if k.function.kind is SchemaKind.inplace or k.mutated:
         lines += [f"check_inplace({o.name}, _any_requires_grad);" for o in k.differentiable_outputs]
-        if _saves_self_before_update(k) or needs_original_self(k):
-            lines += ["::std::optional<at::Tensor> original_self;"]
+        lines += [f"::std::optional<at::Tensor> original_{n};" for n in _kept_before_update(k)]
         if needs_original_self(k):
             lines += keep_original_self(k)
     lines += [f'check_no_requires_grad({n}, "{n}", "{k.function.cpp_name}");' for n in k.check_no_requires_grad]
@@ -110,8 +109,12 @@ def _forbid_out_grad(k: KernelPlan) -> list[str]:
     return lines
 
 
-def _saves_self_before_update(k: KernelPlan) -> bool:
-    return k.info is not None and any(v.expr == "self" for v in k.info.saved_inputs)
+def _kept_before_update(k: KernelPlan) -> list[str]:
+    """Overwritten arguments whose old value is kept: a formula reads it, or (self) a forward formula."""
+    read = {v.expr for v in k.info.saved_inputs} if k.info is not None else set()
+    if needs_original_self(k):
+        read.add("self")
+    return [n for n in k.overwritten if n in read]
 
 
 def _create_node(k: KernelPlan) -> list[str]:
@@ -139,8 +142,8 @@ def _list_args(k: KernelPlan) -> list[CppValue]:
 
 def _guarded_save(v: SavedValue, k: KernelPlan) -> list[str]:
     lines = [_save(v, k)]
-    if k.function.kind is SchemaKind.inplace and v.expr == "self":
-        lines.insert(0, "if (!original_self.has_value()) original_self = self.clone();")
+    if v.expr in k.overwritten:
+        lines.insert(0, f"if (!original_{v.expr}.has_value()) original_{v.expr} = {v.expr}.clone();")
     guard = k.save_guard(v.name)
     return lines if guard is None else [f"if ({guard}) {{", *("  " + x for x in lines), "}"]
 
@@ -148,8 +151,8 @@ def _guarded_save(v: SavedValue, k: KernelPlan) -> list[str]:
 def _save(v: SavedValue, k: KernelPlan) -> str:
     t = v.cpp_type
     expr = v.expr
-    if k.function.kind is SchemaKind.inplace and expr == "self":
-        expr = "original_self.value()"
+    if expr in k.overwritten:
+        expr = f"original_{expr}.value()"
     if t in ("at::Tensor", "::std::optional<at::Tensor>"):
         return f"grad_fn->{v.name}_ = SavedVariable({expr}, false);"
     if t in ("at::TensorList", "at::ITensorListRef", "c10::List<::std::optional<at::Tensor>>"):
@@ -293,11 +296,12 @@ def _save_outputs(k: KernelPlan) -> list[str]:
 
 
 def _save_output(v: SavedValue, k: KernelPlan) -> str:
-    value = "self" if k.function.kind is SchemaKind.inplace else v.expr
+    written = "self" if k.function.kind is SchemaKind.inplace else (k.mutated or (None,))[0]
+    value = written or v.expr
     if v.cpp_type in ("::std::vector<at::Tensor>", "at::TensorList"):
         return f"grad_fn->{v.name}_ = make_saved_variable_list({value}, true);"
     if v.cpp_type in ("at::Tensor", "at::Scalar", "::std::optional<at::Tensor>"):
-        extra = ", self.is_view()" if k.function.kind is SchemaKind.inplace else ""
+        extra = f", {written}.is_view()" if written else ""
         return f"grad_fn->{v.name}_ = SavedVariable({value}, true{extra});"
     if v.cpp_type in ("at::IntArrayRef", "c10::SymIntArrayRef"):
         return f"grad_fn->{v.name} = {v.expr}.vec();"

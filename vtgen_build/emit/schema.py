@@ -24,17 +24,21 @@ def _definition(d: SchemaDef) -> str:
     return line
 
 
-def _block(namespace: str, defs: list[SchemaDef]) -> str:
-    body = "\n".join("  " + _definition(d) for d in defs)
+def _block(namespace: str, defs: list[SchemaDef], fake_module: str | None) -> str:
+    lines = [_definition(d) for d in defs]
+    if fake_module:
+        # PyTorch's "no fake kernel" error for these ops then says which module to import.
+        lines.insert(0, f"m.set_python_module({cpp_string(fake_module)});")
+    body = "\n".join("  " + line for line in lines)
     return f"TORCH_LIBRARY({namespace}, m) {{\n{body}\n}}"
 
 
-def register_schema(defs: Iterable[SchemaDef]) -> str:
+def register_schema(defs: Iterable[SchemaDef], fake_module: str | None = None) -> str:
     """The file's text: the definitions grouped by namespace (namespaces sorted, yaml order within)."""
     by_namespace: dict[str, list[SchemaDef]] = {}
     for d in defs:
         by_namespace.setdefault(d.namespace, []).append(d)
-    blocks = "\n\n".join(_block(ns, by_namespace[ns]) for ns in sorted(by_namespace))
+    blocks = "\n\n".join(_block(ns, by_namespace[ns], fake_module) for ns in sorted(by_namespace))
     registrations = blocks or "// No operator outside aten: nothing to register."
     return render("RegisterSchema.cpp", template_text("RegisterSchema.cpp"),
                   {"version": __version__, "registrations": registrations})  # fmt: skip

@@ -127,6 +127,9 @@ def output_names(schema: FunctionSchema) -> tuple[str, ...]:
     arg_names = {a.name for a in schema.arguments.all}
     if len(schema.returns) == 1 and schema.returns[0].name is None:
         return ("result",)
+    written = [a for a in schema.arguments.non_out if a.is_write and a.type.is_tensor_like()]
+    if not schema.returns and len(written) == 1:
+        return ("result",)  # a `-> ()` op writing one tensor: that tensor after the op
     names = []
     for i, r in enumerate(schema.returns):
         if r.name is None:

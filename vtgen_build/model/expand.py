@@ -92,6 +92,7 @@ def _derive(base: NativeFunction, func: FunctionSchema) -> NativeFunction:
         generated=True,
         abstract_override=base.is_abstract,
         text=base.text,
+        doc=base.doc,
     )
 
 

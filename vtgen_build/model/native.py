@@ -65,6 +65,17 @@ DISPATCH_KEYS = frozenset(
         "NestedTensorMeta",
         "ZeroTensor",
         "MTIA",
+        "HPU",
+        "XLA",
+        "Lazy",
+        "MAIA",
+        "VE",
+        "IPU",
+        "PrivateUse1",
+        "PrivateUse2",
+        "PrivateUse3",
+        "SparsePrivateUse1",
+        "NestedTensorPrivateUse1",
     )
 )
 COMPOSITE_KEYS = frozenset(k for k in DISPATCH_KEYS if k.startswith("Composite"))
@@ -78,6 +89,7 @@ class Dispatch:
 
     key: str
     kernel: str
+    location: Location | None = field(default=None, compare=False)  # the `dispatch:` line naming it
 
 
 @dataclass(frozen=True)
@@ -107,6 +119,7 @@ class NativeFunction:
     generated: bool = False
     abstract_override: bool | None = None  # derived variants inherit their base's answer
     text: str = field(default="", compare=False, repr=False)
+    doc: str = field(default="", compare=False, repr=False)  # the comment above the entry (typed Python API)
 
     @classmethod
     def parse(cls, entry: Entry, valid_tags: frozenset[str], default_namespace: str = "aten") -> NativeFunction:
@@ -140,6 +153,7 @@ class NativeFunction:
             ufunc_inner_loop=_parse_ufunc(r),
             use_const_ref_for_mutable_tensors=r.flag("use_const_ref_for_mutable_tensors", False),
             text=entry.text,
+            doc=entry.comment,
         )
 
     # -- what the rest of the generator asks -------------------------------------------
@@ -250,7 +264,7 @@ def _parse_dispatch(r: FieldReader, func: FunctionSchema, manual: bool, structur
         for key in (k.strip() for k in f.key.split(",")):
             if key not in DISPATCH_KEYS:
                 raise VtgenError(f"unknown dispatch key '{key}'{did_you_mean(key, DISPATCH_KEYS)}", f.location)
-            result.append(Dispatch(key, f.value))
+            result.append(Dispatch(key, f.value, f.location))
     composites = {d.key for d in result} & COMPOSITE_KEYS
     if (
         len(composites) > 1
@@ -274,9 +288,16 @@ def _parse_entry_tags(r: FieldReader, func: FunctionSchema, namespace: str, vali
     for tag in sorted(tags):
         if valid and tag not in valid:
             raise VtgenError(f"unknown tag '{tag}'{did_you_mean(tag, valid)}", r.location("tags"))
-    implied = {"pt2_compliant_tag": namespace == "aten", "out": bool(func.arguments.out), "inplace": func.name.inplace}
+    implied = {"pt2_compliant_tag": namespace == "aten", "out": bool(func.arguments.out), "inplace": _inplace(func)}
     tags.update(t for t, on in implied.items() if on and t in valid)
     return frozenset(tags)
+
+
+def _inplace(func: FunctionSchema) -> bool:
+    """PyTorch's ``inplace`` tag: the op writes its first argument (only).  ``torch.compile`` functionalizes a
+    tagged op as writing that one argument: a ``-> ()`` op writing several tensors must not carry it."""
+    written = [a for a in func.arguments.all if a.is_write]
+    return func.name.inplace and (bool(func.returns) or written == list(func.arguments.positional[:1]))
 
 
 def _flatten_precomputed(r: FieldReader) -> tuple[str, ...]:

@@ -16,8 +16,9 @@ from ..errors import Location, VtgenError, did_you_mean
 from ..model import Model
 from ..model.derivatives import AUTO_ELEMENT_WISE, AUTO_LINEAR, DerivativeEntry, Formula
 from ..model.native import NativeFunction
-from ..model.schema import FunctionSchema, SchemaKind, Type
+from ..model.schema import Argument, FunctionSchema, SchemaKind, Type
 from .formulas import SavedValue, extract_saved, ident_re, uses_ident
+from .mutating import mutated_arguments
 from .values import CppValue, cpp_arguments, cpp_return_names, value_type
 
 __all__ = ["Backward", "DerivativeInfo", "Forward", "build_infos", "node_prefix"]
@@ -193,6 +194,9 @@ def _available_named_gradients(f: NativeFunction, od: tuple[bool, ...] | None) -
 
 
 def _named_returns(f: NativeFunction) -> tuple[CppValue, ...]:
+    mutated = mutated_arguments(f)
+    if len(mutated) == 1:  # a `-> ()` op: ``result`` is the written tensor after the op
+        return (CppValue("result", _return_value_type(mutated[0].type), mutated[0].type),)
     names = tuple("result" if n == "self" else n for n in cpp_return_names(f))
     return tuple(CppValue(n, _return_value_type(r.type), r.type) for n, r in zip(names, f.func.returns, strict=False))
 
@@ -206,12 +210,37 @@ def _backward(f: NativeFunction, formula: Formula, args: tuple[CppValue, ...], a
     text, saved_in = extract_saved(formula.expression, args, formula.names, formula.location, outputs=False)
     text, saved_out = extract_saved(text, _named_returns(f), formula.names, formula.location, outputs=True)
     used = frozenset(n for n in available if uses_ident(text, n))
+    _check_mutated_result(f, text, formula.location)
+    _check_mutated_lists(f, saved_in, formula.location)
+    outputs = len(f.func.returns) or len(mutated_arguments(f))
     for index in _grad_indices(text):
-        if index >= len(f.func.returns):
-            raise VtgenError(
-                f"grads[{index}] is out of range: '{f.name}' has {len(f.func.returns)} output(s)", formula.location
-            )
+        if index >= outputs:
+            raise VtgenError(f"grads[{index}] is out of range: '{f.name}' has {outputs} output(s)", formula.location)
     return Backward(formula.names, text, formula.expression, saved_in, saved_out, used, formula.location)
+
+
+def _check_mutated_result(f: NativeFunction, text: str, location: Location) -> None:
+    """``result`` of a `-> ()` op writing several tensors would not say which one."""
+    mutated = mutated_arguments(f)
+    if len(mutated) > 1 and uses_ident(text, "result"):
+        names = ", ".join(a.name for a in mutated)
+        raise VtgenError(
+            f"'result' is ambiguous: '{f.name}' returns nothing and writes {len(mutated)} tensors ({names}); "
+            "a formula may read their values before the op by name, not after it",
+            location,
+        )
+
+
+def _check_mutated_lists(f: NativeFunction, saved: tuple[SavedValue, ...], location: Location) -> None:
+    """A written ``Tensor[]`` has no value-before-the-op copy."""
+    lists = {a.name for a in mutated_arguments(f) if a.type.is_list()}
+    for value in saved:
+        if value.expr in lists:
+            raise VtgenError(
+                f"the formula reads '{value.expr}', a tensor list '{f.name}' overwrites: only a written "
+                "Tensor's value before the op can be saved",
+                location,
+            )
 
 
 def _grad_indices(text: str) -> list[int]:
@@ -237,6 +266,9 @@ def _check_grad_usage(entry: DerivativeEntry, backward: list[Backward]) -> None:
 def _forward(f: NativeFunction, formula: Formula) -> Forward:
     returns = f.func.returns
     types = [r.type for r in returns if r.name in formula.names]
+    mutated = mutated_arguments(f)
+    if not types and mutated:
+        return _mutated_forward(f, formula, mutated)
     if not types:
         if formula.names == ("result",) and len(returns) == 1:
             types = [returns[0].type]
@@ -248,6 +280,17 @@ def _forward(f: NativeFunction, formula: Formula) -> Forward:
     if not types:
         raise VtgenError(f"'{formula.key}' names no output of '{f.name}'", formula.location)
     return Forward(formula.names, tuple(types), formula.expression, (), (), formula.location)
+
+
+def _mutated_forward(f: NativeFunction, formula: Formula, mutated: tuple[Argument, ...]) -> Forward:
+    """A `-> ()` op's forward formula sets ``result``: the tangent of ``self`` after the op."""
+    if formula.names != ("result",) or [a.name for a in mutated] != ["self"] or not f.func.name.inplace:
+        raise VtgenError(
+            f"'{formula.key}': a forward formula of a `-> ()` op is supported for an op named '<name>_' "
+            "that writes only 'self' (as 'result')",
+            formula.location,
+        )
+    return Forward(formula.names, (mutated[0].type,), formula.expression, (), (), formula.location)
 
 
 def _postprocess_forward(

@@ -9,6 +9,8 @@ one key below ``Autograd``.  Which ops get one follows PyTorch:
   not written by hand and is abstract or has a derivative;
 * it writes its arguments (an in-place or out= schema) and returns something:
   it *mutates*, and bumps the version of every returned tensor;
+* an op library's op returning nothing that writes tensors (``-> ()``, see
+  ``mutating.py``) mutates too, and bumps the version of every tensor it writes;
 * or it is a view op: its output aliases an input.  For ``aten`` the view ops
   are PyTorch's lists (``policy.view_of``); an op library's own ops are views
   when their schema says so (``Tensor(a) self -> Tensor(a)``), the aliased
@@ -25,6 +27,7 @@ from ..errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
 from .kernel import KernelPlan, Plan, differentiable_outputs
+from .mutating import mutated_arguments
 from .policy import Policy
 from .values import cpp_return_names
 from .views import view_base
@@ -45,7 +48,7 @@ class ViewPlan:
 @dataclass(frozen=True)
 class InplaceOrViewPlan:
     function: NativeFunction
-    bumped: tuple[str, ...]  # a mutating op: the returned values whose version counter is bumped
+    bumped: tuple[str, ...]  # a mutating op: the returned values (or, for `-> ()`, written arguments) to bump
     view: ViewPlan | None  # a view op: how its output is made a view (None: it mutates)
 
     @property
@@ -75,6 +78,9 @@ def plan_inplace_or_view(plan: Plan, policy: Policy) -> tuple[InplaceOrViewPlan,
 
 def _plan_function(f: NativeFunction, kernel: KernelPlan, policy: Policy) -> InplaceOrViewPlan | None:
     base = view_base(f, policy)
+    mutated = mutated_arguments(f)
+    if mutated:  # a `-> ()` op of an op library: bumps what it writes
+        return InplaceOrViewPlan(f, tuple(a.name for a in mutated), None)
     mutates = f.kind in (SchemaKind.inplace, SchemaKind.out)
     if mutates:
         # an op that writes its arguments but returns nothing gets no kernel (as in PyTorch)

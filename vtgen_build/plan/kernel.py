@@ -17,6 +17,7 @@ from ..model.native import NativeFunction
 from ..model.schema import SchemaKind, Type
 from .infos import Backward, DerivativeInfo, build_infos
 from .match import Match, match_infos
+from .mutating import mutated_arguments, overwritten_names
 from .policy import Policy
 from .values import cpp_return_names, value_type
 from .views import view_base
@@ -84,8 +85,19 @@ class KernelPlan:
 
     @property
     def modifies_arguments(self) -> bool:
-        """In-place and out= ops write their arguments (ops that also mutate other inputs do not count)."""
-        return self.function.kind in (SchemaKind.inplace, SchemaKind.out)
+        """In-place, out= and ``-> ()`` mutating ops write their outputs (ops that also mutate other inputs
+        do not count)."""
+        return self.function.kind in (SchemaKind.inplace, SchemaKind.out) or bool(self.mutated)
+
+    @property
+    def mutated(self) -> tuple[str, ...]:
+        """A ``-> ()`` mutating op: the arguments it writes (its outputs, for autograd)."""
+        return tuple(a.name for a in mutated_arguments(self.function))
+
+    @property
+    def overwritten(self) -> tuple[str, ...]:
+        """Arguments the op overwrites: a formula reading one saves a clone taken before the call."""
+        return overwritten_names(self.function)
 
     @property
     def guard(self) -> str:
@@ -259,7 +271,8 @@ def _complex_checked(f: NativeFunction, outputs: tuple[Value, ...], policy: Poli
 
     Mutated outputs (in-place, out=) and list outputs are not checked, as in PyTorch.
     """
-    if f.name.base in policy.gradient_implemented_for_complex or f.kind in (SchemaKind.inplace, SchemaKind.out):
+    writes = f.kind in (SchemaKind.inplace, SchemaKind.out) or mutated_arguments(f)
+    if f.name.base in policy.gradient_implemented_for_complex or writes:
         return ()
     returns = {n: r for n, r in zip(cpp_return_names(f), f.func.returns, strict=False)}
     return tuple(o.name for o in outputs if str(o.type) == "Tensor" and not returns[o.name].is_write)
@@ -278,6 +291,7 @@ def _inputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...]
 def _outputs(f: NativeFunction, info: DerivativeInfo | None) -> tuple[Value, ...]:
     names = cpp_return_names(f)
     outs = [Value(n, r.type, value_type(r.type)) for n, r in zip(names, f.func.returns, strict=False)]
+    outs += [Value(a.name, a.type, value_type(a.type)) for a in mutated_arguments(f)]  # a `-> ()` op's
     od = info.output_differentiability if info else None
     if od is not None:
         return tuple(o for o, d in zip(outs, od, strict=False) if d)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from ..errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import Argument, FunctionSchema, ListType, SchemaKind
 from .formulas import SavedValue, ident_re
 from .infos import Backward, DerivativeInfo, Forward
+from .mutating import mutated_arguments
 from .policy import Policy
 from .values import CppValue, value_type
 
@@ -49,10 +51,30 @@ def match_infos(
     result = []
     for f in sorted(functions, key=lambda f: f.cpp_name):
         found, exact = _find(f, index, policy)
+        if found and not exact and mutated_arguments(f):
+            found = tuple(_borrowed_by_mutating(i, f) for i in found)
         if found and f.kind is SchemaKind.inplace:
             found = tuple(_inplace_forward(i, f, exact) for i in found)
         result.append(Match(f, found, exact))
     return tuple(result)
+
+
+def _borrowed_by_mutating(info: DerivativeInfo, f: NativeFunction) -> DerivativeInfo:
+    """A `-> ()` op using its functional sibling's formulas: its one written tensor is that op's output.
+
+    Forward formulas carry over only to ``<name>_`` writing ``self`` (as for in-place ops); any
+    other such op raises PyTorch's forward-AD not-implemented error when a tangent reaches it.
+    """
+    mutated = mutated_arguments(f)
+    if len(mutated) > 1:
+        raise VtgenError(
+            f"'{f.name}' returns nothing and writes {len(mutated)} tensors: it needs a derivatives.yaml entry of "
+            f"its own (the formulas of '{info.func.name}' do not say which written tensor is which output)",
+            f.location,
+        )
+    if f.kind is SchemaKind.inplace and mutated[0].name == "self":
+        return info
+    return replace(info, forward=())
 
 
 def _is_foreach(f: NativeFunction) -> bool:

@@ -10,6 +10,8 @@
 #include <torch/library.h>
 ${node_includes}
 ${manual_includes}
+// Declared here too, so a shard that received no op (and includes no Node header) still compiles.
+namespace torch::autograd::generated {}
 using namespace at;
 using namespace torch::autograd::generated;
 ${using_namespaces}

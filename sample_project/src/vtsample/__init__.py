@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["get_include", "library_path"]
+__all__ = ["get_include", "library_path", "ops"]
 
 _HERE = Path(__file__).resolve().parent
 
@@ -36,3 +36,6 @@ def get_include() -> str:
 
 
 torch.ops.load_library(library_path())
+
+from . import _fake  # noqa: E402,F401  (the Python fake kernels, registered after the ops exist)
+from . import ops  # noqa: E402  (typed functions calling the ops loaded above: vtsample.ops.softsign(x))

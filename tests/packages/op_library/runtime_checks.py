@@ -1,7 +1,8 @@
 """Runtime checks of a linked op library, run in a fresh torch process by tests/test_op_library.py.
 
 ``python runtime_checks.py LIBRARY`` runs every check and prints RUNTIME-OK;
-``python runtime_checks.py LIBRARY gradcheck`` prints whether softsign's gradient checks out.
+``python runtime_checks.py LIBRARY mutating-gradcheck`` prints whether the gradients of the
+``-> ()`` mutating ops (cube_, mix_) check out: GRADCHECK-OK, or GRADCHECK-FAILED with the error.
 """
 
 from __future__ import annotations
@@ -20,9 +21,64 @@ def _raises(fn: object, needle: str) -> None:
         raise SystemExit(f"no error containing {needle!r}")
 
 
-def main(library: str) -> None:
+def _cubed(t: torch.Tensor) -> torch.Tensor:
+    b = t.clone()
+    torch.ops.vtsample.cube_(b)  # returns nothing: b now carries the op's history
+    return b
+
+
+def _mixed(s: torch.Tensor, o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    s2, o2 = s.clone(), o.clone()
+    torch.ops.vtsample.mix_(s2, o2, 0.5)
+    return s2, o2
+
+
+def mutating_gradcheck() -> str:
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    y = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    try:
+        torch.autograd.gradcheck(_cubed, (x,))
+        torch.autograd.gradcheck(_mixed, (x, y))
+        torch.autograd.gradgradcheck(_cubed, (x,))
+    except RuntimeError as exc:
+        return f"GRADCHECK-FAILED: {exc}"
+    return "GRADCHECK-OK"
+
+
+def mutating_checks(ops: object) -> None:
+    """``-> ()`` ops: history rebased on each written tensor, version bumps, PyTorch's errors, opcheck."""
+    result = mutating_gradcheck()
+    assert result == "GRADCHECK-OK", result
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    c = torch.randn(3)
+    a, b, version = c.clone(), c.clone(), c._version
+    torch.ops.vtsample.cube_(c)
+    assert c._version == version + 1 and torch.allclose(c, a**3)
+    torch.ops.vtsample.mix_(a, b, 2.0)
+    assert a._version == 1 and b._version == 1
+    _raises(lambda: torch.ops.vtsample.cube_(x), "a leaf Variable that requires grad is being used in an in-place")
+    saved = x.clone()
+    y = torch.ops.vtsample.softsign(saved)  # saves its input
+    torch.ops.vtsample.cube_(saved)
+    _raises(lambda: y.sum().backward(), "modified by an inplace operation")
+    u = x.clone()
+    torch.ops.vtsample.cube_(u)
+    assert u.grad_fn is not None and u.grad_fn.name() == "CubeBackward0"
+    for op, args in (
+        (torch.ops.vtsample.cube_.default, (x.clone(),)),
+        (torch.ops.vtsample.mix_.default, (x.clone(), x.clone() * 2, 0.5)),
+    ):
+        results = torch.library.opcheck(op, args)
+        assert all(r == "SUCCESS" for r in results.values()), (op, results)
+
+
+def main(library: str, mode: str = "all") -> None:
     torch.ops.load_library(library)
+    if mode == "mutating-gradcheck":
+        print(mutating_gradcheck())
+        return
     ops = torch.ops.vtsample
+    mutating_checks(ops)
     x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(ops.softsign, (x,))
     # in-place and out=: the ADInplaceOrView kernels bump the version counter
@@ -57,6 +113,20 @@ def main(library: str) -> None:
     assert all(p._is_view() and p._base is base for p in ops.chunks(base, 2))
     parts = ops.chunks(x.clone(), 2)
     _raises(lambda: parts[0].mul_(2), "view")
+    # blend: structured on a TensorIterator (broadcasting, dtype promotion) with a precomputed scale
+    a, b = torch.randn(3, 4, dtype=torch.float64), torch.randn(4, dtype=torch.float32)
+    torch.testing.assert_close(ops.blend(a, b, 2), (a + b) / 4)
+    out = torch.empty(0, dtype=torch.float64)
+    assert ops.blend.out(a, b, 1, out=out) is out and out.shape == (3, 4)
+    torch.testing.assert_close(out, (a + b) / 2)
+    c = a.clone()
+    ops.blend_(c, b, 1)
+    torch.testing.assert_close(c, (a + b) / 2)
+    _raises(lambda: ops.blend_(b.clone(), a, 1), "doesn't match the broadcast shape")
+    _raises(lambda: ops.blend(a, b, -1), "power must be non-negative")
+    with torch._subclasses.fake_tensor.FakeTensorMode():  # the generated Meta kernel: the iterator alone
+        fake = ops.blend(torch.empty(2, 1, 5), torch.empty(3, 1), 0)
+    assert fake.shape == (2, 3, 5) and fake.dtype == torch.float32
     print("RUNTIME-OK")
 
 
