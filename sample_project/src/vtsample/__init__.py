@@ -37,5 +37,6 @@ def get_include() -> str:
 
 torch.ops.load_library(library_path())
 
-from . import _fake  # noqa: E402,F401  (the Python fake kernels, registered after the ops exist)
-from . import ops  # noqa: E402  (typed functions calling the ops loaded above: vtsample.ops.softsign(x))
+# After the ops exist: the Python fake kernels (_fake) and the typed functions calling them
+# (ops: vtsample.ops.softsign(x)).
+from . import _fake, ops  # noqa: E402,F401
