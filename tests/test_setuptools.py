@@ -110,7 +110,7 @@ def test_required_keys(missing: str) -> None:
         read_settings(table)
 
 
-def test_the_target_release(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_target_release(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """torch-version, else the torch of the build environment (from its metadata), else 2.13; check gets it too."""
     import importlib.metadata
 
@@ -125,8 +125,10 @@ def test_the_target_release(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.metadata, "version", version)
     settings = read_settings(_MINIMAL)
     assert build_release(settings) == "2.14"
-    command = check_command(settings, Path("."))
+    (tmp_path / "n.yaml").write_text("- func: op(Tensor self) -> Tensor\n")  # the default shards count it
+    command = check_command(settings, tmp_path)
     assert command is not None and command[command.index("--torch-version") + 1] == "2.14"
+    assert command[command.index("--shards") + 1] == "1"
     versions.clear()  # no torch where the build runs: the stub build
     assert build_release(settings) == "2.13"
 
