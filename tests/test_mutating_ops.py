@@ -97,6 +97,15 @@ def test_written_tensors_are_the_outputs(tmp_yaml: YamlWriter) -> None:
     }
 
 
+def test_without_a_formula_backward_raises(tmp_yaml: YamlWriter) -> None:
+    """PyTorch's boxed fallback would rebase no written tensor: our kernel rebases a NotImplemented Node."""
+    native = NATIVE + "\n- func: fill_(Tensor(a!) self, float value) -> ()\n  dispatch:\n    CPU: fill_\n"
+    fill = _kernel(_plan(_inputs(tmp_yaml, native)), "fill_")
+    assert (fill.kind, fill.node, fill.mutated) == ("kernel", "NotImplemented", ("self",))
+    assert 'grad_fn = c10::make_intrusive<NotImplemented>("fill_");' in kernel_definition(fill)
+    assert "rebase_history(flatten_tensor_args( self ), grad_fn);" in kernel_definition(fill)
+
+
 def test_aten_keeps_pytorchs_treatment(tmp_yaml: YamlWriter) -> None:
     """aten's own `-> ()` ops are not differentiable unless they are in-place foreach ops."""
     native = "- func: fill_both_(Tensor(a!) self, Tensor(b!) other) -> ()\n  dispatch:\n    CPU: fill_both_\n"

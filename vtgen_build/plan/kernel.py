@@ -140,10 +140,14 @@ def _plan_function(m: Match, policy: Policy) -> list[KernelPlan]:
 
 
 def _uses_fallback(f: NativeFunction, policy: Policy) -> bool:
-    """No formula at all: the boxed fallback errors on backward, unless a name list says otherwise."""
+    """No formula at all: the boxed fallback errors on backward, unless a name list says otherwise.
+
+    Not for a `-> ()` mutating op: the fallback rebases only returned tensors; our kernel's
+    NotImplemented Node is rebased on each written one."""
     wrapper = f.cpp_name + (f"_{f.name.overload}" if f.name.overload else "")
     return (
-        f.name.name not in policy.reset_grad_accumulator
+        not mutated_arguments(f)
+        and f.name.name not in policy.reset_grad_accumulator
         and f.name.base not in policy.dont_require_derivative
         and bool(_outputs(f, None))
         and f.cpp_name not in policy.dont_enforce_same_tensor_impl_or_storage
