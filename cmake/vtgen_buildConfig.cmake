@@ -40,12 +40,13 @@
 #                  [TAGS <file>]                 # tags.yaml
 #                  [MANUAL_HEADERS <header>...]  # helpers formulas call, spelled as #included
 #                  [USING_NAMESPACES <ns>...]    # namespaces of those helpers (using namespace <ns>;)
-#                  [SHARDS <n>]                  # translation units per kind, 1..1024 (default 10)
+#                  [SHARDS <n>]                  # translation units per kind, 1..1024 (default: from the op count)
 #                  [OUTPUT_DIR <dir>]            # default ${CMAKE_CURRENT_BINARY_DIR}/vtgen/<target>
 #                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
 #                  [PYTHON_API <destination>]    # install a typed Python API of the ops there
 #                  [USE_TORCH]                   # compile against find_package(Torch), not the stubs
 #                  [PRECOMPILE_HEADERS]          # precompile the ATen/autograd headers the kernels share
+#                  [NO_PRECOMPILE_HEADERS]       # not even with USE_TORCH (where it is the default)
 #                  [REGISTER_BACKENDS <key>...]  # generate the registrations of these dispatch keys' kernels
 #                  [FAKE_MODULE <module>])       # the Python module registering the ops' fake kernels
 #
@@ -101,6 +102,21 @@
 #   (the target's RULE_LAUNCH_LINK runs the link through `python -m vtgen_build.linkcheck`).
 #   FAKE_MODULE names, in the generated schema registration (m.set_python_module), the Python
 #   module that calls torch.library.register_fake for the ops without a Meta kernel.
+#
+#   Defaults (fast real-torch builds):
+#   * With USE_TORCH the headers are precompiled unless NO_PRECOMPILE_HEADERS is
+#     given (or CMAKE_DISABLE_PRECOMPILE_HEADERS is ON, CMake's own switch): they
+#     are most of every unit's compile time (a cold build takes about a third).
+#   * SHARDS, when not given, follows the size of the library: one shard per 32
+#     entries (`- func:` lines) of NATIVE_FUNCTIONS, at least 1 and at most 10
+#     (a 12-op library gets 1; PyTorch's own yaml 10).  The count is taken when
+#     CMake configures, and an edit of NATIVE_FUNCTIONS reconfigures; the
+#     generator gets the number as `--shards`, so CMake's source list, the files
+#     written and the manifest agree.  The setuptools hook applies the same rule
+#     (vtgen_build.generate.default_shards).
+#   * With USE_TORCH, when CMAKE_BUILD_TYPE is empty and the generator is
+#     single-config, the build type becomes Release (a cache value: set
+#     CMAKE_BUILD_TYPE to anything, e.g. Debug or None, and it is kept).
 #
 #   Example:
 #     find_package(vtgen_build CONFIG REQUIRED)
@@ -340,7 +356,7 @@ endif()
 
 function(vtgen_generate target)
   # -- arguments --------------------------------------------------------------
-  set(options USE_TORCH PRECOMPILE_HEADERS)
+  set(options USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS)
   set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE PYTHON_API)
   set(multi_value MANUAL_HEADERS USING_NAMESPACES REGISTER_BACKENDS)
   cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
@@ -352,7 +368,7 @@ function(vtgen_generate target)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
     message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
                         "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
-                        "NAMESPACE PYTHON_API USE_TORCH PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE")
+                        "NAMESPACE PYTHON_API USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -405,7 +421,9 @@ function(vtgen_generate target)
   endif()
 
   # -- values -----------------------------------------------------------------
-  set(shards 10)
+  if(arg_PRECOMPILE_HEADERS AND arg_NO_PRECOMPILE_HEADERS)
+    message(FATAL_ERROR "vtgen_generate(): PRECOMPILE_HEADERS and NO_PRECOMPILE_HEADERS contradict each other; give one")
+  endif()
   if(DEFINED arg_SHARDS)
     if(NOT arg_SHARDS MATCHES "^[1-9][0-9]*$")
       message(FATAL_ERROR "vtgen_generate(): SHARDS must be a positive integer, got '${arg_SHARDS}'")
@@ -447,6 +465,9 @@ function(vtgen_generate target)
       list(APPEND inputs "${path}")
     endif()
   endforeach()
+  if(NOT DEFINED arg_SHARDS)
+    _vtgen_default_shards("${NATIVE_FUNCTIONS}" shards)
+  endif()
 
   get_property(python GLOBAL PROPERTY _vtgen_python)
 
@@ -533,7 +554,7 @@ function(vtgen_generate target)
   list(SUBLIST input_args 0 ${cut} input_args)
   list(APPEND input_args --namespace ${namespace})
   set_target_properties("${target}" PROPERTIES VTGEN_INPUT_ARGS "${input_args}" VTGEN_USE_TORCH "${arg_USE_TORCH}")
-  if(arg_PRECOMPILE_HEADERS)
+  if(arg_PRECOMPILE_HEADERS OR (arg_USE_TORCH AND NOT arg_NO_PRECOMPILE_HEADERS))
     target_precompile_headers("${target}" PRIVATE
       "$<$<COMPILE_LANGUAGE:CXX>:<torch/csrc/autograd/VariableTypeUtils.h>>"
       "$<$<COMPILE_LANGUAGE:CXX>:<ATen/RedispatchFunctions.h>>"
@@ -555,6 +576,7 @@ function(vtgen_generate target)
       target_compile_features("${target}" PUBLIC cxx_std_${torch_std})
     endif()
     _vtgen_link_discipline("${target}" "${type}")
+    _vtgen_default_build_type()
   else()
     if(NOT IS_DIRECTORY "${vtgen_build_STUB_INCLUDE_DIR}")
       message(FATAL_ERROR "vtgen_generate(): the stub headers are missing from the vtgen_build package "
@@ -647,6 +669,36 @@ function(_vtgen_write_if_changed file text)
     endif()
   endif()
   file(WRITE "${file}" "${text}")
+endfunction()
+
+# _vtgen_default_shards(<native_functions> <out-var>): the SHARDS default, one shard per 32
+# entries of the yaml, 1..10 -- the rule of vtgen_build.generate.default_shards.  The file
+# is a configure dependency: an edit that changes the count reconfigures.
+function(_vtgen_default_shards native_functions out_var)
+  if(NOT EXISTS "${native_functions}")
+    message(FATAL_ERROR "vtgen_generate(): NATIVE_FUNCTIONS ${native_functions} does not exist when CMake "
+                        "configures, so the default SHARDS cannot be counted: give SHARDS <n>")
+  endif()
+  file(STRINGS "${native_functions}" entries REGEX "^-[ \t]+func:")
+  list(LENGTH entries count)
+  math(EXPR shards "(${count} + 31) / 32")
+  if(shards LESS 1)
+    set(shards 1)
+  elseif(shards GREATER 10)
+    set(shards 10)
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${native_functions}")
+  set(${out_var} "${shards}" PARENT_SCOPE)
+endfunction()
+
+# _vtgen_default_build_type(): Release when the user chose no build type (single-config
+# generators only; a value the user set, even `None`, is never replaced).
+function(_vtgen_default_build_type)
+  get_property(multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(NOT multi_config AND "${CMAKE_BUILD_TYPE}" STREQUAL "")
+    message(STATUS "vtgen_generate(): CMAKE_BUILD_TYPE is empty; building Release (set CMAKE_BUILD_TYPE to choose)")
+    set(CMAKE_BUILD_TYPE Release CACHE STRING "Choose the type of build (vtgen_generate(): Release when empty)" FORCE)
+  endif()
 endfunction()
 
 # _vtgen_input_path(<keyword> <path> <out-var>): absolute path of an input file.

@@ -127,9 +127,10 @@ class TorchTree:
 
 @pytest.fixture(scope="session")
 def torch_tree(tmp_path_factory: pytest.TempPathFactory) -> TorchTree:
-    """Ninja, VTSAMPLE_USE_TORCH=ON, one shard, unoptimised: the real op library against the installed
-    torch, shared by tests/test_op_library.py (the views of tests/packages/op_library, which are
-    appended to the copy's yaml and kernels) and tests/test_sample_runtime.py (wrong formulas).
+    """Ninja, VTSAMPLE_USE_TORCH=ON, one shard, unoptimised (headers precompiled: the default): the
+    real op library against the installed torch, shared by tests/test_op_library.py (the views of
+    tests/packages/op_library, which are appended to the copy's yaml and kernels) and
+    tests/test_sample_runtime.py (wrong formulas).
     Each test builds after its own edits and restores what it changed."""
     pytest.importorskip("torch")
     for tool in ("cmake", "ninja"):
@@ -151,7 +152,9 @@ def torch_tree(tmp_path_factory: pytest.TempPathFactory) -> TorchTree:
             tree.binary,
             "-G",
             "Ninja",
-            "-DCMAKE_BUILD_TYPE=",  # no optimisation: -O3 takes a fifth longer to compile
+            # No optimisation (-O3 takes a fifth longer to compile): a build type without flags;
+            # an empty one would get vtgen_generate()'s default, Release.
+            "-DCMAKE_BUILD_TYPE=None",
             "-DVTSAMPLE_USE_TORCH=ON",
             "-DVTSAMPLE_SHARDS=1",
             f"-Dvtgen_build_DIR={ROOT / 'cmake'}",

@@ -8,6 +8,7 @@ each compiled translation unit.  Everything that runs cmake is marked ``slow``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ import pytest
 
 import vtgen_build
 from vtgen_build import cli
+from vtgen_build.generate import default_shards
 from vtgen_build.model import Inputs, load_model
 
 from .conftest import SAMPLE, copy_package_source, sample_inputs
@@ -465,6 +467,10 @@ _FIND = "find_package(vtgen_build CONFIG REQUIRED)\nadd_library(lib OBJECT)\n"
         (f"vtgen_generate(lib {_ARGS} SHARDS 99999999999999999999)", "vtgen_generate(): SHARDS must be in 1..1024"),
         (f"vtgen_generate(lib {_ARGS} NAMESPACE a::b)", "vtgen_generate(): NAMESPACE must be an identifier"),
         (
+            f"vtgen_generate(lib {_ARGS} PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS)",
+            "vtgen_generate(): PRECOMPILE_HEADERS and NO_PRECOMPILE_HEADERS contradict each other",
+        ),
+        (
             "vtgen_generate(lib NATIVE_FUNCTIONS nf.yaml DERIVATIVES derivatives.yaml)",
             "vtgen_generate(): NATIVE_FUNCTIONS: no such file",
         ),
@@ -487,6 +493,7 @@ _FIND = "find_package(vtgen_build CONFIG REQUIRED)\nadd_library(lib OBJECT)\n"
         "shards-over",
         "shards-huge",
         "namespace",
+        "pch-both",
         "no-file",
         "twice",
     ],
@@ -495,6 +502,36 @@ def test_vtgen_generate_rejects(configure_only: Configure, body: str, message: s
     code, log = configure_only(_FIND + body)
     assert code != 0, log
     assert message in " ".join(log.split()), log
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("entries", "shards"), [(12, 1), (32, 1), (33, 2), (320, 10), (2000, 10), (None, 10)])
+def test_default_shards_follow_the_op_count(
+    configure_only: Configure, tmp_path: Path, entries: int | None, shards: int
+) -> None:
+    """No SHARDS: CMake counts the `- func:` entries as vtgen_build.generate.default_shards does
+    (None: PyTorch's own yaml), and lists that many units per kind."""
+    if entries is None:
+        spec = importlib.util.find_spec("torchgen")
+        if spec is None or not spec.submodule_search_locations:
+            pytest.skip("torch is not installed")
+        yaml = Path(next(iter(spec.submodule_search_locations)), "packaged", "ATen", "native", "native_functions.yaml")
+    else:
+        yaml = tmp_path / "native_functions.yaml"
+        yaml.write_text(
+            "".join(f"- func: op{i}(Tensor self) -> Tensor\n  variants: function\n" for i in range(entries))
+        )
+    assert default_shards(yaml.read_text(encoding="utf-8")) == shards
+    body = _FIND + (
+        f"vtgen_generate(lib NATIVE_FUNCTIONS {yaml} DERIVATIVES derivatives.yaml)\n"
+        'get_target_property(sources lib SOURCES)\nmessage(STATUS "sources: ${sources}")\n'
+    )
+    code, log = configure_only(body)
+    assert code == 0, log
+    (line,) = [line for line in log.splitlines() if line.startswith("-- sources: ")]
+    units = re.findall(r"/(VariableType|ADInplaceOrViewType|Functions)_(\d+)\.cpp", line)
+    for kind in ("VariableType", "ADInplaceOrViewType", "Functions"):
+        assert sorted(int(k) for name, k in units if name == kind) == list(range(shards)), line
 
 
 @pytest.mark.slow

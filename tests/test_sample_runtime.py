@@ -1,17 +1,21 @@
 """The sample op library at run time, against the real torch 2.13 wheel.
 
-``pip install ./sample_project`` (build isolation on) into a fresh venv builds the whole
-generated output (all shards, the backend registrations and the structured ops' kernels) with
-the sample's kernels and meta functions into one shared library, linked with ``--no-undefined``
-against the wheel's libraries; ``import vtsample`` loads it (and its Python fake kernels) and
-every check of tests/sample_checks.py (gradcheck, gradgradcheck, forward AD, in-place, views,
-out=, errors; opcheck on every op and variant, torch.compile with dynamic False/True,
-torch.export) runs in one child process.  A CMake build of a copy with a wrong formula shows
-those checks can fail, and a formula that does not compile fails the build at its yaml line.
+``pip install --no-build-isolation -e ./sample_project`` (the documented dev loop) into a fresh
+venv builds the whole generated output (the backend registrations and the structured ops'
+kernels too) with the sample's kernels and meta functions into one shared library, with the
+defaults (precompiled headers, shards from the op count, Release), linked with
+``--no-undefined`` against the wheel's libraries; ``import vtsample`` loads it (and its Python
+fake kernels) and every check of tests/sample_checks.py (gradcheck, gradgradcheck, forward AD,
+in-place, views, out=, errors; opcheck on every op and variant, torch.compile with dynamic
+False/True, torch.export) runs in one child process.  Then a formula edit: the next ``import
+vtsample`` rebuilds only the units whose text changed, and the new formula runs.  A CMake build
+of a copy with a wrong formula shows the checks can fail, and a formula that does not compile
+fails the build at its yaml line.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -21,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TorchTree, copy_sample, run_clean
+from .conftest import SAMPLE, TorchTree, copy_sample, run_clean
 from .test_gradcheck_library import library_check
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
@@ -84,29 +88,34 @@ def _run_checks(python: Path, cwd: Path, *args: str | Path) -> dict[str, str | N
 @dataclass(frozen=True)
 class InstalledSample:
     venv: Path
-    build_dir: Path  # scikit-build-core's build/<wheel tag> of the installed copy
+    source: Path  # the copy of the sample the editable install builds from
+    build_dir: Path  # scikit-build-core's build/<wheel tag> of that copy
     log: str
 
 
 @pytest.fixture(scope="session")
 def installed_sample(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> InstalledSample:
-    """A fresh venv with the sample pip-installed (build isolation on).  The venv sees the
-    machine's torch (system site-packages), which satisfies the runtime requirement
-    torch==2.13.0 without a second copy; the isolated build environment gets its own."""
+    """A fresh venv with the sample installed the way sample_project/README.md's dev loop does:
+    editable, no build isolation (scikit-build-core's ``editable.rebuild``).  The venv sees the
+    machine's torch, scikit-build-core and PyYAML (system site-packages) and gets vtgen_build from
+    the wheel of this checkout.  test_formula_edit_rebuilds_on_import edits the copy's formula
+    last (after runtime_results) and leaves it edited, the library rebuilt to match."""
     _require_torch()
+    pytest.importorskip("scikit_build_core")
     tmp = tmp_path_factory.mktemp("runtime")
     sample = copy_sample(tmp / "sample")
     venv = tmp / "venv"
     code, log = run_clean([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], tmp)
     assert code == 0, log
-    pip = [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index"]
-    code, log = run_clean([*pip, "--find-links", wheelhouse, sample], tmp)
+    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index"]
+    code, log = run_clean([*pip, "--no-deps", "--find-links", wheelhouse, "vtgen_build"], tmp)
     assert code == 0, log[-6000:]
-    # The default (USE_TORCH) build: the sample's backend put torch into the build environment
-    # (the venv already has it, so pip installs no other torch).
-    assert re.search(r"(?m)^\s*Successfully installed .*\btorch-2\.13\.0", log), log[-6000:]
+    code, log = run_clean([*pip, "--no-deps", "--no-build-isolation", "-e", sample], tmp)
+    assert code == 0, log[-6000:]
+    # A default build prints no compiler warning (g++: `file:line:col: warning: ...`).
+    assert "warning:" not in log, log[-6000:]
     (build_dir,) = (sample / "build").iterdir()
-    return InstalledSample(venv, build_dir, log)
+    return InstalledSample(venv, sample, build_dir, log)
 
 
 @pytest.fixture(scope="session")
@@ -115,22 +124,39 @@ def runtime_results(installed_sample: InstalledSample) -> dict[str, str | None]:
 
 
 def test_one_library_links_against_the_wheel(installed_sample: InstalledSample) -> None:
-    """The installed library holds every generated shard and our kernels, linked with
-    --no-undefined (so all it needs is exported by torch_cpu/c10) and -Bsymbolic, hidden by default."""
+    """The installed library holds every generated unit and our kernels (one shard per kind: the
+    default for 12 ops), linked with --no-undefined (so all it needs is exported by
+    torch_cpu/c10) and -Bsymbolic, hidden by default; the shared headers precompiled, -O3."""
     ninja = (installed_sample.build_dir / "build.ninja").read_text()
     (link,) = [block for block in ninja.split("\nbuild ") if block.startswith("_vtsample_ops.so:")]
     for unit in ("kernels.cpp", "helpers.cpp", "RegisterSchema.cpp", "RegisterCPU.cpp", "RegisterMeta.cpp"):
         assert f"{unit}.o" in link, link
     for kind in ("VariableType", "ADInplaceOrViewType", "Functions"):
-        assert f"{kind}_0.cpp.o" in link and f"{kind}_1.cpp.o" in link, link
+        assert f"{kind}_0.cpp.o" in link and f"{kind}_1.cpp.o" not in link, link
     assert "-Wl,--no-undefined" in link and "-Wl,-Bsymbolic" in link, link
     assert "libtorch_cpu.so" in link and "libc10.so" in link, link
     assert "-fvisibility=hidden" in ninja
+    assert "cmake_pch.hxx.gch" in ninja and "-O3" in ninja, "precompiled headers and Release by default"
     assert "library kineto not found" not in installed_sample.log
     found = run_clean(
         [_python(installed_sample.venv), "-c", "import vtsample; print(vtsample.library_path())"], Path("/")
     )
-    assert found[0] == 0 and Path(found[1].strip()).is_relative_to(installed_sample.venv), found
+    # An editable install: the library is in the build tree's install directory, not the venv
+    # (the last line: the import's rebuild, Ninja with nothing to do, writes to stderr first).
+    assert found[0] == 0 and Path(found[1].splitlines()[-1]).is_relative_to(installed_sample.build_dir), found
+
+
+def test_backend_adds_torch_to_the_build_requirements() -> None:
+    """The isolated `pip install .` route: the sample's backend asks for the torch it builds against
+    (tests/test_pip.py shows the stub mode asks for none)."""
+    pytest.importorskip("scikit_build_core")
+    spec = importlib.util.spec_from_file_location("vtsample_build", SAMPLE / "backend" / "vtsample_build.py")
+    assert spec is not None and spec.loader is not None
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    for hook in (backend.get_requires_for_build_wheel, backend.get_requires_for_build_editable):
+        assert "torch==2.13.0" in hook(None), hook
+        assert "torch==2.13.0" not in hook({"cmake.define.VTSAMPLE_USE_TORCH": "OFF"}), hook
 
 
 def test_every_check_ran(runtime_results: dict[str, str | None]) -> None:
@@ -220,3 +246,43 @@ def test_kernel_no_source_defines_fails_the_link_at_its_yaml_line(torch_tree: To
         "is declared in NativeKernels.h but no source of the library defines it"
     )
     assert expected in log, log[-3000:]
+
+
+# ---------------------------------------------------------------------------------------------
+# The dev loop: edit a formula in the editable install, import again
+# ---------------------------------------------------------------------------------------------
+
+_SOFTSIGN = "  self: softsign_backward(grad, self)"
+_DOUBLED = "  self: maybe_multiply(softsign_backward(grad, self), 2)"
+_COMPILED = re.compile(r"Building CXX object \S*/(\w+\.cpp)\.o\b")
+# The ratio of x.grad to the formula's gradient 1 / (1 + |x|)^2: 2 after the edit.
+_GRADIENT_RATIO = """
+import torch, vtsample
+x = torch.tensor([-1.5, 0.25, 2.0], dtype=torch.float64, requires_grad=True)
+torch.ops.vtsample.softsign(x).sum().backward()
+print(sorted({round(r, 9) for r in (x.grad * (1 + x.detach().abs()) ** 2).tolist()}))
+"""
+
+
+def test_formula_edit_rebuilds_on_import(
+    installed_sample: InstalledSample, runtime_results: dict[str, str | None]
+) -> None:
+    """sample_project/README.md's loop: edit derivatives.yaml, `import vtsample`: the generator
+    rewrites the softsign Node's unit and the kernel unit whose forward formula derives from it;
+    only those two compile, the library is relinked and reinstalled, and the new formula runs.
+    The next import with nothing changed compiles nothing."""
+    assert runtime_results  # the checks ran on the unedited library (this test edits the copy for good)
+    python = _python(installed_sample.venv)
+    _replace_line(installed_sample.source / "derivatives.yaml", _SOFTSIGN, _DOUBLED)
+    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv)
+    assert code == 0, log
+    assert "vtgen-build: re-planned" in log and "2 files written" in log, log
+    assert sorted(_COMPILED.findall(log)) == ["Functions_0.cpp", "VariableType_0.cpp"], log
+    assert "Linking CXX shared module _vtsample_ops.so" in log, log
+    assert "warning:" not in log, log
+    assert log.strip().splitlines()[-1] == "[2.0]", log
+
+    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv)
+    assert code == 0, log
+    assert "ninja: no work to do." in log and not _COMPILED.search(log), log
+    assert log.strip().splitlines()[-1] == "[2.0]", log

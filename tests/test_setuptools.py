@@ -25,6 +25,7 @@ from vtgen_build.setuptools_hook import (
     check_command,
     load_settings,
     read_settings,
+    shard_count,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +49,19 @@ def test_fixture_settings() -> None:
         check=True,
         python_api="src/setuptools_ops/ops",
     )
+
+
+def test_default_shards_follow_the_op_count(tmp_path: Path) -> None:
+    """No ``shards``: one per 32 entries of native-functions (CMake's vtgen_generate() rule)."""
+    settings = read_settings(_MINIMAL)
+    assert settings.shards is None
+    for entries, shards in ((3, 1), (32, 1), (33, 2), (1000, 10)):
+        (tmp_path / "n.yaml").write_text("".join(f"- func: op{i}(Tensor self) -> Tensor\n" for i in range(entries)))
+        assert shard_count(settings, tmp_path) == shards
+    assert shard_count(read_settings({**_MINIMAL, "shards": 7}), tmp_path) == 7
+    (tmp_path / "n.yaml").unlink()
+    with pytest.raises(ConfigError, match=r"'native-functions': cannot read 'n\.yaml'"):
+        shard_count(settings, tmp_path)
 
 
 def test_no_table_is_not_ours(tmp_path: Path) -> None:
@@ -102,7 +116,7 @@ def test_required_keys(missing: str) -> None:
         read_settings(table)
 
 
-def test_the_target_release(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_target_release(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """torch-version, else the torch of the build environment (from its metadata), else 2.13; check gets it too."""
     import importlib.metadata
 
@@ -117,8 +131,10 @@ def test_the_target_release(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.metadata, "version", version)
     settings = read_settings(_MINIMAL)
     assert build_release(settings) == "2.14"
-    command = check_command(settings, Path("."))
+    (tmp_path / "n.yaml").write_text("- func: op(Tensor self) -> Tensor\n")  # the default shards count it
+    command = check_command(settings, tmp_path)
     assert command is not None and command[command.index("--torch-version") + 1] == "2.14"
+    assert command[command.index("--shards") + 1] == "1"
     versions.clear()  # no torch where the build runs: the stub build
     assert build_release(settings) == "2.13"
 

@@ -23,6 +23,7 @@ import contextlib
 import gc
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -48,6 +49,7 @@ __all__ = [
     "GenerateOptions",
     "GenerateResult",
     "check_options",
+    "default_shards",
     "depfile_inputs",
     "generate",
     "input_paths",
@@ -61,7 +63,20 @@ __all__ = [
 # not turned into a full run with a notice.
 STRICT_ENV = "VTGEN_STRICT_INCREMENTAL"
 MAX_SHARDS = 1024  # --shards: 1..1024 (each shard is three files)
+# A build that names no shard count (CMake's vtgen_generate(), the setuptools hook) gets one
+# shard per ENTRIES_PER_SHARD entries of native_functions.yaml, 1..MAX_DEFAULT_SHARDS: a
+# small library compiles its kernels in one unit per kind, PyTorch's own yaml in ten.
+ENTRIES_PER_SHARD = 32
+MAX_DEFAULT_SHARDS = 10
+_ENTRY = re.compile(r"^-[ \t]+func:", re.MULTILINE)  # cmake/vtgen_buildConfig.cmake counts the same lines
 _PACKAGE = Path(os.path.abspath(__file__)).parent  # as quick.generator_files() spells it
+
+
+def default_shards(native_functions_text: str) -> int:
+    """The shard count of a build that names none: one per 32 entries (``- func:`` lines) of
+    native_functions.yaml, at least 1, at most 10 (vtgen_generate() applies the same rule)."""
+    entries = len(_ENTRY.findall(native_functions_text))
+    return max(1, min(MAX_DEFAULT_SHARDS, -(-entries // ENTRIES_PER_SHARD)))
 
 
 @dataclass(frozen=True)

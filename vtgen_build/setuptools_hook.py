@@ -34,13 +34,21 @@ from setuptools import Command  # type: ignore[import-untyped]
 from setuptools.errors import SetupError  # type: ignore[import-untyped]
 
 from .errors import VtgenError, did_you_mean
-from .generate import MANIFEST, MAX_SHARDS, GenerateOptions, GenerateResult, generate, manifest_files
+from .generate import (
+    MANIFEST,
+    MAX_SHARDS,
+    GenerateOptions,
+    GenerateResult,
+    default_shards,
+    generate,
+    manifest_files,
+)
 from .model import Inputs
 from .names import check_include, identifier_problem
 from .plan.policy import DEFAULT_RELEASE
 from .target import supported_release
 
-__all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_options", "read_settings"]
+__all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_options", "read_settings", "shard_count"]
 
 TABLE = "tool.vtgen_build"
 COMMAND = "build_vtgen"
@@ -67,8 +75,9 @@ class Settings:
     """``tags``: the ``tags.yaml`` the entries' tags are checked against."""
     namespace: str = "aten"
     """``namespace``: operator namespace of ``func:``s written without ``ns::``."""
-    shards: int = 10
-    """``shards``: translation units per generated kind."""
+    shards: int | None = None
+    """``shards``: translation units per generated kind; default: one per 32 entries of
+    ``native-functions``, 1..10 (:func:`shard_count`; CMake's ``vtgen_generate()`` does the same)."""
     manual_headers: tuple[str, ...] = ()
     """``manual-headers``: helper headers formulas call, spelled as they are ``#include``d."""
     include_dirs: tuple[str, ...] = ()
@@ -185,6 +194,20 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
                     Settings.key(name),
                 )
     return Settings(**values)
+
+
+def shard_count(settings: Settings, root: Path) -> int:
+    """``shards``, else the default for the size of ``native-functions`` (read from ``root``)."""
+    if settings.shards is not None:
+        return settings.shards
+    try:
+        text = (root / settings.native_functions).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"pyproject.toml: error: [{TABLE}] 'native-functions': cannot read {settings.native_functions!r} "
+            f"({exc.strerror or exc})"
+        ) from None
+    return default_shards(text)
 
 
 def load_settings(project_dir: Path) -> Settings | None:
@@ -318,7 +341,7 @@ class build_vtgen(Command):  # type: ignore[misc]
         files = manifest_files(self._generation_dir())
         if files is not None:
             return sorted(files)
-        n = self.settings.shards
+        n = shard_count(self.settings, self.root)
         return sorted(
             ["Functions.h", "FunctionsBase.h"]
             + [f"{kind}_{k}.cpp" for kind in ("VariableType", "Functions") for k in range(n)]
@@ -366,7 +389,7 @@ class build_vtgen(Command):  # type: ignore[misc]
         try:
             options = GenerateOptions(
                 str(out),
-                s.shards,
+                shard_count(s, self.root),
                 s.namespace,
                 s.manual_headers,
                 s.using_namespaces,
@@ -465,7 +488,7 @@ def check_command(settings: Settings, root: Path) -> list[str] | None:
     ]
     if s.tags:
         command += ["--tags", s.tags]
-    command += ["--namespace", s.namespace, "--shards", str(s.shards), "--torch-version", build_release(s)]
+    command += ["--namespace", s.namespace, "--shards", str(shard_count(s, root)), "--torch-version", build_release(s)]
     for header in s.manual_headers:
         command += ["--manual-header", header]
     for ns in s.using_namespaces:

@@ -9,6 +9,7 @@ Importing it loads the op library into PyTorch; the ops are then ``torch.ops.vts
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import torch
@@ -20,10 +21,13 @@ _HERE = Path(__file__).resolve().parent
 
 def library_path() -> str:
     """The shared library holding the ops' CPU kernels, schemas and autograd kernels."""
-    found = sorted(p for p in _HERE.glob("_vtsample_ops.*") if p.suffix in (".so", ".dylib", ".dll"))
-    if not found:
+    # Found as if it were a submodule (`.so` is an importable suffix), never imported: in an
+    # editable install (scikit-build-core's editable.rebuild, see README.md) this lookup first
+    # rebuilds what changed, then names the library in the install tree.
+    spec = importlib.util.find_spec(f"{__name__}._vtsample_ops")
+    if spec is None or spec.origin is None:
         raise ImportError(f"vtsample: no op library in {_HERE} (a stub-mode build, VTSAMPLE_USE_TORCH=OFF, has none)")
-    return str(found[0])
+    return spec.origin
 
 
 def get_include() -> str:
@@ -33,5 +37,6 @@ def get_include() -> str:
 
 torch.ops.load_library(library_path())
 
-from . import _fake  # noqa: E402,F401  (the Python fake kernels, registered after the ops exist)
-from . import ops  # noqa: E402  (typed functions calling the ops loaded above: vtsample.ops.softsign(x))
+# After the ops exist: the Python fake kernels (_fake) and the typed functions calling them
+# (ops: vtsample.ops.softsign(x)).
+from . import _fake, ops  # noqa: E402,F401
