@@ -106,9 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"seconds": results, "ratio_to_shard": ratios, **results_note}, indent=2, sort_keys=True))
         return 0
-    print(f"one VariableType shard, real headers (-fsyntax-only): {results['shard']:.1f}s")
+    if args.shard:
+        print(f"one VariableType shard, real headers (-fsyntax-only): {results['shard']:.1f}s")
     for step in ("cold", "warm", "edit"):
-        print(f"check --gradcheck {step:>4}: {results[step]:6.1f}s  ({ratios[step]:.2f}x the shard)")
+        shard = f"  ({ratios[step]:.2f}x the shard)" if args.shard else ""
+        print(f"check --gradcheck {step:>4}: {results[step]:6.1f}s{shard}")
     print(f"(after the edit, --changed: {results_note['edit_units']})")
     for step, _, _ in _REACHED:
         ratio = ratios[f"{step}_to_sin_edit"]

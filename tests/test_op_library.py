@@ -227,7 +227,7 @@ def test_whole_output_links_with_no_undefined_and_runs(torch_tree: TorchTree) ->
     assert done.returncode == 0 and "RUNTIME-OK" in done.stdout, done.stdout + done.stderr
 
 
-_CUBE = "  self: 3 * grad * self * self"
+_CUBE = "  self: 3 * grad * (self * self).conj()"
 
 
 @pytest.mark.slow

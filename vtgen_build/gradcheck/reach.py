@@ -140,11 +140,13 @@ def _rank(op: str, reach: Reach, forward: bool) -> tuple[int, int, str]:
 
 
 def _entries_for(reach: ReachMap, op: str, limit: int) -> tuple[str, ...]:
+    """Up to ``limit`` entries, most specific first, one variant of each (function or in-place)."""
     forward, backward = reach.reaching(op)
-    chosen = sorted(forward, key=lambda r: _rank(op, r, True))[:limit]
-    if len(chosen) < limit:
-        chosen += sorted(backward, key=lambda r: _rank(op, r, False))[: limit - len(chosen)]
-    return tuple(dict.fromkeys(r.entry for r in chosen))
+    ranked = sorted(forward, key=lambda r: _rank(op, r, True)) + sorted(backward, key=lambda r: _rank(op, r, False))
+    chosen: dict[str, str] = {}
+    for r in ranked:
+        chosen.setdefault(r.entry.removesuffix(" (inplace)"), r.entry)
+    return tuple(chosen.values())[:limit]
 
 
 def targets(
