@@ -7,16 +7,13 @@ fixtures) serve every parametrized assertion.
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import RealYaml
+from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -95,13 +92,6 @@ EDITS = (
 )
 
 
-@dataclass(frozen=True)
-class EditedYaml:
-    root: Path  # a PyTorch-checkout-shaped copy: --pytorch-root
-    derivatives: Path
-    lines: dict[str, int]  # op → the line of its edited formula
-
-
 def _edit(text: str, edit: Edit) -> tuple[str, int]:
     lines = text.split("\n")
     head = next(i for i, line in enumerate(lines) if line.startswith((f"- name: {edit.op}(", f"- name: {edit.op}.")))
@@ -112,30 +102,11 @@ def _edit(text: str, edit: Edit) -> tuple[str, int]:
 
 @pytest.fixture(scope="session")
 def edited_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None or shutil.which("g++") is None:
-        pytest.skip("needs torch and g++")
-    root = tmp_path_factory.mktemp("edited")
-    native = root / "aten/src/ATen/native"
-    native.mkdir(parents=True)
-    shutil.copy(real_yaml.native_functions, native / "native_functions.yaml")
-    shutil.copy(real_yaml.tags, native / "tags.yaml")
-    manual = root / "torch/csrc/autograd/FunctionsManual.h"
-    manual.parent.mkdir(parents=True)
-    manual.symlink_to(Path(spec.origin).parent / "include/torch/csrc/autograd/FunctionsManual.h")
     text = real_yaml.derivatives.read_text(encoding="utf-8")
     lines: dict[str, int] = {}
     for edit in EDITS:
         text, lines[edit.op] = _edit(text, edit)
-    derivatives = root / "tools/autograd/derivatives.yaml"
-    derivatives.parent.mkdir(parents=True)
-    derivatives.write_text(text, encoding="utf-8")
-    return EditedYaml(root, derivatives, lines)
-
-
-def _vtgen(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = [sys.executable, "-m", "vtgen_build"]
-    return subprocess.run([*exe, *args], capture_output=True, text=True, check=False, timeout=3000)
+    return edited_checkout(real_yaml, tmp_path_factory.mktemp("edited"), text, lines)
 
 
 def _ops() -> list[str]:
@@ -145,7 +116,7 @@ def _ops() -> list[str]:
 @pytest.fixture(scope="session")
 def plain_check(edited_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
     out = tmp_path_factory.mktemp("plain")
-    return _vtgen("check", "--pytorch-root", str(edited_yaml.root), "--out", str(out), *_ops())
+    return vtgen("check", "--pytorch-root", str(edited_yaml.root), "--out", str(out), *_ops())
 
 
 @pytest.fixture(scope="session")
@@ -155,7 +126,7 @@ def gradcheck_run(
     out = tmp_path_factory.mktemp("gradcheck")
     # one shard: the edited ops' kernels and Nodes compile as one unit against the real headers
     args = ("--pytorch-root", str(edited_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck")
-    return _vtgen("check", *args, *_ops())
+    return vtgen("check", *args, *_ops())
 
 
 def test_every_wrong_formula_compiles(plain_check: subprocess.CompletedProcess[str]) -> None:

@@ -11,16 +11,13 @@ library (each fails at its edited line), then, in the same directory, one more e
 
 from __future__ import annotations
 
-import importlib.util
-import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import RealYaml
+from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -168,13 +165,6 @@ LATER = Edit(
 UNCHECKABLE = "native_dropout"  # random: no gradcheck can verify it
 
 
-@dataclass(frozen=True)
-class EditedYaml:
-    root: Path  # a PyTorch-checkout-shaped copy: --pytorch-root
-    derivatives: Path
-    lines: dict[str, int]  # op → the line of its edited formula
-
-
 def _edit(text: str, edit: Edit) -> tuple[str, int]:
     lines = text.split("\n")
     head = next(i for i, line in enumerate(lines) if line.startswith((f"- name: {edit.op}(", f"- name: {edit.op}.")))
@@ -185,30 +175,11 @@ def _edit(text: str, edit: Edit) -> tuple[str, int]:
 
 @pytest.fixture(scope="session")
 def reach_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None or shutil.which("g++") is None:
-        pytest.skip("needs torch and g++")
-    root = tmp_path_factory.mktemp("reach-edited")
-    native = root / "aten/src/ATen/native"
-    native.mkdir(parents=True)
-    shutil.copy(real_yaml.native_functions, native / "native_functions.yaml")
-    shutil.copy(real_yaml.tags, native / "tags.yaml")
-    manual = root / "torch/csrc/autograd/FunctionsManual.h"
-    manual.parent.mkdir(parents=True)
-    manual.symlink_to(Path(spec.origin).parent / "include/torch/csrc/autograd/FunctionsManual.h")
     text = real_yaml.derivatives.read_text(encoding="utf-8")
     lines: dict[str, int] = {}
     for edit in EDITS:
         text, lines[edit.op] = _edit(text, edit)
-    derivatives = root / "tools/autograd/derivatives.yaml"
-    derivatives.parent.mkdir(parents=True)
-    derivatives.write_text(text, encoding="utf-8")
-    return EditedYaml(root, derivatives, lines)
-
-
-def _vtgen(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = [sys.executable, "-m", "vtgen_build"]
-    return subprocess.run([*exe, *args], capture_output=True, text=True, check=False, timeout=3000)
+    return edited_checkout(real_yaml, tmp_path_factory.mktemp("reach-edited"), text, lines)
 
 
 @dataclass(frozen=True)
@@ -223,7 +194,7 @@ class Runs:
 def plain(reach_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
     out = tmp_path_factory.mktemp("reach-plain")
     ops = [a for e in EDITS for a in ("--op", e.op)]
-    return _vtgen("check", "--pytorch-root", str(reach_yaml.root), "--out", str(out), *ops)
+    return vtgen("check", "--pytorch-root", str(reach_yaml.root), "--out", str(out), *ops)
 
 
 @pytest.fixture(scope="session")
@@ -232,11 +203,11 @@ def runs(reach_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> Ru
     # one shard: the edited ops' kernels and Nodes compile as one unit against the real headers
     base = ("check", "--pytorch-root", str(reach_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck")
     ops = [a for op in [*(e.op for e in EDITS), LATER.op, UNCHECKABLE] for a in ("--op", op)]
-    first = _vtgen(*base, "--max-samples", "2", *ops)
+    first = vtgen(*base, "--max-samples", "2", *ops)
     text, line = _edit(reach_yaml.derivatives.read_text(encoding="utf-8"), LATER)
     reach_yaml.derivatives.write_text(text, encoding="utf-8")
-    changed = _vtgen(*base, "--max-samples", "2", "--changed")
-    alone = _vtgen(*base, "--op", UNCHECKABLE)
+    changed = vtgen(*base, "--max-samples", "2", "--changed")
+    alone = vtgen(*base, "--op", UNCHECKABLE)
     return Runs(first, changed, line, alone)
 
 
