@@ -20,8 +20,23 @@ from vtgen_build.torchlib import locate_torch
         (["--max-samples", "3"], "--max-samples applies to --gradcheck only"),
         (["--python", sys.executable], "--python applies to --gradcheck only"),
         (["--no-bind-hidden"], "--no-bind-hidden applies to --gradcheck only"),
+        (["--library", "lib.so"], "--library applies to --gradcheck only"),
+        (["--hints", "hints.yaml"], "--hints applies to --gradcheck only"),
+        (["--coverage", "cov.json"], "--coverage applies to --gradcheck only"),
+        (["--allow-unverified"], "--allow-unverified applies to --gradcheck only"),
     ],
-    ids=["jobs-negative", "jobs-huge", "samples-negative", "samples-alone", "python-alone", "bind-alone"],
+    ids=[
+        "jobs-negative",
+        "jobs-huge",
+        "samples-negative",
+        "samples-alone",
+        "python-alone",
+        "bind-alone",
+        "library-alone",
+        "hints-alone",
+        "coverage-alone",
+        "allow-unverified-alone",
+    ],
 )
 def test_check_options_out_of_range_are_errors(
     run_cli: CliRunner, tmp_path: Path, extra: list[str], message: str

@@ -312,7 +312,9 @@ def _check_ranges(args: argparse.Namespace) -> None:
         raise VtgenError(f"--max-samples must be 0 (every sample) or more, got {args.max_samples}")
     if not args.gradcheck:
         given = [f for f, v in (("--python", args.python), ("--max-samples", args.max_samples),
-                                ("--no-bind-hidden", not args.bind_hidden)) if v]  # fmt: skip
+                                ("--no-bind-hidden", not args.bind_hidden), ("--library", args.library),
+                                ("--hints", args.hints), ("--coverage", args.coverage),
+                                ("--allow-unverified", args.allow_unverified)) if v]  # fmt: skip
         if given:
             raise VtgenError(f"{given[0]} applies to --gradcheck only")
 
