@@ -8,6 +8,8 @@ result to element ``i`` of the output (or of ``self``, updated in place).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..model.schema import Argument, SchemaKind
 from ..plan.infos import Forward
 from ..plan.kernel import KernelPlan
@@ -99,7 +101,7 @@ def foreach_forward_formulas(k: KernelPlan, line_directives: bool = False) -> li
         f"for (const auto& i : c10::irange({holder}.size())) {{",
         f"  if ({forward_flag(fw)}[i]) {{",
         *("    " + line for line in _bindings(k, fw)),
-        f"    {holder}[i] = {formula_text(fw, line_directives)};",
+        f"    {holder}[i] = {formula_text(replace(fw, derived=None), line_directives)};",  # element names: no lambda
         "  }",
         "}",
         f"for (const auto& i : c10::irange({holder}.size())) {{",
