@@ -47,6 +47,9 @@ def _sibling(name: str) -> ModuleType:
     """A standalone file beside this one, loaded by path (this file runs as a script)."""
     import importlib.util
 
+    loaded = sys.modules.get(f"vtgen_gradcheck_{name}")
+    if loaded is not None:  # loaded once per process, like an import
+        return loaded
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"vtgen_gradcheck_{name}", path)
     assert spec is not None and spec.loader is not None
@@ -149,39 +152,15 @@ def _grad_positions(args: tuple[Any, ...]) -> list[int]:
     return positions
 
 
-def _flatten(args: tuple[Any, ...]) -> tuple[list[Any], list[int]]:
-    """Tensor lists spread into their tensors (gradcheck differentiates top-level tensors only).
-
-    The second list holds, per argument, its length when it was a list, else -1.
-    """
-    import torch
-
-    flat: list[Any] = []
-    lengths: list[int] = []
-    for a in args:
-        is_list = isinstance(a, (list, tuple)) and bool(a) and all(isinstance(t, torch.Tensor) for t in a)
-        lengths.append(len(a) if is_list else -1)
-        flat += list(a) if is_list else [a]
-    return flat, lengths
-
-
-def _unflatten(flat: tuple[Any, ...], lengths: list[int]) -> list[Any]:
-    out: list[Any] = []
-    at = 0
-    for n in lengths:
-        out.append(list(flat[at : at + n]) if n >= 0 else flat[at])
-        at += max(n, 1) if n >= 0 else 1
-    return out
-
-
 def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any) -> None:
     import torch
 
     op = opinfo.get_op() if variant == "function" else opinfo.inplace_variant
-    flat, lengths = _flatten((sample.input, *sample.args))
+    sources = _sibling("sample_sources")
+    flat, lengths = sources.flatten_args((sample.input, *sample.args))
 
     def call(*inputs: Any) -> Any:
-        args = _unflatten(inputs, lengths)
+        args = sources.unflatten_args(inputs, lengths)
         if variant == "inplace":
             args[0] = args[0].clone()
         return sample.output_process_fn_grad(opinfo.gradcheck_wrapper(op, *args, **sample.kwargs))

@@ -53,8 +53,9 @@ class Entry(Protocol):
         ...
 
 
-def _flatten(args: tuple[Any, ...]) -> tuple[list[Any], list[int]]:
-    """Tensor lists spread into their tensors; per argument its list length, or -1."""
+def flatten_args(args: tuple[Any, ...]) -> tuple[list[Any], list[int]]:
+    """Tensor lists spread into their tensors (gradcheck differentiates top-level tensors only); per
+    argument its list length, or -1 (child.py uses these too)."""
     import torch
 
     flat: list[Any] = []
@@ -66,7 +67,7 @@ def _flatten(args: tuple[Any, ...]) -> tuple[list[Any], list[int]]:
     return flat, lengths
 
 
-def _unflatten(flat: tuple[Any, ...], lengths: list[int]) -> list[Any]:
+def unflatten_args(flat: tuple[Any, ...], lengths: list[int]) -> list[Any]:
     out: list[Any] = []
     at = 0
     for n in lengths:
@@ -99,10 +100,10 @@ class OpInfoEntry:
 
 
 def _opinfo_call(info: Any, op: Any, sample: Any, inplace: bool) -> Call:
-    flat, lengths = _flatten((sample.input, *sample.args))
+    flat, lengths = flatten_args((sample.input, *sample.args))
 
     def fn(*inputs: Any) -> Any:
-        args = _unflatten(inputs, lengths)
+        args = unflatten_args(inputs, lengths)
         if inplace:
             args[0] = [t.clone() for t in args[0]] if isinstance(args[0], list) else args[0].clone()
         return sample.output_process_fn_grad(info.gradcheck_wrapper(op, *args, **sample.kwargs))
@@ -162,11 +163,11 @@ def _module_call(info: Any, module_input: Any, dtype: Any) -> Call | None:
     module.train()
     names = [n for n, p in module.named_parameters() if p.requires_grad]
     params = [p.detach().clone().requires_grad_(True) for n, p in module.named_parameters() if p.requires_grad]
-    flat, lengths = _flatten(tuple(forward.args))
+    flat, lengths = flatten_args(tuple(forward.args))
     kwargs = forward.kwargs
 
     def fn(*inputs: Any) -> Any:
-        args = _unflatten(inputs[: len(flat)], lengths)
+        args = unflatten_args(inputs[: len(flat)], lengths)
         values = dict(zip(names, inputs[len(flat) :], strict=True))
         result = torch.func.functional_call(module, values, tuple(args), kwargs)
         return _tensors(result)
