@@ -21,8 +21,9 @@ Cases per route and setting:
 
 The goals (issue 24): cold with the defaults at most 0.4x the same build without precompiled
 headers; a one-formula edit at most 10 s on an idle 2-core machine, recompiling only the
-changed units; a no-op under 1 s.  The load average is printed before and after: on a loaded
-machine the ratios carry over, the seconds do not.
+changed units; a no-op under 1 s.  Every case has its 1-minute load average at its start, and the
+CPU seconds of the processes it ran: on a loaded machine the CPU seconds and their ratios carry
+over, the wall seconds do not.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Case:
     seconds: float  # wall
     cpu: float  # user + system seconds of every process it ran: what the load inflates least
     compiled: tuple[str, ...]  # translation units compiled
+    load: float  # the 1-minute load average when the case started
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,8 @@ def _run(args: Sequence[str | Path], cwd: Path, env: dict[str, str] | None = Non
     return timing, proc.stdout
 
 
-def _case(route: str, pch: bool, name: str, timing: Timing, log: str) -> Case:
-    return Case(route, pch, name, round(timing.wall, 2), round(timing.cpu, 2), _compiled(log))
+def _case(route: str, pch: bool, name: str, timing: Timing, log: str, load: float) -> Case:
+    return Case(route, pch, name, round(timing.wall, 2), round(timing.cpu, 2), _compiled(log), round(load, 2))
 
 
 def _compiled(log: str) -> tuple[str, ...]:
@@ -121,13 +123,15 @@ def cmake_route(work: Path, pch: bool, jobs: int) -> list[Case]:
     configure += [] if pch else [f"-D{NO_PCH}"]
     build: list[str | Path] = ["cmake", "--build", binary, "--parallel", str(jobs)]
     env = _clean_env()
+    start = os.getloadavg()[0]
     configured, _ = _run(configure, work, env)
     cases = []
     for name in ("cold", "no-op", "one-formula edit"):
         if name == "one-formula edit":
             _edit(source)
+        start = start if name == "cold" else os.getloadavg()[0]
         timing, log = _run(build, work, env)
-        cases.append(_case("cmake", pch, name, timing + configured if name == "cold" else timing, log))
+        cases.append(_case("cmake", pch, name, timing + configured if name == "cold" else timing, log, start))
     return cases
 
 
@@ -150,14 +154,16 @@ def pip_route(work: Path, python: Path, pch: bool, jobs: int) -> list[Case]:
     install: list[str | Path] = [sys.executable, "-m", "pip", "--python", python, "install", "-v", "--no-deps"]
     install += ["--no-build-isolation"]
     install += [] if pch else ["-C", f"cmake.define.{NO_PCH}"]
+    start = os.getloadavg()[0]
     timing, log = _run([*install, "-e", source], work, env)
-    cases = [_case("pip", pch, "cold", timing, log)]
+    cases = [_case("pip", pch, "cold", timing, log, start)]
     for name in ("no-op", "one-formula edit"):
         if name == "one-formula edit":
             _edit(source)
+        start = os.getloadavg()[0]
         reference, _ = _run([python, "-c", "import torch"], work, env)
         timing, log = _run([python, "-c", "import vtsample"], work, env)
-        cases.append(_case("pip", pch, name, timing - reference, log))
+        cases.append(_case("pip", pch, name, timing - reference, log, start))
     return cases
 
 
@@ -194,8 +200,12 @@ def summary(cases: Sequence[Case]) -> list[str]:
         edit, noop = by[(route, True, "one-formula edit")], by[(route, True, "no-op")]
         units = ", ".join(edit.compiled)
         lines.append(
-            f"{route}: one-formula edit {edit.seconds} s (CPU {edit.cpu} s), compiled {units} (goal <= 10 s idle)"
+            f"{route}: one-formula edit {edit.seconds} s (CPU {edit.cpu} s) at load {edit.load}, compiled {units}"
+            " (goal <= 10 s idle)"
         )
+        plain_edit = by.get((route, False, "one-formula edit"))
+        if plain_edit:
+            lines.append(f"{route}: the edit is {edit.cpu / plain_edit.cpu:.2f}x the CPU seconds without them")
         lines.append(f"{route}: no-op {noop.seconds} s (CPU {noop.cpu} s), compiled {len(noop.compiled)} (goal < 1 s)")
     return lines
 
@@ -219,10 +229,11 @@ def main() -> int:
         print(json.dumps({"load_before": before, "load_after": after, "cases": [asdict(c) for c in cases]}, indent=2))
         return 0
     print(f"load average before: {before}; after: {after}")
-    print(f"{'route':<6} {'pch':<4} {'case':<17} {'seconds':>8} {'CPU s':>8}  compiled")
+    print(f"{'route':<6} {'pch':<4} {'case':<17} {'seconds':>8} {'CPU s':>8} {'load':>5}  compiled")
     for c in cases:
         pch = "on" if c.pch else "off"
-        print(f"{c.route:<6} {pch:<4} {c.name:<17} {c.seconds:>8} {c.cpu:>8}  {', '.join(c.compiled) or '-'}")
+        units = ", ".join(c.compiled) or "-"
+        print(f"{c.route:<6} {pch:<4} {c.name:<17} {c.seconds:>8} {c.cpu:>8} {c.load:>5}  {units}")
     print("\n".join(summary(cases)))
     return 0
 

@@ -555,10 +555,19 @@ function(vtgen_generate target)
   list(APPEND input_args --namespace ${namespace})
   set_target_properties("${target}" PROPERTIES VTGEN_INPUT_ARGS "${input_args}" VTGEN_USE_TORCH "${arg_USE_TORCH}")
   if(arg_PRECOMPILE_HEADERS OR (arg_USE_TORCH AND NOT arg_NO_PRECOMPILE_HEADERS))
-    target_precompile_headers("${target}" PRIVATE
-      "$<$<COMPILE_LANGUAGE:CXX>:<torch/csrc/autograd/VariableTypeUtils.h>>"
-      "$<$<COMPILE_LANGUAGE:CXX>:<ATen/RedispatchFunctions.h>>"
-      "$<$<COMPILE_LANGUAGE:CXX>:<torch/library.h>>")
+    # The headers every generated unit needs, and no more: a bigger header costs every unit of the
+    # target (its pending template instantiations are redone per unit) and lengthens the one
+    # serial step the whole build waits for.  RedispatchFunctions.h only for aten's kernels.
+    set(pch_headers torch/csrc/autograd/VariableTypeUtils.h torch/library.h)
+    if(namespace STREQUAL "aten")
+      list(APPEND pch_headers ATen/RedispatchFunctions.h)
+    endif()
+    list(TRANSFORM pch_headers REPLACE "^(.+)$" "$<$<COMPILE_LANGUAGE:CXX>:<\\1>>")
+    target_precompile_headers("${target}" PRIVATE ${pch_headers})
+  endif()
+
+  if(arg_USE_TORCH)
+    _vtgen_generated_optimization("${sources}")
   endif()
 
   if(arg_REGISTER_BACKENDS)
@@ -689,6 +698,25 @@ function(_vtgen_default_shards native_functions out_var)
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${native_functions}")
   set(${out_var} "${shards}" PARENT_SCOPE)
+endfunction()
+
+# _vtgen_generated_optimization(<sources>): the optimisation of the generated units in the optimised
+# configurations (Release, RelWithDebInfo): VTGEN_GENERATED_OPTIMIZATION when the caller defines it
+# (empty: the build type's own flags), else -O1 with GCC or Clang.  The units are glue calling into
+# libtorch: -O1 compiles them faster and ran the sample's ops as fast as -O3 (bench/README.md).
+# The flags come after the build type's, so they win; the precompiled header stays valid.
+function(_vtgen_generated_optimization sources)
+  if(DEFINED VTGEN_GENERATED_OPTIMIZATION)
+    set(flags "${VTGEN_GENERATED_OPTIMIZATION}")
+  elseif(CMAKE_CXX_COMPILER_ID MATCHES "^(GNU|Clang|AppleClang)$")
+    set(flags -O1)
+  else()
+    set(flags "")
+  endif()
+  list(TRANSFORM flags REPLACE "^(.+)$" "$<$<CONFIG:Release,RelWithDebInfo>:\\1>")
+  if(flags)
+    set_property(SOURCE ${sources} APPEND PROPERTY COMPILE_OPTIONS ${flags})
+  endif()
 endfunction()
 
 # _vtgen_default_build_type(): Release when the user chose no build type (single-config

@@ -290,6 +290,34 @@ def test_use_torch(tmp_path: Path) -> None:
     assert f"--torch-version {release}" in ninja, [
         line for line in ninja.splitlines() if "vtgen_build generate" in line
     ]
+    # Release by default; the generated units (glue calling libtorch) at -O1, after the build
+    # type's -O3 so it wins; the author's own kernels keep the build type's flags.
+    assert _levels(ninja, "VariableType_0.cpp") == ["-O3", "-O1"], _flags(ninja, "VariableType_0.cpp")
+    assert _levels(ninja, "RegisterCPU.cpp") == ["-O3", "-O1"]
+    assert _levels(ninja, "kernels.cpp") == ["-O3"]
+    # The precompiled header: what every generated unit of a non-aten library includes, no more.
+    pch = (tree.binary / "CMakeFiles" / "vtsample_ops.dir" / "cmake_pch.hxx").read_text()
+    assert "VariableTypeUtils.h" in pch and "torch/library.h" in pch and "RedispatchFunctions.h" not in pch, pch
+    # VTGEN_GENERATED_OPTIMIZATION overrides -O1; empty leaves the build type's flags alone.
+    tree.configure("-DVTGEN_GENERATED_OPTIMIZATION=-O2;-fno-math-errno")
+    ninja = (tree.binary / "build.ninja").read_text()
+    assert _levels(ninja, "VariableType_0.cpp") == ["-O3", "-O2"]
+    assert _flags(ninja, "VariableType_0.cpp")[-2:] == ["-O2", "-fno-math-errno"]
+    tree.configure("-DVTGEN_GENERATED_OPTIMIZATION=")
+    ninja = (tree.binary / "build.ninja").read_text()
+    assert _levels(ninja, "VariableType_0.cpp") == ["-O3"]
+
+
+def _flags(ninja: str, unit: str) -> list[str]:
+    """The compile flags of ``unit`` in build.ninja, without the precompiled-header ones."""
+    (block,) = [b for b in ninja.split("\nbuild ") if b.split(":", 1)[0].endswith(f"/{unit}.o")]
+    (line,) = [line for line in block.splitlines() if line.strip().startswith("FLAGS =")]
+    flags = line.split("=", 1)[1].split()
+    return flags[: flags.index("-Winvalid-pch")] if "-Winvalid-pch" in flags else flags
+
+
+def _levels(ninja: str, unit: str) -> list[str]:
+    return [flag for flag in _flags(ninja, unit) if flag.startswith("-O")]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -122,6 +122,25 @@ def test_aten_schemas_are_left_to_libtorch(tmp_yaml: YamlWriter) -> None:
     assert "TORCH_LIBRARY(" not in text and "nothing to register" in text
 
 
+def test_only_aten_kernels_include_the_redispatch_header(tmp_yaml: YamlWriter, tmp_path: Path) -> None:
+    """An op library's kernels call through typed handles, so its units skip ATen/RedispatchFunctions.h
+    (a parse every unit would pay); aten's kernels call at::redispatch:: and include it."""
+    derivatives = tmp_yaml("d.yaml", "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos()\n")
+    for namespace in ("aten", "myops"):
+        native = tmp_yaml(
+            f"{namespace}.yaml",
+            "- func: sin(Tensor self) -> Tensor\n- func: sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n",
+        )
+        out = tmp_path / namespace
+        inputs = Inputs(native, derivatives, namespace=namespace)
+        generate(inputs, GenerateOptions(str(out), shards=1, namespace=namespace))
+        for unit in ("VariableType_0.cpp", "ADInplaceOrViewType_0.cpp"):
+            text = (out / unit).read_text()
+            assert ("#include <ATen/RedispatchFunctions.h>" in text) == (namespace == "aten"), (namespace, unit)
+        calls = (out / "VariableType_0.cpp").read_text() + (out / "ADInplaceOrViewType_0.cpp").read_text()
+        assert ("at::redispatch::sin(" in calls and "at::redispatch::sin_outf(" in calls) == (namespace == "aten")
+
+
 def test_inplace_out_and_view_plans(tmp_yaml: YamlWriter) -> None:
     plans = _plans(_inputs(tmp_yaml))
     assert set(plans) == {"twist_", "twist.out", "peek", "peek_", "pieces", "mask_of", "fill_both_"}

@@ -111,6 +111,12 @@ def _base(options: EmitOptions) -> dict[str, str]:
     return {"version": __version__, "shards": str(options.shards)}
 
 
+def _redispatch_include(kernels: Iterable[KernelFragment]) -> str:
+    """``at::redispatch::`` is how aten ops are called (emit/dispatch.py); other namespaces' calls go
+    through typed handles, so a shard without an aten kernel does without that header's parse."""
+    return "#include <ATen/RedispatchFunctions.h>" if any(k.namespace == "aten" for k in kernels) else ""
+
+
 def kernel_fragments(kernels: Iterable[KernelPlan], options: EmitOptions) -> list[KernelFragment]:
     return [
         KernelFragment(
@@ -193,6 +199,7 @@ def assemble_variable_type(
             "shard": str(shard),
             "kernels": "\n\n".join(k.body for k in kernels if k.body is not None),
             "registrations": _registrations(kernels),
+            "redispatch_include": _redispatch_include(kernels),
             "node_includes": _shard_includes(node_shards[k.node] for k in kernels if k.node),
         },
     )
@@ -266,5 +273,6 @@ def assemble_inplace_or_view(shard: int, kernels: list[KernelFragment], options:
         "shard": str(shard),
         "kernels": "\n\n".join(k.body for k in kernels if k.body is not None),
         "registrations": _registrations(kernels),
+        "redispatch_include": _redispatch_include(kernels),
     }
     return render("ADInplaceOrViewType.cpp", template_text("ADInplaceOrViewType.cpp"), values)

@@ -2,7 +2,7 @@
 #include "torch/csrc/autograd/VariableTypeUtils.h"
 #include "torch/csrc/autograd/generated/VariableType.h"
 #include "torch/csrc/autograd/autograd_not_implemented_fallback.h"
-#include <ATen/RedispatchFunctions.h>
+${redispatch_include}
 #include <ATen/SparseCsrTensorUtils.h>
 #include <ATen/core/TorchDispatchUtils.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
