@@ -36,6 +36,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Sequence
@@ -141,6 +142,11 @@ def make_venv(work: Path) -> Path:
     venv = work / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], work)
     python = venv / "bin" / "python"
+    # --system-site-packages reaches the base interpreter's packages only: when this interpreter
+    # is itself a venv's, its own site-packages (scikit-build-core, torch, ...) join by a .pth file.
+    own = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    site = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], work)[1].strip()
+    (Path(site) / "_bench_parent.pth").write_text("".join(f"{path}\n" for path in own))
     pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps"]
     pip += ["--no-build-isolation"]
     _run([*pip, "-e", ROOT], work, _clean_env())
@@ -179,10 +185,14 @@ def run(work: Path, routes: Sequence[str], baseline: bool, jobs: int) -> list[Ca
             where = work / f"{route}-{'pch' if pch else 'nopch'}"
             where.mkdir()
             if route == "cmake":
-                cases += cmake_route(where, pch, jobs)
+                done = cmake_route(where, pch, jobs)
             else:
                 assert python is not None
-                cases += pip_route(where, python, pch, jobs)
+                done = pip_route(where, python, pch, jobs)
+            for c in done:  # as they come: a later failure keeps them
+                print(f"bench: {c.route} pch={'on' if c.pch else 'off'} {c.name}: {c.seconds} s, CPU {c.cpu} s, "
+                      f"load {c.load}, compiled {len(c.compiled)}", file=sys.stderr, flush=True)  # fmt: skip
+            cases += done
     return cases
 
 

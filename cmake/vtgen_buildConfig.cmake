@@ -88,8 +88,10 @@
 #   set with -DCMAKE_CXX_COMPILER_LAUNCHER=ccache (or sccache, distcc), or the
 #   target's CXX_COMPILER_LAUNCHER property, runs their compiles too.
 #   PRECOMPILE_HEADERS precompiles the ATen / autograd headers every generated
-#   unit starts with (target_precompile_headers: every C++ source of <target>
-#   then sees them first).  With ccache, set CCACHE_SLOPPINESS=pch_defines,time_macros.
+#   unit needs (target_precompile_headers: torch/csrc/autograd/VariableTypeUtils.h
+#   and torch/library.h, plus ATen/RedispatchFunctions.h for NAMESPACE aten): one
+#   header for the whole target, built once; every C++ source of <target>, your own
+#   too, then sees it first.  With ccache, set CCACHE_SLOPPINESS=pch_defines,time_macros.
 #
 #   REGISTER_BACKENDS (USE_TORCH only) turns on the backend registrations: the kernels each
 #   `dispatch:` of native_functions.yaml names are declared in OUTPUT_DIR/NativeKernels.h (with
@@ -105,8 +107,10 @@
 #
 #   Defaults (fast real-torch builds):
 #   * With USE_TORCH the headers are precompiled unless NO_PRECOMPILE_HEADERS is
-#     given (or CMAKE_DISABLE_PRECOMPILE_HEADERS is ON, CMake's own switch): they
-#     are most of every unit's compile time (a cold build takes about a third).
+#     given (or CMAKE_DISABLE_PRECOMPILE_HEADERS is ON, CMake's own switch).  The
+#     sample with g++ 12: a unit's CPU seconds drop to 0.3-0.7x, but the header
+#     itself takes ~16 s to build and every unit waits for it, so a cold build
+#     is about 0.6x of one without (bench/README.md has the figures and why).
 #   * SHARDS, when not given, follows the size of the library: one shard per 32
 #     entries (`- func:` lines) of NATIVE_FUNCTIONS, at least 1 and at most 10
 #     (a 12-op library gets 1; PyTorch's own yaml 10).  The count is taken when
@@ -117,6 +121,12 @@
 #   * With USE_TORCH, when CMAKE_BUILD_TYPE is empty and the generator is
 #     single-config, the build type becomes Release (a cache value: set
 #     CMAKE_BUILD_TYPE to anything, e.g. Debug or None, and it is kept).
+#   * With USE_TORCH and GCC or Clang, the generated units (not your sources) are
+#     compiled at -O1 in Release and RelWithDebInfo: they are glue calling into
+#     libtorch; -O1 compiles them ~1/5 faster than -O3 and the sample's ops ran
+#     as fast.  Set VTGEN_GENERATED_OPTIMIZATION (a variable or -D/cache value,
+#     read by vtgen_generate()) to other flags, e.g. -O3, or to "" for the build
+#     type's own flags.
 #
 #   Example:
 #     find_package(vtgen_build CONFIG REQUIRED)

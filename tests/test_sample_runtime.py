@@ -126,7 +126,8 @@ def runtime_results(installed_sample: InstalledSample) -> dict[str, str | None]:
 def test_one_library_links_against_the_wheel(installed_sample: InstalledSample) -> None:
     """The installed library holds every generated unit and our kernels (one shard per kind: the
     default for 12 ops), linked with --no-undefined (so all it needs is exported by
-    torch_cpu/c10) and -Bsymbolic, hidden by default; the shared headers precompiled, -O3."""
+    torch_cpu/c10) and -Bsymbolic, hidden by default; the shared headers precompiled, -O3 (the
+    generated units -O1 after it)."""
     ninja = (installed_sample.build_dir / "build.ninja").read_text()
     (link,) = [block for block in ninja.split("\nbuild ") if block.startswith("_vtsample_ops.so:")]
     for unit in ("kernels.cpp", "helpers.cpp", "RegisterSchema.cpp", "RegisterCPU.cpp", "RegisterMeta.cpp"):
@@ -137,6 +138,10 @@ def test_one_library_links_against_the_wheel(installed_sample: InstalledSample) 
     assert "libtorch_cpu.so" in link and "libc10.so" in link, link
     assert "-fvisibility=hidden" in ninja
     assert "cmake_pch.hxx.gch" in ninja and "-O3" in ninja, "precompiled headers and Release by default"
+    for unit, levels in (("VariableType_0.cpp", ["-O3", "-O1"]), ("kernels.cpp", ["-O3"])):
+        (block,) = [b for b in ninja.split("\nbuild ") if b.split(":", 1)[0].endswith(f"/{unit}.o")]
+        (flags,) = [line for line in block.splitlines() if line.strip().startswith("FLAGS =")]
+        assert [f for f in flags.split() if f.startswith("-O")] == levels, flags
     assert "library kineto not found" not in installed_sample.log
     found = run_clean(
         [_python(installed_sample.venv), "-c", "import vtsample; print(vtsample.library_path())"], Path("/")
