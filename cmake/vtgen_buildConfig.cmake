@@ -109,8 +109,8 @@
 #   * With USE_TORCH the headers are precompiled unless NO_PRECOMPILE_HEADERS is
 #     given (or CMAKE_DISABLE_PRECOMPILE_HEADERS is ON, CMake's own switch).  The
 #     sample with g++ 12: a unit's CPU seconds drop to 0.3-0.7x, but the header
-#     itself takes ~16 s to build and every unit waits for it, so a cold build
-#     is about 0.6x of one without (bench/README.md has the figures and why).
+#     itself takes ~17 s to build and every unit waits for it, so a cold build
+#     is about 0.75x of one without (bench/README.md has the figures and why).
 #   * SHARDS, when not given, follows the size of the library: one shard per 32
 #     entries (`- func:` lines) of NATIVE_FUNCTIONS, at least 1 and at most 10
 #     (a 12-op library gets 1; PyTorch's own yaml 10).  The count is taken when
