@@ -20,6 +20,7 @@ import json
 import re
 import shutil
 import sys
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +108,7 @@ def installed_sample(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory)
     venv = tmp / "venv"
     code, log = run_clean([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], tmp)
     assert code == 0, log
+    _see_our_packages(_python(venv), tmp)
     pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index"]
     code, log = run_clean([*pip, "--no-deps", "--find-links", wheelhouse, "vtgen_build"], tmp)
     assert code == 0, log[-6000:]
@@ -116,6 +118,15 @@ def installed_sample(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory)
     assert "warning:" not in log, log[-6000:]
     (build_dir,) = (sample / "build").iterdir()
     return InstalledSample(venv, sample, build_dir, log)
+
+
+def _see_our_packages(python: Path, cwd: Path) -> None:
+    """--system-site-packages reaches the base interpreter's packages only; when the tests run in a
+    venv of their own (where scikit-build-core may be installed), its site-packages join by a .pth."""
+    ours = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    code, site = run_clean([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd)
+    assert code == 0, site
+    (Path(site.strip().splitlines()[-1]) / "_tests_parent.pth").write_text("".join(f"{p}\n" for p in ours))
 
 
 @pytest.fixture(scope="session")
