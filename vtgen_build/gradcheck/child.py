@@ -393,7 +393,7 @@ def schemas(ops: list[str]) -> dict[str, Any]:
 
 
 def reach_all(results: str, skip: set[str], timeout: int) -> None:
-    """One JSON line per entry of every source: the ops its first call reaches, forward and backward."""
+    """One JSON line per entry of every source: the ops its first calls reach, forward and backward."""
     import torch
 
     sources, capture = _sibling("sample_sources"), _sibling("capture")

@@ -1,6 +1,6 @@
 """Which checks reach an op: every sample entry's reach, computed once per installed torch and cached.
 
-The child (``child.py --reach``) runs the first call of every entry of every sample source
+The child (``child.py --reach``) runs the first calls (``capture.REACH_CALLS``) of every entry of every sample source
 (OpInfo, ModuleInfo, plugged-in sources) under a dispatch mode and records the aten ops it
 reaches below autograd, in the forward pass and in the backward pass.  That map is kept as a
 hash-checked state file (``store``) keyed by the torch (interpreter, version, install
