@@ -1,6 +1,6 @@
 """``check --gradcheck`` finds the checks of ops no OpInfo is named after, by what the samples reach.
 
-Eighteen realistic wrong-but-compiling edits to formulas of ops with no OpInfo entry of their
+Twenty realistic wrong-but-compiling edits to formulas of ops with no OpInfo entry of their
 own name (nn.functional ops, linalg ops, the double-backward ``*_backward`` entries, a loss's
 target formula, forward formulas) go into ONE copy of the real yaml.  Session fixtures run
 one plain ``check`` (it passes them), one ``check --gradcheck --op ...`` of all of them in one
@@ -152,6 +152,20 @@ EDITS = (
         "linalg op: the two outputs' gradients swapped",
         "  A: slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)",
         "  A: slogdet_backward(grad_logabsdet, grad_sign, A, sign, LU, pivots)",
+    ),
+    Edit(
+        "_upsample_lanczos2d_aa",
+        "upsampling op only its hinted schema samples reach: the neighbouring entry's backward",
+        "  self: _upsample_lanczos2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h,"
+        " scales_w)",
+        "  self: _upsample_bicubic2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h,"
+        " scales_w)",
+    ),
+    Edit(
+        "_upsample_lanczos2d_aa_backward",
+        "double backward of that upsampling (hinted schema samples): the neighbouring mode's op",
+        "  grad_output: _upsample_lanczos2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)",
+        "  grad_output: _upsample_bicubic2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)",
     ),
 )
 

@@ -83,6 +83,34 @@ def test_reach_sees_the_backward_op_a_formula_calls() -> None:
     assert "elu_backward" in backward  # celu's formula calls it: its formulas are celu's double backward
 
 
+class _TwoCalls:
+    """An entry whose first call reaches one op and whose later call another (an OpInfo's Scalar sample)."""
+
+    name = "two calls"
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+
+    def calls(self, dtype: Any, limit: int) -> Iterator[Any]:
+        sources, torch = _child_module("sample_sources"), self.torch
+        yield sources.Call(torch.sin, (torch.randn(3, dtype=dtype, requires_grad=True),))
+        if limit == 1:
+            return
+        yield sources.Call(lambda t: torch.add(t, 2.5), (torch.randn(3, dtype=dtype, requires_grad=True),))
+
+
+@pytest.mark.torch
+def test_reach_reads_later_calls_and_capture_finds_their_arguments() -> None:
+    torch = pytest.importorskip("torch")
+    capture = _child_module("capture")
+    found = capture.reach(_TwoCalls(torch), [torch.float64])
+    assert found is not None and "sin" in found[0]
+    assert "add.Tensor" in found[0] or "add.Scalar" in found[0]  # only the second call adds
+    reached = next(op for op in found[0] if op.startswith("add."))
+    sets = capture.capture(_TwoCalls(torch), torch.float64, {reached}, 1)[reached]
+    assert len(sets) == 1 and capture.op_name(sets[0].func) == reached
+
+
 @pytest.mark.torch
 def test_captured_arguments_gradcheck_the_backward_op_itself() -> None:
     torch = pytest.importorskip("torch")
