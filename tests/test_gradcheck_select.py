@@ -219,3 +219,17 @@ def test_coverage_counts_a_formula_only_when_its_input_was_differentiated_in_a_p
     data = json.loads(coverage.to_json(entries))
     assert data["covered"] == 1 and data["entries"][1]["reason"] == "random"
     assert "formula coverage: 1 of 2 entries" in coverage.render(entries)
+
+
+def test_coverage_keeps_the_fixed_reason_and_moves_the_rest_to_the_detail() -> None:
+    places = {"repeat": _places(), "roll": _places(entry=Location("derivatives.yaml", 20))}
+    missing = [
+        verdict.Unverified("repeat", "no sample yet: argument 'repeats' of type SymInt[] (add a sample hint)"),
+        verdict.Unverified("roll", verdict.REASONS[4], "no OpInfo, ModuleInfo or other sample call reached it"),
+    ]
+    entries = coverage.coverage(places, [], missing)
+    assert [e.reason for e in entries] == [verdict.REASONS[4]] * 2
+    assert entries[0].detail == "argument 'repeats' of type SymInt[] (add a sample hint)"
+    assert entries[1].detail == "no OpInfo, ModuleInfo or other sample call reached it"
+    assert "   2 entries: no sample yet" in coverage.render(entries)  # one line per fixed reason
+    assert json.loads(coverage.to_json(entries))["entries"][0]["detail"].startswith("argument 'repeats'")

@@ -35,7 +35,8 @@ class EntryCoverage:
     where: Location  # the derivatives.yaml entry
     ops: tuple[str, ...]  # our kernels whose formulas these are
     formulas: tuple[FormulaRun, ...]
-    reason: str | None  # why a formula did not run (None: every one did)
+    reason: str | None  # why a formula did not run (None: every one did): one of ``verdict.REASONS``
+    detail: str = ""  # the op's own account of it (the sample the op rejected, the hint's ``skip``)
 
     @property
     def backward_covered(self) -> bool:
@@ -77,12 +78,19 @@ def _check_of(
     return None
 
 
+def _fixed(reason: str, detail: str) -> tuple[str, str]:
+    """The reason as one of ``REASONS`` (the rest of a longer one goes to the detail)."""
+    fixed = next((r for r in REASONS if reason.startswith(r)), REASONS[4])
+    rest = reason.removeprefix(fixed).lstrip(": ") if reason.startswith(fixed) else reason
+    return fixed, "; ".join(part for part in (rest, detail) if part)
+
+
 def coverage(
     places: Mapping[str, FormulaPlaces], records: Iterable[Mapping[str, Any]], unverified: Iterable[Unverified]
 ) -> list[EntryCoverage]:
     """Every derivatives.yaml entry with a formula of ours, in yaml order."""
     ran = _ran(records)
-    why = {u.op: u.reason for u in unverified}
+    why = {u.op: u for u in unverified}
     by_entry: dict[Location, list[str]] = {}
     for op, place in sorted(places.items()):
         if place.entry is not None and not place.out:
@@ -97,10 +105,11 @@ def coverage(
         ]
         runs += [FormulaRun("forward", (), at, _check_of(ran, ops, "forward", ())) for at in place.forward]
         missing = [f for f in runs if f.check is None]
-        reason = None
+        reason, detail = None, ""
         if missing:
-            reason = next((why[op] for op in ops if op in why), REASONS[4])
-        found.append(EntryCoverage(where, tuple(ops), tuple(runs), reason))
+            told = next((why[op] for op in ops if op in why), None)
+            reason, detail = _fixed(told.reason, told.detail) if told else (REASONS[4], "")
+        found.append(EntryCoverage(where, tuple(ops), tuple(runs), reason, detail))
     return found
 
 
@@ -141,6 +150,7 @@ def to_json(entries: Sequence[EntryCoverage]) -> str:
             "ops": list(e.ops),
             "covered": e.backward_covered,
             "reason": e.reason,
+            "detail": e.detail,
             "formulas": [
                 {"kind": f.kind, "inputs": list(f.inputs), "line": f.where.line, "check": f.check} for f in e.formulas
             ],
