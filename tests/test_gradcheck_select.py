@@ -233,3 +233,30 @@ def test_coverage_keeps_the_fixed_reason_and_moves_the_rest_to_the_detail() -> N
     assert entries[1].detail == "no OpInfo, ModuleInfo or other sample call reached it"
     assert "   2 entries: no sample yet" in coverage.render(entries)  # one line per fixed reason
     assert json.loads(coverage.to_json(entries))["entries"][0]["detail"].startswith("argument 'repeats'")
+
+
+@pytest.mark.torch
+def test_a_failure_torchs_own_kernels_share_is_not_a_failure(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    import sys
+
+    from vtgen_build.gradcheck.reference import judge_failures
+
+    capture = _child_module("capture")
+    make = lambda d: (torch.randn(2, 3, dtype=d, requires_grad=True),)  # noqa: E731
+    norm = _Entry("layer_norm", lambda x: torch.nn.functional.layer_norm(x, [3]), make)
+    sets = capture.capture(norm, torch.float64, {"native_layer_norm_backward"}, 1)["native_layer_norm_backward"]
+    # the backward op differentiated in its input with the forward's mean and rstd held: no formula passes that
+    rows = capture.captured_checks(sets, {"grad_out", "input"}, ["backward"], _NoCounters())
+    assert rows[0]["status"] == "failed"
+    kept = str(tmp_path / "kept.pt")
+    capture.save_sets(kept, sets, {"grad_out", "input"}, "backward", None)
+    sin = _Entry("sin", torch.sin, make)
+    fine = str(tmp_path / "fine.pt")
+    capture.save_sets(fine, capture.capture(sin, torch.float64, {"sin"}, 1)["sin"], {"self"}, "backward", None)
+    failed = {"kind": "backward", "status": "failed", "message": "Jacobian mismatch", "hit": ["x"]}
+    records = [{"entry": "e", "checks": [{**failed, "reference": kept}, {**failed, "reference": fine}]}]
+    judged = judge_failures(sys.executable, records, tmp_path)[0]["checks"]
+    assert judged[0]["status"] == "not run" and "PyTorch's own kernels fail it" in judged[0]["why"]
+    assert judged[0]["hit"] == []
+    assert judged[1]["status"] == "failed"  # torch's own kernels pass it: the failure stays ours

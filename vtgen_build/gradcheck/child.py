@@ -10,6 +10,7 @@ an entry, then its result, so that the parent knows which entry a crash hit.
 Results are data only; nothing here reads code from the parent.
 
     python child.py --reach RESULTS.jsonl SKIP.json   (what every entry reaches: ``capture.reach``)
+    python child.py --reference LIST.json RESULTS.json  (failed captured checks with torch's own kernels)
 
 A request's ``targets`` are ops checked on the arguments captured from the entries whose
 calls reach them (``capture.captured_checks``), entries from every sample source
@@ -434,6 +435,9 @@ def _target_records(
             rows = capture.captured_checks(found.get(t["op"], []), set(t["grad"]), kinds, counters, t.get("outputs"))
             for row in rows:
                 row["test"] = "captured_grad" if row["kind"] == "backward" else "captured_forward_ad"
+                if row["status"] == "failed" and request.get("reference_dir"):
+                    row["reference"] = _keep_for_reference(request["reference_dir"], entry.name, t, dtype_name, row)
+                    capture.save_sets(row["reference"], found[t["op"]], set(t["grad"]), row["kind"], t.get("outputs"))
             if entry.name in t.get("through_backward", []) and hasattr(entry, "opinfo") and not entry.inplace:
                 rows += _through_backward(entry.opinfo, dtype, limit, counters)
             for row in rows:
@@ -450,6 +454,30 @@ def _target_records(
         }
         for t in targets
     ]
+
+
+def _keep_for_reference(folder: str, entry: str, target: dict[str, Any], dtype: str, row: dict[str, Any]) -> str:
+    """Where a failed captured check's arguments are kept for the reference run (``--reference``)."""
+    import hashlib
+
+    key = json.dumps([entry, target["op"], dtype, row["kind"]])
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, hashlib.sha256(key.encode()).hexdigest()[:24] + ".pt")
+
+
+def run_references(listing: str, results: str) -> None:
+    """``--reference``: each kept check again with PyTorch's own kernels (this process loads no library)."""
+    with open(listing, encoding="utf-8") as f:
+        paths = json.load(f)
+    capture = _sibling("capture")
+    found: dict[str, Any] = {}
+    for path in paths:
+        try:
+            found[path] = capture.reference(path)
+        except Exception as exc:
+            found[path] = {"status": "not run", "why": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
+    with open(results, "w", encoding="utf-8") as f:
+        json.dump(found, f)
 
 
 # the test PyTorch runs an OpInfo's backward and forward-mode checks in, per captured check kind
@@ -516,6 +544,10 @@ def main(argv: list[str]) -> int:
             skip = set(json.load(f))
         warnings.filterwarnings("ignore")
         reach_all(argv[2], skip, int(argv[4]))
+        return 0
+    if argv[1] == "--reference":
+        warnings.filterwarnings("ignore")
+        run_references(argv[2], argv[3])
         return 0
     if argv[1] == "--schemas":
         with open(argv[2], encoding="utf-8") as f:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
+from .reference import REFERENCE_DIR, judge_failures
 from .report import Report, read_results
 from .schema_run import schema_fallback
 from .units import Registration, read_registrations
@@ -149,6 +151,7 @@ def _run_child(
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
     results = work / "results.jsonl"
     results.unlink(missing_ok=True)
+    shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
     crashed: list[str] = []
     while True:
         done_entries = [str(r.get("entry")) for r in read_results(results) if "entry" in r]
@@ -162,6 +165,7 @@ def _run_child(
             "timeout": options.timeout,
             "skip": done_entries + crashed,
             "targets": [t.to_json() for t in checks_of],
+            "reference_dir": str(work / REFERENCE_DIR),
         }
         write_atomic(work / "request.json", json.dumps(request))
         env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
@@ -310,6 +314,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     reach = reach_map(torch, work) if bases is not None or options.coverage else None
     chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
     records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
+    records = judge_failures(torch.python, records, work)  # a failure torch's own kernels share is not ours
     unsampled: dict[str, str] = {}
     if options.schema_samples and build.registered:  # ops no OpInfo/ModuleInfo check verified: schema samples
         run = (torch.python, str(build.path), work, options.timeout)
