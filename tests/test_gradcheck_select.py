@@ -260,3 +260,31 @@ def test_a_failure_torchs_own_kernels_share_is_not_a_failure(tmp_path: Path) -> 
     assert judged[0]["status"] == "not run" and "PyTorch's own kernels fail it" in judged[0]["why"]
     assert judged[0]["hit"] == []
     assert judged[1]["status"] == "failed"  # torch's own kernels pass it: the failure stays ours
+
+
+@pytest.mark.torch
+def test_an_op_dense_inputs_reach_only_through_a_composite_kernel_says_why() -> None:
+    pytest.importorskip("torch")
+    child = _child_module("child")
+    assert child.uncheckable("aten::linear") == verdict.REASONS[1]  # dense: CompositeImplicitAutograd; ours: nested
+    assert child.uncheckable("aten::max_pool2d") == verdict.REASONS[0]  # dense: CompositeImplicitAutograd; ours: MPS
+    assert child.uncheckable("aten::sin") == "" and child.uncheckable("aten::native_dropout") == "random"
+
+
+def test_schema_samples_that_verified_nothing_give_the_ops_own_account() -> None:
+    from vtgen_build.gradcheck.schema_run import schema_whys
+
+    def record(op: str, *checks: dict[str, object]) -> dict[str, object]:
+        return {"entry": f"{op} (schema samples)", "aten": op, "schema": True, "checks": list(checks)}
+
+    rejected = {"status": "not run", "why": "the op rejects the sample: Expected 4D input"}
+    sparse = {"status": "not run", "why": "needs sparse / quantized / nested inputs: a sparse or nested result"}
+    passed = {"status": "passed", "ours_ran": True}
+    whys = schema_whys(
+        [
+            record("pool", {"status": "not run", "why": "no forward formula"}, rejected),
+            record("to_sparse", sparse),
+            record("sin", passed, rejected),
+        ]
+    )
+    assert whys == {"pool": "no sample yet: the op rejects the sample: Expected 4D input", "to_sparse": sparse["why"]}

@@ -349,7 +349,7 @@ def _name(opinfo: Any) -> str:
     return str(opinfo.name) + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
 
 
-_CPU_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+_CPU_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
 _LAYOUT_KEYS = ("SparseCPU", "SparseCsrCPU", "QuantizedCPU", "NestedTensorCPU", "MkldnnCPU")
 
 
@@ -369,6 +369,8 @@ def uncheckable(op: str) -> str:
         tags = getattr(packet, overload or "default").tags
     except (AttributeError, RuntimeError):
         tags = []
+    # a CompositeImplicitAutograd kernel takes dense CPU inputs before any Autograd kernel does (the
+    # dispatcher's order), unless a CPU or CompositeExplicitAutograd kernel is registered
     if not any(has(k) for k in _CPU_KEYS):
         if any(has(k) for k in _LAYOUT_KEYS):
             return "needs sparse / quantized / nested inputs"

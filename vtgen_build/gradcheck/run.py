@@ -30,7 +30,7 @@ from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
 from .reference import REFERENCE_DIR, judge_failures
 from .report import Report, read_results
-from .schema_run import schema_fallback
+from .schema_run import schema_fallback, schema_whys
 from .units import Registration, read_registrations
 from .verdict import unverified
 
@@ -91,7 +91,8 @@ def _selected(
 def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Path) -> dict[str, store.JSON]:
     """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op), cached."""
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
-    key = hashlib.sha256(json.dumps([torch.python, torch.version, names]).encode()).hexdigest()
+    code = hashlib.sha256(Path(CHILD).read_bytes()).hexdigest()  # the answer is child.py's: its rules key it too
+    key = hashlib.sha256(json.dumps([torch.python, torch.version, names, code]).encode()).hexdigest()
     record = cache / "schemas.json"
     data = store.read(record, "schemas_v2")
     if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("ops"), dict):
@@ -316,6 +317,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
     records = judge_failures(torch.python, records, work)  # a failure torch's own kernels share is not ours
     unsampled: dict[str, str] = {}
+    more: list[dict[str, object]] = []
     if options.schema_samples and build.registered:  # ops no OpInfo/ModuleInfo check verified: schema samples
         run = (torch.python, str(build.path), work, options.timeout)
         registered = [r.op for r in build.registered if r.key == "Autograd"]
@@ -325,7 +327,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
-    uncheckable = {**unsampled, **_uncheckable(torch, regs, work)}
+    uncheckable = {**schema_whys(more), **unsampled, **_uncheckable(torch, regs, work)}
     report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
     report.accept_unverified = options.allow_unverified
     if options.coverage:
