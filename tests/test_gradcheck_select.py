@@ -288,3 +288,12 @@ def test_schema_samples_that_verified_nothing_give_the_ops_own_account() -> None
         ]
     )
     assert whys == {"pool": "no sample yet: the op rejects the sample: Expected 4D input", "to_sparse": sparse["why"]}
+
+
+def test_a_failure_at_an_input_torchs_own_kernels_passed_stays_ours() -> None:
+    from vtgen_build.gradcheck.reference import _earlier
+
+    ours = {"message": "Jacobian mismatch for output 0 with respect to input 0, numerical:1.0 analytical:1.1"}
+    theirs = {"message": "Jacobian mismatch for output 0 with respect to input 1, numerical:0.0 analytical:0.3"}
+    assert _earlier(ours, theirs) and not _earlier(theirs, ours) and not _earlier(ours, ours)
+    assert not _earlier({"message": "backward check: not reentrant"}, theirs)

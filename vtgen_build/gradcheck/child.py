@@ -442,6 +442,8 @@ def _target_records(
                     capture.save_sets(row["reference"], found[t["op"]], set(t["grad"]), row["kind"], t.get("outputs"))
             if entry.name in t.get("through_backward", []) and hasattr(entry, "opinfo") and not entry.inplace:
                 rows += _through_backward(entry.opinfo, dtype, limit, counters)
+            else:
+                rows += _through_call(entry, rows, dtype, limit, counters)
             for row in rows:
                 ours = t["counter"] in row["hit"]
                 extra = {"ours_ran": ours, "hit": [t["counter"]] if ours or row["status"] == "failed" else []}
@@ -456,6 +458,26 @@ def _target_records(
         }
         for t in targets
     ]
+
+
+def _through_call(entry: Any, rows: list[dict[str, Any]], dtype: Any, limit: int, counters: Counters) -> list[Any]:
+    """For each failed captured check, the OpInfo's own check of the whole call (its gradcheck wrapper
+    keeps the inputs' invariants: a symmetric matrix stays symmetric), which enters our kernel too.
+
+    A captured failure can be the arguments' (``reference.py`` tells); this one cannot.
+    """
+    if not hasattr(entry, "opinfo") or entry.inplace:
+        return []
+    found: list[Any] = []
+    for kind in sorted({r["kind"] for r in rows if r["status"] == "failed"}):
+        if not _allowed(entry, kind, dtype):
+            continue
+        hit: set[str] = set()
+        result = _check(entry.opinfo, kind, "function", dtype, limit, counters, hit)
+        result.pop("positions", None)  # the OpInfo call's inputs, not the op's arguments
+        test = "through_grad" if kind == "backward" else "through_forward_ad"
+        found.append({"test": test, "kind": kind, **result, "hit": sorted(hit)})
+    return found
 
 
 def _keep_for_reference(folder: str, entry: str, target: dict[str, Any], dtype: str, row: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ A check that fails there too becomes ``not run`` with that reason: never a failu
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +37,15 @@ def _kept(records: Sequence[dict[str, Any]]) -> list[str]:
     )
 
 
+_INPUT = re.compile(r"with respect to input (\d+)")
+
+
+def _earlier(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """Ours failed at an input before the one theirs failed at: theirs passed it, so that failure is ours."""
+    mine, other = _INPUT.search(str(ours.get("message", ""))), _INPUT.search(str(theirs.get("message", "")))
+    return bool(mine and other and int(mine.group(1)) < int(other.group(1)))
+
+
 def judge_failures(python: str, records: list[dict[str, Any]], work: Path) -> list[dict[str, Any]]:
     """The records with each failed captured check that torch's own kernels fail too turned into ``not run``."""
     kept = _kept(records)
@@ -50,7 +60,7 @@ def judge_failures(python: str, records: list[dict[str, Any]], work: Path) -> li
     for r in records:
         for c in r.get("checks", []):
             theirs = found.get(str(c.get("reference", ""))) if c.get("status") == "failed" else None
-            if isinstance(theirs, dict) and theirs.get("status") == "failed":
+            if isinstance(theirs, dict) and theirs.get("status") == "failed" and not _earlier(c, theirs):
                 message = str(theirs.get("message", ""))[:200]
                 c.update(status="not run", why=f"PyTorch's own kernels fail it on these arguments too: {message}")
                 c["hit"] = []
