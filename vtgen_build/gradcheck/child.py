@@ -440,10 +440,12 @@ def _target_records(
                 if row["status"] == "failed" and request.get("reference_dir"):
                     row["reference"] = _keep_for_reference(request["reference_dir"], entry.name, t, dtype_name, row)
                     capture.save_sets(row["reference"], found[t["op"]], set(t["grad"]), row["kind"], t.get("outputs"))
+            # the samples the reach map read: the one reaching the op may be a later one
+            whole = max(limit, capture.REACH_CALLS)
             if entry.name in t.get("through_backward", []) and hasattr(entry, "opinfo") and not entry.inplace:
-                rows += _through_backward(entry.opinfo, dtype, limit, counters)
+                rows += _through_backward(entry.opinfo, dtype, whole, counters)
             else:
-                rows += _through_call(entry, rows, dtype, limit, counters)
+                rows += _through_call(entry, rows, dtype, whole, counters)
             for row in rows:
                 ours = t["counter"] in row["hit"]
                 extra = {"ours_ran": ours, "hit": [t["counter"]] if ours or row["status"] == "failed" else []}

@@ -264,6 +264,28 @@ def _settings(torch: TorchInstall, options: GradcheckOptions, out: Path, release
     )
 
 
+def _schema_stage(
+    inputs: Inputs,
+    options: GradcheckOptions,
+    torch: TorchInstall,
+    build: LibraryBuild,
+    work: Path,
+    regs: list[Registration],
+    places: dict[str, FormulaPlaces],
+    cannot: dict[str, str],
+    records: list[dict[str, object]],
+) -> tuple[list[dict[str, object]], dict[str, str]]:
+    """Schema samples for the ops no OpInfo/ModuleInfo check verified and a dense CPU sample can reach."""
+    if not (options.schema_samples and build.registered):
+        return [], {}
+    run = (torch.python, str(build.path), work, options.timeout)
+    registered = [r.op for r in build.registered if r.key == "Autograd"]
+    wanted = [
+        r.op for r in regs if (p := places.get(r.op)) is not None and not p.out and r.op not in cannot
+    ]  # out=: reach's rule
+    return schema_fallback(inputs, options.hints, wanted, registered, records, run)
+
+
 def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
     with locked(Path(gen_options.out_dir), CHECK_LOCK):  # as `check`: one run at a time per directory
         return _run_gradcheck_locked(inputs, gen_options, options)
@@ -316,18 +338,13 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
     records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
     records = judge_failures(torch.python, records, work)  # a failure torch's own kernels share is not ours
-    unsampled: dict[str, str] = {}
-    more: list[dict[str, object]] = []
-    if options.schema_samples and build.registered:  # ops no OpInfo/ModuleInfo check verified: schema samples
-        run = (torch.python, str(build.path), work, options.timeout)
-        registered = [r.op for r in build.registered if r.key == "Autograd"]
-        wanted = [r.op for r in regs if (p := places.get(r.op)) is not None and not p.out]  # out=: reach's rule
-        more, unsampled = schema_fallback(inputs, options.hints, wanted, registered, records, run)
-        records = [*records, *more]
+    cannot = _uncheckable(torch, regs, work)
+    more, unsampled = _schema_stage(inputs, options, torch, build, work, regs, places, cannot, records)
+    records = [*records, *more]
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
-    uncheckable = {**schema_whys(more), **unsampled, **_uncheckable(torch, regs, work)}
+    uncheckable = {**schema_whys(more), **unsampled, **cannot}
     report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
     report.accept_unverified = options.allow_unverified
     if options.coverage:
