@@ -297,3 +297,11 @@ def test_a_failure_at_an_input_torchs_own_kernels_passed_stays_ours() -> None:
     theirs = {"message": "Jacobian mismatch for output 0 with respect to input 1, numerical:0.0 analytical:0.3"}
     assert _earlier(ours, theirs) and not _earlier(theirs, ours) and not _earlier(ours, ours)
     assert not _earlier({"message": "backward check: not reentrant"}, theirs)
+
+
+def test_an_entry_whose_check_failed_is_never_covered_and_says_so() -> None:
+    places = {"celu": _places()}
+    check = {"status": "passed", "ours_ran": True, "variant": "function", "dtype": "float64", "kind": "backward"}
+    records = [{"entry": "celu", "direct": {"function": ["celu"]}, "checks": [{**check, "inputs": ["grad_output"]}]}]
+    entry = coverage.coverage(places, records, [], failed=["celu"])[0]
+    assert not entry.backward_covered and entry.reason == coverage.FAILED and entry.detail == "celu"

@@ -17,8 +17,9 @@ from ..errors import Location
 from .formulas import FormulaPlaces
 from .verdict import REASONS, Unverified
 
-__all__ = ["EntryCoverage", "FormulaRun", "coverage", "render", "to_json"]
+__all__ = ["FAILED", "EntryCoverage", "FormulaRun", "coverage", "render", "to_json"]
 
+FAILED = "a check of it failed"  # not a reason it could not run: a failure (never on the unmodified yaml)
 _NO_CPU = frozenset(REASONS[:2])  # needs another backend, or sparse / quantized / nested inputs
 
 
@@ -86,11 +87,15 @@ def _fixed(reason: str, detail: str) -> tuple[str, str]:
 
 
 def coverage(
-    places: Mapping[str, FormulaPlaces], records: Iterable[Mapping[str, Any]], unverified: Iterable[Unverified]
+    places: Mapping[str, FormulaPlaces],
+    records: Iterable[Mapping[str, Any]],
+    unverified: Iterable[Unverified],
+    failed: Iterable[str] = (),
 ) -> list[EntryCoverage]:
-    """Every derivatives.yaml entry with a formula of ours, in yaml order."""
+    """Every derivatives.yaml entry with a formula of ours, in yaml order (``failed``: ops a check failed)."""
     ran = _ran(records)
     why = {u.op: u for u in unverified}
+    wrong = set(failed)
     by_entry: dict[Location, list[str]] = {}
     for op, place in sorted(places.items()):
         if place.entry is not None and not place.out:
@@ -109,6 +114,8 @@ def coverage(
         if missing:
             told = next((why[op] for op in ops if op in why), None)
             reason, detail = _fixed(told.reason, told.detail) if told else (REASONS[4], "")
+            if wrong & set(ops):
+                reason, detail = FAILED, ", ".join(sorted(wrong & set(ops)))
         found.append(EntryCoverage(where, tuple(ops), tuple(runs), reason, detail))
     return found
 

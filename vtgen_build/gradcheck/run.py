@@ -217,8 +217,9 @@ def _coverage(
 ) -> str:
     """Write the coverage JSON of the selected ops' entries; the summary table."""
     mine = {op: p for op, p in places.items() if op in {r.op for r in regs}}
-    entries = coverage(mine, records, report.unverified)
-    by_name = coverage(mine, [r for r in records if "source" not in r and not r.get("schema")], report.unverified)
+    entries = coverage(mine, records, report.unverified, report.failed_ops)
+    named = [r for r in records if "source" not in r and not r.get("schema")]
+    by_name = coverage(mine, named, report.unverified, report.failed_ops)
     write_atomic(Path(path), to_json(entries))
     return render(entries, by_name) + f"\n  per entry: {path}"
 
