@@ -443,7 +443,8 @@ def _target_records(
             # the samples the reach map read: the one reaching the op may be a later one
             whole = max(limit, capture.REACH_CALLS)
             if entry.name in t.get("through_backward", []) and hasattr(entry, "opinfo") and not entry.inplace:
-                rows += _through_backward(entry.opinfo, dtype, whole, counters)
+                names = [a.name for a in found[t["op"]][0].func._schema.arguments] if found.get(t["op"]) else None
+                rows += _through_backward(entry.opinfo, dtype, whole, counters, names)
             else:
                 rows += _through_call(entry, rows, dtype, whole, counters)
             for row in rows:
@@ -523,8 +524,13 @@ def _allowed(entry: Any, kind: str, dtype: Any) -> bool:
     return _supports(opinfo, kind, variant) is None and _skipped(opinfo, test, classes, dtype) is None
 
 
-def _through_backward(opinfo: Any, dtype: Any, limit: int, counters: Counters) -> list[dict[str, Any]]:
-    """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them."""
+def _through_backward(
+    opinfo: Any, dtype: Any, limit: int, counters: Counters, arguments: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them.
+
+    ``arguments``: the backward op's argument names, to say which of its formulas a failure is at.
+    """
     rows: list[dict[str, Any]] = []
     for test, classes, kind in THROUGH_BACKWARD:
         why = _supports(opinfo, kind, "function") or _skipped(opinfo, test, classes, dtype)
@@ -532,9 +538,19 @@ def _through_backward(opinfo: Any, dtype: Any, limit: int, counters: Counters) -
             continue
         hit: set[str] = set()
         result = _check(opinfo, kind, "function", dtype, limit, counters, hit)
-        result.pop("positions", None)  # the forward op's inputs, not the backward op's arguments
-        rows.append({"test": test, "kind": kind, **result, "hit": sorted(hit)})
+        forward = result.pop("positions", None)  # the forward op's inputs, not the backward op's arguments
+        mapped = _backward_positions(forward, arguments or [])
+        rows.append({"test": test, "kind": kind, **result, "hit": sorted(hit), **mapped})
     return rows
+
+
+def _backward_positions(forward: list[int] | None, arguments: list[str]) -> dict[str, Any]:
+    """A double backward's inputs (the forward op's one input, then the gradient of its output) as the
+    backward op's arguments (``self`` or ``input``, then ``grad_output``); nothing when that is unclear."""
+    own = [arguments.index(n) for n in ("self", "input") if n in arguments][:1]
+    if forward is None or len(forward) != 1 or not own or "grad_output" not in arguments:
+        return {}
+    return {"positions": [own[0], arguments.index("grad_output")]}
 
 
 def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:
