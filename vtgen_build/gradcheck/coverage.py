@@ -134,8 +134,8 @@ def render(entries: Sequence[EntryCoverage], by_name: Sequence[EntryCoverage] = 
         f"formula coverage: {covered} of {eligible} entries with a CPU kernel ran every backward formula ({share:.1f}%)"
     ]
     counts: dict[str, int] = {}
-    for e in entries:
-        if e.reason:
+    for e in entries:  # the entries the figure counts against: a backward formula that did not run
+        if e.reason and not e.backward_covered and any(f.kind == "backward" for f in e.formulas):
             counts[e.reason] = counts.get(e.reason, 0) + 1
     if by_name:
         alone, _ = figure(by_name)
