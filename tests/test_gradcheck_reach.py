@@ -1,6 +1,6 @@
 """``check --gradcheck`` finds the checks of ops no OpInfo is named after, by what the samples reach.
 
-Eighteen realistic wrong-but-compiling edits to formulas of ops with no OpInfo entry of their
+Twenty realistic wrong-but-compiling edits to formulas of ops with no OpInfo entry of their
 own name (nn.functional ops, linalg ops, the double-backward ``*_backward`` entries, a loss's
 target formula, forward formulas) go into ONE copy of the real yaml.  Session fixtures run
 one plain ``check`` (it passes them), one ``check --gradcheck --op ...`` of all of them in one
@@ -11,8 +11,10 @@ library (each fails at its edited line), then, in the same directory, one more e
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -153,6 +155,20 @@ EDITS = (
         "  A: slogdet_backward(grad_sign, grad_logabsdet, A, sign, LU, pivots)",
         "  A: slogdet_backward(grad_logabsdet, grad_sign, A, sign, LU, pivots)",
     ),
+    Edit(
+        "_upsample_lanczos2d_aa",
+        "upsampling op only its hinted schema samples reach: the neighbouring entry's backward",
+        "  self: _upsample_lanczos2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h,"
+        " scales_w)",
+        "  self: _upsample_bicubic2d_aa_backward_symint(grad, output_size, self.sym_sizes(), align_corners, scales_h,"
+        " scales_w)",
+    ),
+    Edit(
+        "_upsample_lanczos2d_aa_backward",
+        "double backward of that upsampling (hinted schema samples): the neighbouring mode's op",
+        "  grad_output: _upsample_lanczos2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)",
+        "  grad_output: _upsample_bicubic2d_aa_symint(grad, output_size, align_corners, scales_h, scales_w)",
+    ),
 )
 
 # Edited only after the first gradcheck run (which it passed): ``--changed`` must catch it.
@@ -188,6 +204,8 @@ class Runs:
     changed: subprocess.CompletedProcess[str]  # LATER edited, then --changed
     changed_line: int
     uncheckable: subprocess.CompletedProcess[str]  # --op UNCHECKABLE alone
+    coverage: subprocess.CompletedProcess[str]  # --coverage of an edited op and UNCHECKABLE (no new compile)
+    coverage_json: Path
 
 
 @pytest.fixture(scope="session")
@@ -208,7 +226,9 @@ def runs(reach_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> Ru
     reach_yaml.derivatives.write_text(text, encoding="utf-8")
     changed = vtgen(*base, "--max-samples", "2", "--changed")
     alone = vtgen(*base, "--op", UNCHECKABLE)
-    return Runs(first, changed, line, alone)
+    report = out / "coverage.json"
+    covered = vtgen(*base, "--max-samples", "2", "--coverage", str(report), "--op", EDITS[0].op, "--op", UNCHECKABLE)
+    return Runs(first, changed, line, alone, covered, report)
 
 
 def test_every_wrong_formula_compiles(plain: subprocess.CompletedProcess[str]) -> None:
@@ -241,3 +261,18 @@ def test_an_op_nothing_can_check_is_not_verified(runs: Runs) -> None:
     assert f"  not verified: {UNCHECKABLE}: random" in done.stderr
     assert done.stderr.rstrip().splitlines()[-1].startswith("NOT VERIFIED: 1 selected ops")
     assert "OK" not in done.stderr.rstrip().splitlines()[-1]
+
+
+def test_coverage_never_counts_a_wrong_formula_and_names_why_an_entry_is_not_covered(
+    reach_yaml: EditedYaml, runs: Runs
+) -> None:
+    done = runs.coverage
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # the edited formula fails
+    assert "formula coverage: " in done.stderr and "not covered:" in done.stderr
+    data = json.loads(runs.coverage_json.read_text(encoding="utf-8"))
+    rows = {tuple(e["ops"]): e for e in data["entries"]}
+    edited = next(e for ops, e in rows.items() if EDITS[0].op in ops)
+    assert not edited["covered"] and edited["reason"] == "a check of it failed"  # a wrong formula is never covered
+    assert edited["entry"].startswith(f"{reach_yaml.derivatives}:")
+    assert next(e for ops, e in rows.items() if UNCHECKABLE in ops)["reason"] == "random"
+    assert data["covered"] <= data["eligible"] and len(rows) >= 2

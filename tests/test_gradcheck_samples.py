@@ -12,7 +12,7 @@ import pytest
 
 from vtgen_build.errors import VtgenError
 from vtgen_build.gradcheck.hints import BUILTIN, Hints, load_hints
-from vtgen_build.gradcheck.schema_run import library_ops, sample_source
+from vtgen_build.gradcheck.schema_run import CHILD, library_ops, sample_source
 from vtgen_build.gradcheck.schema_samples import ArgSample, OpSamples, plan_samples
 from vtgen_build.model import Inputs, load_model
 from vtgen_build.plan.kernel import build_plan
@@ -151,3 +151,40 @@ def test_an_in_place_op_without_a_functional_variant_is_sampled_on_copies(tmp_ya
     (mix,) = plan_samples(kernels, Hints())
     assert (mix.op, mix.inplace, mix.writes, mix.why_not) == ("mix_", None, ("self",), None)
     assert [a.name for a in mix.samples[0]] == ["self", "other", "alpha"]
+
+
+# ops whose every schema sample the op itself rejected before their hints (4-D/5-D inputs, fitting
+# windows and sizes, shapes that multiply): now their samples run, and PyTorch's own kernels pass
+# the checks on them (a hint that made a false failure would fail here)
+HINTED = (
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa_backward",
+    "avg_pool3d",
+    "fractional_max_pool2d",
+    "reflection_pad3d_backward",
+    "adaptive_max_pool2d_backward",
+    "addbmm",
+    "linalg_householder_product",
+)
+
+
+@pytest.mark.torch
+def test_shipped_hints_make_samples_torchs_own_kernels_pass(real_yaml: RealYaml) -> None:
+    import importlib.util
+    import json
+    import warnings
+
+    torch = pytest.importorskip("torch")
+    spec = importlib.util.spec_from_file_location("vtgen_test_schema_child", CHILD)
+    assert spec is not None and spec.loader is not None
+    child = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(child)
+    source = sample_source(real_yaml.inputs, [], list(HINTED))
+    assert sorted(p.op for p in source.plans) == sorted(HINTED) and not source.not_verified
+    for plan in source.plans:
+        with warnings.catch_warnings():  # as in the child: torch's own deprecation notes are no failure
+            warnings.simplefilter("ignore")
+            record = child.run_op(torch, json.loads(json.dumps(plan.to_json())), None)  # torch's own kernels
+        backward = [c for c in record["checks"] if c["kind"] == "backward" and c["variant"] == "function"]
+        assert backward and all(c["status"] == "passed" for c in backward), (plan.op, backward)
+        assert not [c for c in record["checks"] if c["status"] == "failed"], (plan.op, record["checks"])

@@ -83,6 +83,34 @@ def test_reach_sees_the_backward_op_a_formula_calls() -> None:
     assert "elu_backward" in backward  # celu's formula calls it: its formulas are celu's double backward
 
 
+class _TwoCalls:
+    """An entry whose first call reaches one op and whose later call another (an OpInfo's Scalar sample)."""
+
+    name = "two calls"
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+
+    def calls(self, dtype: Any, limit: int) -> Iterator[Any]:
+        sources, torch = _child_module("sample_sources"), self.torch
+        yield sources.Call(torch.sin, (torch.randn(3, dtype=dtype, requires_grad=True),))
+        if limit == 1:
+            return
+        yield sources.Call(lambda t: torch.add(t, 2.5), (torch.randn(3, dtype=dtype, requires_grad=True),))
+
+
+@pytest.mark.torch
+def test_reach_reads_later_calls_and_capture_finds_their_arguments() -> None:
+    torch = pytest.importorskip("torch")
+    capture = _child_module("capture")
+    found = capture.reach(_TwoCalls(torch), [torch.float64])
+    assert found is not None and "sin" in found[0]
+    assert "add.Tensor" in found[0] or "add.Scalar" in found[0]  # only the second call adds
+    reached = next(op for op in found[0] if op.startswith("add."))
+    sets = capture.capture(_TwoCalls(torch), torch.float64, {reached}, 1)[reached]
+    assert len(sets) == 1 and capture.op_name(sets[0].func) == reached
+
+
 @pytest.mark.torch
 def test_captured_arguments_gradcheck_the_backward_op_itself() -> None:
     torch = pytest.importorskip("torch")
@@ -191,3 +219,89 @@ def test_coverage_counts_a_formula_only_when_its_input_was_differentiated_in_a_p
     data = json.loads(coverage.to_json(entries))
     assert data["covered"] == 1 and data["entries"][1]["reason"] == "random"
     assert "formula coverage: 1 of 2 entries" in coverage.render(entries)
+
+
+def test_coverage_keeps_the_fixed_reason_and_moves_the_rest_to_the_detail() -> None:
+    places = {"repeat": _places(), "roll": _places(entry=Location("derivatives.yaml", 20))}
+    missing = [
+        verdict.Unverified("repeat", "no sample yet: argument 'repeats' of type SymInt[] (add a sample hint)"),
+        verdict.Unverified("roll", verdict.REASONS[4], "no OpInfo, ModuleInfo or other sample call reached it"),
+    ]
+    entries = coverage.coverage(places, [], missing)
+    assert [e.reason for e in entries] == [verdict.REASONS[4]] * 2
+    assert entries[0].detail == "argument 'repeats' of type SymInt[] (add a sample hint)"
+    assert entries[1].detail == "no OpInfo, ModuleInfo or other sample call reached it"
+    assert "   2 entries: no sample yet" in coverage.render(entries)  # one line per fixed reason
+    assert json.loads(coverage.to_json(entries))["entries"][0]["detail"].startswith("argument 'repeats'")
+
+
+@pytest.mark.torch
+def test_a_failure_torchs_own_kernels_share_is_not_a_failure(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    import sys
+
+    from vtgen_build.gradcheck.reference import judge_failures
+
+    capture = _child_module("capture")
+    make = lambda d: (torch.randn(2, 3, dtype=d, requires_grad=True),)  # noqa: E731
+    norm = _Entry("layer_norm", lambda x: torch.nn.functional.layer_norm(x, [3]), make)
+    sets = capture.capture(norm, torch.float64, {"native_layer_norm_backward"}, 1)["native_layer_norm_backward"]
+    # the backward op differentiated in its input with the forward's mean and rstd held: no formula passes that
+    rows = capture.captured_checks(sets, {"grad_out", "input"}, ["backward"], _NoCounters())
+    assert rows[0]["status"] == "failed"
+    kept = str(tmp_path / "kept.pt")
+    capture.save_sets(kept, sets, {"grad_out", "input"}, "backward", None)
+    sin = _Entry("sin", torch.sin, make)
+    fine = str(tmp_path / "fine.pt")
+    capture.save_sets(fine, capture.capture(sin, torch.float64, {"sin"}, 1)["sin"], {"self"}, "backward", None)
+    failed = {"kind": "backward", "status": "failed", "message": "Jacobian mismatch", "hit": ["x"]}
+    records = [{"entry": "e", "checks": [{**failed, "reference": kept}, {**failed, "reference": fine}]}]
+    judged = judge_failures(sys.executable, records, tmp_path)[0]["checks"]
+    assert judged[0]["status"] == "not run" and "PyTorch's own kernels fail it" in judged[0]["why"]
+    assert judged[0]["hit"] == []
+    assert judged[1]["status"] == "failed"  # torch's own kernels pass it: the failure stays ours
+
+
+@pytest.mark.torch
+def test_an_op_dense_inputs_reach_only_through_a_composite_kernel_says_why() -> None:
+    pytest.importorskip("torch")
+    child = _child_module("child")
+    assert child.uncheckable("aten::linear") == verdict.REASONS[1]  # dense: CompositeImplicitAutograd; ours: nested
+    assert child.uncheckable("aten::max_pool2d") == verdict.REASONS[0]  # dense: CompositeImplicitAutograd; ours: MPS
+    assert child.uncheckable("aten::sin") == "" and child.uncheckable("aten::native_dropout") == "random"
+
+
+def test_schema_samples_that_verified_nothing_give_the_ops_own_account() -> None:
+    from vtgen_build.gradcheck.schema_run import schema_whys
+
+    def record(op: str, *checks: dict[str, object]) -> dict[str, object]:
+        return {"entry": f"{op} (schema samples)", "aten": op, "schema": True, "checks": list(checks)}
+
+    rejected = {"status": "not run", "why": "the op rejects the sample: Expected 4D input"}
+    sparse = {"status": "not run", "why": "needs sparse / quantized / nested inputs: a sparse or nested result"}
+    passed = {"status": "passed", "ours_ran": True}
+    whys = schema_whys(
+        [
+            record("pool", {"status": "not run", "why": "no forward formula"}, rejected),
+            record("to_sparse", sparse),
+            record("sin", passed, rejected),
+        ]
+    )
+    assert whys == {"pool": "no sample yet: the op rejects the sample: Expected 4D input", "to_sparse": sparse["why"]}
+
+
+def test_a_failure_at_an_input_torchs_own_kernels_passed_stays_ours() -> None:
+    from vtgen_build.gradcheck.reference import _earlier
+
+    ours = {"message": "Jacobian mismatch for output 0 with respect to input 0, numerical:1.0 analytical:1.1"}
+    theirs = {"message": "Jacobian mismatch for output 0 with respect to input 1, numerical:0.0 analytical:0.3"}
+    assert _earlier(ours, theirs) and not _earlier(theirs, ours) and not _earlier(ours, ours)
+    assert not _earlier({"message": "backward check: not reentrant"}, theirs)
+
+
+def test_an_entry_whose_check_failed_is_never_covered_and_says_so() -> None:
+    places = {"celu": _places()}
+    check = {"status": "passed", "ours_ran": True, "variant": "function", "dtype": "float64", "kind": "backward"}
+    records = [{"entry": "celu", "direct": {"function": ["celu"]}, "checks": [{**check, "inputs": ["grad_output"]}]}]
+    entry = coverage.coverage(places, records, [], failed=["celu"])[0]
+    assert not entry.backward_covered and entry.reason == coverage.FAILED and entry.detail == "celu"

@@ -10,6 +10,7 @@ an entry, then its result, so that the parent knows which entry a crash hit.
 Results are data only; nothing here reads code from the parent.
 
     python child.py --reach RESULTS.jsonl SKIP.json   (what every entry reaches: ``capture.reach``)
+    python child.py --reference LIST.json RESULTS.json  (failed captured checks with torch's own kernels)
 
 A request's ``targets`` are ops checked on the arguments captured from the entries whose
 calls reach them (``capture.captured_checks``), entries from every sample source
@@ -348,7 +349,7 @@ def _name(opinfo: Any) -> str:
     return str(opinfo.name) + (f".{opinfo.variant_test_name}" if opinfo.variant_test_name else "")
 
 
-_CPU_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+_CPU_KEYS = ("CPU", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
 _LAYOUT_KEYS = ("SparseCPU", "SparseCsrCPU", "QuantizedCPU", "NestedTensorCPU", "MkldnnCPU")
 
 
@@ -368,6 +369,8 @@ def uncheckable(op: str) -> str:
         tags = getattr(packet, overload or "default").tags
     except (AttributeError, RuntimeError):
         tags = []
+    # a CompositeImplicitAutograd kernel takes dense CPU inputs before any Autograd kernel does (the
+    # dispatcher's order), unless a CPU or CompositeExplicitAutograd kernel is registered
     if not any(has(k) for k in _CPU_KEYS):
         if any(has(k) for k in _LAYOUT_KEYS):
             return "needs sparse / quantized / nested inputs"
@@ -393,7 +396,7 @@ def schemas(ops: list[str]) -> dict[str, Any]:
 
 
 def reach_all(results: str, skip: set[str], timeout: int) -> None:
-    """One JSON line per entry of every source: the ops its first call reaches, forward and backward."""
+    """One JSON line per entry of every source: the ops its first calls reach, forward and backward."""
     import torch
 
     sources, capture = _sibling("sample_sources"), _sibling("capture")
@@ -434,10 +437,22 @@ def _target_records(
             rows = capture.captured_checks(found.get(t["op"], []), set(t["grad"]), kinds, counters, t.get("outputs"))
             for row in rows:
                 row["test"] = "captured_grad" if row["kind"] == "backward" else "captured_forward_ad"
+                if row["status"] == "failed" and request.get("reference_dir"):
+                    row["reference"] = _keep_for_reference(request["reference_dir"], entry.name, t, dtype_name, row)
+                    capture.save_sets(row["reference"], found[t["op"]], set(t["grad"]), row["kind"], t.get("outputs"))
+            # the samples the reach map read: the one reaching the op may be a later one
+            whole = max(limit, capture.REACH_CALLS)
             if entry.name in t.get("through_backward", []) and hasattr(entry, "opinfo") and not entry.inplace:
-                rows += _through_backward(entry.opinfo, dtype, limit, counters)
+                names = [a.name for a in found[t["op"]][0].func._schema.arguments] if found.get(t["op"]) else None
+                rows += _through_backward(entry.opinfo, dtype, whole, counters, names)
+            else:
+                rows += _through_call(entry, rows, dtype, whole, counters)
             for row in rows:
                 ours = t["counter"] in row["hit"]
+                if row["status"] in ("failed", "passed") and not ours and row["test"] in _WHOLE_CALL:
+                    # its samples did not enter our kernel of the op: no verdict on it (a failure is another's)
+                    why = f"its samples did not enter our kernel of it (entered: {', '.join(row['hit']) or 'none'})"
+                    row = {"test": row["test"], "kind": row["kind"], "status": "not run", "why": why}
                 extra = {"ours_ran": ours, "hit": [t["counter"]] if ours or row["status"] == "failed" else []}
                 checks[t["op"]].append({"variant": "function", "dtype": dtype_name, **row, **extra})
     return [
@@ -450,6 +465,58 @@ def _target_records(
         }
         for t in targets
     ]
+
+
+_WHOLE_CALL = ("through_grad", "through_forward_ad", "test_fn_gradgrad", "test_fn_fwgrad_bwgrad")
+
+
+def _through_call(entry: Any, rows: list[dict[str, Any]], dtype: Any, limit: int, counters: Counters) -> list[Any]:
+    """For each failed captured check, the OpInfo's own check of the whole call (its gradcheck wrapper
+    keeps the inputs' invariants: a symmetric matrix stays symmetric), which enters our kernel too.
+
+    A captured failure can be the arguments' (``reference.py`` tells); this one cannot.
+    """
+    if not hasattr(entry, "opinfo") or entry.inplace:
+        return []
+    found: list[Any] = []
+    for kind in sorted({r["kind"] for r in rows if r["status"] == "failed"}):
+        if not _allowed(entry, kind, dtype):
+            continue
+        hit: set[str] = set()
+        try:
+            result = _check(entry.opinfo, kind, "function", dtype, limit, counters, hit)
+        except Timeout:
+            raise
+        except Exception as exc:  # its samples cannot be made here (a sparse-only sample)
+            result = {"status": "not run", "why": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
+        result.pop("positions", None)  # the OpInfo call's inputs, not the op's arguments
+        test = "through_grad" if kind == "backward" else "through_forward_ad"
+        found.append({"test": test, "kind": kind, **result, "hit": sorted(hit)})
+    return found
+
+
+def _keep_for_reference(folder: str, entry: str, target: dict[str, Any], dtype: str, row: dict[str, Any]) -> str:
+    """Where a failed captured check's arguments are kept for the reference run (``--reference``)."""
+    import hashlib
+
+    key = json.dumps([entry, target["op"], dtype, row["kind"]])
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, hashlib.sha256(key.encode()).hexdigest()[:24] + ".pt")
+
+
+def run_references(listing: str, results: str) -> None:
+    """``--reference``: each kept check again with PyTorch's own kernels (this process loads no library)."""
+    with open(listing, encoding="utf-8") as f:
+        paths = json.load(f)
+    capture = _sibling("capture")
+    found: dict[str, Any] = {}
+    for path in paths:
+        try:
+            found[path] = capture.reference(path)
+        except Exception as exc:
+            found[path] = {"status": "not run", "why": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
+    with open(results, "w", encoding="utf-8") as f:
+        json.dump(found, f)
 
 
 # the test PyTorch runs an OpInfo's backward and forward-mode checks in, per captured check kind
@@ -469,8 +536,13 @@ def _allowed(entry: Any, kind: str, dtype: Any) -> bool:
     return _supports(opinfo, kind, variant) is None and _skipped(opinfo, test, classes, dtype) is None
 
 
-def _through_backward(opinfo: Any, dtype: Any, limit: int, counters: Counters) -> list[dict[str, Any]]:
-    """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them."""
+def _through_backward(
+    opinfo: Any, dtype: Any, limit: int, counters: Counters, arguments: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them.
+
+    ``arguments``: the backward op's argument names, to say which of its formulas a failure is at.
+    """
     rows: list[dict[str, Any]] = []
     for test, classes, kind in THROUGH_BACKWARD:
         why = _supports(opinfo, kind, "function") or _skipped(opinfo, test, classes, dtype)
@@ -478,9 +550,19 @@ def _through_backward(opinfo: Any, dtype: Any, limit: int, counters: Counters) -
             continue
         hit: set[str] = set()
         result = _check(opinfo, kind, "function", dtype, limit, counters, hit)
-        result.pop("positions", None)  # the forward op's inputs, not the backward op's arguments
-        rows.append({"test": test, "kind": kind, **result, "hit": sorted(hit)})
+        forward = result.pop("positions", None)  # the forward op's inputs, not the backward op's arguments
+        mapped = _backward_positions(forward, arguments or [])
+        rows.append({"test": test, "kind": kind, **result, "hit": sorted(hit), **mapped})
     return rows
+
+
+def _backward_positions(forward: list[int] | None, arguments: list[str]) -> dict[str, Any]:
+    """A double backward's inputs (the forward op's one input, then the gradient of its output) as the
+    backward op's arguments (``self`` or ``input``, then ``grad_output``); nothing when that is unclear."""
+    own = [arguments.index(n) for n in ("self", "input") if n in arguments][:1]
+    if forward is None or len(forward) != 1 or not own or "grad_output" not in arguments:
+        return {}
+    return {"positions": [own[0], arguments.index("grad_output")]}
 
 
 def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:
@@ -516,6 +598,10 @@ def main(argv: list[str]) -> int:
             skip = set(json.load(f))
         warnings.filterwarnings("ignore")
         reach_all(argv[2], skip, int(argv[4]))
+        return 0
+    if argv[1] == "--reference":
+        warnings.filterwarnings("ignore")
+        run_references(argv[2], argv[3])
         return 0
     if argv[1] == "--schemas":
         with open(argv[2], encoding="utf-8") as f:

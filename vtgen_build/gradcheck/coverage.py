@@ -17,8 +17,9 @@ from ..errors import Location
 from .formulas import FormulaPlaces
 from .verdict import REASONS, Unverified
 
-__all__ = ["EntryCoverage", "FormulaRun", "coverage", "render", "to_json"]
+__all__ = ["FAILED", "EntryCoverage", "FormulaRun", "coverage", "render", "to_json"]
 
+FAILED = "a check of it failed"  # not a reason it could not run: a failure (never on the unmodified yaml)
 _NO_CPU = frozenset(REASONS[:2])  # needs another backend, or sparse / quantized / nested inputs
 
 
@@ -35,7 +36,8 @@ class EntryCoverage:
     where: Location  # the derivatives.yaml entry
     ops: tuple[str, ...]  # our kernels whose formulas these are
     formulas: tuple[FormulaRun, ...]
-    reason: str | None  # why a formula did not run (None: every one did)
+    reason: str | None  # why a formula did not run (None: every one did): one of ``verdict.REASONS``
+    detail: str = ""  # the op's own account of it (the sample the op rejected, the hint's ``skip``)
 
     @property
     def backward_covered(self) -> bool:
@@ -77,12 +79,23 @@ def _check_of(
     return None
 
 
+def _fixed(reason: str, detail: str) -> tuple[str, str]:
+    """The reason as one of ``REASONS`` (the rest of a longer one goes to the detail)."""
+    fixed = next((r for r in REASONS if reason.startswith(r)), REASONS[4])
+    rest = reason.removeprefix(fixed).lstrip(": ") if reason.startswith(fixed) else reason
+    return fixed, "; ".join(part for part in (rest, detail) if part)
+
+
 def coverage(
-    places: Mapping[str, FormulaPlaces], records: Iterable[Mapping[str, Any]], unverified: Iterable[Unverified]
+    places: Mapping[str, FormulaPlaces],
+    records: Iterable[Mapping[str, Any]],
+    unverified: Iterable[Unverified],
+    failed: Iterable[str] = (),
 ) -> list[EntryCoverage]:
-    """Every derivatives.yaml entry with a formula of ours, in yaml order."""
+    """Every derivatives.yaml entry with a formula of ours, in yaml order (``failed``: ops a check failed)."""
     ran = _ran(records)
-    why = {u.op: u.reason for u in unverified}
+    why = {u.op: u for u in unverified}
+    wrong = set(failed)
     by_entry: dict[Location, list[str]] = {}
     for op, place in sorted(places.items()):
         if place.entry is not None and not place.out:
@@ -97,10 +110,13 @@ def coverage(
         ]
         runs += [FormulaRun("forward", (), at, _check_of(ran, ops, "forward", ())) for at in place.forward]
         missing = [f for f in runs if f.check is None]
-        reason = None
+        reason, detail = None, ""
         if missing:
-            reason = next((why[op] for op in ops if op in why), REASONS[4])
-        found.append(EntryCoverage(where, tuple(ops), tuple(runs), reason))
+            told = next((why[op] for op in ops if op in why), None)
+            reason, detail = _fixed(told.reason, told.detail) if told else (REASONS[4], "")
+            if wrong & set(ops):
+                reason, detail = FAILED, ", ".join(sorted(wrong & set(ops)))
+        found.append(EntryCoverage(where, tuple(ops), tuple(runs), reason, detail))
     return found
 
 
@@ -118,8 +134,8 @@ def render(entries: Sequence[EntryCoverage], by_name: Sequence[EntryCoverage] = 
         f"formula coverage: {covered} of {eligible} entries with a CPU kernel ran every backward formula ({share:.1f}%)"
     ]
     counts: dict[str, int] = {}
-    for e in entries:
-        if e.reason:
+    for e in entries:  # the entries the figure counts against: a backward formula that did not run
+        if e.reason and not e.backward_covered and any(f.kind == "backward" for f in e.formulas):
             counts[e.reason] = counts.get(e.reason, 0) + 1
     if by_name:
         alone, _ = figure(by_name)
@@ -141,6 +157,7 @@ def to_json(entries: Sequence[EntryCoverage]) -> str:
             "ops": list(e.ops),
             "covered": e.backward_covered,
             "reason": e.reason,
+            "detail": e.detail,
             "formulas": [
                 {"kind": f.kind, "inputs": list(f.inputs), "line": f.where.line, "check": f.check} for f in e.formulas
             ],

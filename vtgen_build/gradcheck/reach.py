@@ -1,11 +1,11 @@
 """Which checks reach an op: every sample entry's reach, computed once per installed torch and cached.
 
-The child (``child.py --reach``) runs the first call of every entry of every sample source
+The child (``child.py --reach``) runs the first calls (``capture.REACH_CALLS``) of every entry of every sample source
 (OpInfo, ModuleInfo, plugged-in sources) under a dispatch mode and records the aten ops it
 reaches below autograd, in the forward pass and in the backward pass.  That map is kept as a
 hash-checked state file (``store``) keyed by the torch (interpreter, version, install
 directory) and by the child-side files that produce it; damage reads as "no map" and it is
-computed again (about half a minute).
+computed again (about three minutes on two busy cores: eight calls per entry).
 
 ``targets`` then turns the selected ops into the request's target list: for each op, the
 entries whose calls reach it (an op called by a backward formula, such as ``elu_backward``,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Sequence
@@ -27,8 +28,9 @@ from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
+from .reference import REFERENCE_DIR, judge_failures
 from .report import Report, read_results
-from .schema_run import schema_fallback
+from .schema_run import schema_fallback, schema_whys
 from .units import Registration, read_registrations
 from .verdict import unverified
 
@@ -89,7 +91,8 @@ def _selected(
 def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Path) -> dict[str, store.JSON]:
     """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op), cached."""
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
-    key = hashlib.sha256(json.dumps([torch.python, torch.version, names]).encode()).hexdigest()
+    code = hashlib.sha256(Path(CHILD).read_bytes()).hexdigest()  # the answer is child.py's: its rules key it too
+    key = hashlib.sha256(json.dumps([torch.python, torch.version, names, code]).encode()).hexdigest()
     record = cache / "schemas.json"
     data = store.read(record, "schemas_v2")
     if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("ops"), dict):
@@ -149,6 +152,7 @@ def _run_child(
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
     results = work / "results.jsonl"
     results.unlink(missing_ok=True)
+    shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
     crashed: list[str] = []
     while True:
         done_entries = [str(r.get("entry")) for r in read_results(results) if "entry" in r]
@@ -162,6 +166,7 @@ def _run_child(
             "timeout": options.timeout,
             "skip": done_entries + crashed,
             "targets": [t.to_json() for t in checks_of],
+            "reference_dir": str(work / REFERENCE_DIR),
         }
         write_atomic(work / "request.json", json.dumps(request))
         env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
@@ -212,8 +217,9 @@ def _coverage(
 ) -> str:
     """Write the coverage JSON of the selected ops' entries; the summary table."""
     mine = {op: p for op, p in places.items() if op in {r.op for r in regs}}
-    entries = coverage(mine, records, report.unverified)
-    by_name = coverage(mine, [r for r in records if "source" not in r and not r.get("schema")], report.unverified)
+    entries = coverage(mine, records, report.unverified, report.failed_ops)
+    named = [r for r in records if "source" not in r and not r.get("schema")]
+    by_name = coverage(mine, named, report.unverified, report.failed_ops)
     write_atomic(Path(path), to_json(entries))
     return render(entries, by_name) + f"\n  per entry: {path}"
 
@@ -257,6 +263,28 @@ def _settings(torch: TorchInstall, options: GradcheckOptions, out: Path, release
         use_cache=options.cache,
         release=release,
     )
+
+
+def _schema_stage(
+    inputs: Inputs,
+    options: GradcheckOptions,
+    torch: TorchInstall,
+    build: LibraryBuild,
+    work: Path,
+    regs: list[Registration],
+    places: dict[str, FormulaPlaces],
+    cannot: dict[str, str],
+    records: list[dict[str, object]],
+) -> tuple[list[dict[str, object]], dict[str, str]]:
+    """Schema samples for the ops no OpInfo/ModuleInfo check verified and a dense CPU sample can reach."""
+    if not (options.schema_samples and build.registered):
+        return [], {}
+    run = (torch.python, str(build.path), work, options.timeout)
+    registered = [r.op for r in build.registered if r.key == "Autograd"]
+    wanted = [
+        r.op for r in regs if (p := places.get(r.op)) is not None and not p.out and r.op not in cannot
+    ]  # out=: reach's rule
+    return schema_fallback(inputs, options.hints, wanted, registered, records, run)
 
 
 def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
@@ -310,17 +338,14 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     reach = reach_map(torch, work) if bases is not None or options.coverage else None
     chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
     records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
-    unsampled: dict[str, str] = {}
-    if options.schema_samples and build.registered:  # ops no OpInfo/ModuleInfo check verified: schema samples
-        run = (torch.python, str(build.path), work, options.timeout)
-        registered = [r.op for r in build.registered if r.key == "Autograd"]
-        wanted = [r.op for r in regs if (p := places.get(r.op)) is not None and not p.out]  # out=: reach's rule
-        more, unsampled = schema_fallback(inputs, options.hints, wanted, registered, records, run)
-        records = [*records, *more]
+    records = judge_failures(torch.python, records, work)  # a failure torch's own kernels share is not ours
+    cannot = _uncheckable(torch, regs, work)
+    more, unsampled = _schema_stage(inputs, options, torch, build, work, regs, places, cannot, records)
+    records = [*records, *more]
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
     seconds = time.perf_counter() - start
     report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
-    uncheckable = {**unsampled, **_uncheckable(torch, regs, work)}
+    uncheckable = {**schema_whys(more), **unsampled, **cannot}
     report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
     report.accept_unverified = options.allow_unverified
     if options.coverage:

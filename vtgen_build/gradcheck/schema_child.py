@@ -26,7 +26,7 @@ import warnings
 from typing import Any
 
 KINDS = (("backward", "schema_grad"), ("gradgrad", "schema_gradgrad"), ("forward", "schema_forward_ad"))
-_NOT_IMPLEMENTED = re.compile(r"not (been )?implemented", re.IGNORECASE)
+_NOT_IMPLEMENTED = re.compile(r"not (been )?implemented|forward AD with \S+ that does not support it", re.IGNORECASE)
 _GENERATED = re.compile(r"Autograd\[alias\]: registered at \S*VariableType_\d+\.cpp:\d+")
 
 

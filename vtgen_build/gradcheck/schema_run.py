@@ -32,6 +32,7 @@ __all__ = [
     "run_schema_child",
     "sample_source",
     "schema_fallback",
+    "schema_whys",
 ]
 
 CHILD = Path(__file__).resolve().parent / "schema_child.py"
@@ -179,3 +180,22 @@ def schema_fallback(
     python, library, work, timeout = run
     records = run_schema_child(python, library, plans, work, timeout) if plans else []
     return records, {op: why for op, why in source.not_verified if op in set(rest)}
+
+
+_NOT_A_REASON = ("no forward formula", "no inplace variant")
+
+
+def schema_whys(records: Sequence[dict[str, object]]) -> dict[str, str]:
+    """Op → why its schema samples verified nothing (the op's own account: the sample it rejected, a sparse
+    result), as one of ``REASONS`` followed by that account."""
+    found: dict[str, str] = {}
+    for r in records:
+        listed = r.get("checks")
+        checks = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
+        if not r.get("schema") or any(c.get("status") == "passed" and c.get("ours_ran") for c in checks):
+            continue
+        whys = [str(c.get("why", "")) for c in checks if c.get("status") == "not run"]
+        why = next((w for w in whys if w and not w.startswith(_NOT_A_REASON)), "")
+        if why:
+            found[str(r.get("aten"))] = why if why.startswith(REASONS[:4]) else f"{REASONS[4]}: {why}"
+    return found
