@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .quick import main
+from .engine.noop import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import VtgenError
-from ..generate import GenerateOptions
-from ..inputs import Inputs
+from ..base.errors import VtgenError
+from ..engine.generate import GenerateOptions
+from ..inputs.files import Inputs
 from ..revisions import Changes
 from .report import Report
 from .run import GradcheckOptions, run_gradcheck

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import VtgenError
-from ..inputs import Inputs
-from ..load import Entry, load_entries
+from ..base.errors import VtgenError
+from ..inputs.files import Inputs
+from ..inputs.load import Entry, load_entries
 from .derivatives import DerivativeEntry
 from .expand import add_generated_variants
 from .native import NativeFunction, parse_tags

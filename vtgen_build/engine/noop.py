@@ -21,14 +21,14 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 
-from . import store
+from ..base import store
 
 __all__ = ["RECORD", "discard", "generator_files", "main", "record", "signatures", "up_to_date"]
 
 RECORD = ".vtgen-quick"
 _KIND = "quick"
 _MAGIC = "vtgen-quick 2"
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] == ["generate"] and not machine and up_to_date(args):
         print(f"vtgen-build: up to date (0 files written) in {time.perf_counter() - start:.3f}s")
         return 0
-    from .cli import main as cli_main
+    from ..cli.commands import main as cli_main
 
     return cli_main(args)
 

@@ -1,0 +1,1 @@
+"""The base room (see docs/design/rooms.md)."""

@@ -1,0 +1,1 @@
+"""The check room (see docs/design/rooms.md)."""

@@ -1,0 +1,1 @@
+"""The cli room (see docs/design/rooms.md)."""

@@ -1,0 +1,1 @@
+"""The engine room (see docs/design/rooms.md)."""

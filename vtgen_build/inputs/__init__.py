@@ -1,0 +1,1 @@
+"""The inputs room (see docs/design/rooms.md)."""
