@@ -24,7 +24,7 @@ from ..diagnostics import (
     from_os_error,
     render,
 )
-from ..engine import noop as quick
+from ..engine import noop
 from ..engine.generate import (
     MANIFEST,
     GenerateOptions,
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version (0); a usage error (argparse says 2): 1, as every error
         return 0 if exc.code in (0, None) else 1
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `quick` records it
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `engine/noop` records it
     if args.cmakedir:
         print(get_cmake_dir())
         return 0
@@ -257,7 +257,7 @@ def _backend_keys(text: str | None) -> tuple[str, ...]:
 
 def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
-        quick.discard(args.out)
+        noop.discard(args.out)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
     _warn_if_guessed(args)
@@ -267,7 +267,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.depfile:
         _check_depfile(args.depfile, args.out, [target, *depfile_inputs(inputs)])
     read = input_paths(inputs) + (_root_files(args.pytorch_root) if args.pytorch_root else [])
-    before, generator = quick.signatures(read), quick.signatures(quick.generator_files())  # before anything is read
+    before, generator = noop.signatures(read), noop.signatures(noop.generator_files())  # before anything is read
 
     def finish(result: GenerateResult) -> None:
         """Under the run's lock: everything else the run writes, and the no-op record of exactly its outputs."""
@@ -281,7 +281,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         if args.python_api:
             outputs += _python_api(args, inputs, result)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
-        quick.record(args.argv, args.out, stamp, quick.signatures(outputs) + before, generator)
+        noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
 
     result = generate(inputs, options, finish)
     if args.explain:

@@ -70,7 +70,7 @@ MAX_SHARDS = 1024  # --shards: 1..1024 (each shard is three files)
 ENTRIES_PER_SHARD = 32
 MAX_DEFAULT_SHARDS = 10
 _ENTRY = re.compile(r"^-[ \t]+func:", re.MULTILINE)  # cmake/vtgen_buildConfig.cmake counts the same lines
-_PACKAGE = Path(os.path.abspath(__file__)).parent.parent  # as quick.generator_files() spells it
+_PACKAGE = Path(os.path.abspath(__file__)).parent.parent  # as noop.generator_files() spells it
 
 
 def default_shards(native_functions_text: str) -> int:
