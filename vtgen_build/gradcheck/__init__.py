@@ -5,6 +5,9 @@ against an installed torch (``torchlib``), which a child Python loads over torch
 own Autograd kernels to run PyTorch's OpInfo gradient checks; every kernel counts
 its entries, so a check passes only when our code ran.  Failures are reported at
 the formula's derivatives.yaml line.
+
+May import: every room below it: ``base`` ... ``engine``, ``revisions``, ``compile``, ``check``,
+``torchlib``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""Model layer: frozen records built from the loaded YAML."""
+"""Model layer: frozen records built from the loaded YAML.
+
+Native functions, schemas, derivatives (``load_model`` builds them from ``inputs``), and in
+``cpp_api`` their pure translations to C++ API signatures, which ``plan`` and ``emit`` share.
+
+May import: ``base``, ``inputs``.
+"""
 
 from __future__ import annotations
 
