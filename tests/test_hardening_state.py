@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vtgen_build.base import store, write
+from vtgen_build.cli import entry
 from vtgen_build.engine import noop as quick
 from vtgen_build.engine.generate import MANIFEST
 
@@ -72,7 +73,7 @@ class Dir:
         (self.root / "derivatives.yaml").write_text(text)
 
     def run(self, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-        code = quick.main([*self.args, *extra])
+        code = entry.main([*self.args, *extra])
         captured = capsys.readouterr()
         assert "Traceback" not in captured.err
         return code, captured.out + captured.err
