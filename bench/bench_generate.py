@@ -11,6 +11,10 @@ By default vtgen_build runs from a fresh virtual environment holding a regular
 running the bench may carry start-up costs of its own (``.pth`` files, an
 editable-install finder, no bytecode cache) that are not vtgen_build's.
 ``--interpreter current`` uses the running interpreter's ``vtgen-build`` instead.
+
+``--noop-vs CHECKOUT`` times only the no-op rerun, of this checkout and of CHECKOUT (another
+git worktree, say the main branch's), each from a fresh venv of its own, alternating A B A B
+so that both see the same machine; it prints both medians, their ratio and the load average.
 """
 
 from __future__ import annotations
@@ -70,11 +74,13 @@ def _rewritten(before: dict[str, int], out: Path) -> list[str]:
     return sorted(rel for rel, mtime in _snapshot(out).items() if before.get(rel) != mtime)
 
 
-def _fresh_venv(work: Path) -> Path:
-    """A new virtual environment with this checkout installed (not editable); its ``bin`` directory."""
-    venv = work / "venv"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _fresh_venv(work: Path, repo: Path = REPO, name: str = "venv") -> Path:
+    """A new virtual environment with ``repo`` installed (not editable); its ``bin`` directory."""
+    venv = work / name
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    repo = Path(__file__).resolve().parent.parent
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(repo)]
     subprocess.run(pip, check=True, stdout=subprocess.DEVNULL)
     return venv / "bin"
@@ -97,6 +103,31 @@ def _goals(rows: list[tuple[str, float, str]], files: dict[str, list[str]]) -> l
     return [f"{'met   ' if ok else 'MISSED'} {what} (goal {goal})" for what, ok, goal in checks]
 
 
+def _noop_vs(other: Path, repeats: int, work: Path, inputs: list[str]) -> None:
+    """The no-op rerun of this checkout (A) against ``other``'s (B), alternating, in one run."""
+    trees = {"A": REPO, "B": other.resolve()}
+    commands = {}
+    for key, repo in trees.items():
+        bindir = _fresh_venv(work, repo, f"venv-{key}")
+        command = [str(bindir / "vtgen-build"), "generate", *inputs, "--out", str(work / f"out-{key}")]
+        _wall(command)  # the cold run writes the output and the no-op record
+        _wall(command)  # a first rerun warms the file cache
+        commands[key] = command
+    times: dict[str, list[float]] = {"A": [], "B": []}
+    load = os.getloadavg()
+    for _ in range(repeats):
+        for key, command in commands.items():
+            times[key].append(_wall(command))
+    ratios = [a / b for a, b in zip(times["A"], times["B"], strict=True)]
+    for key, repo in trees.items():
+        print(
+            f"{key} no-op rerun  median {statistics.median(times[key]):.4f} s  "
+            f"min {min(times[key]):.4f}  max {max(times[key]):.4f}  ({repo})"
+        )
+    print(f"A/B median ratio {statistics.median(ratios):.3f} (pair by pair), {repeats} pairs")
+    print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; after: {os.getloadavg()[0]:.2f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
@@ -107,6 +138,7 @@ def main() -> int:
         default="venv",
         help="run vtgen-build from a fresh venv with a regular install (default) or from this interpreter",
     )
+    parser.add_argument("--noop-vs", type=Path, metavar="CHECKOUT", help="only the no-op rerun, against CHECKOUT's")
     args = parser.parse_args()
     import torchgen
 
@@ -119,6 +151,11 @@ def main() -> int:
     shutil.copytree(tg / "packaged/autograd", autograd)
     original = (autograd / "derivatives.yaml").read_text()
     deriv.write_text(original)
+    if args.noop_vs:
+        inputs = ["--native-functions", str(native), "--derivatives", str(deriv), "--tags", str(tags)]
+        _noop_vs(args.noop_vs, args.repeats, work, inputs)
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
     bindir = str(_fresh_venv(work)) if args.interpreter == "venv" else os.path.dirname(sys.executable)
     python = os.path.join(bindir, "python") if args.interpreter == "venv" else sys.executable
     exe = shutil.which("vtgen-build", path=bindir) or ""

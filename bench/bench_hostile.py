@@ -1,7 +1,7 @@
 """Time how fast hostile inputs are refused: a YAML alias bomb, a recursive alias, deep nesting,
 /dev/zero and a file over the size limit (tests/test_hardening_inputs.py checks the messages).
 
-Each case runs ``vtgen_build.cli.main(["inspect", ...])`` in this process; prints the best of
+Each case runs ``vtgen_build.cli.commands.main(["inspect", ...])`` in this process; prints the best of
 ``--repeats`` per case; ``--check`` exits 1 when a case takes longer than ``--goal`` seconds.
 
     python bench/bench_hostile.py [--repeats 5] [--goal 0.5] [--check]
@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from vtgen_build import cli
-from vtgen_build.load import MAX_INPUT_BYTES
+from vtgen_build.cli import commands as cli
+from vtgen_build.inputs.load import MAX_INPUT_BYTES
 
 NATIVE = "- func: sin(Tensor self) -> Tensor\n  variants: function, method\n  dispatch:\n    CPU: sin\n"
 DERIVATIVES = "- name: sin(Tensor self) -> Tensor\n  self: grad * self.cos()\n"

@@ -36,7 +36,7 @@ def _paths(root: str | None) -> tuple[str, str, str]:
         if spec is None or not spec.submodule_search_locations:
             raise SystemExit("bench_load: torch is not installed; give --pytorch-root (pip install torch==2.13.0)")
         root = next(iter(spec.submodule_search_locations))
-    from vtgen_build.paths import find_pytorch_layout
+    from vtgen_build.inputs.paths import find_pytorch_layout
 
     layout = find_pytorch_layout(root)
     return layout.native_functions, layout.tags, layout.derivatives

@@ -117,7 +117,7 @@
 #     CMake configures, and an edit of NATIVE_FUNCTIONS reconfigures; the
 #     generator gets the number as `--shards`, so CMake's source list, the files
 #     written and the manifest agree.  The setuptools hook applies the same rule
-#     (vtgen_build.generate.default_shards).
+#     (vtgen_build.engine.generate.default_shards).
 #   * With USE_TORCH, when CMAKE_BUILD_TYPE is empty and the generator is
 #     single-config, the build type becomes Release (a cache value: set
 #     CMAKE_BUILD_TYPE to anything, e.g. Debug or None, and it is kept).
@@ -191,7 +191,7 @@ function(_vtgen_check_python python ok_var why_var)
     return()
   endif()
   execute_process(
-    COMMAND "${python}" -c "import sys, vtgen_build, vtgen_build.cli; print(vtgen_build.get_cmake_dir()); print(sys.executable)"
+    COMMAND "${python}" -c "import sys, vtgen_build, vtgen_build.cli.commands; print(vtgen_build.get_cmake_dir()); print(sys.executable)"
     # `-c` puts the working directory first on sys.path: not the caller's,
     # which may be a checkout holding another vtgen_build.
     WORKING_DIRECTORY "${_vtgen_cmake_dir}"
@@ -691,7 +691,7 @@ function(_vtgen_write_if_changed file text)
 endfunction()
 
 # _vtgen_default_shards(<native_functions> <out-var>): the SHARDS default, one shard per 32
-# entries of the yaml, 1..10 -- the rule of vtgen_build.generate.default_shards.  The file
+# entries of the yaml, 1..10 -- the rule of vtgen_build.engine.generate.default_shards.  The file
 # is a configure dependency: an edit that changes the count reconfigures.
 function(_vtgen_default_shards native_functions out_var)
   if(NOT EXISTS "${native_functions}")

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import Phase
 from hypothesis import settings as hypothesis_settings
 
-from vtgen_build import cli
+from vtgen_build.cli import commands as cli
 from vtgen_build.model import Inputs, Model, load_model
 
 # Property tests: "ci" (the default) draws the same examples on every run, keeps no example
@@ -234,7 +234,7 @@ CliRunner = Callable[..., CliResult]
 
 @pytest.fixture
 def run_cli(capsys: pytest.CaptureFixture[str]) -> CliRunner:
-    """Run ``vtgen_build.cli.main(args)`` in-process and capture its exit code and output."""
+    """Run ``vtgen_build.cli.commands.main(args)`` in-process and capture its exit code and output."""
 
     def run(*args: str) -> CliResult:
         code = cli.main(list(args))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build import store
+from vtgen_build.base import store
 from vtgen_build.compile import ArtifactCache, FileDigests, first_error, identify, parse_depfile
 from vtgen_build.compile.artifacts import INDEX, KIND
 from vtgen_build.compile.jobs import Processes

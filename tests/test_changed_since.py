@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.check_index import read_index
-from vtgen_build.errors import VtgenError
-from vtgen_build.generate import GenerateOptions, generate
+from vtgen_build.base.errors import VtgenError
+from vtgen_build.emit.output_index import read_index
+from vtgen_build.engine.generate import GenerateOptions, generate
 from vtgen_build.gradcheck.report import Report
 from vtgen_build.gradcheck.run import GradcheckOptions, _selected
 from vtgen_build.gradcheck.units import read_registrations
-from vtgen_build.inputs import Inputs
+from vtgen_build.inputs.files import Inputs
 from vtgen_build.revisions import changes_since
 
 from .ci_repo import DERIVATIVES, HELPERS, NATIVE, TAGS, edit, git, make_checkout

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.check import STATE
+from vtgen_build.check.run import STATE
 
 from .conftest import SAMPLE, CliResult, CliRunner, RealYaml, sample_inputs
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build import check, store
+from vtgen_build.base import store
+from vtgen_build.check import run as check
 from vtgen_build.compile import namespace_hint
 
 from .conftest import SAMPLE, CliResult, CliRunner, sample_inputs

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.check import CHECK_LOCK
+from vtgen_build.check.run import CHECK_LOCK
 
 from .conftest import copy_sample, sample_inputs
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from vtgen_build import __version__, cli
+from vtgen_build import __version__
+from vtgen_build.cli import commands as cli
 
 if TYPE_CHECKING:
     from tests.conftest import CliRunner, RealYaml, YamlWriter

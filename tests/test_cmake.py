@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 import vtgen_build
-from vtgen_build import cli
-from vtgen_build.generate import default_shards
+from vtgen_build.cli import commands as cli
+from vtgen_build.engine.generate import default_shards
 from vtgen_build.model import Inputs, load_model
 
 from .conftest import SAMPLE, copy_package_source, sample_inputs
@@ -537,7 +537,7 @@ def test_vtgen_generate_rejects(configure_only: Configure, body: str, message: s
 def test_default_shards_follow_the_op_count(
     configure_only: Configure, tmp_path: Path, entries: int | None, shards: int
 ) -> None:
-    """No SHARDS: CMake counts the `- func:` entries as vtgen_build.generate.default_shards does
+    """No SHARDS: CMake counts the `- func:` entries as vtgen_build.engine.generate.default_shards does
     (None: PyTorch's own yaml), and lists that many units per kind."""
     if entries is None:
         spec = importlib.util.find_spec("torchgen")

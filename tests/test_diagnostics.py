@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from vtgen_build.base.errors import Location
 from vtgen_build.diagnostics import Diagnostic, Findings, from_compiler_output, from_gradcheck_report, render
-from vtgen_build.errors import Location
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.report import Report
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from vtgen_build import incremental
-from vtgen_build.errors import Location, VtgenError
-from vtgen_build.generate import STRICT_ENV, GenerateOptions, generate
-from vtgen_build.inputs import Inputs
+from vtgen_build.base.errors import Location, VtgenError
+from vtgen_build.engine import incremental
+from vtgen_build.engine.generate import STRICT_ENV, GenerateOptions, generate
+from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.policy import read_policy_sources
-from vtgen_build.target import resolve_target
+from vtgen_build.plan.target import resolve_target
 
 from .conftest import CliRunner, copy_sample
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_incremental import Workspace, clean_files, on_disk
-from vtgen_build.generate import GenerateOptions, generate
+from vtgen_build.engine.generate import GenerateOptions, generate
 
 pytestmark = pytest.mark.torch
 

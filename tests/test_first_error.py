@@ -10,9 +10,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vtgen_build.errors import VtgenError
-from vtgen_build.generate import GenerateOptions, generate
-from vtgen_build.inputs import Inputs
+from vtgen_build.base.errors import VtgenError
+from vtgen_build.engine.generate import GenerateOptions, generate
+from vtgen_build.inputs.files import Inputs
 
 from .conftest import SAMPLE
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.generate import GenerateOptions, generate
+from vtgen_build.engine.generate import GenerateOptions, generate
 from vtgen_build.model import Inputs
 
 pytestmark = pytest.mark.torch
@@ -94,7 +94,7 @@ def test_rerun_is_a_no_op_and_one_formula_edit_rewrites_one_file(real_yaml, tmp_
 
 
 def test_bad_formula_is_reported_at_its_line_and_nothing_is_written(real_yaml, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from vtgen_build import cli
+    from vtgen_build.cli import commands as cli
 
     inputs = _copy_inputs(real_yaml, tmp_path)
     deriv = Path(inputs.derivatives)

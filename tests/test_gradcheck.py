@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RealYaml
+from vtgen_build.base.errors import Location
 from vtgen_build.compile import identify
-from vtgen_build.errors import Location
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.report import Report
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects, unlinkable_roots

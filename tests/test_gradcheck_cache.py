@@ -21,13 +21,13 @@ import pytest
 
 from tests.conftest import CliRunner, RealYaml, sample_inputs
 from vtgen_build import gradcheck
+from vtgen_build.base.errors import VtgenError
 from vtgen_build.compile import identify
-from vtgen_build.errors import VtgenError
-from vtgen_build.generate import GenerateOptions
+from vtgen_build.engine.generate import GenerateOptions
 from vtgen_build.gradcheck import GradcheckOptions, Report
 from vtgen_build.gradcheck.formulas import formula_places
 from vtgen_build.gradcheck.run import _target
-from vtgen_build.inputs import Inputs
+from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan import policy
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.errors import VtgenError
+from vtgen_build.base.errors import VtgenError
 from vtgen_build.gradcheck.hints import BUILTIN, Hints, load_hints
 from vtgen_build.gradcheck.schema_run import CHILD, library_ops, sample_source
 from vtgen_build.gradcheck.schema_samples import ArgSample, OpSamples, plan_samples

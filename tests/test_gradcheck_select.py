@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from vtgen_build import store
-from vtgen_build.errors import Location
+from vtgen_build.base import store
+from vtgen_build.base.errors import Location
 from vtgen_build.gradcheck import coverage, reach, verdict
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.report import Report

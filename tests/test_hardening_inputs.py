@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from vtgen_build.load import MAX_INPUT_BYTES
+from vtgen_build.inputs.load import MAX_INPUT_BYTES
 
 if TYPE_CHECKING:
     from tests.conftest import CliRunner, YamlWriter

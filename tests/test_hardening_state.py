@@ -18,8 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vtgen_build import quick, store, write
-from vtgen_build.generate import MANIFEST
+from vtgen_build.base import store, write
+from vtgen_build.cli import entry
+from vtgen_build.engine import noop as quick
+from vtgen_build.engine.generate import MANIFEST
 
 CACHE = ".vtgen-cache"
 
@@ -71,7 +73,7 @@ class Dir:
         (self.root / "derivatives.yaml").write_text(text)
 
     def run(self, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-        code = quick.main([*self.args, *extra])
+        code = entry.main([*self.args, *extra])
         captured = capsys.readouterr()
         assert "Traceback" not in captured.err
         return code, captured.out + captured.err
@@ -173,7 +175,7 @@ def test_flipped_bytes_in_any_state_file_give_a_clean_runs_output(
 
 
 def test_the_function_codec_round_trips_every_real_native_function(real_model) -> None:  # type: ignore[no-untyped-def]
-    from vtgen_build.cache import decode_function, encode_function, native_fields_covered
+    from vtgen_build.engine.cache import decode_function, encode_function, native_fields_covered
 
     assert native_fields_covered()
     for f in real_model.native_functions:
@@ -263,7 +265,7 @@ def test_the_no_op_record_describes_this_runs_outputs_even_when_another_run_inte
 ) -> None:
     """Run A finishes generating; before it could write its record (old code: after the lock), run B,
     with other options, regenerates the same directory.  A's next run must not call B's files up to date."""
-    from vtgen_build import cli
+    from vtgen_build.cli import commands as cli
 
     d = Dir(tmp_path / "d")
     real_generate, interleaved = cli.generate, []
@@ -338,7 +340,7 @@ def test_record_and_depfile_are_written_under_the_lock(tmp_path: Path, monkeypat
     """Everything a run writes happens while it holds the output directory's lock."""
     import fcntl
 
-    from vtgen_build import cli
+    from vtgen_build.cli import commands as cli
 
     d = Dir(tmp_path / "d")
     seen: list[str] = []

@@ -23,10 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vtgen_build import incremental
-from vtgen_build.errors import VtgenError
-from vtgen_build.generate import GenerateOptions, GenerateResult, _generator_stats, _settings, generate
-from vtgen_build.inputs import Inputs
+from vtgen_build.base.errors import VtgenError
+from vtgen_build.engine import incremental
+from vtgen_build.engine.generate import GenerateOptions, GenerateResult, _generator_stats, _settings, generate
+from vtgen_build.inputs.files import Inputs
 
 pytestmark = pytest.mark.torch
 
@@ -303,7 +303,7 @@ def test_global_inputs_and_broken_manifests_mean_a_clean_run(workspace) -> None:
 
 
 def test_depfile_lists_every_input_read(workspace, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from vtgen_build.generate import write_depfile
+    from vtgen_build.engine.generate import write_depfile
 
     ws, _ = workspace
     write_depfile(str(tmp_path / "d.d"), "stamp", ws.inputs)

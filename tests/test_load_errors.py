@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vtgen_build.errors import Location, VtgenError
-from vtgen_build.load import load_text
+from vtgen_build.base.errors import Location, VtgenError
+from vtgen_build.inputs.load import load_text
 from vtgen_build.model import build_model
 
 if TYPE_CHECKING:

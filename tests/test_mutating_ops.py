@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from vtgen_build.base.errors import VtgenError
 from vtgen_build.emit.inplace_or_view import inplace_or_view_definition
 from vtgen_build.emit.kernel import kernel_definition
-from vtgen_build.errors import VtgenError
-from vtgen_build.inputs import Inputs
+from vtgen_build.inputs.files import Inputs
 from vtgen_build.model import load_model
 from vtgen_build.plan.inplace_or_view import plan_inplace_or_view
 from vtgen_build.plan.kernel import KernelPlan, Plan, build_plan

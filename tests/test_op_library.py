@@ -22,8 +22,8 @@ import pytest
 
 from vtgen_build.emit.files import family, shard_of
 from vtgen_build.emit.schema import register_schema
-from vtgen_build.generate import GenerateOptions, generate
-from vtgen_build.inputs import Inputs
+from vtgen_build.engine.generate import GenerateOptions, generate
+from vtgen_build.inputs.files import Inputs
 from vtgen_build.model import load_model
 from vtgen_build.plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
 from vtgen_build.plan.kernel import build_plan

@@ -21,12 +21,12 @@ import pytest
 
 from vtgen_build.emit.kernel import kernel_definition
 from vtgen_build.emit.node import node_apply, node_header
-from vtgen_build.inputs import Inputs
+from vtgen_build.inputs.files import Inputs
+from vtgen_build.inputs.paths import find_pytorch_layout
 from vtgen_build.model import load_model
-from vtgen_build.paths import find_pytorch_layout
 from vtgen_build.plan.kernel import Plan, build_plan
 from vtgen_build.plan.policy import load_policy, policy_for
-from vtgen_build.target import resolve_target
+from vtgen_build.plan.target import resolve_target
 
 from .test_parity import _members, inplace_or_view_treatment
 
@@ -163,7 +163,7 @@ def test_a_shard_compiles_against_the_2_14_headers(torch_2_14: Path, tmp_path: P
     torch 2.14.1's real headers, which need C++20 (the whole output: see the note in the report)."""
     import shutil
 
-    from vtgen_build import cli
+    from vtgen_build.cli import commands as cli
 
     compiler = shutil.which("g++") or shutil.which("clang++")
     include = torch_2_14 / "torch" / "include"

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.errors import VtgenError
-from vtgen_build.inputs import Inputs
+from vtgen_build.base.errors import VtgenError
+from vtgen_build.engine.python_api import write_python_api
+from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.policy import load_policy
-from vtgen_build.python_api import write_python_api
 
 from .conftest import CliRunner, YamlWriter
 

@@ -1,4 +1,4 @@
-"""The no-op fast path (`vtgen_build.quick`): it answers only when nothing changed, and stays light."""
+"""The no-op fast path (`cli/entry.py` over `engine/noop.py`): it answers only when nothing changed, stays light."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build import quick
+from vtgen_build.engine import noop as quick
 
 from .conftest import SAMPLE, sample_inputs
 
@@ -24,8 +24,8 @@ def _workspace(tmp_path: Path) -> list[str]:
 def _run(args: list[str], cwd: Path) -> str:
     """One CLI process; prints whether it got past the fast path (the full CLI imported)."""
     code = (
-        "import sys; from vtgen_build.quick import main; rc = main(sys.argv[1:]); "
-        "print('FULL' if 'vtgen_build.cli' in sys.modules else 'QUICK', 'yaml' in sys.modules); sys.exit(rc)"
+        "import sys; from vtgen_build.cli.entry import main; rc = main(sys.argv[1:]); "
+        "print('FULL' if 'vtgen_build.cli.commands' in sys.modules else 'QUICK', 'yaml' in sys.modules); sys.exit(rc)"
     )
     done = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, check=True)
     return done.stdout
@@ -85,7 +85,7 @@ def test_a_failed_run_leaves_no_record(tmp_path: Path) -> None:
     deriv = tmp_path / "derivatives.yaml"
     good = deriv.read_text()
     deriv.write_text(good + "- name: no_such_op(Tensor self) -> Tensor\n  self: grad\n")
-    code = "import sys; from vtgen_build.quick import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from vtgen_build.cli.entry import main; sys.exit(main(sys.argv[1:]))"
     failed = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path, capture_output=True, text=True)
     assert failed.returncode == 1 and "derivatives.yaml:" in failed.stderr
     assert not (tmp_path / "out" / quick.RECORD).exists()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build import cli
+from vtgen_build.cli import commands as cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 

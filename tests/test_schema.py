@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vtgen_build.load import load_entries
+from vtgen_build.base.names import CPP_KEYWORDS
+from vtgen_build.inputs.load import load_entries
 from vtgen_build.model.schema import (
     BASE_TYPES,
     Annotation,
@@ -25,7 +26,6 @@ from vtgen_build.model.schema import (
     SchemaKind,
     Type,
 )
-from vtgen_build.names import CPP_KEYWORDS
 
 if TYPE_CHECKING:
     from tests.conftest import RealYaml

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.cpp_api import cpp_signatures, dispatcher_arguments, dispatcher_returns, method_signatures
-from vtgen_build.inputs import Inputs
+from vtgen_build.inputs.files import Inputs
 from vtgen_build.model import Model, load_model
+from vtgen_build.model.cpp_api import cpp_signatures, dispatcher_arguments, dispatcher_returns, method_signatures
 from vtgen_build.stubs.gen_decls import ATEN_DECLS_DIR, render_aten_decls, render_decls, write_decls
 
 from .conftest import RealYaml

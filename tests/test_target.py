@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.errors import VtgenError
+from vtgen_build.base.errors import VtgenError
 from vtgen_build.plan.policy import load_policy, policy_for, read_policy_sources
-from vtgen_build.target import resolve_target
+from vtgen_build.plan.target import resolve_target
 
 from .conftest import SAMPLE, CliRunner, RealYaml, sample_inputs
 

@@ -16,8 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from vtgen_build.inputs.paths import find_pytorch_layout
 from vtgen_build.model import Inputs, load_model
-from vtgen_build.paths import find_pytorch_layout
 from vtgen_build.stubs.gen_decls import ATEN_DECLS_DIR, render_aten_decls
 
 TARGET = Path(__file__).resolve().parents[1] / "vtgen_build" / "stubs" / "include" / ATEN_DECLS_DIR

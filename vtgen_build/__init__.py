@@ -1,4 +1,20 @@
-"""vtgen_build: incremental, compile-checked autograd codegen from PyTorch-style YAML."""
+"""vtgen_build: incremental, compile-checked autograd codegen from PyTorch-style YAML.
+
+One room (subpackage) per concern, in pipeline order; imports only point down this list
+(``tests/test_layers.py`` declares it and fails on an import that points up; the map is
+``docs/design/rooms.md``):
+
+``base`` (errors, names, atomic writes, state files) → ``inputs`` (finding and loading the
+yaml) → ``model`` → ``plan`` → ``emit`` and ``stubs`` → ``engine`` (generate, incremental,
+caches, manifest, the no-op record), ``revisions``, ``compile`` → ``check``, ``torchlib`` →
+``gradcheck`` → ``diagnostics`` → the build edges ``setuptools_hook`` and ``linkcheck`` →
+``cli`` → the entry points around it: ``__main__``, ``lintrunner``, ``precommit``.
+
+The modules at the root are those other tools name by dotted path (the setuptools entry
+point, CMake's link launcher, a ``.lintrunner.toml``, the console scripts).  This module
+itself holds only the version and ``get_cmake_dir()``, imports no room, and any room may
+import it.
+"""
 
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""``python -m vtgen_build``: the same CLI as ``vtgen-build``."""
+"""``python -m vtgen_build`` and the ``vtgen-build`` console script: one entry point (``cli/entry.py``)."""
 
 from __future__ import annotations
 
 import sys
 
-from .quick import main
+from .cli.entry import main
+
+__all__ = ["main"]
 
 if __name__ == "__main__":
     sys.exit(main())

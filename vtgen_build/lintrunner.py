@@ -32,7 +32,7 @@ import sys
 from collections.abc import Sequence
 from types import MappingProxyType
 
-from .errors import VtgenError
+from .base.errors import VtgenError
 
 __all__ = ["LINTER_CODE", "lint_messages", "main"]
 
@@ -82,8 +82,8 @@ def _failure(message: str) -> dict[str, object]:
 
 
 def _run(argv: Sequence[str]) -> list[dict[str, object]]:
-    from .cli import check_files
-    from .cli import main as cli_main
+    from .cli.commands import check_files
+    from .cli.commands import main as cli_main
 
     options, files = _split(argv)
     wanted = set(check_files(options))

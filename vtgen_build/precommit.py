@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .errors import VtgenError
-from .paths import find_pytorch_layout
+from .base.errors import VtgenError
+from .inputs.paths import find_pytorch_layout
 
 __all__ = ["check_options", "main"]
 
@@ -35,7 +35,7 @@ def check_options(project: Path) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .cli import main as cli_main
+    from .cli.commands import main as cli_main
     from .setuptools_hook import ConfigError
 
     given = list(sys.argv[1:] if argv is None else argv)

@@ -33,8 +33,9 @@ from typing import Any
 from setuptools import Command  # type: ignore[import-untyped]
 from setuptools.errors import SetupError  # type: ignore[import-untyped]
 
-from .errors import VtgenError, did_you_mean
-from .generate import (
+from .base.errors import VtgenError, did_you_mean
+from .base.names import check_include, identifier_problem
+from .engine.generate import (
     MANIFEST,
     MAX_SHARDS,
     GenerateOptions,
@@ -44,9 +45,8 @@ from .generate import (
     manifest_files,
 )
 from .model import Inputs
-from .names import check_include, identifier_problem
 from .plan.policy import DEFAULT_RELEASE
-from .target import supported_release
+from .plan.target import supported_release
 
 __all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_options", "read_settings", "shard_count"]
 
@@ -329,7 +329,7 @@ class build_vtgen(Command):  # type: ignore[misc]
         """Wheel path → generated file of the typed Python API (none without ``python-api``)."""
         if self.settings.python_api is None:
             return {}
-        from .python_api import API_FILES
+        from .engine.python_api import API_FILES
 
         assert self.build_lib is not None
         package = self._package_path("python-api")
@@ -423,8 +423,8 @@ class build_vtgen(Command):  # type: ignore[misc]
                 self.copy_file(str(out / name), str(destination), preserve_mode=False)
 
     def _write_api(self, inputs: Inputs) -> None:
+        from .engine.python_api import write_python_api
         from .plan.policy import policy_for
-        from .python_api import write_python_api
 
         try:
             written = write_python_api(inputs, policy_for(None, build_release(self.settings)), str(self._api_dir()))
@@ -473,7 +473,7 @@ def check_command(settings: Settings, root: Path) -> list[str] | None:
     """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check."""
     import importlib.util
 
-    if importlib.util.find_spec("vtgen_build.check") is None:
+    if importlib.util.find_spec("vtgen_build.check.run") is None:
         return None
     s = settings
     command = [

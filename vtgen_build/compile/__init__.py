@@ -2,6 +2,8 @@
 
 ``vtgen-build check`` is a thin driver over this package; anything else that needs to
 run the C++ compiler on generated code (a shared library build, the tests) starts here.
+
+May import: ``base`` (it needs nothing of generation: anything that compiles C++ can use it).
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import store
-from ..store import JSON, Malformed
+from ..base import store
+from ..base.store import JSON, Malformed
 
 __all__ = ["ArtifactCache", "FileDigests", "Hit", "parse_depfile", "remove_legacy"]
 

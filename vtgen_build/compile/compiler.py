@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import VtgenError
+from ..base.errors import VtgenError
 
 __all__ = ["Compiler", "find_compiler", "identify"]
 

@@ -4,6 +4,9 @@ Every command collects what it finds as ``Diagnostic`` records (``record.py``); 
 formatter (``formats.py``) prints them for a person, a script, a GitHub Actions log
 or GitHub code scanning.  ``sources.py`` turns what the rest of the tool produces
 (a ``VtgenError``, a compiler's output, a gradcheck failure) into records.
+
+May import: every room below it (``compile`` for compiler output, ``gradcheck`` for its
+failures); only the command line imports it.
 """
 
 from __future__ import annotations

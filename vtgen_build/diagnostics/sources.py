@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..base.errors import VtgenError
 from ..compile.diagnostics import ERROR_LINE
-from ..errors import VtgenError
 from .record import Diagnostic
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ kernel signature, which the dispatcher checks against the schema when it is made
 
 from __future__ import annotations
 
-from ..cpp_api import dispatcher_arguments, dispatcher_returns
+from ..model.cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.native import NativeFunction
 
 __all__ = ["handle_declaration", "kernel_type", "redispatch_call", "redispatch_name"]

@@ -12,7 +12,7 @@ function is generated: the reverse function raises if ever called.
 
 from __future__ import annotations
 
-from ..cpp_api import dispatcher_arguments, dispatcher_returns
+from ..model.cpp_api import dispatcher_arguments, dispatcher_returns
 from ..plan.inplace_or_view import InplaceOrViewPlan, ViewPlan
 from .dispatch import handle_declaration, redispatch_call
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..cpp_api import dispatcher_arguments, dispatcher_returns
+from ..model.cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.schema import SchemaKind
 from ..plan.formulas import SavedValue
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import Location
+from ..base.errors import Location
 
 __all__ = ["at_yaml_line", "resolve_line_markers"]
 

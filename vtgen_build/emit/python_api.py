@@ -14,7 +14,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from ..errors import VtgenError
+from ..base.errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import Argument, BaseType, ListType, OptionalType, Type
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .. import __version__
-from ..cpp_api import CppSignature
-from ..errors import Location
+from ..base.errors import Location
+from ..model.cpp_api import CppSignature
 from ..model.native import Dispatch
 from ..plan.registrations import RegistrationPlan
 from ..plan.structured import StructuredGroup

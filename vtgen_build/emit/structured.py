@@ -8,7 +8,7 @@ allocating, checking and resizing.
 
 from __future__ import annotations
 
-from ..cpp_api import dispatcher_arguments, dispatcher_returns
+from ..model.cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
 from ..plan.structured import META_OUTPUTS, StructuredGroup

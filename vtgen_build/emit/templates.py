@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import string
 
-from ..errors import VtgenError
+from ..base.errors import VtgenError
 
 __all__ = ["render", "template_text"]
 

@@ -5,6 +5,9 @@ against an installed torch (``torchlib``), which a child Python loads over torch
 own Autograd kernels to run PyTorch's OpInfo gradient checks; every kernel counts
 its entries, so a check passes only when our code ran.  Failures are reported at
 the formula's derivatives.yaml line.
+
+May import: every room below it: ``base`` ... ``engine``, ``revisions``, ``compile``, ``check``,
+``torchlib``.
 """
 
 from __future__ import annotations
@@ -12,9 +15,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import VtgenError
-from ..generate import GenerateOptions
-from ..inputs import Inputs
+from ..base.errors import VtgenError
+from ..engine.generate import GenerateOptions
+from ..inputs.files import Inputs
 from ..revisions import Changes
 from .report import Report
 from .run import GradcheckOptions, run_gradcheck

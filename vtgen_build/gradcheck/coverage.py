@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import Location
+from ..base.errors import Location
 from .formulas import FormulaPlaces
 from .verdict import REASONS, Unverified
 

@@ -10,9 +10,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import store
-from ..errors import Location
-from ..inputs import Inputs
+from ..base import store
+from ..base.errors import Location
+from ..inputs.files import Inputs
 from ..model.schema import SchemaKind
 
 __all__ = ["FormulaPlaces", "formula_places"]

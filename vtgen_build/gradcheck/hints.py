@@ -27,8 +27,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import Location, VtgenError, did_you_mean
-from ..load import Field, Value, load_entries
+from ..base.errors import Location, VtgenError, did_you_mean
+from ..inputs.load import Field, Value, load_entries
 
 __all__ = ["BUILTIN", "VALUES", "ArgHint", "Hints", "OpHints", "TensorHint", "load_hints"]
 

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import store
-from ..check_index import OutputIndex
+from ..base import store
+from ..base.errors import VtgenError
 from ..compile import first_error
-from ..errors import VtgenError
+from ..emit.output_index import OutputIndex
 from ..torchlib import BuildSettings, compile_objects, exported_symbols, link_library, unlinkable_roots
 from ..torchlib.build import CompiledUnit, Session
 from ..torchlib.hidden import STATUS_SYMBOL, HiddenLookup, binding_unit, find_hidden

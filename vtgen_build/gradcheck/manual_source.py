@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..compile import first_error
-from ..paths import find_pytorch_layout
+from ..inputs.paths import find_pytorch_layout
 from ..torchlib.build import BuildSettings, CompiledUnit
 
 __all__ = ["MANUAL_SOURCE", "ManualSource", "find_manual_source"]

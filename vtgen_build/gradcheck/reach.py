@@ -22,10 +22,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import store
-from ..errors import VtgenError
+from ..base import store
+from ..base.errors import VtgenError
+from ..base.write import write_atomic
 from ..torchlib import TorchInstall
-from ..write import write_atomic
 from .formulas import FormulaPlaces
 from .report import read_results
 from .sample_sources import PLUGINS

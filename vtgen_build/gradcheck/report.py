@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Location
+from ..base.errors import Location
 from .formulas import FormulaPlaces
 from .verdict import UNVERIFIED, Unverified
 

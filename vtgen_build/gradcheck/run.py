@@ -12,17 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .. import store
-from ..check import CHECK_LOCK, CheckOptions, find_compiler, include_flags, launcher_argv, op_digests, select_ops
-from ..check_index import OutputIndex, read_index
+from ..base import store
+from ..base.errors import VtgenError
+from ..base.write import locked, write_atomic
+from ..check.run import CHECK_LOCK, CheckOptions, find_compiler, include_flags, launcher_argv, op_digests, select_ops
 from ..compile import default_std, identify
-from ..errors import VtgenError
-from ..generate import GenerateOptions, generate
-from ..inputs import Inputs
+from ..emit.output_index import OutputIndex, read_index
+from ..engine.generate import GenerateOptions, generate
+from ..inputs.files import Inputs
+from ..plan.target import supported_release
 from ..revisions import Changes
-from ..target import supported_release
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
-from ..write import locked, write_atomic
 from .coverage import coverage, render, to_json
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library

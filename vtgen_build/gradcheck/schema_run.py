@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import VtgenError, did_you_mean
-from ..inputs import Inputs
-from ..write import write_atomic
+from ..base.errors import VtgenError, did_you_mean
+from ..base.write import write_atomic
+from ..inputs.files import Inputs
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
 from .report import Report, read_results

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..check_index import Block, OutputIndex
+from ..emit.output_index import Block, OutputIndex
 
 __all__ = ["PROVIDED", "Registration", "kernel_units", "read_registrations", "register_symbol", "registration_unit"]
 
@@ -81,7 +81,7 @@ def _register(kernel: str) -> str:
 
 
 def _node_includes(prelude: str, headers: Iterable[str]) -> str:
-    from ..check import with_node_includes  # the check build's own helper for a partial unit
+    from ..check.run import with_node_includes  # the check build's own helper for a partial unit
 
     return with_node_includes(prelude, headers)
 

@@ -1,12 +1,18 @@
-"""Model layer: frozen records built from the loaded YAML."""
+"""Model layer: frozen records built from the loaded YAML.
+
+Native functions, schemas, derivatives (``load_model`` builds them from ``inputs``), and in
+``cpp_api`` their pure translations to C++ API signatures, which ``plan`` and ``emit`` share.
+
+May import: ``base``, ``inputs``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import VtgenError
-from ..inputs import Inputs
-from ..load import Entry, load_entries
+from ..base.errors import VtgenError
+from ..inputs.files import Inputs
+from ..inputs.load import Entry, load_entries
 from .derivatives import DerivativeEntry
 from .expand import add_generated_variants
 from .native import NativeFunction, parse_tags

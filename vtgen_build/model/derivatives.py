@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import Location, VtgenError, did_you_mean
-from ..load import Entry, Field
+from ..base.errors import Location, VtgenError, did_you_mean
+from ..inputs.load import Entry, Field
 from .schema import FunctionSchema, SchemaError
 
 __all__ = ["AUTOGRAD_KEYS", "DerivativeEntry", "Formula", "FormulaSet", "output_names"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..errors import Location, VtgenError, did_you_mean
-from ..load import Field, Value
+from ..base.errors import Location, VtgenError, did_you_mean
+from ..inputs.load import Field, Value
 
 __all__ = ["FieldReader"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import Location, VtgenError, did_you_mean
-from ..load import Entry
-from ..names import check_identifier
+from ..base.errors import Location, VtgenError, did_you_mean
+from ..base.names import check_identifier
+from ..inputs.load import Entry
 from .fields import FieldReader
 from .schema import FunctionSchema, OperatorName, SchemaError, SchemaKind
 

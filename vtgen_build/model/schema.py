@@ -14,8 +14,8 @@ from enum import Enum
 from functools import cache
 from typing import TypeVar
 
-from ..errors import VtgenError, did_you_mean
-from ..names import CPP_KEYWORDS, identifier_problem
+from ..base.errors import VtgenError, did_you_mean
+from ..base.names import CPP_KEYWORDS, identifier_problem
 
 __all__ = [
     "BASE_TYPES",

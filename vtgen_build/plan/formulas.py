@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import Location, VtgenError
+from ..base.errors import Location, VtgenError
 from .values import CppValue
 
 __all__ = ["SavedValue", "extract_saved", "ident_re", "uses_ident"]

@@ -11,9 +11,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from ..cpp_api import dispatcher_arguments, dispatcher_returns
-from ..errors import Location, VtgenError, did_you_mean
+from ..base.errors import Location, VtgenError, did_you_mean
 from ..model import Model
+from ..model.cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.derivatives import AUTO_ELEMENT_WISE, AUTO_LINEAR, DerivativeEntry, Formula
 from ..model.native import NativeFunction
 from ..model.schema import Argument, FunctionSchema, SchemaKind, Type

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import VtgenError
+from ..base.errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
 from .kernel import KernelPlan, Plan, differentiable_outputs

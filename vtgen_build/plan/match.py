@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..errors import VtgenError
+from ..base.errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import Argument, FunctionSchema, ListType, SchemaKind
 from .formulas import SavedValue, ident_re

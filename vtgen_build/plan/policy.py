@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import Location, VtgenError
+from ..base.errors import Location, VtgenError
 
 __all__ = [
     "DEFAULT_RELEASE",

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..cpp_api import Binding, CppSignature, argument_type, dispatcher_returns
-from ..errors import Location, VtgenError, did_you_mean
+from ..base.errors import Location, VtgenError, did_you_mean
+from ..model.cpp_api import Binding, CppSignature, argument_type, dispatcher_returns
 from ..model.native import DISPATCH_KEYS, Dispatch, NativeFunction
 from .structured import StructuredGroup, plan_structured
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..cpp_api import TENSOR, VOID, BaseC, Binding, ConstRefC, CppSignature, MutRefC, argument_type
-from ..errors import Location, VtgenError, did_you_mean
+from ..base.errors import Location, VtgenError, did_you_mean
+from ..model.cpp_api import TENSOR, VOID, BaseC, Binding, ConstRefC, CppSignature, MutRefC, argument_type
 from ..model.native import COMPOSITE_KEYS, Dispatch, NativeFunction
 from ..model.schema import SchemaKind
 

@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import VtgenError
+from ..base.errors import VtgenError
 
 __all__ = ["FileChange", "Repository", "work_tree"]
 

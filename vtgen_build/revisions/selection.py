@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import VtgenError
-from ..inputs import Inputs
-from ..load import Entry, load_entries, load_text
+from ..base.errors import VtgenError
+from ..inputs.files import Inputs
+from ..inputs.load import Entry, load_entries, load_text
 from .git import FileChange, Repository
 
 if TYPE_CHECKING:
-    from ..check_index import OutputIndex
+    from ..emit.output_index import OutputIndex
 
 __all__ = ["Changes", "changes_since"]
 

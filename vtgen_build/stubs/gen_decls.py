@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..cpp_api import CppSignature, cpp_signatures, method_signatures, redispatch_signatures
+from ..model.cpp_api import CppSignature, cpp_signatures, method_signatures, redispatch_signatures
 from ..model.native import NativeFunction
 
 __all__ = ["ATEN_DECLS_DIR", "DECLS_DIR", "render_aten_decls", "render_decls", "write_decls"]
@@ -110,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m vtgen_build.stubs.gen_decls PYTORCH_ROOT OUT_INCLUDE_DIR``."""
     import sys
 
+    from ..inputs.paths import find_pytorch_layout
     from ..model import Inputs, load_model
-    from ..paths import find_pytorch_layout
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 2:

@@ -8,6 +8,9 @@ Shared by ``check --gradcheck``, the tests and the CMake path:
   library, both cached by content;
 * ``symbols``: which code in our objects needs symbols the torch libraries do not
   export, so that those roots can be left out of the link.
+
+May import: ``base``, ``inputs``, ``model``, ``plan``, ``emit``, ``stubs``, ``engine``, ``revisions``,
+``compile``.
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..base.errors import VtgenError
+from ..base.write import write_atomic
 from ..compile import ArtifactCache, Compiler, FileDigests, Processes, launcher_env, parse_depfile, run_parallel
 from ..compile.artifacts import remove_legacy
-from ..errors import VtgenError
-from ..write import write_atomic
 from .locate import TorchInstall
 
 __all__ = ["CACHE", "BuildSettings", "CompiledUnit", "Session", "compile_objects", "link_library"]

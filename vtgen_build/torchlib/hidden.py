@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store import JSON
+from ..base.store import JSON
 from .symbols import section_headers
 
 __all__ = ["STATUS_SYMBOL", "HiddenFunction", "HiddenLookup", "binding_unit", "find_hidden"]

@@ -9,7 +9,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import VtgenError
+from ..base.errors import VtgenError
 
 __all__ = ["TorchInstall", "locate_torch"]
 

@@ -146,7 +146,7 @@ def remove_outputs(out_dir: Path, rels: Iterable[str]) -> tuple[str, ...]:
 
 def remove_stale_temporaries(out_dir: Path) -> None:
     """Temporary files a killed run left behind in ``out_dir`` and its plain subdirectories (never
-    through a symbolic link): ``write_atomic``'s ``.<name>.<pid>.<random>.vtgen.tmp``, ``quick``'s
+    through a symbolic link): ``write_atomic``'s ``.<name>.<pid>.<random>.vtgen.tmp``, ``engine/noop``'s
     ``.vtgen-quick.<pid>.tmp``."""
     folders = [out_dir]
     with contextlib.suppress(OSError), os.scandir(out_dir) as entries:

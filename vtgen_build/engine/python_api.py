@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .emit.python_api import ApiOp, python_api_module
-from .errors import VtgenError
-from .inputs import Inputs
-from .model import Model, load_model
-from .model.native import NativeFunction
-from .model.schema import SchemaKind
-from .plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan, build_plan
-from .plan.policy import Policy
-from .write import write_atomic
+from ..base.errors import VtgenError
+from ..base.write import write_atomic
+from ..emit.python_api import ApiOp, python_api_module
+from ..inputs.files import Inputs
+from ..model import Model, load_model
+from ..model.native import NativeFunction
+from ..model.schema import SchemaKind
+from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan, build_plan
+from ..plan.policy import Policy
 
 __all__ = ["API_FILES", "api_ops", "autograd_sentence", "write_python_api"]
 

@@ -31,17 +31,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__, store
-from .errors import VtgenError
-from .inputs import Inputs, file_digest
+from .. import __version__
+from ..base import store
+from ..base.errors import VtgenError
+from ..base.names import check_identifier, check_include, check_qualified_name
+from ..base.write import fault_point, locked, remove_outputs, remove_stale_temporaries, write_atomic
+from ..inputs.files import Inputs, file_digest
 from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, read_manifest, write_manifest
-from .names import check_identifier, check_include, check_qualified_name
-from .quick import discard, generator_files
-from .write import fault_point, locked, remove_outputs, remove_stale_temporaries, write_atomic
+from .noop import discard, generator_files
 
 if TYPE_CHECKING:
+    from ..plan.kernel import Plan
     from .incremental import Outcome
-    from .plan.kernel import Plan
 
 __all__ = [
     "MANIFEST",
@@ -69,7 +70,7 @@ MAX_SHARDS = 1024  # --shards: 1..1024 (each shard is three files)
 ENTRIES_PER_SHARD = 32
 MAX_DEFAULT_SHARDS = 10
 _ENTRY = re.compile(r"^-[ \t]+func:", re.MULTILINE)  # cmake/vtgen_buildConfig.cmake counts the same lines
-_PACKAGE = Path(os.path.abspath(__file__)).parent  # as quick.generator_files() spells it
+_PACKAGE = Path(os.path.abspath(__file__)).parent.parent  # as noop.generator_files() spells it
 
 
 def default_shards(native_functions_text: str) -> int:
@@ -90,7 +91,7 @@ class GenerateOptions:
     # written is the yaml's absolute path: identical output for the same inputs at the same place.
     line_directives: bool = False
     stub_decls: bool = False  # also write vtgen_decls/*.inc, the op declarations the stub headers include
-    release: str = "2.13"  # the PyTorch release the code is built for (vtgen_build.target)
+    release: str = "2.13"  # the PyTorch release the code is built for (vtgen_build.plan.target)
     policy_root: str | None = None  # --pytorch-root: its own generator sources give the policy lists
     # --allow-overwrite: a directory with no manifest may hold same-named files we did not write; replace them
     allow_overwrite: bool = False
@@ -191,7 +192,7 @@ def _policy_digest(root: str) -> str:
     """The content of the generator sources a ``--pytorch-root``'s policy lists are read from."""
     import hashlib
 
-    from .plan.policy import policy_source_files
+    from ..plan.policy import policy_source_files
 
     h = hashlib.sha256()
     for path in policy_source_files(root):

@@ -30,6 +30,27 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..base.errors import Location, VtgenError
+from ..emit.files import (
+    EmitOptions,
+    KernelFragment,
+    NodeFragment,
+    assemble_functions,
+    assemble_node_header,
+    assemble_outputs,
+    assemble_variable_type,
+    kernel_fragments,
+    library_files,
+    node_fragments,
+)
+from ..inputs.files import Inputs, file_digest
+from ..inputs.load import Entry, load_text, read_text
+from ..model import Model, load_model
+from ..model.derivatives import DerivativeEntry
+from ..model.native import NativeFunction
+from ..plan.infos import node_prefix
+from ..plan.kernel import Plan, build_plan
+from ..plan.policy import Policy, policy_for
 from .cache import (
     CACHE,
     INDEX,
@@ -42,27 +63,6 @@ from .cache import (
     load_shard,
 )
 from .cache import save as _save
-from .emit.files import (
-    EmitOptions,
-    KernelFragment,
-    NodeFragment,
-    assemble_functions,
-    assemble_node_header,
-    assemble_outputs,
-    assemble_variable_type,
-    kernel_fragments,
-    library_files,
-    node_fragments,
-)
-from .errors import Location, VtgenError
-from .inputs import Inputs, file_digest
-from .load import Entry, load_text, read_text
-from .model import Model, load_model
-from .model.derivatives import DerivativeEntry
-from .model.native import NativeFunction
-from .plan.infos import node_prefix
-from .plan.kernel import Plan, build_plan
-from .plan.policy import Policy, policy_for
 
 __all__ = [
     "CACHE",
@@ -193,7 +193,7 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     files = assemble_outputs(kernels, nodes, emit)
     files.update(library_files(model.native_functions, plan, policy, emit))  # kept as they are by edits
     if getattr(options, "stub_decls", False):
-        from .stubs.gen_decls import render_decls
+        from ..stubs.gen_decls import render_decls
 
         files.update(render_decls(model.native_functions))  # declarations the stub headers include
     cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)

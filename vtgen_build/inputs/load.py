@@ -15,7 +15,7 @@ from typing import Union
 
 import yaml
 
-from .errors import Location, VtgenError
+from ..base.errors import Location, VtgenError
 
 __all__ = [
     "MAX_DEPTH",

@@ -25,13 +25,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from . import store
-from .emit.files import KernelFragment, NodeFragment
-from .errors import Location, VtgenError
-from .model.native import Dispatch, NativeFunction
-from .model.schema import FunctionSchema, OperatorName
-from .plan.policy import Policy
-from .store import (
+from ..base import store
+from ..base.errors import Location, VtgenError
+from ..base.store import (
     JSON,
     Malformed,
     flag,
@@ -46,6 +42,10 @@ from .store import (
     text_lists,
     texts,
 )
+from ..emit.files import KernelFragment, NodeFragment
+from ..model.native import Dispatch, NativeFunction
+from ..model.schema import FunctionSchema, OperatorName
+from ..plan.policy import Policy
 
 __all__ = [
     "CACHE",

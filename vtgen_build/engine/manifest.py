@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import store
-from .store import JSON, Malformed, integer, items, maybe_text, obj, text
-from .write import is_output_name
+from ..base import store
+from ..base.store import JSON, Malformed, integer, items, maybe_text, obj, text
+from ..base.write import is_output_name
 
 __all__ = ["MANIFEST", "FileRecord", "InputRecord", "Manifest", "file_stamp", "read_manifest", "write_manifest"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import store
-from .errors import VtgenError
+from ..base import store
+from ..base.errors import VtgenError
 
 __all__ = ["Inputs", "file_digest"]
 

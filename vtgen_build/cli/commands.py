@@ -11,8 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__, get_cmake_dir, quick
-from .diagnostics import (
+from .. import __version__, get_cmake_dir
+from ..base.errors import VtgenError, did_you_mean
+from ..base.write import is_output_name
+from ..diagnostics import (
     FORMATS,
     Diagnostic,
     Findings,
@@ -22,8 +24,8 @@ from .diagnostics import (
     from_os_error,
     render,
 )
-from .errors import VtgenError, did_you_mean
-from .generate import (
+from ..engine import noop
+from ..engine.generate import (
     MANIFEST,
     GenerateOptions,
     GenerateResult,
@@ -34,15 +36,14 @@ from .generate import (
     touch,
     write_depfile,
 )
-from .inputs import Inputs
-from .paths import find_pytorch_layout, layout_candidates
-from .write import is_output_name
+from ..inputs.files import Inputs
+from ..inputs.paths import find_pytorch_layout, layout_candidates
 
 if TYPE_CHECKING:
-    from .model import Model
-    from .plan.kernel import Plan
-    from .plan.policy import Policy
-    from .revisions import Changes
+    from ..model import Model
+    from ..plan.kernel import Plan
+    from ..plan.policy import Policy
+    from ..revisions import Changes
 
 __all__ = ["check_files", "main", "resolve_inputs"]
 
@@ -54,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version (0); a usage error (argparse says 2): 1, as every error
         return 0 if exc.code in (0, None) else 1
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `quick` records it
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # as typed: `engine/noop` records it
     if args.cmakedir:
         print(get_cmake_dir())
         return 0
@@ -93,7 +94,7 @@ def _failed(found: list[Diagnostic], diagnostic: Diagnostic, machine: bool) -> i
 
 def _repository_root() -> str:
     """The git work tree holding the working directory (paths in github/sarif output are relative to it)."""
-    from .revisions import work_tree
+    from ..revisions import work_tree
 
     return work_tree(".") or "."
 
@@ -190,7 +191,7 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
 def _warn_if_guessed(args: argparse.Namespace) -> None:
     """Say so, once per run, when the release the code is generated for is a guess."""
     if args.pytorch_root and not args.torch_version:
-        from .target import resolve_target
+        from ..plan.target import resolve_target
 
         warning = resolve_target(None, getattr(args, "torch_include", None), args.pytorch_root).warning
         if warning:
@@ -221,7 +222,7 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         namespaces = namespaces or [_PYTORCH_HELPERS]
     elif not namespaces and any(Path(h).as_posix().endswith(_PYTORCH_MANUAL) for h in headers):
         namespaces = [_PYTORCH_HELPERS]  # PyTorch's own helper header: its helpers' namespace
-    from .target import resolve_target
+    from ..plan.target import resolve_target
 
     target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
     return GenerateOptions(
@@ -249,14 +250,14 @@ def _module_name(text: str | None) -> str | None:
 def _backend_keys(text: str | None) -> tuple[str, ...]:
     if not text:
         return ()
-    from .plan.registrations import parse_keys  # not on the no-op path
+    from ..plan.registrations import parse_keys  # not on the no-op path
 
     return parse_keys(text)
 
 
 def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
-        quick.discard(args.out)
+        noop.discard(args.out)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
     _warn_if_guessed(args)
@@ -266,7 +267,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     if args.depfile:
         _check_depfile(args.depfile, args.out, [target, *depfile_inputs(inputs)])
     read = input_paths(inputs) + (_root_files(args.pytorch_root) if args.pytorch_root else [])
-    before, generator = quick.signatures(read), quick.signatures(quick.generator_files())  # before anything is read
+    before, generator = noop.signatures(read), noop.signatures(noop.generator_files())  # before anything is read
 
     def finish(result: GenerateResult) -> None:
         """Under the run's lock: everything else the run writes, and the no-op record of exactly its outputs."""
@@ -280,7 +281,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         if args.python_api:
             outputs += _python_api(args, inputs, result)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
-        quick.record(args.argv, args.out, stamp, quick.signatures(outputs) + before, generator)
+        noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
 
     result = generate(inputs, options, finish)
     if args.explain:
@@ -293,7 +294,7 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult) -> list[str]:
     """Write the typed Python API when the inputs changed or a file of it is missing; its paths."""
-    from .python_api import API_FILES, write_python_api
+    from ..engine.python_api import API_FILES, write_python_api
 
     paths = [str(Path(args.python_api) / name) for name in API_FILES]
     if result.mode != "up-to-date" or not all(os.path.isfile(p) for p in paths):
@@ -332,7 +333,7 @@ def _check_depfile(depfile: str, out: str, named: list[str]) -> None:
 
 def _root_files(root: str) -> list[str]:
     """What a run reads of ``--pytorch-root`` besides the yaml: its layout, its policy lists, its version."""
-    from .plan.policy import policy_source_files
+    from ..plan.policy import policy_source_files
 
     base = Path(root)
     versions = [base.parent / "torch" / "version.py", base / "torch" / "version.py", base / "version.txt"]
@@ -340,15 +341,15 @@ def _root_files(root: str) -> list[str]:
 
 
 def _policy(args: argparse.Namespace) -> Policy:
-    from .plan.policy import policy_for
-    from .target import resolve_target
+    from ..plan.policy import policy_for
+    from ..plan.target import resolve_target
 
     target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
     return policy_for(args.pytorch_root, target.release)
 
 
 def _print_plans(model: Model, plan: Plan, ops: list[str]) -> int:
-    from .describe import describe_kernel
+    from ..emit.describe import describe_kernel
 
     known = {k.op for k in plan.kernels}
     for op in ops:
@@ -362,9 +363,9 @@ def _print_plans(model: Model, plan: Plan, ops: list[str]) -> int:
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
-    from .model import load_model  # not imported for `generate`: its no-op path reads no YAML
-    from .plan.kernel import build_plan
-    from .target import resolve_target
+    from ..model import load_model  # not imported for `generate`: its no-op path reads no YAML
+    from ..plan.kernel import build_plan
+    from ..plan.target import resolve_target
 
     model = load_model(resolve_inputs(args))
     _warn_if_guessed(args)
@@ -450,7 +451,7 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from .check import CheckOptions, default_check_dir, run_check
+    from ..check.run import CheckOptions, default_check_dir, run_check
 
     _check_ranges(args)
     inputs = resolve_inputs(args)
@@ -462,7 +463,7 @@ def _run_check(args: argparse.Namespace) -> int:
     since = _changes_since(args, inputs, manual_file) if args.changed_since else None
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
     if args.gradcheck:
-        from .gradcheck import run_from_args
+        from ..gradcheck import run_from_args
 
         report = run_from_args(args, inputs, _generate_options(args), manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
@@ -491,7 +492,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
 def _changes_since(args: argparse.Namespace, inputs: Inputs, manual_file: str | None) -> Changes:
     """``--changed-since``: what differs from the revision; the helper files are the manual headers found."""
-    from .revisions import changes_since
+    from ..revisions import changes_since
 
     helpers = [manual_file] if manual_file and not args.manual_header else []
     helpers += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs if (Path(d) / h).is_file()]

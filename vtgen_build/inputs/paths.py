@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import VtgenError
+from ..base.errors import VtgenError
 
 __all__ = ["PytorchLayout", "find_pytorch_layout", "layout_candidates"]
 

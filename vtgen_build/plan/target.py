@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .errors import VtgenError
-from .plan.policy import DEFAULT_RELEASE, SUPPORTED_RELEASES, load_policy, read_policy_sources
+from ..base.errors import VtgenError
+from .policy import DEFAULT_RELEASE, SUPPORTED_RELEASES, load_policy, read_policy_sources
 
 __all__ = ["Target", "release_of_include", "release_of_root", "resolve_target", "supported_release"]
 

@@ -31,9 +31,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import store
-from .check_index import OutputIndex, read_index
-from .compile import (
+from ..base import store
+from ..base.errors import VtgenError, did_you_mean
+from ..base.write import fault_point, locked, write_atomic
+from ..compile import (
     Settings,
     Unit,
     UnitResult,
@@ -44,13 +45,12 @@ from .compile import (
     namespace_hint,
     prefix_of,
 )
-from .errors import VtgenError, did_you_mean
-from .generate import GenerateOptions, generate
-from .inputs import Inputs
-from .write import fault_point, locked, write_atomic
+from ..emit.output_index import OutputIndex, read_index
+from ..engine.generate import GenerateOptions, generate
+from ..inputs.files import Inputs
 
 if TYPE_CHECKING:
-    from .revisions import Changes
+    from ..revisions import Changes
 
 __all__ = [
     "CHECK_LOCK",
@@ -68,7 +68,7 @@ __all__ = [
     "with_node_includes",
 ]
 
-STUB_INCLUDE = Path(__file__).resolve().parent / "stubs" / "include"
+STUB_INCLUDE = Path(__file__).resolve().parent.parent / "stubs" / "include"
 WORK = ".vtgen-check"
 STATE = f"{WORK}/state"
 _STATE_KIND = "check_state"

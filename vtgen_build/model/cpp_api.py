@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .model.native import NativeFunction
-from .model.schema import Argument, BaseType, FunctionSchema, ListType, OptionalType, Return, Type
+from .native import NativeFunction
+from .schema import Argument, BaseType, FunctionSchema, ListType, OptionalType, Return, Type
 
 __all__ = [
     "ArrayC",

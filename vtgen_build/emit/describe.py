@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .plan.infos import Backward, DerivativeInfo
-from .plan.kernel import KernelPlan
-from .plan.values import saved_member_type
+from ..plan.infos import Backward, DerivativeInfo
+from ..plan.kernel import KernelPlan
+from ..plan.values import saved_member_type
 
 __all__ = ["describe_kernel"]
 

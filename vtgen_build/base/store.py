@@ -14,7 +14,7 @@ the payload into frozen dataclasses with the typed readers below, which accept o
 the exact shape they expect (``Malformed`` otherwise, which the reader turns into
 ``None`` too).  No dict or list of the payload travels further than its decoder.
 
-This module imports only ``json`` and a SHA-256: the no-op path (``quick``) uses it.
+This module imports only ``json`` and a SHA-256: the no-op path (``cli/entry.py`` over ``engine/noop.py``) uses it.
 """
 
 from __future__ import annotations

@@ -1,47 +1,34 @@
-"""The console entry point, and the no-op fast path that answers before anything heavy is imported.
+"""The no-op record: what lets ``vtgen-build generate`` answer "up to date" before anything heavy is imported.
 
 A ``generate`` run that succeeds leaves ``.vtgen-quick`` in its output
 directory: the exact command line and working directory, and the stat
 signature (size, mtime, ctime, inode) of every file the answer depends on:
 the inputs (taken *before* they were read), the ``--pytorch-root`` layout
 candidates, the generator's own files, every output and the manifest.  The
-next run of the same command compares those signatures and, when all match,
-is done: this module imports only ``os``, ``sys``, ``time`` and ``store`` (``json``,
-``hashlib``): the record is a state file like the others, hash-checked and data only.  Anything
+next run of the same command (``cli/entry.py``, the console entry point) asks
+``up_to_date()``, which compares those signatures; when all match, it is done.
+This module imports only ``os`` and ``base/store.py`` (``json``, ``hashlib``): the
+record is a state file like the others, hash-checked and data only.  Anything
 unexpected (no record, another command, one changed signature, a missing
 file) falls through to the full CLI, which re-checks the manifest (content
 hashes) and writes a fresh record.  A run deletes the record before it
-starts, so a killed run never leaves one behind.
+starts (``discard()``, called by ``engine/generate.py``), so a killed run never
+leaves one behind.  It imports nothing of the CLI: the engine never does.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import time
 from collections.abc import Iterable, Sequence
 
-from . import store
+from ..base import store
 
-__all__ = ["RECORD", "discard", "generator_files", "main", "record", "signatures", "up_to_date"]
+__all__ = ["RECORD", "discard", "generator_files", "record", "signatures", "up_to_date"]
 
 RECORD = ".vtgen-quick"
 _KIND = "quick"
 _MAGIC = "vtgen-quick 2"
-_PACKAGE = os.path.dirname(os.path.abspath(__file__))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``vtgen-build``: the fast path for an up-to-date ``generate``, else the full CLI."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    start = time.perf_counter()
-    machine = any(a == "--format" or a.startswith("--format=") for a in args)  # its answer is a document
-    if args[:1] == ["generate"] and not machine and up_to_date(args):
-        print(f"vtgen-build: up to date (0 files written) in {time.perf_counter() - start:.3f}s")
-        return 0
-    from .cli import main as cli_main
-
-    return cli_main(args)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def generator_files() -> list[str]:
