@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..write import write_atomic
+from ..base.write import write_atomic
 
 __all__ = ["REFERENCE_DIR", "judge_failures"]
 
