@@ -263,6 +263,34 @@ def test_a_failure_torchs_own_kernels_share_is_not_a_failure(tmp_path: Path) -> 
 
 
 @pytest.mark.torch
+def test_a_whole_call_failure_torchs_own_kernels_share_is_not_a_failure(tmp_path: Path) -> None:
+    import sys
+
+    from vtgen_build.gradcheck.reference import judge_failures
+
+    pytest.importorskip("torch")
+    child = _child_module("child")
+    folder = str(tmp_path / "reference")
+    # PyTorch's own _foreach_add.Tensor backward fails once its single `other` tensor needs a gradient (sample 6)
+    foreach = child._keep_call_for_reference(folder, ["_foreach_add", "backward", "function", "float64", 8])
+    sin = child._keep_call_for_reference(folder, ["sin", "backward", "function", "float64", 1])
+    failed = {"test": "through_grad", "kind": "backward", "status": "failed", "message": "mismatch", "hit": ["x"]}
+    records = [{"entry": "e", "checks": [{**failed, "sample": 6, "reference": p} for p in (foreach, sin)]}]
+    records[0]["checks"].append({**failed, "sample": 2, "reference": foreach})  # ours failed where theirs passed
+    judged = judge_failures(sys.executable, records, tmp_path)[0]["checks"]
+    assert judged[0]["status"] == "not run" and "inconsistent range" in judged[0]["why"], judged[0]
+    assert judged[1]["status"] == "failed"  # torch's own kernels pass it: the failure stays ours
+    assert judged[2]["status"] == "failed"
+
+
+def test_a_failure_at_a_sample_torchs_own_kernels_passed_stays_ours() -> None:
+    from vtgen_build.gradcheck.reference import _earlier
+
+    ours, theirs = {"sample": 2, "message": "gradient list size mismatch"}, {"sample": 6, "message": "range"}
+    assert _earlier(ours, theirs) and not _earlier(theirs, ours) and not _earlier(ours, ours)
+
+
+@pytest.mark.torch
 def test_an_op_dense_inputs_reach_only_through_a_composite_kernel_says_why() -> None:
     pytest.importorskip("torch")
     child = _child_module("child")

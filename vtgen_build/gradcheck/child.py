@@ -10,7 +10,7 @@ an entry, then its result, so that the parent knows which entry a crash hit.
 Results are data only; nothing here reads code from the parent.
 
     python child.py --reach RESULTS.jsonl SKIP.json   (what every entry reaches: ``capture.reach``)
-    python child.py --reference LIST.json RESULTS.json  (failed captured checks with torch's own kernels)
+    python child.py --reference LIST.json RESULTS.json  (failed checks again with torch's own kernels)
 
 A request's ``targets`` are ops checked on the arguments captured from the entries whose
 calls reach them (``capture.captured_checks``), entries from every sample source
@@ -335,6 +335,9 @@ def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any], candida
             mine = direct[variant]
             result["ours_ran"] = bool(hit & set(mine)) if mine else bool(hit)
             result["hit"] = sorted(hit & set(mine)) if mine else sorted(hit)[:12]
+            if result["status"] == "failed" and request.get("reference_dir"):
+                call = [_name(opinfo), kind, variant, row["dtype"], request["max_samples"]]
+                result["reference"] = _keep_call_for_reference(request["reference_dir"], call)
             checks.append({**row, **result})
     return {
         "entry": _name(opinfo),
@@ -448,6 +451,9 @@ def _target_records(
             else:
                 rows += _through_call(entry, rows, dtype, whole, counters)
             for row in rows:
+                if row["status"] == "failed" and row["test"] in _WHOLE_CALL and request.get("reference_dir"):
+                    call = [_name(entry.opinfo), row["kind"], "function", dtype_name, whole]
+                    row["reference"] = _keep_call_for_reference(request["reference_dir"], call)
                 ours = t["counter"] in row["hit"]
                 if row["status"] in ("failed", "passed") and not ours and row["test"] in _WHOLE_CALL:
                     # its samples did not enter our kernel of the op: no verdict on it (a failure is another's)
@@ -504,6 +510,32 @@ def _keep_for_reference(folder: str, entry: str, target: dict[str, Any], dtype: 
     return os.path.join(folder, hashlib.sha256(key.encode()).hexdigest()[:24] + ".pt")
 
 
+def _keep_call_for_reference(folder: str, call: list[Any]) -> str:
+    """Where a failed OpInfo check of the whole call (by name or ``_WHOLE_CALL``) is described for the
+    reference run: [OpInfo entry, kind, variant, dtype, samples], as ``_reference_call`` reads it."""
+    import hashlib
+
+    text = json.dumps(call)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, hashlib.sha256(text.encode()).hexdigest()[:24] + ".json")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def _reference_call(path: str) -> dict[str, Any]:
+    """The described OpInfo check again, its samples made afresh, with PyTorch's own kernels."""
+    import torch
+
+    with open(path, encoding="utf-8") as f:
+        name, kind, variant, dtype, limit = json.load(f)
+    entry = next(iter(_sibling("sample_sources").all_entries({name})), None)
+    if entry is None or not hasattr(entry, "opinfo"):
+        return {"status": "not run", "why": f"no OpInfo entry {name}"}
+    nothing = _sibling("capture")._NoCounters()
+    return _check(entry.opinfo, kind, variant, getattr(torch, dtype), limit, nothing, set())
+
+
 def run_references(listing: str, results: str) -> None:
     """``--reference``: each kept check again with PyTorch's own kernels (this process loads no library)."""
     with open(listing, encoding="utf-8") as f:
@@ -512,7 +544,7 @@ def run_references(listing: str, results: str) -> None:
     found: dict[str, Any] = {}
     for path in paths:
         try:
-            found[path] = capture.reference(path)
+            found[path] = _reference_call(path) if path.endswith(".json") else capture.reference(path)
         except Exception as exc:
             found[path] = {"status": "not run", "why": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
     with open(results, "w", encoding="utf-8") as f:

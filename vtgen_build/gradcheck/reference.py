@@ -7,6 +7,11 @@ from the very input the backward op is differentiated in.  Such a check fails wi
 formula.  The child keeps each failed captured check's arguments (``capture.save_sets``); a
 second child that loads no library runs them with torch's own kernels (``child.py --reference``).
 A check that fails there too becomes ``not run`` with that reason: never a failure, never a pass.
+
+An OpInfo's own check of a whole call (run by name, or ``through_grad`` and the double backward of
+an op its call reaches) gets the same judgement: the child describes it (entry, kind, variant,
+dtype, samples) and the reference child runs it again.  PyTorch's own Tensor-overload ``_foreach_*``
+kernels, for one, fail any backward that differentiates the single ``other`` tensor.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from ..base.write import write_atomic
 
 __all__ = ["REFERENCE_DIR", "judge_failures"]
 
-REFERENCE_DIR = "reference"  # under the gradcheck work directory: the kept argument sets
+REFERENCE_DIR = "reference"  # under the gradcheck work directory: the kept argument sets, the checks described
 _CHILD = Path(__file__).resolve().parent / "child.py"
 
 
@@ -41,13 +46,17 @@ _INPUT = re.compile(r"with respect to input (\d+)")
 
 
 def _earlier(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
-    """Ours failed at an input before the one theirs failed at: theirs passed it, so that failure is ours."""
+    """Ours failed at a sample, or at an input, before the one theirs failed at: theirs passed it, so
+    that failure is ours."""
+    at, their_at = ours.get("sample"), theirs.get("sample")
+    if isinstance(at, int) and isinstance(their_at, int) and at != their_at:
+        return at < their_at
     mine, other = _INPUT.search(str(ours.get("message", ""))), _INPUT.search(str(theirs.get("message", "")))
     return bool(mine and other and int(mine.group(1)) < int(other.group(1)))
 
 
 def judge_failures(python: str, records: list[dict[str, Any]], work: Path) -> list[dict[str, Any]]:
-    """The records with each failed captured check that torch's own kernels fail too turned into ``not run``."""
+    """The records with each failed check that torch's own kernels fail too turned into ``not run``."""
     kept = _kept(records)
     if not kept:
         return records
