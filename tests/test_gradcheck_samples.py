@@ -193,6 +193,10 @@ HINTED = (
     "addbmm",
     "linalg_householder_product",
     "_sparse_addmm",
+    "_unsafe_index.Tensor",  # lists of optional index tensors: long indices
+    "_unsafe_index_put",
+    "_index_put_impl",
+    "grid_sampler_3d_backward",
     "eq_.Scalar",  # in-place ops whose functional variant's output is not differentiable: sampled in place
     "lt_.Tensor",
 )
@@ -275,3 +279,16 @@ def test_shipped_skips_stating_a_reason_are_true_of_torchs_own_kernels() -> None
         for call, says in rejects.values():
             with pytest.raises(RuntimeError, match=re.escape(says)):
                 call()
+
+
+def test_a_list_of_index_tensors_takes_its_hints_values_bound_and_dtype(real_yaml: RealYaml) -> None:
+    (index,) = sample_source(real_yaml.inputs, [], ["_unsafe_index.Tensor"]).plans
+    indices = _arg(index.samples[0], "indices")
+    assert indices is not None
+    assert (indices.kind, indices.shapes, indices.values, indices.high, indices.grad) == (
+        "tensors",
+        ((2,),),
+        "index",
+        3,
+        False,
+    )

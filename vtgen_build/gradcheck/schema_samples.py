@@ -124,7 +124,10 @@ def _tensor(arg: Argument, hint: TensorHint | None, grad: bool, listed: bool) ->
     h = hint or TensorHint()
     shape = h.shape if h.shape is not None else DEFAULT_SHAPE
     if listed:
-        return ArgSample(arg.name, "tensors", shapes=h.shapes or (shape, shape), values=h.values, grad=grad and h.grad)
+        shapes = h.shapes or (shape, shape)
+        return ArgSample(
+            arg.name, "tensors", shapes=shapes, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype
+        )
     return ArgSample(arg.name, "tensor", shape, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype)
 
 
