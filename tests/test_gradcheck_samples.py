@@ -6,6 +6,7 @@ tests/test_gradcheck_library.py.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from vtgen_build.base.errors import VtgenError
 from vtgen_build.gradcheck.hints import BUILTIN, Hints, load_hints
 from vtgen_build.gradcheck.schema_run import CHILD, library_ops, sample_source
 from vtgen_build.gradcheck.schema_samples import ArgSample, OpSamples, plan_samples
+from vtgen_build.gradcheck.verdict import REASONS
 from vtgen_build.model import Inputs, load_model
 from vtgen_build.plan.kernel import build_plan
 from vtgen_build.plan.policy import load_policy
@@ -125,6 +127,31 @@ def test_op_names_with_and_without_the_namespace() -> None:
         library_ops(SAMPLE_INPUTS, ["aten::affine"], known)
 
 
+def test_a_skip_stating_a_reason_of_the_fixed_list_is_that_reason(tmp_yaml: YamlWriter) -> None:
+    path = tmp_yaml(
+        "h.yaml",
+        """
+        - op: topk_abs
+          skip: "needs sparse / quantized / nested inputs: its input must be a sparse tensor"
+        - op: affine
+          skip: needs a sparse input, said in other words
+        """,
+    )
+    why = dict(sample_source(SAMPLE_INPUTS, [path], None).not_verified)
+    assert (
+        why["topk_abs"] == "needs sparse / quantized / nested inputs: its input must be a sparse tensor (sample hints)"
+    )
+    assert why["affine"] == "no sample yet: needs a sparse input, said in other words (sample hints)"
+
+
+def test_an_in_place_op_alone_with_a_formula_is_sampled_in_place(real_yaml: RealYaml) -> None:
+    kernels = build_plan(load_model(real_yaml.inputs), load_policy()).kernels
+    (eq,) = plan_samples(kernels, Hints(), ["eq_.Scalar"])  # eq.Scalar's output is not differentiable
+    assert (eq.op, eq.inplace, eq.writes, eq.why_not) == ("eq_.Scalar", None, ("self",), None)
+    (add,) = plan_samples(kernels, Hints(), ["add_.Tensor"])  # both have formulas: the functional one
+    assert (add.op, add.inplace) == ("add.Tensor", "add_.Tensor")
+
+
 def test_builtin_hints_name_real_ops(real_yaml: RealYaml) -> None:
     source = sample_source(real_yaml.inputs, [], None)  # loads the shipped file, checks each op exists
     assert Path(BUILTIN).is_file() and source.plans
@@ -165,6 +192,13 @@ HINTED = (
     "adaptive_max_pool2d_backward",
     "addbmm",
     "linalg_householder_product",
+    "_sparse_addmm",
+    "_unsafe_index.Tensor",  # lists of optional index tensors: long indices
+    "_unsafe_index_put",
+    "_index_put_impl",
+    "grid_sampler_3d_backward",
+    "eq_.Scalar",  # in-place ops whose functional variant's output is not differentiable: sampled in place
+    "lt_.Tensor",
 )
 
 
@@ -186,5 +220,75 @@ def test_shipped_hints_make_samples_torchs_own_kernels_pass(real_yaml: RealYaml)
             warnings.simplefilter("ignore")
             record = child.run_op(torch, json.loads(json.dumps(plan.to_json())), None)  # torch's own kernels
         backward = [c for c in record["checks"] if c["kind"] == "backward" and c["variant"] == "function"]
-        assert backward and all(c["status"] == "passed" for c in backward), (plan.op, backward)
+        passed = [c for c in backward if c["status"] == "passed"]  # a dtype the op rejects (complex lt_) is not run
+        rejected = [c for c in backward if str(c.get("why", "")).startswith("the op rejects the sample")]
+        assert passed and len(passed) + len(rejected) == len(backward), (plan.op, backward)
         assert not [c for c in record["checks"] if c["status"] == "failed"], (plan.op, record["checks"])
+
+
+@pytest.mark.torch
+def test_shipped_skips_stating_a_reason_are_true_of_torchs_own_kernels() -> None:
+    """Each ``skip`` of the shipped hints that states a reason of the fixed list (no dense CPU sample can check
+    the op) is checked here: on dense CPU arguments valid otherwise, PyTorch's op returns a sparse, nested or
+    mkldnn tensor, or rejects them saying which layout or backend it needs."""
+    import warnings
+
+    torch = pytest.importorskip("torch")
+    aten, x = torch.ops.aten, torch.randn(2, 3, dtype=torch.float64)
+    image, weight = torch.randn(1, 1, 3, 3, dtype=torch.float64), torch.randn(1, 1, 2, 2, dtype=torch.float64)
+    sizes, strides, offsets = torch.tensor([[3], [3]]), torch.tensor([[1], [1]]), torch.tensor([0, 3])
+    conv = ([1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    returns = {  # op → a call whose result is not a dense strided tensor
+        "_to_sparse": lambda: aten._to_sparse(x),
+        "sparse_compressed_tensor": lambda: aten.sparse_compressed_tensor.comp_plain_value_size(
+            torch.tensor([0, 1, 2]), torch.tensor([0, 1]), torch.ones(2), [2, 2], layout=torch.sparse_csr
+        ),
+        "_nested_tensor_from_mask": lambda: aten._nested_tensor_from_mask(
+            torch.randn(2, 3, 4, dtype=torch.float64), torch.ones(2, 3, dtype=torch.bool)
+        ),
+        "_nested_from_padded": lambda: aten._nested_from_padded(
+            torch.randn(2, 3, 4, dtype=torch.float64), torch.tensor([[3, 4], [2, 4]])
+        ),
+        "_nested_view_from_buffer": lambda: aten._nested_view_from_buffer(x.flatten(), sizes, strides, offsets),
+        "_nested_view_from_buffer_copy": lambda: aten._nested_view_from_buffer_copy(
+            x.flatten(), sizes, strides, offsets
+        ),
+        "to_mkldnn": lambda: aten.to_mkldnn(x.float()),
+    }
+    rejects = {  # op → (a call on dense CPU tensors, what its error says it needs)
+        "values": (lambda: aten.values(x), "expected sparse tensor layout"),
+        "values_copy": (lambda: aten.values_copy(x), "expected sparse tensor layout"),
+        "_sparse_sum.dim": (lambda: aten._sparse_sum.dim(x, [0]), "SparseCPU: registered"),
+        "_pin_memory": (lambda: aten._pin_memory(x), "Cannot access accelerator device"),
+        "convolution_overrideable": (
+            lambda: aten.convolution_overrideable(image, weight, None, *conv),
+            "backend other than CPU/CUDA/MKLDNN",
+        ),
+        "convolution_backward_overrideable": (
+            lambda: aten.convolution_backward_overrideable(weight, image, weight, *conv, [True, True, True]),
+            "backend other than CPU/CUDA/MKLDNN",
+        ),
+    }
+    skips = {e.op for e in load_hints([BUILTIN]).entries if e.skip and e.skip.startswith(REASONS[:4])}
+    assert skips == set(returns) | set(rejects)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for op, call in returns.items():
+            result = call()
+            assert result.is_nested or result.layout != torch.strided, op
+        for call, says in rejects.values():
+            with pytest.raises(RuntimeError, match=re.escape(says)):
+                call()
+
+
+def test_a_list_of_index_tensors_takes_its_hints_values_bound_and_dtype(real_yaml: RealYaml) -> None:
+    (index,) = sample_source(real_yaml.inputs, [], ["_unsafe_index.Tensor"]).plans
+    indices = _arg(index.samples[0], "indices")
+    assert indices is not None
+    assert (indices.kind, indices.shapes, indices.values, indices.high, indices.grad) == (
+        "tensors",
+        ((2,),),
+        "index",
+        3,
+        False,
+    )

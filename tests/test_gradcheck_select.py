@@ -333,3 +333,28 @@ def test_an_entry_whose_check_failed_is_never_covered_and_says_so() -> None:
     records = [{"entry": "celu", "direct": {"function": ["celu"]}, "checks": [{**check, "inputs": ["grad_output"]}]}]
     entry = coverage.coverage(places, records, [], failed=["celu"])[0]
     assert not entry.backward_covered and entry.reason == coverage.FAILED and entry.detail == "celu"
+
+
+def test_a_hint_skip_stating_a_reason_leaves_the_denominator() -> None:
+    places = {"values": _places(), "roll": _places(entry=Location("derivatives.yaml", 20))}
+    missing = [
+        verdict.Unverified(
+            "values", "needs sparse / quantized / nested inputs: its input must be sparse (sample hints)"
+        ),
+        verdict.Unverified("roll", "no sample yet: needs src shaped like the slice (sample hints)"),
+    ]
+    entries = coverage.coverage(places, [], missing)
+    assert [e.reason for e in entries] == [verdict.REASONS[1], verdict.REASONS[4]]
+    assert entries[0].detail == "its input must be sparse (sample hints)"
+    assert coverage.figure(entries) == (0, 1)  # only roll counts against the figure
+
+
+def test_schema_samples_still_run_for_an_op_entered_only_inside_another_ops_decomposition() -> None:
+    from vtgen_build.gradcheck.schema_run import _verified_by
+
+    passed = {"status": "passed", "ours_ran": True, "variant": "function", "hit": ["cdist", "_euclidean_dist"]}
+    records: list[dict[str, object]] = [
+        {"entry": "cdist", "direct": {"function": ["cdist"], "inplace": []}, "checks": [passed]},
+        {"entry": "sin", "direct": {"function": ["sin"]}, "checks": [{**passed, "status": "failed", "hit": ["sin"]}]},
+    ]
+    assert _verified_by(records) == {"cdist"}  # _euclidean_dist's formula ran on arguments no check chose

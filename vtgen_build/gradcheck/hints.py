@@ -15,7 +15,8 @@ one of them)::
 
 Tensor keys: ``shape``, ``values`` (one of ``VALUES``), ``high`` (index tensors: the
 exclusive bound), ``grad`` (false: not differentiated), ``shapes`` (a ``Tensor[]``: one shape
-per tensor), ``dtype`` (``long`` or ``bool`` for a tensor that is not floating point).
+per tensor), ``dtype`` (``long`` or ``bool`` for a tensor that is not floating point; ``values``, ``high``
+and ``dtype`` hold for each tensor of a list: ``indices: {shapes: [[2]], values: index, high: 3}``).
 An entry's other keys: ``dtypes`` (the dtypes to check, of ``float64`` and ``complex128``),
 ``skip`` (why no sample can be made; the op is then reported ``not verified``).
 Unknown keys are errors at their line, with a did-you-mean.

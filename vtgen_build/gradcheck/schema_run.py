@@ -145,14 +145,16 @@ def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: 
 
 
 def _verified_by(records: Sequence[dict[str, object]]) -> set[str]:
-    """Ops a passing check entered directly (the OpInfo source's records)."""
+    """Ops a passing check tested directly (the op its entry calls, our kernel entered): an op entered only
+    inside another op's decomposition had its formula run on arguments no check chose, so coverage does
+    not count it and its schema samples still run."""
     found: set[str] = set()
     for entry in records:
-        checks = entry.get("checks")
+        checks, direct = entry.get("checks"), entry.get("direct")
         for c in checks if isinstance(checks, list) else []:
             if isinstance(c, dict) and c.get("status") == "passed" and c.get("ours_ran"):
-                hit = c.get("hit")
-                found.update(str(h) for h in (hit if isinstance(hit, list) else []))
+                ops = direct.get(str(c.get("variant", "function"))) if isinstance(direct, dict) else None
+                found.update(str(op) for op in (ops if isinstance(ops, list) else []))
     return found
 
 

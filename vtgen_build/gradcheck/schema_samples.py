@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from ..model.schema import Argument, BaseType, ListType, OptionalType, SchemaKind, Type
 from ..plan.kernel import KernelPlan
 from .hints import ArgHint, Hints, Literal, OpHints, TensorHint
+from .verdict import REASONS
 
 __all__ = ["DEFAULT_SHAPE", "NOTHING", "ArgSample", "OpSamples", "plan_samples"]
 
@@ -123,7 +124,10 @@ def _tensor(arg: Argument, hint: TensorHint | None, grad: bool, listed: bool) ->
     h = hint or TensorHint()
     shape = h.shape if h.shape is not None else DEFAULT_SHAPE
     if listed:
-        return ArgSample(arg.name, "tensors", shapes=h.shapes or (shape, shape), values=h.values, grad=grad and h.grad)
+        shapes = h.shapes or (shape, shape)
+        return ArgSample(
+            arg.name, "tensors", shapes=shapes, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype
+        )
     return ArgSample(arg.name, "tensor", shape, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype)
 
 
@@ -246,7 +250,7 @@ def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints
         inplace_writes=_written(inplace),
     )
     if hints is not None and hints.skip is not None:
-        return _with(base, why_not=f"no sample yet: {hints.skip} (sample hints)")
+        return _with(base, why_not=_skipped(hints.skip))
     if "nondeterministic_seeded" in f.tags:
         return _with(base, why_not="random: tag nondeterministic_seeded")
     grads = _grad_names(kernel)
@@ -264,10 +268,30 @@ def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints
     return _with(base, samples=tuple(samples))
 
 
+def _skipped(skip: str) -> str:
+    """A hint's ``skip`` as a verdict: one of the reasons no dense CPU sample can have, when it starts with
+    one (``needs sparse / quantized / nested inputs: ...``), else no sample yet."""
+    told = next((r for r in REASONS[:4] if skip.startswith(r)), None)
+    return f"{skip} (sample hints)" if told else f"no sample yet: {skip} (sample hints)"
+
+
 def _with(base: OpSamples, **changes: object) -> OpSamples:
     from dataclasses import replace
 
     return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def _sampled(variants: Sequence[KernelPlan]) -> KernelPlan | None:
+    """The variant whose samples run: the functional one, else the in-place one; the in-place one too when
+    only it has a formula (``eq_.Scalar``: its functional op's output is not differentiable)."""
+    functional, inplace = _variant(variants, SchemaKind.functional), _variant(variants, SchemaKind.inplace)
+    if functional is None or (inplace is not None and not _has_formula(functional) and _has_formula(inplace)):
+        return inplace
+    return functional
+
+
+def _has_formula(kernel: KernelPlan) -> bool:
+    return bool(_grad_names(kernel) or (kernel.info and kernel.info.forward))
 
 
 def plan_samples(kernels: Iterable[KernelPlan], hints: Hints, ops: Iterable[str] | None = None) -> list[OpSamples]:
@@ -282,7 +306,7 @@ def plan_samples(kernels: Iterable[KernelPlan], hints: Hints, ops: Iterable[str]
     wanted = set(ops) if ops is not None else None
     found: list[OpSamples] = []
     for variants in groups.values():
-        functional = _variant(variants, SchemaKind.functional) or _variant(variants, SchemaKind.inplace)
+        functional = _sampled(variants)
         if functional is None or functional.node is None:
             continue
         if wanted is not None and not wanted & {v.op for v in variants}:
