@@ -279,6 +279,7 @@ def _xdist_groups(items: list[pytest.Item]) -> dict[str, str]:
     return {item.path.stem: find(item.path.stem) for item in items}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks into the test ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     groups = _xdist_groups(items)
     for item in items:
