@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -33,6 +34,13 @@ os.environ.setdefault("VTGEN_STRICT_INCREMENTAL", "1")  # generate.STRICT_ENV: i
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_project"
 OP_LIBRARY = ROOT / "tests" / "packages" / "op_library"
+
+
+def default_ctrl_c() -> None:
+    """``preexec_fn`` of a child a test sends SIGINT to: Ctrl-C's default action, even where the suite
+    itself runs with SIGINT ignored (a shell starts background jobs that way, and Python keeps an
+    ignored SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def copy_package_source(dest: Path) -> Path:

@@ -24,6 +24,8 @@ from vtgen_build.compile.pch import PchBuilder
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects, link_library
 from vtgen_build.torchlib.build import CACHE
 
+from .conftest import default_ctrl_c
+
 GXX = shutil.which("g++")
 needs_gxx = pytest.mark.skipif(GXX is None, reason="needs g++")
 
@@ -271,7 +273,8 @@ def test_ctrl_c_stops_every_compiler_of_a_library_build(tmp_path: Path) -> None:
     launcher = tmp_path / "launcher"
     launcher.write_text(f'#!/bin/sh\necho $$ >> "{tmp_path}/pids"\nexec sleep 300\n')
     launcher.chmod(0o755)
-    proc = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(tmp_path), str(launcher)], start_new_session=True)
+    argv = [sys.executable, "-c", _INTERRUPTED, str(tmp_path), str(launcher)]
+    proc = subprocess.Popen(argv, start_new_session=True, preexec_fn=default_ctrl_c)
     pids = tmp_path / "pids"
     try:
         for _ in range(1200):  # a deterministic wait: until both compiles have started
@@ -284,6 +287,7 @@ def test_ctrl_c_stops_every_compiler_of_a_library_build(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     for pid in map(int, pids.read_text().split()):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

@@ -23,7 +23,7 @@ from vtgen_build.base import store
 from vtgen_build.check import run as check
 from vtgen_build.compile import namespace_hint
 
-from .conftest import SAMPLE, CliResult, CliRunner, sample_inputs
+from .conftest import SAMPLE, CliResult, CliRunner, default_ctrl_c, sample_inputs
 
 CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
 
@@ -218,7 +218,14 @@ def test_an_interrupted_check_reports_no_failure(tmp_path: Path) -> None:
     started = tmp_path / "started"
     cxx = _wrapper(tmp_path / "cxx", f'case "$*" in *--version*) ;; *) touch {started}; sleep 60;; esac')
     cmd = [sys.executable, "-m", "vtgen_build", *_args(SAMPLE, tmp_path / "check", "--cxx", str(cxx), "--no-pch")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=default_ctrl_c,
+    )
     try:
         deadline = time.monotonic() + 60
         while not started.exists() and time.monotonic() < deadline:
@@ -229,6 +236,7 @@ def test_an_interrupted_check_reports_no_failure(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
     assert proc.returncode == 130, (out, err)
     assert "FAILED" not in out + err and ": ok" not in out
     assert "Traceback" not in err
