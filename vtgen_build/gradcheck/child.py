@@ -19,14 +19,12 @@ calls reach them (``capture.captured_checks``), entries from every sample source
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import signal
 import sys
 import warnings
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # (test name as PyTorch's test_ops.py calls it, its class names, check kind, variant)
 CHECKS = (
@@ -60,52 +58,12 @@ def _sibling(name: str) -> ModuleType:
     return module
 
 
-class Timeout(Exception):
-    pass
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise Timeout()
-
-
-def load_library(path: str) -> ctypes.CDLL:
-    """dlopen the library with lazy binding, which registers its kernels.
-
-    Code the linker kept but nothing registered reaches may call helpers libtorch does not
-    export; with lazy binding they are looked up only if called, which they never are.
-    (``torch.ops.load_library`` binds every symbol at once.)
-    """
-    libc = ctypes.CDLL(None)
-    libc.dlopen.restype, libc.dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
-    libc.dlerror.restype = ctypes.c_char_p
-    handle = libc.dlopen(path.encode(), os.RTLD_LAZY | os.RTLD_LOCAL)
-    if not handle:
-        raise OSError(f"cannot load {path}: {(libc.dlerror() or b'').decode()}")
-    return ctypes.CDLL(path, handle=handle)
-
-
-def hidden_status(lib: ctypes.CDLL) -> str:
-    """ "ok" when every hidden libtorch helper the library calls was bound at load (or there is none)."""
-    try:
-        status = lib.vtgen_gradcheck_hidden_status
-    except AttributeError:
-        return "ok"
-    status.restype = ctypes.c_char_p
-    return str(status().decode())
-
-
-class Counters:
-    def __init__(self, lib: ctypes.CDLL) -> None:
-        lib.vtgen_gradcheck_op.restype = ctypes.c_char_p
-        lib.vtgen_gradcheck_hits.restype = ctypes.c_longlong
-        self.lib = lib
-        self.ops = [lib.vtgen_gradcheck_op(i).decode() for i in range(lib.vtgen_gradcheck_count())]
-
-    def snapshot(self) -> list[int]:
-        return [self.lib.vtgen_gradcheck_hits(i) for i in range(len(self.ops))]
-
-    def entered(self, before: list[int]) -> set[str]:
-        return {op for op, b, a in zip(self.ops, before, self.snapshot(), strict=True) if a > b}
+if TYPE_CHECKING:  # mypy reads the package; the script loads its sibling by path
+    from .child_loop import Counters, Run, Timeout, describe, hidden_status, load_library, run_entries
+else:
+    _loop = _sibling("child_loop")
+    Counters, Run, Timeout, describe = _loop.Counters, _loop.Run, _loop.Timeout, _loop.describe
+    hidden_status, load_library, run_entries = _loop.hidden_status, _loop.load_library, _loop.run_entries
 
 
 def _skipped(opinfo: Any, test: str, classes: tuple[str, ...], dtype: Any) -> str | None:
@@ -404,23 +362,18 @@ def reach_all(results: str, skip: set[str], timeout: int) -> None:
 
     sources, capture = _sibling("sample_sources"), _sibling("capture")
     dtypes = [torch.float64, torch.complex128]
-    signal.signal(signal.SIGALRM, _on_alarm)
+
+    def reached(entry: Any) -> Run:
+        def run() -> list[dict[str, Any]]:
+            found = capture.reach(entry, dtypes)
+            if not found:
+                return [{"entry": entry.name, "error": "no call for float64 or complex128"}]
+            return [{"entry": entry.name, "forward": found[0], "backward": found[1]}]
+
+        return run
+
     with open(results, "a", encoding="utf-8") as out:
-        for entry in sources.all_entries():
-            if entry.name in skip:
-                continue
-            out.write(json.dumps({"start": entry.name}) + "\n")
-            out.flush()
-            signal.alarm(timeout)
-            try:
-                found = capture.reach(entry, dtypes)
-                row = {"entry": entry.name, "forward": found[0], "backward": found[1]} if found else None
-            except Exception as exc:
-                row = {"entry": entry.name, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
-            finally:
-                signal.alarm(0)
-            out.write(json.dumps(row or {"entry": entry.name, "error": "no call for float64 or complex128"}) + "\n")
-            out.flush()
+        run_entries(out, ((e.name, reached(e)) for e in sources.all_entries() if e.name not in skip), timeout)
 
 
 def _target_records(
@@ -494,7 +447,7 @@ def _through_call(entry: Any, rows: list[dict[str, Any]], dtype: Any, limit: int
         except Timeout:
             raise
         except Exception as exc:  # its samples cannot be made here (a sparse-only sample)
-            result = {"status": "not run", "why": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
+            result = {"status": "not run", "why": describe(exc, 200)}
         result.pop("positions", None)  # the OpInfo call's inputs, not the op's arguments
         test = "through_grad" if kind == "backward" else "through_forward_ad"
         found.append({"test": test, "kind": kind, **result, "hit": sorted(hit)})
@@ -546,7 +499,7 @@ def run_references(listing: str, results: str) -> None:
         try:
             found[path] = _reference_call(path) if path.endswith(".json") else capture.reference(path)
         except Exception as exc:
-            found[path] = {"status": "not run", "why": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
+            found[path] = {"status": "not run", "why": describe(exc, 200)}
     with open(results, "w", encoding="utf-8") as f:
         json.dump(found, f)
 
@@ -604,24 +557,14 @@ def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:
         for name in t["entries"]:
             by_entry.setdefault(name, []).append(t)
     skip = set(request["skip"])
-    for entry in _sibling("sample_sources").all_entries(set(by_entry)):
-        marker = f"via {entry.name}"
-        if marker in skip:
-            continue
-        out.write(json.dumps({"start": marker}) + "\n")
-        out.flush()
-        signal.alarm(int(request["timeout"]))
-        try:
-            rows = _target_records(entry, by_entry[entry.name], request, counters)
-        except Timeout:
-            rows = [{"entry": marker, "error": f"timed out after {request['timeout']}s"}]
-        except Exception as exc:
-            rows = [{"entry": marker, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"}]
-        finally:
-            signal.alarm(0)
-        for row in [*rows, {"entry": marker, "checks": []}]:
-            out.write(json.dumps(row) + "\n")
-        out.flush()
+
+    def checked(entry: Any) -> Run:
+        ran = {"entry": f"via {entry.name}", "checks": []}  # the entry's own row (the target rows name the ops)
+        return lambda: [*_target_records(entry, by_entry[entry.name], request, counters), ran]
+
+    entries = _sibling("sample_sources").all_entries(set(by_entry))
+    chosen = ((f"via {e.name}", checked(e)) for e in entries if f"via {e.name}" not in skip)
+    run_entries(out, chosen, int(request["timeout"]))
 
 
 def main(argv: list[str]) -> int:
@@ -658,26 +601,18 @@ def main(argv: list[str]) -> int:
 
     wanted = set(request["ops"]) if request["ops"] is not None else None
     skip = set(request["skip"])
-    signal.signal(signal.SIGALRM, _on_alarm)
+
+    def checked(opinfo: Any) -> Run:
+        return lambda: [_run_entry(opinfo, counters, request, candidates)]
+
+    chosen = (
+        (_name(opinfo), checked(opinfo))
+        for opinfo in op_db
+        if _name(opinfo) not in skip and (wanted is None or (opinfo.aten_name or opinfo.name) in wanted)
+    )
     with open(argv[2], "a", encoding="utf-8") as out:
         run_targets(request, counters, out)
-        for opinfo in op_db:
-            name = _name(opinfo)
-            if name in skip or (wanted is not None and (opinfo.aten_name or opinfo.name) not in wanted):
-                continue
-            out.write(json.dumps({"start": name}) + "\n")
-            out.flush()
-            signal.alarm(int(request["timeout"]))
-            try:
-                record = _run_entry(opinfo, counters, request, candidates)
-            except Timeout:
-                record = {"entry": name, "error": f"timed out after {request['timeout']}s"}
-            except Exception as exc:
-                record = {"entry": name, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"}
-            finally:
-                signal.alarm(0)
-            out.write(json.dumps(record) + "\n")
-            out.flush()
+        run_entries(out, chosen, int(request["timeout"]))
     return 0
 
 

@@ -34,7 +34,7 @@ from .units import Registration
 __all__ = ["Reach", "ReachMap", "Target", "reach_map", "targets"]
 
 HERE = Path(__file__).resolve().parent
-CHILD_FILES = ("child.py", "capture.py", "sample_sources.py")
+CHILD_FILES = ("child.py", "child_loop.py", "capture.py", "sample_sources.py")
 KIND = "gradcheck_reach"
 
 

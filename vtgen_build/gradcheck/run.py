@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -29,8 +28,9 @@ from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
 from .reference import REFERENCE_DIR, judge_failures
-from .report import Report, read_results
+from .report import Report
 from .schema_run import schema_fallback, schema_whys
+from .supervise import Child, run_to_end
 from .units import Registration, read_registrations
 from .verdict import unverified
 
@@ -150,13 +150,10 @@ def _run_child(
     checks_of: Sequence[Target] = (),
 ) -> list[dict[str, object]]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
-    results = work / "results.jsonl"
-    results.unlink(missing_ok=True)
     shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
-    crashed: list[str] = []
-    while True:
-        done_entries = [str(r.get("entry")) for r in read_results(results) if "entry" in r]
-        request = {
+
+    def request(skip: list[str]) -> dict[str, object]:
+        return {
             "out_ops": out_ops,
             "autograd_ops": sorted({r.op for r in build.registered if r.key == "Autograd"}),
             "library": str(build.path),
@@ -164,33 +161,13 @@ def _run_child(
             "dtypes": list(options.dtypes),
             "max_samples": options.max_samples,
             "timeout": options.timeout,
-            "skip": done_entries + crashed,
+            "skip": skip,
             "targets": [t.to_json() for t in checks_of],
             "reference_dir": str(work / REFERENCE_DIR),
         }
-        write_atomic(work / "request.json", json.dumps(request))
-        env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
-        with open(work / "child-stderr.txt", "w", encoding="utf-8") as err:
-            code = subprocess.run(
-                [torch.python, str(CHILD), str(work / "request.json"), str(results)],
-                stdout=err,
-                stderr=err,
-                env=env,
-                check=False,
-            ).returncode
-        if code == 0:
-            break
-        rows = read_results(results)
-        started = [str(r["start"]) for r in rows if "start" in r]
-        finished = {str(r.get("entry")) for r in rows if "entry" in r}
-        pending = [s for s in started if s not in finished and s not in crashed]
-        if not pending:
-            tail = (work / "child-stderr.txt").read_text(encoding="utf-8", errors="replace")[-2000:]
-            raise VtgenError(f"the gradcheck process failed (exit {code}) before running any OpInfo:\n{tail}")
-        crashed.append(pending[-1])
-        with open(results, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"entry": pending[-1], "error": f"the process died (exit {code})"}) + "\n")
-    return [r for r in read_results(results) if "entry" in r]
+
+    paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
+    return run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo"), request)
 
 
 def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> store.JSON:

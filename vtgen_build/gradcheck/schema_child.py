@@ -15,57 +15,40 @@ shape of ``child.py``'s entries, so the report reads both alike.
 
 from __future__ import annotations
 
-import ctypes
 import importlib
+import importlib.util
 import json
 import os
 import re
-import signal
 import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 KINDS = (("backward", "schema_grad"), ("gradgrad", "schema_gradgrad"), ("forward", "schema_forward_ad"))
 _NOT_IMPLEMENTED = re.compile(r"not (been )?implemented|forward AD with \S+ that does not support it", re.IGNORECASE)
 _GENERATED = re.compile(r"Autograd\[alias\]: registered at \S*VariableType_\d+\.cpp:\d+")
 
 
-class Timeout(Exception):
-    pass
-
-
-def _on_alarm(signum: int, frame: Any) -> None:
-    raise Timeout()
-
-
-class Counters:
-    """The entry counters of a ``check --gradcheck`` library (none in a user's own library)."""
-
-    def __init__(self, lib: ctypes.CDLL) -> None:
-        lib.vtgen_gradcheck_op.restype = ctypes.c_char_p
-        lib.vtgen_gradcheck_hits.restype = ctypes.c_longlong
-        self.lib = lib
-        self.ops = [lib.vtgen_gradcheck_op(i).decode() for i in range(lib.vtgen_gradcheck_count())]
-
-    def snapshot(self) -> list[int]:
-        return [self.lib.vtgen_gradcheck_hits(i) for i in range(len(self.ops))]
-
-    def entered(self, before: list[int]) -> set[str]:
-        return {op for op, b, a in zip(self.ops, before, self.snapshot(), strict=True) if a > b}
+if TYPE_CHECKING:  # mypy reads the package; the script loads its sibling by path
+    from .child_loop import Counters, Run, Timeout, hidden_status, load_library, run_entries
+else:  # loaded by path: this file runs as a script
+    _here = os.path.dirname(os.path.abspath(__file__))
+    _spec = importlib.util.spec_from_file_location("vtgen_gradcheck_child_loop", f"{_here}/child_loop.py")
+    _loop = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_loop)
+    Counters, Run, Timeout = _loop.Counters, _loop.Run, _loop.Timeout
+    hidden_status, load_library, run_entries = _loop.hidden_status, _loop.load_library, _loop.run_entries
 
 
 def load(library: str) -> Counters | None:
     """Load the library (its counters when it has them); a package name is imported instead."""
     if os.sep in library or library.endswith((".so", ".dylib", ".dll")):
-        # lazy binding: code nothing registered reaches may call helpers libtorch does not export
-        lib = ctypes.CDLL(library, mode=os.RTLD_LAZY | os.RTLD_LOCAL)
+        lib = load_library(library)
         if not hasattr(lib, "vtgen_gradcheck_count"):
             return None
-        status = getattr(lib, "vtgen_gradcheck_hidden_status", None)
-        if status is not None:
-            status.restype = ctypes.c_char_p
-            if status().decode() != "ok":
-                raise RuntimeError(f"libtorch's hidden helpers could not be bound: {status().decode()}")
+        status = hidden_status(lib)
+        if status != "ok":
+            raise RuntimeError(f"libtorch's hidden helpers could not be bound: {status}")
         return Counters(lib)
     importlib.import_module(library)
     return None
@@ -313,26 +296,14 @@ def main(argv: list[str]) -> int:
 
     warnings.filterwarnings("ignore")
     counters = load(request["library"])
-    signal.signal(signal.SIGALRM, _on_alarm)
     skip = set(request.get("skip", []))
+
+    def checked(entry: dict[str, Any]) -> Run:
+        return lambda: [run_op(torch, entry, counters)]
+
+    chosen = ((f"{e['op']} (schema samples)", checked(e)) for e in request["ops"])
     with open(argv[2], "a", encoding="utf-8") as out:
-        for entry in request["ops"]:
-            name = f"{entry['op']} (schema samples)"
-            if name in skip:
-                continue
-            out.write(json.dumps({"start": name}) + "\n")
-            out.flush()
-            signal.alarm(int(request["timeout"]))
-            try:
-                record = run_op(torch, entry, counters)
-            except Timeout:
-                record = {"entry": name, "error": f"timed out after {request['timeout']}s"}
-            except Exception as exc:
-                record = {"entry": name, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"}
-            finally:
-                signal.alarm(0)
-            out.write(json.dumps(record) + "\n")
-            out.flush()
+        run_entries(out, ((name, run) for name, run in chosen if name not in skip), int(request["timeout"]))
     return 0
 
 

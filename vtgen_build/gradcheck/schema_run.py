@@ -6,9 +6,7 @@ Used for the ops no OpInfo check entered (PyTorch's yaml) and for every op of an
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -16,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import VtgenError, did_you_mean
-from ..base.write import write_atomic
 from ..inputs.files import Inputs
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
-from .report import Report, read_results
+from .report import Report
 from .schema_samples import NOTHING, OpSamples, plan_samples
+from .supervise import Child, run_to_end
 from .verdict import REASONS, Unverified
 
 __all__ = [
@@ -77,29 +75,12 @@ def run_schema_child(
     python: str, library: str, plans: Sequence[OpSamples], work: Path, timeout: int
 ) -> list[dict[str, object]]:
     """Run the plans in a child Python; restart it past an op that crashes it."""
-    results = work / "schema-results.jsonl"
-    results.unlink(missing_ok=True)
-    crashed: list[str] = []
-    while True:
-        done = [str(r["entry"]) for r in read_results(results) if "entry" in r]
-        request = {"library": library, "ops": [p.to_json() for p in plans], "timeout": timeout, "skip": done + crashed}
-        write_atomic(work / "schema-request.json", json.dumps(request, sort_keys=True))
-        env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
-        with open(work / "schema-stderr.txt", "w", encoding="utf-8") as err:
-            command = [python, str(CHILD), str(work / "schema-request.json"), str(results)]
-            code = subprocess.run(command, stdout=err, stderr=err, env=env, check=False).returncode
-        if code == 0:
-            break
-        rows = read_results(results)
-        finished = {str(r.get("entry")) for r in rows if "entry" in r}
-        pending = [str(r["start"]) for r in rows if "start" in r and str(r["start"]) not in finished | set(crashed)]
-        if not pending:
-            tail = (work / "schema-stderr.txt").read_text(encoding="utf-8", errors="replace")[-2000:]
-            raise VtgenError(f"the schema-sample gradcheck process failed (exit {code}) before any op:\n{tail}")
-        crashed.append(pending[-1])
-        with open(results, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"entry": pending[-1], "error": f"the process died (exit {code})"}) + "\n")
-    return [r for r in read_results(results) if "entry" in r]
+
+    def request(skip: list[str]) -> dict[str, object]:
+        return {"library": library, "ops": [p.to_json() for p in plans], "timeout": timeout, "skip": skip}
+
+    paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
+    return run_to_end(Child(python, CHILD, *paths, "the schema-sample gradcheck process", "op"), request)
 
 
 def library_ops(inputs: Inputs, names: Sequence[str], known: Sequence[str]) -> list[str] | None:

@@ -1,0 +1,103 @@
+"""What the gradcheck children share; standalone (stdlib only), loaded by path beside them.
+
+``child.py`` and ``schema_child.py`` run as scripts in the torch interpreter.  Each works
+through a list of entries, one at a time under a time limit, and writes ``{"start": name}``
+before an entry and its rows after it, one JSON object a line, flushed: a crash then leaves the
+name of the entry it hit as the last ``start`` without a row, which the parent
+(``supervise.py``) skips when it starts the child again.
+
+A library built by ``check --gradcheck`` counts the calls of each of its Autograd kernels;
+``Counters`` reads them, so that a check can tell which of our kernels it entered.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+from collections.abc import Callable, Iterable
+from typing import Any, TextIO
+
+# an entry's run: its rows (each with "entry"), or an exception (then one "error" row stands for it)
+Run = Callable[[], list[dict[str, Any]]]
+
+
+class Timeout(Exception):
+    """An entry ran past its time limit (raised by the alarm, inside whatever it was running)."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise Timeout()
+
+
+def load_library(path: str) -> ctypes.CDLL:
+    """dlopen the library with lazy binding, which registers its kernels.
+
+    Code the linker kept but nothing registered reaches may call helpers libtorch does not
+    export; with lazy binding they are looked up only if called, which they never are.
+    (``torch.ops.load_library`` binds every symbol at once.)
+    """
+    libc = ctypes.CDLL(None)
+    libc.dlopen.restype, libc.dlopen.argtypes = ctypes.c_void_p, [ctypes.c_char_p, ctypes.c_int]
+    libc.dlerror.restype = ctypes.c_char_p
+    handle = libc.dlopen(path.encode(), os.RTLD_LAZY | os.RTLD_LOCAL)
+    if not handle:
+        raise OSError(f"cannot load {path}: {(libc.dlerror() or b'').decode()}")
+    return ctypes.CDLL(path, handle=handle)
+
+
+def hidden_status(lib: ctypes.CDLL) -> str:
+    """ "ok" when every hidden libtorch helper the library calls was bound at load (or there is none)."""
+    try:
+        status = lib.vtgen_gradcheck_hidden_status
+    except AttributeError:
+        return "ok"
+    status.restype = ctypes.c_char_p
+    return str(status().decode())
+
+
+class Counters:
+    """The entry counters of a ``check --gradcheck`` library: calls of each op's Autograd kernel."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        lib.vtgen_gradcheck_op.restype = ctypes.c_char_p
+        lib.vtgen_gradcheck_hits.restype = ctypes.c_longlong
+        self.lib = lib
+        self.ops = [lib.vtgen_gradcheck_op(i).decode() for i in range(lib.vtgen_gradcheck_count())]
+
+    def snapshot(self) -> list[int]:
+        return [self.lib.vtgen_gradcheck_hits(i) for i in range(len(self.ops))]
+
+    def entered(self, before: list[int]) -> set[str]:
+        return {op for op, b, a in zip(self.ops, before, self.snapshot(), strict=True) if a > b}
+
+
+def describe(exc: BaseException, limit: int = 300) -> str:
+    """An exception as one line: its type and its message, whitespace folded, cut at ``limit``."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:limit]}"
+
+
+def run_entries(out: TextIO, entries: Iterable[tuple[str, Run]], timeout: int) -> None:
+    """Each entry under the time limit: its start line, then its rows (or one error row)."""
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        for name, run in entries:
+            out.write(json.dumps({"start": name}) + "\n")
+            out.flush()
+            out.write("".join(json.dumps(row) + "\n" for row in _rows(name, run, timeout)))
+            out.flush()
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _rows(name: str, run: Run, timeout: int) -> list[dict[str, Any]]:
+    signal.alarm(timeout)
+    try:
+        return run()
+    except Timeout:
+        return [{"entry": name, "error": f"timed out after {timeout}s"}]
+    except Exception as exc:
+        return [{"entry": name, "error": describe(exc)}]
+    finally:
+        signal.alarm(0)

@@ -1,0 +1,67 @@
+"""Running a gradcheck child to the end, past the entries that crash it.
+
+A child (``child.py``, ``schema_child.py``) writes ``{"start": name}`` before each entry and a
+row naming the entry after it (``child_loop.py``).  When it dies, the last entry started and not
+finished is the one that killed it: it gets an error row of its own, and the child is started
+again with a request that skips every entry already written.  A child that dies before it
+started any entry is an error, with the end of what it printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..base.errors import VtgenError
+from ..base.write import write_atomic
+from .report import read_results
+
+__all__ = ["Child", "run_to_end"]
+
+
+@dataclass(frozen=True)
+class Child:
+    python: str  # the interpreter with torch
+    script: Path  # the child script, run as ``python SCRIPT REQUEST RESULTS``
+    request: Path  # where each start's request is written
+    results: Path  # the JSON lines the child appends to
+    stderr: Path  # what the child printed (its last start's)
+    what: str  # how errors name it: "the gradcheck process"
+    first: str  # what it runs first, for "failed before any ...": "OpInfo"
+
+
+def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) -> list[dict[str, object]]:
+    """The child's rows, each entry's once; ``request(skip)`` is the request skipping those entries."""
+    child.results.unlink(missing_ok=True)
+    crashed: list[str] = []
+    while True:
+        done = [str(r["entry"]) for r in read_results(child.results) if "entry" in r]
+        write_atomic(child.request, json.dumps(request(done + crashed), sort_keys=True))
+        code = _start(child)
+        if code == 0:
+            return [r for r in read_results(child.results) if "entry" in r]
+        crashed.append(_culprit(child, crashed, code))
+        with open(child.results, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"entry": crashed[-1], "error": f"the process died (exit {code})"}) + "\n")
+
+
+def _start(child: Child) -> int:
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
+    command = [child.python, str(child.script), str(child.request), str(child.results)]
+    with open(child.stderr, "w", encoding="utf-8") as err:
+        return subprocess.run(command, stdout=err, stderr=err, env=env, check=False).returncode
+
+
+def _culprit(child: Child, crashed: list[str], code: int) -> str:
+    """The entry the child died in: the last one it started and did not finish."""
+    rows = read_results(child.results)
+    finished = {str(r.get("entry")) for r in rows if "entry" in r}
+    pending = [str(r["start"]) for r in rows if "start" in r and str(r["start"]) not in finished | set(crashed)]
+    if not pending:
+        tail = child.stderr.read_text(encoding="utf-8", errors="replace")[-2000:]
+        raise VtgenError(f"{child.what} failed (exit {code}) before running any {child.first}:\n{tail}")
+    return pending[-1]
