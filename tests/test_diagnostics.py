@@ -19,6 +19,7 @@ import pytest
 from vtgen_build.base.errors import Location
 from vtgen_build.diagnostics import Diagnostic, Findings, from_compiler_output, from_gradcheck_report, render
 from vtgen_build.gradcheck.formulas import FormulaPlaces
+from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.gradcheck.report import Report
 
 from .conftest import SAMPLE, CliRunner, sample_inputs
@@ -197,7 +198,9 @@ def _recorded_failure() -> Report:
              "status": "failed", "ours_ran": True, "hit": ["xlogy.Tensor"], "sample": 2, "positions": [0, 1],
              "message": "Jacobian mismatch for output 0 with respect to input 1,\nnumerical:tensor(1.)\n"}  # fmt: skip
     record = {"entry": "xlogy", "direct": {"function": ["xlogy.Tensor"], "inplace": []}, "checks": [check]}
-    return Report.from_results([record], ["xlogy.Tensor", "sinc"], {"sinc": "no OpInfo entry"}, places, None, 0)
+    return Report.from_results(
+        entries_of([record]), ["xlogy.Tensor", "sinc"], {"sinc": "no OpInfo entry"}, places, None, 0
+    )
 
 
 def test_gradcheck_failure_in_every_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

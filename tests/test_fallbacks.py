@@ -182,21 +182,42 @@ def test_an_inplace_kernel_that_throws_on_every_sample_fails(throws: str, expect
 
 
 def test_unreadable_result_lines_fail_the_report(tmp_path: Path) -> None:
-    from vtgen_build.gradcheck.report import Report, read_results
+    from vtgen_build.gradcheck.records import entries_of, read_rows
+    from vtgen_build.gradcheck.report import Report
 
     results = tmp_path / "results.jsonl"
     passed = {"entry": "sin", "checks": []}
     results.write_text(f'{{"start": "sin"}}\n{json.dumps(passed)}\nnot json\n[1, 2]\n{{"start": "co', encoding="utf-8")
-    rows = read_results(results)
+    rows = read_rows(results)
     assert rows == [
         {"start": "sin"},
         passed,
         {"entry": "results.jsonl:3", "unreadable": "not json"},
         {"entry": "results.jsonl:4", "unreadable": "[1, 2]"},
     ]  # the torn last line (the child died writing it) is left to the crash handling
-    report = Report.from_results([r for r in rows if "entry" in r], [], {}, {}, None, 0.0)
+    report = Report.from_results(entries_of(rows), [], {}, {}, None, 0.0)
     assert not report.ok
     assert [str(f) for f in report.failures] == [
         "vtgen-build: error: unreadable result line results.jsonl:3 of the gradcheck process: 'not json'",
         "vtgen-build: error: unreadable result line results.jsonl:4 of the gradcheck process: '[1, 2]'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("row", "why"),
+    [
+        ({"entry": "sin", "checks": [{"kind": "backward", "status": 3}]}, "status: 3 is not a string"),
+        ({"entry": "sin", "checks": "all passed"}, "checks: 'all passed' is not a list"),
+        ({"entry": "sin", "checks": [{"kind": "backward", "status": "passed", "ours_ran": "yes"}]}, "ours_ran"),
+        ({"entry": "sin", "direct": {"function": [1]}, "checks": []}, "direct.function: [1] is not a list of strings"),
+        ({"entry": "sin", "checks": [{"kind": "backward", "status": "failed", "sample": True}]}, "sample: True"),
+    ],
+)
+def test_a_result_row_of_the_wrong_shape_is_unreadable_and_fails_the_report(row: dict[str, object], why: str) -> None:
+    from vtgen_build.gradcheck.records import entries_of
+    from vtgen_build.gradcheck.report import Report
+
+    (entry,) = entries_of([row])
+    assert entry.name == "sin" and why in entry.unreadable and not entry.checks
+    report = Report.from_results([entry], ["sin"], {}, {}, None, 0.0)
+    assert not report.ok and "unreadable result line sin of the gradcheck process" in str(report.failures[0])

@@ -14,6 +14,7 @@ from tests.conftest import RealYaml
 from vtgen_build.base.errors import Location
 from vtgen_build.compile import identify
 from vtgen_build.gradcheck.formulas import FormulaPlaces
+from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.gradcheck.report import Report
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects, unlinkable_roots
 
@@ -96,23 +97,27 @@ def _entry(status: str, kind: str, ours: bool, message: str = "") -> dict[str, o
 def test_a_failure_is_reported_at_the_formula_of_its_input() -> None:
     message = "Jacobian mismatch for output 0 with respect to input 1, numerical:..."
     report = Report.from_results(
-        [_entry("failed", "backward", True, message)], ["xlogy.Tensor"], {}, _places(), None, 0
+        entries_of([_entry("failed", "backward", True, message)]), ["xlogy.Tensor"], {}, _places(), None, 0
     )
     (failure,) = report.failures
     assert str(failure).startswith("derivatives.yaml:1008: error: gradcheck failed for xlogy (float64 sample 2)")
     assert "backward Jacobian mismatch for input 1" in str(failure)
     forward = Report.from_results(
-        [_entry("failed", "forward", True, message)], ["xlogy.Tensor"], {}, _places(), None, 0
+        entries_of([_entry("failed", "forward", True, message)]), ["xlogy.Tensor"], {}, _places(), None, 0
     )
     assert str(forward.failures[0]).startswith("derivatives.yaml:1009: error:")
     assert forward.failed_ops == ["xlogy.Tensor"] and not forward.ok
 
 
 def test_a_pass_without_our_kernel_is_an_error() -> None:
-    report = Report.from_results([_entry("passed", "backward", False)], ["xlogy.Tensor"], {}, _places(), None, 0)
+    report = Report.from_results(
+        entries_of([_entry("passed", "backward", False)]), ["xlogy.Tensor"], {}, _places(), None, 0
+    )
     assert not report.ok and report.passed["backward"] == 0
     assert "never ran" in str(report.failures[0])
-    passed = Report.from_results([_entry("passed", "backward", True)], ["xlogy.Tensor"], {}, _places(), None, 0)
+    passed = Report.from_results(
+        entries_of([_entry("passed", "backward", True)]), ["xlogy.Tensor"], {}, _places(), None, 0
+    )
     assert passed.ok and passed.passed["backward"] == 1 and passed.passed_ops == ["xlogy.Tensor"]
 
 

@@ -19,6 +19,7 @@ from vtgen_build.base import store
 from vtgen_build.base.errors import Location
 from vtgen_build.gradcheck import coverage, reach, verdict
 from vtgen_build.gradcheck.formulas import FormulaPlaces
+from vtgen_build.gradcheck.records import Check, entries_of
 from vtgen_build.gradcheck.report import Report
 from vtgen_build.gradcheck.units import Registration
 
@@ -208,12 +209,12 @@ def test_coverage_counts_a_formula_only_when_its_input_was_differentiated_in_a_p
         }
     ]
     missing = [verdict.Unverified("native_dropout", "random")]
-    entries = coverage.coverage(places, records, missing)
+    entries = coverage.coverage(places, entries_of(records), missing)
     first = entries[0]
     assert [f.check is not None for f in first.formulas] == [True, False, True]
     assert not first.backward_covered and first.reason == "no sample yet"
     records[0]["checks"][0]["inputs"] = ["grad_output", "self"]
-    entries = coverage.coverage(places, records, missing)
+    entries = coverage.coverage(places, entries_of(records), missing)
     assert entries[0].backward_covered and entries[1].reason == "random"
     assert coverage.figure(entries) == (1, 2)
     data = json.loads(coverage.to_json(entries))
@@ -256,10 +257,10 @@ def test_a_failure_torchs_own_kernels_share_is_not_a_failure(tmp_path: Path) -> 
     capture.save_sets(fine, capture.capture(sin, torch.float64, {"sin"}, 1)["sin"], {"self"}, "backward", None)
     failed = {"kind": "backward", "status": "failed", "message": "Jacobian mismatch", "hit": ["x"]}
     records = [{"entry": "e", "checks": [{**failed, "reference": kept}, {**failed, "reference": fine}]}]
-    judged = judge_failures(sys.executable, records, tmp_path)[0]["checks"]
-    assert judged[0]["status"] == "not run" and "PyTorch's own kernels fail it" in judged[0]["why"]
-    assert judged[0]["hit"] == []
-    assert judged[1]["status"] == "failed"  # torch's own kernels pass it: the failure stays ours
+    judged = judge_failures(sys.executable, entries_of(records), tmp_path)[0].checks
+    assert judged[0].status == "not run" and "PyTorch's own kernels fail it" in judged[0].why
+    assert judged[0].hit == ()
+    assert judged[1].status == "failed"  # torch's own kernels pass it: the failure stays ours
 
 
 @pytest.mark.torch
@@ -277,16 +278,17 @@ def test_a_whole_call_failure_torchs_own_kernels_share_is_not_a_failure(tmp_path
     failed = {"test": "through_grad", "kind": "backward", "status": "failed", "message": "mismatch", "hit": ["x"]}
     records = [{"entry": "e", "checks": [{**failed, "sample": 6, "reference": p} for p in (foreach, sin)]}]
     records[0]["checks"].append({**failed, "sample": 2, "reference": foreach})  # ours failed where theirs passed
-    judged = judge_failures(sys.executable, records, tmp_path)[0]["checks"]
-    assert judged[0]["status"] == "not run" and "inconsistent range" in judged[0]["why"], judged[0]
-    assert judged[1]["status"] == "failed"  # torch's own kernels pass it: the failure stays ours
-    assert judged[2]["status"] == "failed"
+    judged = judge_failures(sys.executable, entries_of(records), tmp_path)[0].checks
+    assert judged[0].status == "not run" and "inconsistent range" in judged[0].why, judged[0]
+    assert judged[1].status == "failed"  # torch's own kernels pass it: the failure stays ours
+    assert judged[2].status == "failed"
 
 
 def test_a_failure_at_a_sample_torchs_own_kernels_passed_stays_ours() -> None:
     from vtgen_build.gradcheck.reference import _earlier
 
-    ours, theirs = {"sample": 2, "message": "gradient list size mismatch"}, {"sample": 6, "message": "range"}
+    ours = Check("backward", "function", "failed", sample=2, message="gradient list size mismatch")
+    theirs = Check("backward", "function", "failed", sample=6, message="range")
     assert _earlier(ours, theirs) and not _earlier(theirs, ours) and not _earlier(ours, ours)
 
 
@@ -309,11 +311,13 @@ def test_schema_samples_that_verified_nothing_give_the_ops_own_account() -> None
     sparse = {"status": "not run", "why": "needs sparse / quantized / nested inputs: a sparse or nested result"}
     passed = {"status": "passed", "ours_ran": True}
     whys = schema_whys(
-        [
-            record("pool", {"status": "not run", "why": "no forward formula"}, rejected),
-            record("to_sparse", sparse),
-            record("sin", passed, rejected),
-        ]
+        entries_of(
+            [
+                record("pool", {"status": "not run", "why": "no forward formula"}, rejected),
+                record("to_sparse", sparse),
+                record("sin", passed, rejected),
+            ]
+        )
     )
     assert whys == {"pool": "no sample yet: the op rejects the sample: Expected 4D input", "to_sparse": sparse["why"]}
 
@@ -321,17 +325,20 @@ def test_schema_samples_that_verified_nothing_give_the_ops_own_account() -> None
 def test_a_failure_at_an_input_torchs_own_kernels_passed_stays_ours() -> None:
     from vtgen_build.gradcheck.reference import _earlier
 
-    ours = {"message": "Jacobian mismatch for output 0 with respect to input 0, numerical:1.0 analytical:1.1"}
-    theirs = {"message": "Jacobian mismatch for output 0 with respect to input 1, numerical:0.0 analytical:0.3"}
+    def failed(message: str) -> Check:
+        return Check("backward", "function", "failed", message=message)
+
+    ours = failed("Jacobian mismatch for output 0 with respect to input 0, numerical:1.0 analytical:1.1")
+    theirs = failed("Jacobian mismatch for output 0 with respect to input 1, numerical:0.0 analytical:0.3")
     assert _earlier(ours, theirs) and not _earlier(theirs, ours) and not _earlier(ours, ours)
-    assert not _earlier({"message": "backward check: not reentrant"}, theirs)
+    assert not _earlier(failed("backward check: not reentrant"), theirs)
 
 
 def test_an_entry_whose_check_failed_is_never_covered_and_says_so() -> None:
     places = {"celu": _places()}
     check = {"status": "passed", "ours_ran": True, "variant": "function", "dtype": "float64", "kind": "backward"}
     records = [{"entry": "celu", "direct": {"function": ["celu"]}, "checks": [{**check, "inputs": ["grad_output"]}]}]
-    entry = coverage.coverage(places, records, [], failed=["celu"])[0]
+    entry = coverage.coverage(places, entries_of(records), [], failed=["celu"])[0]
     assert not entry.backward_covered and entry.reason == coverage.FAILED and entry.detail == "celu"
 
 
@@ -357,4 +364,4 @@ def test_schema_samples_still_run_for_an_op_entered_only_inside_another_ops_deco
         {"entry": "cdist", "direct": {"function": ["cdist"], "inplace": []}, "checks": [passed]},
         {"entry": "sin", "direct": {"function": ["sin"]}, "checks": [{**passed, "status": "failed", "hit": ["sin"]}]},
     ]
-    assert _verified_by(records) == {"cdist"}  # _euclidean_dist's formula ran on arguments no check chose
+    assert _verified_by(entries_of(records)) == {"cdist"}  # _euclidean_dist's formula ran on arguments no check chose

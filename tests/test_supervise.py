@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from vtgen_build.base.errors import VtgenError
+from vtgen_build.gradcheck.records import Entry
 from vtgen_build.gradcheck.supervise import Child, run_to_end
 
 FAKE = """
@@ -47,11 +48,11 @@ def test_each_crashing_entry_gets_an_error_row_and_the_rest_still_run(tmp_path: 
     entries = ["a", "die-7", "b", "die-9", "c"]
     rows = run_to_end(child, lambda skip: {"entries": entries, "skip": skip})
     assert rows == [
-        {"entry": "a", "checks": []},
-        {"entry": "die-7", "error": "the process died (exit 7)"},
-        {"entry": "b", "checks": []},
-        {"entry": "die-9", "error": "the process died (exit 9)"},
-        {"entry": "c", "checks": []},
+        Entry("a"),
+        Entry("die-7", error="the process died (exit 7)"),
+        Entry("b"),
+        Entry("die-9", error="the process died (exit 9)"),
+        Entry("c"),
     ]
     assert (tmp_path / "starts.txt").read_text(encoding="utf-8").count("start") == 3  # two restarts
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..base.errors import Location
 from .formulas import FormulaPlaces
+from .records import Entry
 from .verdict import REASONS, Unverified
 
 __all__ = ["FAILED", "EntryCoverage", "FormulaRun", "coverage", "render", "to_json"]
@@ -49,19 +49,17 @@ class EntryCoverage:
         return self.reason not in _NO_CPU
 
 
-def _ran(records: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, str]]:
+def _ran(records: Iterable[Entry]) -> dict[tuple[str, str], dict[str, str]]:
     """(op, kind) → differentiated input ("*": every input) → the first passing check it ran in."""
     ran: dict[tuple[str, str], dict[str, str]] = {}
     for entry in records:
-        direct = entry.get("direct", {})
-        for c in entry.get("checks", []):
-            if c.get("status") != "passed" or not c.get("ours_ran") or c.get("kind") not in ("backward", "forward"):
+        for c in entry.checks:
+            if not c.passed_ours or c.kind not in ("backward", "forward"):
                 continue
-            for op in direct.get(c.get("variant", "function"), []) if isinstance(direct, dict) else []:
-                inputs = c.get("inputs") or ["*"]
-                found = ran.setdefault((str(op), str(c["kind"])), {})
-                for name in inputs:
-                    found.setdefault(str(name), f"{entry['entry']} {c['kind']} {c.get('dtype', '')}".strip())
+            for op in entry.ops(c.variant):
+                found = ran.setdefault((op, c.kind), {})
+                for name in c.inputs or ("*",):
+                    found.setdefault(name, f"{entry.name} {c.kind} {c.dtype}".strip())
     return ran
 
 
@@ -88,7 +86,7 @@ def _fixed(reason: str, detail: str) -> tuple[str, str]:
 
 def coverage(
     places: Mapping[str, FormulaPlaces],
-    records: Iterable[Mapping[str, Any]],
+    records: Iterable[Entry],
     unverified: Iterable[Unverified],
     failed: Iterable[str] = (),
 ) -> list[EntryCoverage]:

@@ -27,7 +27,7 @@ from ..base.errors import VtgenError
 from ..base.write import write_atomic
 from ..torchlib import TorchInstall
 from .formulas import FormulaPlaces
-from .report import read_results
+from .records import read_rows
 from .sample_sources import PLUGINS
 from .units import Registration
 
@@ -106,14 +106,14 @@ def _compute(torch: TorchInstall, work: Path, timeout: int = 60) -> list[list[st
     results, skip_file = work / "reach.jsonl", work / "reach-skip.json"
     results.unlink(missing_ok=True)
     for _ in range(50):
-        rows = read_results(results)
+        rows = read_rows(results)
         skip = [str(r["entry"]) for r in rows if "entry" in r]
         started = [str(r["start"]) for r in rows if "start" in r]
         write_atomic(skip_file, json.dumps(skip + [s for s in started if s not in skip]))
         command = [torch.python, str(HERE / "child.py"), "--reach", str(results), str(skip_file), str(timeout)]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode == 0:
-            rows = read_results(results)
+            rows = read_rows(results)
             return [[str(r["entry"]), r["forward"], r["backward"]] for r in rows if "forward" in r]
     raise VtgenError(f"finding what each sample reaches failed repeatedly: {done.stderr.strip()[-2000:]}")
 

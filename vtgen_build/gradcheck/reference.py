@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from ..base.write import write_atomic
+from .records import FAILED, NOT_RUN, Check, Entry, check_or_none
 
 __all__ = ["REFERENCE_DIR", "judge_failures"]
 
@@ -31,31 +32,31 @@ REFERENCE_DIR = "reference"  # under the gradcheck work directory: the kept argu
 _CHILD = Path(__file__).resolve().parent / "child.py"
 
 
-def _kept(records: Sequence[dict[str, Any]]) -> list[str]:
-    return sorted(
-        {
-            str(c["reference"])
-            for r in records
-            for c in r.get("checks", [])
-            if isinstance(c, dict) and c.get("status") == "failed" and c.get("reference")
-        }
-    )
+def _kept(records: Sequence[Entry]) -> list[str]:
+    return sorted({c.reference for r in records for c in r.checks if c.status == FAILED and c.reference})
 
 
 _INPUT = re.compile(r"with respect to input (\d+)")
 
 
-def _earlier(ours: dict[str, Any], theirs: dict[str, Any]) -> bool:
+def _earlier(ours: Check, theirs: Check) -> bool:
     """Ours failed at a sample, or at an input, before the one theirs failed at: theirs passed it, so
     that failure is ours."""
-    at, their_at = ours.get("sample"), theirs.get("sample")
-    if isinstance(at, int) and isinstance(their_at, int) and at != their_at:
-        return at < their_at
-    mine, other = _INPUT.search(str(ours.get("message", ""))), _INPUT.search(str(theirs.get("message", "")))
+    if ours.sample is not None and theirs.sample is not None and ours.sample != theirs.sample:
+        return ours.sample < theirs.sample
+    mine, other = _INPUT.search(ours.message), _INPUT.search(theirs.message)
     return bool(mine and other and int(mine.group(1)) < int(other.group(1)))
 
 
-def judge_failures(python: str, records: list[dict[str, Any]], work: Path) -> list[dict[str, Any]]:
+def _judged(check: Check, found: Mapping[str, object]) -> Check:
+    theirs = check_or_none(found.get(check.reference)) if check.status == FAILED and check.reference else None
+    if theirs is None or theirs.status != FAILED or _earlier(check, theirs):
+        return check
+    why = f"PyTorch's own kernels fail it on these arguments too: {theirs.message[:200]}"
+    return replace(check, status=NOT_RUN, why=why, hit=())
+
+
+def judge_failures(python: str, records: list[Entry], work: Path) -> list[Entry]:
     """The records with each failed check that torch's own kernels fail too turned into ``not run``."""
     kept = _kept(records)
     if not kept:
@@ -65,12 +66,7 @@ def judge_failures(python: str, records: list[dict[str, Any]], work: Path) -> li
     answer.unlink(missing_ok=True)
     command = [python, str(_CHILD), "--reference", str(listing), str(answer)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
-    found: dict[str, Any] = json.loads(answer.read_text(encoding="utf-8")) if done.returncode == 0 else {}
-    for r in records:
-        for c in r.get("checks", []):
-            theirs = found.get(str(c.get("reference", ""))) if c.get("status") == "failed" else None
-            if isinstance(theirs, dict) and theirs.get("status") == "failed" and not _earlier(c, theirs):
-                message = str(theirs.get("message", ""))[:200]
-                c.update(status="not run", why=f"PyTorch's own kernels fail it on these arguments too: {message}")
-                c["hit"] = []
-    return records
+    found = json.loads(answer.read_text(encoding="utf-8")) if done.returncode == 0 else {}
+    if not isinstance(found, dict):
+        found = {}
+    return [r.with_checks(_judged(c, found) for c in r.checks) for r in records]

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from ..base.errors import Location
 from .formulas import FormulaPlaces
+from .records import FAILED, NOT_RUN, PASSED, Check, Entry
 from .verdict import UNVERIFIED, Unverified
 
 if TYPE_CHECKING:
     from .library import LibraryBuild
 
-__all__ = ["Failure", "Report", "read_results"]
+__all__ = ["Failure", "Report"]
 
 _INPUT = re.compile(r"with respect to input (\d+)")
 _KINDS = ("backward", "forward", "gradgrad", "fwd_over_rev")
@@ -26,27 +25,6 @@ _WHAT = {
     "gradgrad": "double-backward",
     "fwd_over_rev": "forward-over-reverse",
 }
-
-
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """The child's JSON lines. A torn last line (no newline: the child died writing it) is dropped;
-    any other line that is not a JSON object becomes an ``unreadable`` row, which fails the report."""
-    rows: list[dict[str, Any]] = []
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return rows
-    lines = text.split("\n")
-    for number, line in enumerate(lines[:-1], start=1):  # lines[-1]: after the last newline (torn or empty)
-        try:
-            row = json.loads(line)
-        except ValueError:
-            row = None
-        if isinstance(row, dict):
-            rows.append(row)
-        else:
-            rows.append({"entry": f"{path.name}:{number}", "unreadable": line[:200]})
-    return rows
 
 
 @dataclass(frozen=True)
@@ -59,22 +37,20 @@ class Failure:
         return f"{self.location}: error: {self.message}" if self.location else f"vtgen-build: error: {self.message}"
 
 
-def _failure(entry: dict[str, Any], check: dict[str, Any], places: dict[str, FormulaPlaces]) -> Failure:
-    kind, hit = str(check["kind"]), [str(h) for h in check.get("hit", [])]
-    direct = entry.get("direct", {}).get(check["variant"], [])
+def _failure(entry: Entry, check: Check, places: dict[str, FormulaPlaces]) -> Failure:
+    kind, hit, direct = check.kind, check.hit, entry.ops(check.variant)
     op = hit[0] if hit and direct else None
-    text = str(check.get("message", ""))
-    if check["status"] == "failed":
+    text = check.message
+    if check.status == FAILED:
         m = _INPUT.search(text)
         i = int(m.group(1)) if m else None
-        positions = check.get("positions", [])
-        argument = positions[i] if i is not None and i < len(positions) else None
+        argument = check.positions[i] if i is not None and i < len(check.positions) else None
         what = f"{_WHAT[kind]} Jacobian mismatch for input {i}" if m and "mismatch" in text else f"{_WHAT[kind]} check"
-        head = f"gradcheck failed for {entry['entry']}{' (in-place)' if check['variant'] == 'inplace' else ''}"
-        message = f"{head} ({check['dtype']} sample {check.get('sample')}): {what}: {text[:300]}"
+        head = f"gradcheck failed for {entry.name}{' (in-place)' if check.variant == 'inplace' else ''}"
+        message = f"{head} ({check.dtype} sample {check.sample}): {what}: {text[:300]}"
     else:
         argument = None
-        message = f"{entry['entry']} ({check['dtype']}): {check['test']} passed but our kernel of {direct[0]} never ran"
+        message = f"{entry.name} ({check.dtype}): {check.test} passed but our kernel of {direct[0]} never ran"
     place = places.get(op) if op else None
     where = None
     if place is not None:
@@ -127,7 +103,7 @@ class Report:
     @classmethod
     def from_results(
         cls,
-        records: Sequence[dict[str, Any]],
+        records: Sequence[Entry],
         ops: Iterable[str],
         excluded: dict[str, str],
         places: dict[str, FormulaPlaces],
@@ -151,18 +127,18 @@ class Report:
                 report.not_run.append((op, "no OpInfo check entered its kernel (no OpInfo entry for it)"))
         return report
 
-    def _add_entry(self, entry: dict[str, Any], places: dict[str, FormulaPlaces], ran: set[str], bad: set[str]) -> None:
-        if "unreadable" in entry:  # a result we cannot read may hide a failure
-            message = f"unreadable result line {entry['entry']} of the gradcheck process: {entry['unreadable']!r}"
+    def _add_entry(self, entry: Entry, places: dict[str, FormulaPlaces], ran: set[str], bad: set[str]) -> None:
+        if entry.unreadable:  # a result we cannot read may hide a failure
+            message = f"unreadable result line {entry.name} of the gradcheck process: {entry.unreadable!r}"
             self.failures.append(Failure(None, message, None))
             return
-        if "error" in entry:
-            self.errors.append(f"{entry['entry']}: {entry['error']}")
+        if entry.error:
+            self.errors.append(f"{entry.name}: {entry.error}")
             return
-        checks = [c for c in entry.get("checks", []) if c.get("status") != "not run"]
+        checks = [c for c in entry.checks if c.status != NOT_RUN]
         if not checks:
             return
-        by_capture, by_schema = "source" in entry, bool(entry.get("schema"))
+        by_capture, by_schema = bool(entry.source), entry.schema
         apart = by_capture or by_schema  # counted apart from the OpInfo entries run by name
         self.entries += not apart
         self.captured += by_capture
@@ -170,20 +146,19 @@ class Report:
         passed = self.captured_passed if by_capture else self.schema_passed if by_schema else self.passed
         failed = False
         for kind in _KINDS:
-            mine = [c for c in checks if c["kind"] == kind]
-            wrong = [c for c in mine if c["status"] == "failed" or _never_ran(entry, c)]
+            mine = [c for c in checks if c.kind == kind]
+            wrong = [c for c in mine if c.status == FAILED or _never_ran(entry, c)]
             for c in wrong:
-                failure = _failure(entry, c, places)
-                self.failures.append(failure)
-                bad.update(c.get("hit", []) if _direct(entry).get(c["variant"]) else [])
-            if any(c["status"] == "passed" and c.get("ours_ran") for c in mine) and not wrong:
+                self.failures.append(_failure(entry, c, places))
+                bad.update(c.hit if entry.ops(c.variant) else ())
+            if any(c.passed_ours for c in mine) and not wrong:
                 passed[kind] += 1
-                direct = any(_direct(entry).get(v) for v in ("function", "inplace"))
+                direct = any(entry.ops(v) for v in ("function", "inplace"))
                 self.passed_direct[kind] += direct and not apart
             failed = failed or bool(wrong)
             for c in mine:
-                if c["status"] == "passed" and c.get("ours_ran") and _direct(entry).get(c["variant"]):
-                    ran.update(c.get("hit", []))
+                if c.passed_ours and entry.ops(c.variant):
+                    ran.update(c.hit)
         self.failed_entries += failed and not apart
         self.captured_failed += failed and by_capture
         self.schema_failed += failed and by_schema
@@ -249,27 +224,23 @@ class Report:
         return f"OK: {len(self.passed_ops)} ops verified"
 
 
-def _normalized(entry: dict[str, Any], autograd_ops: set[str] | None) -> dict[str, Any]:
+def _normalized(entry: Entry, autograd_ops: set[str] | None) -> Entry:
     """An entry whose own ops count only when registered for dense CPU tensors (the Autograd key).
 
     A kernel registered for AutogradNestedTensor alone never runs for an OpInfo's samples.
     """
-    if autograd_ops is None or "direct" not in entry:
+    if autograd_ops is None or entry.direct is None:
         return entry
-    direct = {v: [op for op in ops if op in autograd_ops] for v, ops in _direct(entry).items()}
+    direct = tuple((v, tuple(op for op in ops if op in autograd_ops)) for v, ops in entry.direct)
+    registered = replace(entry, direct=direct)
     checks = []
-    for c in entry.get("checks", []):
-        if _direct(entry).get(c["variant"]) and not direct.get(c["variant"]) and not c.get("ours_ran"):
-            c = {**c, "status": "not run", "why": "our kernel is registered for another dispatch key only"}
+    for c in entry.checks:
+        if entry.ops(c.variant) and not registered.ops(c.variant) and not c.ours_ran:
+            c = replace(c, status=NOT_RUN, why="our kernel is registered for another dispatch key only")
         checks.append(c)
-    return {**entry, "direct": direct, "checks": checks}
+    return registered.with_checks(checks)
 
 
-def _never_ran(entry: dict[str, Any], check: dict[str, Any]) -> bool:
+def _never_ran(entry: Entry, check: Check) -> bool:
     """A check that passed although our kernel of the op it tests was never entered: not a pass."""
-    return check["status"] == "passed" and not check.get("ours_ran") and bool(_direct(entry).get(check["variant"]))
-
-
-def _direct(entry: dict[str, Any]) -> dict[str, list[str]]:
-    found = entry.get("direct", {})
-    return found if isinstance(found, dict) else {}
+    return check.status == PASSED and not check.ours_ran and bool(entry.ops(check.variant))

@@ -27,6 +27,7 @@ from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
+from .records import Entry
 from .reference import REFERENCE_DIR, judge_failures
 from .report import Report
 from .schema_run import schema_fallback, schema_whys
@@ -148,7 +149,7 @@ def _run_child(
     options: GradcheckOptions,
     work: Path,
     checks_of: Sequence[Target] = (),
-) -> list[dict[str, object]]:
+) -> list[Entry]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
     shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
 
@@ -189,13 +190,13 @@ def _coverage(
     path: str,
     regs: list[Registration],
     places: dict[str, FormulaPlaces],
-    records: list[dict[str, object]],
+    records: list[Entry],
     report: Report,
 ) -> str:
     """Write the coverage JSON of the selected ops' entries; the summary table."""
     mine = {op: p for op, p in places.items() if op in {r.op for r in regs}}
     entries = coverage(mine, records, report.unverified, report.failed_ops)
-    named = [r for r in records if "source" not in r and not r.get("schema")]
+    named = [r for r in records if not r.source and not r.schema]
     by_name = coverage(mine, named, report.unverified, report.failed_ops)
     write_atomic(Path(path), to_json(entries))
     return render(entries, by_name) + f"\n  per entry: {path}"
@@ -251,8 +252,8 @@ def _schema_stage(
     regs: list[Registration],
     places: dict[str, FormulaPlaces],
     cannot: dict[str, str],
-    records: list[dict[str, object]],
-) -> tuple[list[dict[str, object]], dict[str, str]]:
+    records: list[Entry],
+) -> tuple[list[Entry], dict[str, str]]:
     """Schema samples for the ops no OpInfo/ModuleInfo check verified and a dense CPU sample can reach."""
     if not (options.schema_samples and build.registered):
         return [], {}

@@ -17,6 +17,7 @@ from ..base.errors import VtgenError, did_you_mean
 from ..inputs.files import Inputs
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
+from .records import NOT_RUN, Entry
 from .report import Report
 from .schema_samples import NOTHING, OpSamples, plan_samples
 from .supervise import Child, run_to_end
@@ -71,9 +72,7 @@ def sample_source(inputs: Inputs, hint_files: Sequence[str], ops: Sequence[str] 
     return SampleSource(ready, missing)
 
 
-def run_schema_child(
-    python: str, library: str, plans: Sequence[OpSamples], work: Path, timeout: int
-) -> list[dict[str, object]]:
+def run_schema_child(python: str, library: str, plans: Sequence[OpSamples], work: Path, timeout: int) -> list[Entry]:
     """Run the plans in a child Python; restart it past an op that crashes it."""
 
     def request(skip: list[str]) -> dict[str, object]:
@@ -125,21 +124,11 @@ def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: 
     return report
 
 
-def _verified_by(records: Sequence[dict[str, object]]) -> set[str]:
+def _verified_by(records: Sequence[Entry]) -> set[str]:
     """Ops a passing check tested directly (the op its entry calls, our kernel entered): an op entered only
     inside another op's decomposition had its formula run on arguments no check chose, so coverage does
     not count it and its schema samples still run."""
-    found: set[str] = set()
-    for entry in records:
-        checks, direct = entry.get("checks"), entry.get("direct")
-        for c in checks if isinstance(checks, list) else []:
-            if isinstance(c, dict) and c.get("status") == "passed" and c.get("ours_ran"):
-                ops = direct.get(str(c.get("variant", "function"))) if isinstance(direct, dict) else None
-                found.update(str(op) for op in (ops if isinstance(ops, list) else []))
-    return found
-
-
-Records = list[dict[str, object]]
+    return {op for entry in records for c in entry.checks if c.passed_ours for op in entry.ops(c.variant)}
 
 
 def schema_fallback(
@@ -147,9 +136,9 @@ def schema_fallback(
     hint_files: Sequence[str],
     selected: Sequence[str],
     registered: Sequence[str],
-    earlier: Sequence[dict[str, object]],
+    earlier: Sequence[Entry],
     run: tuple[str, str, Path, int],
-) -> tuple[Records, dict[str, str]]:
+) -> tuple[list[Entry], dict[str, str]]:
     """Schema samples for the selected ops no earlier check verified (``run``: python, library, work, timeout).
 
     Returns the child's records and, for the ops it cannot sample, ``not verified`` with the reason.
@@ -168,17 +157,15 @@ def schema_fallback(
 _NOT_A_REASON = ("no forward formula", "no inplace variant")
 
 
-def schema_whys(records: Sequence[dict[str, object]]) -> dict[str, str]:
+def schema_whys(records: Sequence[Entry]) -> dict[str, str]:
     """Op → why its schema samples verified nothing (the op's own account: the sample it rejected, a sparse
     result), as one of ``REASONS`` followed by that account."""
     found: dict[str, str] = {}
     for r in records:
-        listed = r.get("checks")
-        checks = [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
-        if not r.get("schema") or any(c.get("status") == "passed" and c.get("ours_ran") for c in checks):
+        if not r.schema or any(c.passed_ours for c in r.checks):
             continue
-        whys = [str(c.get("why", "")) for c in checks if c.get("status") == "not run"]
+        whys = [c.why for c in r.checks if c.status == NOT_RUN]
         why = next((w for w in whys if w and not w.startswith(_NOT_A_REASON)), "")
         if why:
-            found[str(r.get("aten"))] = why if why.startswith(REASONS[:4]) else f"{REASONS[4]}: {why}"
+            found[r.aten] = why if why.startswith(REASONS[:4]) else f"{REASONS[4]}: {why}"
     return found

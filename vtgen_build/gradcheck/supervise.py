@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
-from .report import read_results
+from .records import Entry, entries_of, read_rows
 
 __all__ = ["Child", "run_to_end"]
 
@@ -34,16 +34,16 @@ class Child:
     first: str  # what it runs first, for "failed before any ...": "OpInfo"
 
 
-def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) -> list[dict[str, object]]:
-    """The child's rows, each entry's once; ``request(skip)`` is the request skipping those entries."""
+def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) -> list[Entry]:
+    """The child's entries, each entry's once; ``request(skip)`` is the request skipping those entries."""
     child.results.unlink(missing_ok=True)
     crashed: list[str] = []
     while True:
-        done = [str(r["entry"]) for r in read_results(child.results) if "entry" in r]
+        done = [str(r["entry"]) for r in read_rows(child.results) if "entry" in r]
         write_atomic(child.request, json.dumps(request(done + crashed), sort_keys=True))
         code = _start(child)
         if code == 0:
-            return [r for r in read_results(child.results) if "entry" in r]
+            return entries_of(read_rows(child.results))
         crashed.append(_culprit(child, crashed, code))
         with open(child.results, "a", encoding="utf-8") as f:
             f.write(json.dumps({"entry": crashed[-1], "error": f"the process died (exit {code})"}) + "\n")
@@ -58,7 +58,7 @@ def _start(child: Child) -> int:
 
 def _culprit(child: Child, crashed: list[str], code: int) -> str:
     """The entry the child died in: the last one it started and did not finish."""
-    rows = read_results(child.results)
+    rows = read_rows(child.results)
     finished = {str(r.get("entry")) for r in rows if "entry" in r}
     pending = [str(r["start"]) for r in rows if "start" in r and str(r["start"]) not in finished | set(crashed)]
     if not pending:
