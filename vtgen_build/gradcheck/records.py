@@ -39,6 +39,13 @@ def _int(row: Mapping[str, Any], key: str) -> int | None:
     return value
 
 
+def _flag(row: Mapping[str, Any], key: str) -> bool:
+    value = row.get(key, False)
+    if not isinstance(value, bool):
+        raise _Malformed(f"{key}: {value!r} is not true or false")
+    return value
+
+
 def _texts(value: object, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _Malformed(f"{key}: {value!r} is not a list of strings")
@@ -74,9 +81,6 @@ class Check:
     def parse(cls, row: Mapping[str, Any]) -> Check:
         if not isinstance(row, Mapping):
             raise _Malformed(f"a check is not an object: {row!r}")
-        ours_ran = row.get("ours_ran", False)
-        if not isinstance(ours_ran, bool):
-            raise _Malformed(f"ours_ran: {ours_ran!r} is not true or false")
         return cls(
             kind=_text(row, "kind"),
             variant=_text(row, "variant", "function"),
@@ -89,7 +93,7 @@ class Check:
             positions=_ints(row.get("positions", []), "positions"),
             why=_text(row, "why"),
             hit=_texts(row.get("hit", []), "hit"),
-            ours_ran=ours_ran,
+            ours_ran=_flag(row, "ours_ran"),
             inputs=_texts(row.get("inputs", []), "inputs"),
             reference=_text(row, "reference"),
         )
@@ -121,16 +125,13 @@ class Entry:
         direct = row.get("direct")
         if direct is not None and not isinstance(direct, dict):
             raise _Malformed(f"direct: {direct!r} is not an object")
-        schema = row.get("schema", False)
-        if not isinstance(schema, bool):
-            raise _Malformed(f"schema: {schema!r} is not true or false")
         return cls(
             name=_text(row, "entry"),
             checks=tuple(Check.parse(c) for c in checks),
             direct=None if direct is None else tuple((str(k), _texts(v, f"direct.{k}")) for k, v in direct.items()),
             aten=_text(row, "aten"),
             source=_text(row, "source"),
-            schema=schema,
+            schema=_flag(row, "schema"),
             error=_text(row, "error"),
         )
 
