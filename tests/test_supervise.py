@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from vtgen_build.base.errors import VtgenError
-from vtgen_build.gradcheck.records import Entry
+from vtgen_build.gradcheck.records import Entry, read_entries
 from vtgen_build.gradcheck.supervise import Child, run_to_end
 
 FAKE = """
@@ -46,8 +46,8 @@ def test_each_crashing_entry_gets_an_error_row_and_the_rest_still_run(tmp_path: 
     child = _child(tmp_path)
     child.results.write_text('{"entry": "stale", "checks": []}\n', encoding="utf-8")  # a previous run's
     entries = ["a", "die-7", "b", "die-9", "c"]
-    rows = run_to_end(child, lambda skip: {"entries": entries, "skip": skip})
-    assert rows == [
+    run_to_end(child, lambda skip: {"entries": entries, "skip": skip})
+    assert read_entries(child.results) == [
         Entry("a"),
         Entry("die-7", error="the process died (exit 7)"),
         Entry("b"),

@@ -9,7 +9,7 @@ expected failures.  Writes one JSON object per line: ``{"start": entry}`` before
 an entry, then its result, so that the parent knows which entry a crash hit.
 Results are data only; nothing here reads code from the parent.
 
-    python child.py --reach RESULTS.jsonl SKIP.json   (what every entry reaches: ``capture.reach``)
+    python child.py --reach REQUEST.json RESULTS.jsonl   (what every entry reaches: ``capture.reach``)
     python child.py --reference LIST.json RESULTS.json  (failed checks again with torch's own kernels)
 
 A request's ``targets`` are ops checked on the arguments captured from the entries whose
@@ -569,10 +569,10 @@ def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:
 
 def main(argv: list[str]) -> int:
     if argv[1] == "--reach":
-        with open(argv[3], encoding="utf-8") as f:
-            skip = set(json.load(f))
+        with open(argv[2], encoding="utf-8") as f:
+            request = json.load(f)
         warnings.filterwarnings("ignore")
-        reach_all(argv[2], skip, int(argv[4]))
+        reach_all(argv[3], set(request["skip"]), int(request["timeout"]))
         return 0
     if argv[1] == "--reference":
         warnings.filterwarnings("ignore")

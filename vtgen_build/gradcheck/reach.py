@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..base import store
-from ..base.errors import VtgenError
-from ..base.write import write_atomic
 from ..torchlib import TorchInstall
 from .formulas import FormulaPlaces
 from .records import read_rows
 from .sample_sources import PLUGINS
+from .supervise import Child, run_to_end
 from .units import Registration
 
 __all__ = ["Reach", "ReachMap", "Target", "reach_map", "targets"]
@@ -102,20 +100,16 @@ def _decode(data: store.JSON, key: str) -> ReachMap | None:
 
 
 def _compute(torch: TorchInstall, work: Path, timeout: int = 60) -> list[list[store.JSON]]:
-    """Run the child over every entry; restart it past an entry that kills it."""
-    results, skip_file = work / "reach.jsonl", work / "reach-skip.json"
-    results.unlink(missing_ok=True)
-    for _ in range(50):
-        rows = read_rows(results)
-        skip = [str(r["entry"]) for r in rows if "entry" in r]
-        started = [str(r["start"]) for r in rows if "start" in r]
-        write_atomic(skip_file, json.dumps(skip + [s for s in started if s not in skip]))
-        command = [torch.python, str(HERE / "child.py"), "--reach", str(results), str(skip_file), str(timeout)]
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
-        if done.returncode == 0:
-            rows = read_rows(results)
-            return [[str(r["entry"]), r["forward"], r["backward"]] for r in rows if "forward" in r]
-    raise VtgenError(f"finding what each sample reaches failed repeatedly: {done.stderr.strip()[-2000:]}")
+    """Run the child over every entry (past the entries that kill it); each entry's reach as a row."""
+    paths = (work / "reach-request.json", work / "reach.jsonl", work / "reach-stderr.txt")
+    child = Child(torch.python, HERE / "child.py", *paths, "finding what each sample reaches", "entry", ("--reach",))
+    run_to_end(child, lambda skip: {"skip": skip, "timeout": timeout})
+    found: list[list[store.JSON]] = []
+    for row in read_rows(child.results):
+        name, forward, backward = row.get("entry"), row.get("forward"), row.get("backward")
+        if isinstance(name, str) and isinstance(forward, list) and isinstance(backward, list):
+            found.append([name, [str(op) for op in forward], [str(op) for op in backward]])
+    return found
 
 
 def reach_map(torch: TorchInstall, work: Path) -> ReachMap:

@@ -27,7 +27,7 @@ from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
-from .records import Entry
+from .records import Entry, read_entries
 from .reference import REFERENCE_DIR, judge_failures
 from .report import Report
 from .schema_run import schema_fallback, schema_whys
@@ -168,7 +168,8 @@ def _run_child(
         }
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
-    return run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo"), request)
+    run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo"), request)
+    return read_entries(paths[1])
 
 
 def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> store.JSON:

@@ -17,7 +17,7 @@ from ..base.errors import VtgenError, did_you_mean
 from ..inputs.files import Inputs
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
-from .records import NOT_RUN, Entry
+from .records import NOT_RUN, Entry, read_entries
 from .report import Report
 from .schema_samples import NOTHING, OpSamples, plan_samples
 from .supervise import Child, run_to_end
@@ -79,7 +79,8 @@ def run_schema_child(python: str, library: str, plans: Sequence[OpSamples], work
         return {"library": library, "ops": [p.to_json() for p in plans], "timeout": timeout, "skip": skip}
 
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
-    return run_to_end(Child(python, CHILD, *paths, "the schema-sample gradcheck process", "op"), request)
+    run_to_end(Child(python, CHILD, *paths, "the schema-sample gradcheck process", "op"), request)
+    return read_entries(paths[1])
 
 
 def library_ops(inputs: Inputs, names: Sequence[str], known: Sequence[str]) -> list[str] | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
-from .records import Entry, entries_of, read_rows
+from .records import read_rows
 
 __all__ = ["Child", "run_to_end"]
 
@@ -26,16 +26,19 @@ __all__ = ["Child", "run_to_end"]
 @dataclass(frozen=True)
 class Child:
     python: str  # the interpreter with torch
-    script: Path  # the child script, run as ``python SCRIPT REQUEST RESULTS``
+    script: Path  # the child script, run as ``python SCRIPT [MODE...] REQUEST RESULTS``
     request: Path  # where each start's request is written
     results: Path  # the JSON lines the child appends to
     stderr: Path  # what the child printed (its last start's)
     what: str  # how errors name it: "the gradcheck process"
     first: str  # what it runs first, for "failed before any ...": "OpInfo"
+    mode: tuple[str, ...] = ()  # arguments before the request's path: ``("--reach",)``
 
 
-def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) -> list[Entry]:
-    """The child's entries, each entry's once; ``request(skip)`` is the request skipping those entries."""
+def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) -> None:
+    """Run the child until it finishes: its results then name every entry once (``records.read_rows``).
+
+    ``request(skip)`` is the request that skips those entries."""
     child.results.unlink(missing_ok=True)
     crashed: list[str] = []
     while True:
@@ -43,7 +46,7 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) 
         write_atomic(child.request, json.dumps(request(done + crashed), sort_keys=True))
         code = _start(child)
         if code == 0:
-            return entries_of(read_rows(child.results))
+            return
         crashed.append(_culprit(child, crashed, code))
         with open(child.results, "a", encoding="utf-8") as f:
             f.write(json.dumps({"entry": crashed[-1], "error": f"the process died (exit {code})"}) + "\n")
@@ -51,7 +54,7 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) 
 
 def _start(child: Child) -> int:
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
-    command = [child.python, str(child.script), str(child.request), str(child.results)]
+    command = [child.python, str(child.script), *child.mode, str(child.request), str(child.results)]
     with open(child.stderr, "w", encoding="utf-8") as err:
         return subprocess.run(command, stdout=err, stderr=err, env=env, check=False).returncode
 
