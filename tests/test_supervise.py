@@ -32,6 +32,9 @@ with open(sys.argv[2], "a") as out:
         if name.startswith("die-"):
             os._exit(int(name[4:]))
         out.write(json.dumps({"entry": name, "checks": []}) + "\\n")
+if request.get("exit"):
+    print("crashed at exit", file=sys.stderr)
+    sys.exit(request["exit"])
 """
 
 
@@ -61,6 +64,13 @@ def test_a_child_that_dies_before_any_entry_is_an_error_with_what_it_printed(tmp
     child = _child(tmp_path)
     with pytest.raises(VtgenError, match=r"the stand-in process failed \(exit 4\) before running any entry:\nno torch"):
         run_to_end(child, lambda skip: {"entries": ["never"], "skip": skip})
+
+
+def test_a_child_that_dies_after_its_last_entry_is_an_error_not_a_restart_loop(tmp_path: Path) -> None:
+    child = _child(tmp_path)
+    with pytest.raises(VtgenError, match=r"failed \(exit 6\) after its last entry, with none left:\ncrashed at exit"):
+        run_to_end(child, lambda skip: {"entries": ["a", "b"], "skip": skip, "exit": 6})
+    assert read_entries(child.results) == [Entry("a"), Entry("b")]  # its results stay readable
 
 
 def test_the_childs_loop_writes_a_start_then_rows_or_one_error_row(tmp_path: Path) -> None:

@@ -40,16 +40,16 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) 
 
     ``request(skip)`` is the request that skips those entries."""
     child.results.unlink(missing_ok=True)
-    crashed: list[str] = []
     while True:
-        done = [str(r["entry"]) for r in read_rows(child.results) if "entry" in r]
-        write_atomic(child.request, json.dumps(request(done + crashed), sort_keys=True))
+        rows = read_rows(child.results)
+        done = list(dict.fromkeys(str(r["entry"]) for r in rows if "entry" in r))  # a crash's error row too
+        write_atomic(child.request, json.dumps(request(done), sort_keys=True))
         code = _start(child)
         if code == 0:
             return
-        crashed.append(_culprit(child, crashed, code))
+        culprit = _culprit(child, code)
         with open(child.results, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"entry": crashed[-1], "error": f"the process died (exit {code})"}) + "\n")
+            f.write(json.dumps({"entry": culprit, "error": f"the process died (exit {code})"}) + "\n")
 
 
 def _start(child: Child) -> int:
@@ -59,12 +59,14 @@ def _start(child: Child) -> int:
         return subprocess.run(command, stdout=err, stderr=err, env=env, check=False).returncode
 
 
-def _culprit(child: Child, crashed: list[str], code: int) -> str:
+def _culprit(child: Child, code: int) -> str:
     """The entry the child died in: the last one it started and did not finish."""
     rows = read_rows(child.results)
-    finished = {str(r.get("entry")) for r in rows if "entry" in r}
-    pending = [str(r["start"]) for r in rows if "start" in r and str(r["start"]) not in finished | set(crashed)]
-    if not pending:
-        tail = child.stderr.read_text(encoding="utf-8", errors="replace")[-2000:]
-        raise VtgenError(f"{child.what} failed (exit {code}) before running any {child.first}:\n{tail}")
-    return pending[-1]
+    finished = {str(r["entry"]) for r in rows if "entry" in r}
+    started = [str(r["start"]) for r in rows if "start" in r]
+    pending = [name for name in started if name not in finished]
+    if pending:
+        return pending[-1]
+    tail = child.stderr.read_text(encoding="utf-8", errors="replace")[-2000:]
+    when = f"after its last {child.first}, with none left" if started else f"before running any {child.first}"
+    raise VtgenError(f"{child.what} failed (exit {code}) {when}:\n{tail}")
