@@ -298,7 +298,8 @@ def test_an_op_dense_inputs_reach_only_through_a_composite_kernel_says_why() -> 
     child = _child_module("child")
     assert child.uncheckable("aten::linear") == verdict.REASONS[1]  # dense: CompositeImplicitAutograd; ours: nested
     assert child.uncheckable("aten::max_pool2d") == verdict.REASONS[0]  # dense: CompositeImplicitAutograd; ours: MPS
-    assert child.uncheckable("aten::sin") == "" and child.uncheckable("aten::native_dropout") == "random"
+    assert child.uncheckable("aten::sin") == ""
+    assert child.uncheckable("aten::native_dropout") == ""  # random, checked seeded (capture.same_draws)
 
 
 def test_schema_samples_that_verified_nothing_give_the_ops_own_account() -> None:

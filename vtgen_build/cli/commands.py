@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__, get_cmake_dir
 from ..base.errors import VtgenError, did_you_mean
-from ..base.write import is_output_name
+from ..base.write import is_output_name, write_atomic
 from ..diagnostics import (
     FORMATS,
     Diagnostic,
@@ -115,7 +115,32 @@ def _parser() -> argparse.ArgumentParser:
     _add_format(gen)
     gen.set_defaults(run=_run_generate)
     _add_check_parser(sub)
+    _add_coverage_parser(sub)
     return parser
+
+
+def _add_coverage_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cov = sub.add_parser("coverage", help="formula coverage reports of check --gradcheck --coverage")
+    actions = cov.add_subparsers(dest="action", metavar="ACTION", required=True)
+    merge = actions.add_parser("merge", help="join the coverage JSONs of the N parts of a --shard K/N run")
+    merge.add_argument("parts", nargs="+", metavar="PART.json", help="the parts' --coverage JSON files")
+    merge.add_argument("-o", "--output", required=True, metavar="JSON", help="the merged report (as one run writes)")
+    cov.set_defaults(run=_run_coverage_merge)
+
+
+def _run_coverage_merge(args: argparse.Namespace) -> int:
+    from ..gradcheck.coverage import merge, render, to_json
+
+    parts: list[tuple[str, str]] = []
+    for path in args.parts:
+        try:
+            parts.append((path, Path(path).read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise VtgenError(f"{path}: cannot read it: {exc.strerror}") from exc
+    entries = merge(parts)
+    write_atomic(Path(args.output), to_json(entries))
+    print(render(entries) + f"\n  per entry: {args.output} (merged from {len(parts)} parts)")
+    return 0
 
 
 def _add_code_options(g: argparse._ArgumentGroup) -> None:
@@ -315,7 +340,9 @@ def _check_ranges(args: argparse.Namespace) -> None:
         given = [f for f, v in (("--python", args.python), ("--max-samples", args.max_samples),
                                 ("--no-bind-hidden", not args.bind_hidden), ("--library", args.library),
                                 ("--hints", args.hints), ("--coverage", args.coverage),
-                                ("--allow-unverified", args.allow_unverified)) if v]  # fmt: skip
+                                ("--allow-unverified", args.allow_unverified),
+                                ("--no-batched-grad", not args.batched_grad),
+                                ("--shard", args.shard)) if v]  # fmt: skip
         if given:
             raise VtgenError(f"{given[0]} applies to --gradcheck only")
 
@@ -444,6 +471,12 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="sample hints of constrained inputs (yaml, repeatable; docs/gradcheck-samples.md)")  # fmt: skip
     r.add_argument("--coverage", metavar="JSON",
                    help="every op: which derivatives.yaml formulas ran in a passing check (JSON here)")  # fmt: skip
+    r.add_argument("--no-batched-grad", dest="batched_grad", action="store_false",
+                   help="leave out the batched (vmap) part of the gradient checks (default: where PyTorch's "
+                        "tests run it, and for schema and captured samples)")  # fmt: skip
+    r.add_argument("--shard", metavar="K/N",
+                   help="check only part K of N of the selected ops (balanced by cost; the --coverage JSONs of the "
+                        "N parts join with `vtgen-build coverage merge`)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
                    help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     _add_format(check)

@@ -21,6 +21,7 @@ from ..inputs.files import Inputs
 from ..revisions import Changes
 from .report import Report
 from .run import GradcheckOptions, run_gradcheck
+from .shard import parse_shard
 
 __all__ = ["GradcheckOptions", "Report", "run_from_args", "run_gradcheck"]
 
@@ -33,6 +34,8 @@ def run_from_args(
     with a formula was verified by no passing check (unless ``--allow-unverified``), else 0."""
     if args.no_pch:
         raise VtgenError("--no-pch: --gradcheck builds no precompiled headers; leave the option out")
+    if args.library and args.shard:
+        raise VtgenError("--shard: parts of a run of PyTorch's yaml (or an op set) only, not of --library")
     if args.library:
         from pathlib import Path
 
@@ -41,7 +44,7 @@ def run_from_args(
         work = Path(gen_options.out_dir).resolve() / ".vtgen-gradcheck"
         report = run_library(
             inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, 300,
-            gen_options.release, gen_options.policy_root,
+            gen_options.release, gen_options.policy_root, args.batched_grad,
         )  # fmt: skip
         report.accept_unverified = args.allow_unverified
         print(report.render(), file=sys.stdout if report.ok else sys.stderr)
@@ -66,6 +69,8 @@ def run_from_args(
         hints=tuple(args.hints),
         allow_unverified=args.allow_unverified,
         coverage=args.coverage,
+        batched=args.batched_grad,
+        shard=parse_shard(args.shard) if args.shard else None,
         reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
     if args.coverage and args.changed:

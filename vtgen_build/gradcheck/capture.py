@@ -15,13 +15,43 @@ reports it at that argument's formula.
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
-__all__ = ["REACH_CALLS", "Captured", "captured_checks", "op_name", "reach", "reference", "save_sets"]
+__all__ = [
+    "REACH_CALLS",
+    "SEED",
+    "Captured",
+    "captured_checks",
+    "is_random",
+    "op_name",
+    "reach",
+    "reference",
+    "same_draws",
+    "save_sets",
+]
+
+
+def _sibling(name: str) -> ModuleType:
+    """A standalone file beside this one, loaded by path once per process (as ``child.py`` loads it)."""
+    loaded = sys.modules.get(f"vtgen_gradcheck_{name}")
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(
+        f"vtgen_gradcheck_{name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def op_name(func: Any) -> str:
@@ -201,6 +231,9 @@ def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None
     given = len(captured.args)
     mutates = bool(schema.arguments) and schema.arguments[0].alias_info is not None
     by_keyword = [(i, a.name) for i, a in enumerate(schema.arguments) if i >= given and a.name in captured.kwargs]
+    # other arguments it writes (rrelu_with_noise's noise): on copies, or a rerun would change what a Node saved
+    scratch = [i for i, a in enumerate(schema.arguments) if i and a.alias_info is not None and a.alias_info.is_write]
+    seeded = is_random(captured.func)
 
     def fn(*tensors: Any) -> Any:
         now: list[Any] = [list(v) if isinstance(v, (list, tuple)) else v for v in values]
@@ -209,9 +242,9 @@ def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None
                 now[i] = t
             else:
                 now[i][j] = t
-        if mutates:
-            now[0] = [t.clone() for t in now[0]] if isinstance(now[0], list) else now[0].clone()
-        result = captured.func(*now[:given], **{name: now[i] for i, name in by_keyword})
+        for i in [0, *scratch] if mutates else scratch:
+            now[i] = [t.clone() for t in now[i]] if isinstance(now[i], list) else _copy_kept(now[i])
+        result = same_draws(seeded, lambda: captured.func(*now[:given], **{name: now[i] for i, name in by_keyword}))
         if mutates:  # what it changed (an in-place _foreach op returns nothing)
             return tuple(now[0]) if isinstance(now[0], list) else now[0]
         if outputs is None or not isinstance(result, (list, tuple)):
@@ -221,6 +254,38 @@ def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None
 
     names = tuple(dict.fromkeys(schema.arguments[i].name for i, _ in slots))
     return Prepared(fn, inputs, tuple(i for i, _ in slots), names)
+
+
+# The seed set before every evaluation of a random op's function (``same_draws``): gradcheck's
+# perturbed evaluations then draw the mask (the noise, the samples) its first one drew.
+SEED = 20240607
+
+
+def is_random(func: Any) -> bool:
+    """The op draws from the generator (tag ``nondeterministic_seeded``: dropout, rrelu_with_noise, normal)."""
+    import torch
+
+    return torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
+
+
+def same_draws(seeded: bool, call: Callable[[], Any]) -> Any:
+    """``call()``; when ``seeded``, with the generator set to ``SEED`` first (and restored after)."""
+    import torch
+
+    if not seeded:
+        return call()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(SEED)
+        return call()
+
+
+def _copy_kept(value: Any) -> Any:
+    """A copy of a tensor argument keeping whether it requires grad (the op writes it)."""
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return value
+    return value.clone() if value.requires_grad else value.detach().clone()
 
 
 def _double(prepared: Prepared) -> bool:
@@ -240,38 +305,48 @@ def _double(prepared: Prepared) -> bool:
     return all(t.dtype in wide and bool(torch.isfinite(t.detach()).all()) for t in floats)
 
 
-def _gradcheck(prepared: Prepared, kind: str) -> None:
-
-    common = {"fast_mode": True, "check_batched_grad": False, "check_undefined_grad": False}
+def _gradcheck(prepared: Prepared, kind: str, batched: bool) -> None:
+    """One check; ``batched``: with its batched (vmap) part (``batching.py``)."""
+    batching = _sibling("batching")
     with warnings.catch_warnings():  # e.g. a deprecation torch itself triggers: not the formula's fault
         warnings.simplefilter("ignore")
-        _gradcheck_quiet(prepared, kind, common)
+        locate = (lambda: batching.input_of(prepared.fn, prepared.inputs)) if kind == "backward" else None
+        batching.run_batched(lambda on: _gradcheck_quiet(prepared, kind, on), batched, locate)
 
 
-def _gradcheck_quiet(prepared: Prepared, kind: str, common: dict[str, bool]) -> None:
+def _gradcheck_quiet(prepared: Prepared, kind: str, batched: bool) -> None:
     import torch
 
+    common = {"fast_mode": True, "check_undefined_grad": False}
     if kind == "backward":
-        torch.autograd.gradcheck(prepared.fn, prepared.inputs, check_grad_dtypes=True, **common)
+        torch.autograd.gradcheck(
+            prepared.fn, prepared.inputs, check_grad_dtypes=True, check_batched_grad=batched, **common
+        )
     else:
         torch.autograd.gradcheck(
             prepared.fn,
             prepared.inputs,
             check_forward_ad=True,
             check_backward_ad=False,
-            check_batched_forward_grad=False,
+            check_batched_grad=False,
+            check_batched_forward_grad=batched,
             **common,
         )
 
 
 def captured_checks(
-    sets: list[Captured], grad_names: set[str], kinds: list[str], counters: Any, outputs: list[bool] | None = None
+    sets: list[Captured],
+    grad_names: set[str],
+    kinds: list[str],
+    counters: Any,
+    outputs: list[bool] | None = None,
+    batched: set[str] | frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """Per kind, one check over the captured argument sets: passed, failed (where, why) or not run.
 
-    ``counters`` (``child.Counters``) tells which of our kernels each gradcheck entered.
+    ``counters`` (``child.Counters``) tells which of our kernels each gradcheck entered; ``batched``:
+    the kinds whose checks run their batched (vmap) part too.
     """
-    import torch
 
     rows: list[dict[str, Any]] = []
     for kind in kinds:
@@ -279,19 +354,19 @@ def captured_checks(
         differentiated: set[str] = set()
         row: dict[str, Any] = {"status": "not run", "why": "no argument set with a differentiable input"}
         for n, captured in enumerate(sets):
-            if torch.Tag.nondeterministic_seeded in getattr(captured.func, "tags", ()):
-                row = {"status": "not run", "why": "random"}
-                break
+            # vmap refuses a random op's forward (its batched forward check): only its backward is batched
+            vmap = kind in batched and not (kind == "forward" and is_random(captured.func))
             prepared = prepare(captured, grad_names, outputs)
             if prepared is None or not _double(prepared):
                 continue
             before = counters.snapshot()
             try:
-                _gradcheck(prepared, kind)
+                _gradcheck(prepared, kind, vmap)
             except Exception as exc:
                 hit |= counters.entered(before)
                 message = " ".join(str(exc).split())[:600] or type(exc).__name__
                 row = {"status": "failed", "sample": n, "message": message, "positions": list(prepared.positions)}
+                row.update(_sibling("batching").row_of(exc))
                 break
             hit |= counters.entered(before)
             differentiated.update(prepared.names)
@@ -310,12 +385,20 @@ class _NoCounters:
         return set()
 
 
-def save_sets(path: str, sets: list[Captured], grad_names: set[str], kind: str, outputs: list[bool] | None) -> None:
+def save_sets(
+    path: str,
+    sets: list[Captured],
+    grad_names: set[str],
+    kind: str,
+    outputs: list[bool] | None,
+    batched: set[str] | frozenset[str] = frozenset(),
+) -> None:
     """Keep a failed captured check's argument sets for the reference run (``reference``)."""
     import torch
 
     rows = [(op_name(c.func), c.args, c.kwargs) for c in sets]
-    torch.save({"sets": rows, "grad": sorted(grad_names), "kind": kind, "outputs": outputs}, path)
+    saved = {"sets": rows, "grad": sorted(grad_names), "kind": kind, "outputs": outputs, "batched": sorted(batched)}
+    torch.save(saved, path)
 
 
 def _overload(torch: Any, name: str) -> Any:
@@ -334,5 +417,6 @@ def reference(path: str) -> dict[str, Any]:
 
     saved = torch.load(path, weights_only=False)
     sets = [Captured(_overload(torch, name), tuple(args), dict(kwargs)) for name, args, kwargs in saved["sets"]]
-    rows = captured_checks(sets, set(saved["grad"]), [saved["kind"]], _NoCounters(), saved["outputs"])
+    batched = set(saved.get("batched", []))
+    rows = captured_checks(sets, set(saved["grad"]), [saved["kind"]], _NoCounters(), saved["outputs"], batched)
     return rows[0]

@@ -111,9 +111,20 @@ def _grad_positions(args: tuple[Any, ...]) -> list[int]:
     return positions
 
 
-def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any) -> None:
-    import torch
+def _batched(opinfo: Any, kind: str, variant: str) -> bool:
+    """Does PyTorch's own test run this check with its batched (vmap) part? (``batching.py``)"""
+    if kind == "backward":
+        return bool(opinfo.check_batched_grad)
+    if kind == "gradgrad":
+        return bool(opinfo.check_batched_gradgrad)
+    if kind == "forward":
+        flag = opinfo.check_batched_forward_grad if variant == "function" else opinfo.check_inplace_batched_forward_grad
+        return bool(flag)
+    return False  # forward-over-reverse: PyTorch's test turns it off
 
+
+def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any, batched: bool = False) -> None:
+    """One sample through one check; ``batched``: with its batched part where the OpInfo enables it."""
     op = opinfo.get_op() if variant == "function" else opinfo.inplace_variant
     sources = _sibling("sample_sources")
     flat, lengths = sources.flatten_args((sample.input, *sample.args))
@@ -126,25 +137,34 @@ def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any) -> None:
 
     args = tuple(flat)
     fast = True if opinfo.gradcheck_fast_mode is None else opinfo.gradcheck_fast_mode
-    common = {"nondet_tol": opinfo.gradcheck_nondet_tol, "fast_mode": fast, "check_batched_grad": False}
+    common = {"nondet_tol": opinfo.gradcheck_nondet_tol, "fast_mode": fast}
+    batching = _sibling("batching")
+    locate = (lambda: batching.input_of(call, args)) if kind == "backward" else None
+    on = batched and _batched(opinfo, kind, variant)
+    batching.run_batched(lambda b: _gradcheck(call, args, kind, common, b), on, locate)
+
+
+def _gradcheck(call: Any, args: tuple[Any, ...], kind: str, common: dict[str, Any], batched: bool) -> None:
+    import torch
+
     if kind == "backward":
-        torch.autograd.gradcheck(call, args, check_grad_dtypes=True, check_undefined_grad=True, **common)
+        torch.autograd.gradcheck(
+            call, args, check_grad_dtypes=True, check_undefined_grad=True, check_batched_grad=batched, **common
+        )
     elif kind == "gradgrad":
-        torch.autograd.gradgradcheck(call, args, check_fwd_over_rev=False, check_rev_over_rev=True, **common)
+        torch.autograd.gradgradcheck(
+            call, args, check_fwd_over_rev=False, check_rev_over_rev=True, check_batched_grad=batched, **common
+        )
     elif kind == "fwd_over_rev":
         torch.autograd.gradgradcheck(
-            call, args, check_fwd_over_rev=True, check_rev_over_rev=False, check_undefined_grad=False, **common
-        )
+            call, args, check_fwd_over_rev=True, check_rev_over_rev=False, check_undefined_grad=False,
+            check_batched_grad=False, **common,
+        )  # fmt: skip
     else:
         torch.autograd.gradcheck(
-            call,
-            args,
-            check_forward_ad=True,
-            check_backward_ad=False,
-            check_undefined_grad=False,
-            check_batched_forward_grad=False,
-            **common,
-        )
+            call, args, check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
+            check_batched_grad=False, check_batched_forward_grad=batched, **common,
+        )  # fmt: skip
 
 
 def _samples(opinfo: Any, dtype: Any, variant: str, limit: int) -> list[Any]:
@@ -176,11 +196,13 @@ def _inplace_takes(opinfo: Any, sample: Any) -> bool:
 
 
 def _check(
-    opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters, hit: set[str]
-) -> dict[str, Any]:
+    opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters, hit: set[str],
+    batched: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable.
 
-    ``hit`` collects the ops whose kernels gradcheck entered (not the making of the samples).
+    ``hit`` collects the ops whose kernels gradcheck entered (not the making of the samples);
+    ``batched``: with the batched (vmap) part where the OpInfo enables it (``batching.py``).
     """
     ran = 0
     for i, sample in enumerate(_samples(opinfo, dtype, variant, limit)):
@@ -188,14 +210,15 @@ def _check(
             continue
         before = counters.snapshot()
         try:
-            _run_sample(opinfo, kind, variant, sample)
+            _run_sample(opinfo, kind, variant, sample, batched)
         except Timeout:
             raise
         except Exception as exc:
             hit |= counters.entered(before)
             message = " ".join(str(exc).split())[:600] or type(exc).__name__
             positions = _grad_positions((sample.input, *sample.args))
-            return {"status": "failed", "sample": i, "message": message, "positions": positions}
+            row = {"status": "failed", "sample": i, "message": message, "positions": positions}
+            return {**row, **_sibling("batching").row_of(exc)}
         hit |= counters.entered(before)
         ran += 1
     return {"status": "passed", "samples": ran} if ran else {"status": "not run", "why": "no usable sample"}
@@ -288,13 +311,14 @@ def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any], candida
                 checks.append({**row, "status": "not run", "why": why})
                 continue
             hit: set[str] = set()
-            result = _check(opinfo, kind, variant, dtype, request["max_samples"], counters, hit)
+            batched = bool(request.get("batched"))
+            result = _check(opinfo, kind, variant, dtype, request["max_samples"], counters, hit, batched)
             entered |= hit
             mine = direct[variant]
             result["ours_ran"] = bool(hit & set(mine)) if mine else bool(hit)
             result["hit"] = sorted(hit & set(mine)) if mine else sorted(hit)[:12]
             if result["status"] == "failed" and request.get("reference_dir"):
-                call = [_name(opinfo), kind, variant, row["dtype"], request["max_samples"]]
+                call = [_name(opinfo), kind, variant, row["dtype"], request["max_samples"], batched]
                 result["reference"] = _keep_call_for_reference(request["reference_dir"], call)
             checks.append({**row, **result})
     return {
@@ -315,7 +339,11 @@ _LAYOUT_KEYS = ("SparseCPU", "SparseCsrCPU", "QuantizedCPU", "NestedTensorCPU", 
 
 
 def uncheckable(op: str) -> str:
-    """Why no CPU float sample can reach the op's kernel here (one of a fixed list), or ""."""
+    """Why no CPU float sample can reach the op's kernel here (one of a fixed list), or "".
+
+    A random op (tag ``nondeterministic_seeded``) is checkable: every evaluation of its function is
+    seeded alike (``capture.same_draws``).
+    """
     import torch
 
     def has(key: str) -> bool:
@@ -324,19 +352,13 @@ def uncheckable(op: str) -> str:
         except RuntimeError:
             return False
 
-    name, _, overload = op.partition(".")
-    try:
-        packet = getattr(torch.ops.aten, name.removeprefix("aten::"))
-        tags = getattr(packet, overload or "default").tags
-    except (AttributeError, RuntimeError):
-        tags = []
     # a CompositeImplicitAutograd kernel takes dense CPU inputs before any Autograd kernel does (the
     # dispatcher's order), unless a CPU or CompositeExplicitAutograd kernel is registered
     if not any(has(k) for k in _CPU_KEYS):
         if any(has(k) for k in _LAYOUT_KEYS):
             return "needs sparse / quantized / nested inputs"
         return "needs a backend this machine lacks (no CPU kernel)"
-    return "random" if torch.Tag.nondeterministic_seeded in tags else ""
+    return ""
 
 
 def schemas(ops: list[str]) -> dict[str, Any]:
@@ -383,29 +405,34 @@ def _target_records(
     import torch
 
     capture = _sibling("capture")
-    limit = request["max_samples"] or 2
+    limit, batched = request["max_samples"] or 2, bool(request.get("batched"))
     checks: dict[str, list[dict[str, Any]]] = {t["op"]: [] for t in targets}
     for dtype_name in request["dtypes"]:
         dtype = getattr(torch, dtype_name)
         found = capture.capture(entry, dtype, {t["op"] for t in targets}, limit)
         for t in targets:
             kinds = [k for k in ["backward"] + (["forward"] if t["forward"] else []) if _allowed(entry, k, dtype)]
-            rows = capture.captured_checks(found.get(t["op"], []), set(t["grad"]), kinds, counters, t.get("outputs"))
+            vmap = {k for k in kinds if _vmap_ok(entry, k, request)}
+            rows = capture.captured_checks(
+                found.get(t["op"], []), set(t["grad"]), kinds, counters, t.get("outputs"), vmap
+            )
             for row in rows:
                 row["test"] = "captured_grad" if row["kind"] == "backward" else "captured_forward_ad"
                 if row["status"] == "failed" and request.get("reference_dir"):
                     row["reference"] = _keep_for_reference(request["reference_dir"], entry.name, t, dtype_name, row)
-                    capture.save_sets(row["reference"], found[t["op"]], set(t["grad"]), row["kind"], t.get("outputs"))
+                    capture.save_sets(
+                        row["reference"], found[t["op"]], set(t["grad"]), row["kind"], t.get("outputs"), vmap
+                    )
             # the samples the reach map read: the one reaching the op may be a later one
             whole = max(limit, capture.REACH_CALLS)
             if entry.name in t.get("through_backward", []) and hasattr(entry, "opinfo") and not entry.inplace:
                 names = [a.name for a in found[t["op"]][0].func._schema.arguments] if found.get(t["op"]) else None
-                rows += _through_backward(entry.opinfo, dtype, whole, counters, names)
+                rows += _through_backward(entry.opinfo, dtype, whole, counters, names, batched)
             else:
-                rows += _through_call(entry, rows, dtype, whole, counters)
+                rows += _through_call(entry, rows, dtype, whole, counters, batched)
             for row in rows:
                 if row["status"] == "failed" and row["test"] in _WHOLE_CALL and request.get("reference_dir"):
-                    call = [_name(entry.opinfo), row["kind"], "function", dtype_name, whole]
+                    call = [_name(entry.opinfo), row["kind"], "function", dtype_name, whole, batched]
                     row["reference"] = _keep_call_for_reference(request["reference_dir"], call)
                 ours = t["counter"] in row["hit"]
                 if row["status"] in ("failed", "passed") and not ours and row["test"] in _WHOLE_CALL:
@@ -426,10 +453,20 @@ def _target_records(
     ]
 
 
+def _vmap_ok(entry: Any, kind: str, request: dict[str, Any]) -> bool:
+    """A captured check runs its batched part unless turned off, or the entry is an OpInfo that turns it off."""
+    opinfo = getattr(entry, "opinfo", None)
+    if not request.get("batched"):
+        return False
+    return opinfo is None or _batched(opinfo, kind, "inplace" if getattr(entry, "inplace", False) else "function")
+
+
 _WHOLE_CALL = ("through_grad", "through_forward_ad", "test_fn_gradgrad", "test_fn_fwgrad_bwgrad")
 
 
-def _through_call(entry: Any, rows: list[dict[str, Any]], dtype: Any, limit: int, counters: Counters) -> list[Any]:
+def _through_call(
+    entry: Any, rows: list[dict[str, Any]], dtype: Any, limit: int, counters: Counters, batched: bool
+) -> list[Any]:
     """For each failed captured check, the OpInfo's own check of the whole call (its gradcheck wrapper
     keeps the inputs' invariants: a symmetric matrix stays symmetric), which enters our kernel too.
 
@@ -443,7 +480,7 @@ def _through_call(entry: Any, rows: list[dict[str, Any]], dtype: Any, limit: int
             continue
         hit: set[str] = set()
         try:
-            result = _check(entry.opinfo, kind, "function", dtype, limit, counters, hit)
+            result = _check(entry.opinfo, kind, "function", dtype, limit, counters, hit, batched)
         except Timeout:
             raise
         except Exception as exc:  # its samples cannot be made here (a sparse-only sample)
@@ -481,12 +518,14 @@ def _reference_call(path: str) -> dict[str, Any]:
     import torch
 
     with open(path, encoding="utf-8") as f:
-        name, kind, variant, dtype, limit = json.load(f)
+        name, kind, variant, dtype, limit, *batched = json.load(f)
     entry = next(iter(_sibling("sample_sources").all_entries({name})), None)
     if entry is None or not hasattr(entry, "opinfo"):
         return {"status": "not run", "why": f"no OpInfo entry {name}"}
     nothing = _sibling("capture")._NoCounters()
-    return _check(entry.opinfo, kind, variant, getattr(torch, dtype), limit, nothing, set())
+    return _check(
+        entry.opinfo, kind, variant, getattr(torch, dtype), limit, nothing, set(), bool(batched and batched[0])
+    )
 
 
 def run_references(listing: str, results: str) -> None:
@@ -522,7 +561,7 @@ def _allowed(entry: Any, kind: str, dtype: Any) -> bool:
 
 
 def _through_backward(
-    opinfo: Any, dtype: Any, limit: int, counters: Counters, arguments: list[str] | None = None
+    opinfo: Any, dtype: Any, limit: int, counters: Counters, arguments: list[str] | None = None, batched: bool = False
 ) -> list[dict[str, Any]]:
     """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them.
 
@@ -534,7 +573,7 @@ def _through_backward(
         if why or dtype not in opinfo.supported_backward_dtypes("cpu"):
             continue
         hit: set[str] = set()
-        result = _check(opinfo, kind, "function", dtype, limit, counters, hit)
+        result = _check(opinfo, kind, "function", dtype, limit, counters, hit, batched)
         forward = result.pop("positions", None)  # the forward op's inputs, not the backward op's arguments
         mapped = _backward_positions(forward, arguments or [])
         rows.append({"test": test, "kind": kind, **result, "hit": sorted(hit), **mapped})
@@ -560,7 +599,10 @@ def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:
 
     def checked(entry: Any) -> Run:
         ran = {"entry": f"via {entry.name}", "checks": []}  # the entry's own row (the target rows name the ops)
-        return lambda: [*_target_records(entry, by_entry[entry.name], request, counters), ran]
+        run: Run = _sibling("batching").timed(
+            lambda: [*_target_records(entry, by_entry[entry.name], request, counters), ran]
+        )
+        return run
 
     entries = _sibling("sample_sources").all_entries(set(by_entry))
     chosen = ((f"via {e.name}", checked(e)) for e in entries if f"via {e.name}" not in skip)
@@ -603,7 +645,8 @@ def main(argv: list[str]) -> int:
     skip = set(request["skip"])
 
     def checked(opinfo: Any) -> Run:
-        return lambda: [_run_entry(opinfo, counters, request, candidates)]
+        run: Run = _sibling("batching").timed(lambda: [_run_entry(opinfo, counters, request, candidates)])
+        return run
 
     chosen = (
         (_name(opinfo), checked(opinfo))

@@ -1,9 +1,12 @@
 """Formula coverage (``check --gradcheck --coverage``): which derivatives.yaml formulas ran in a passing check.
 
-Per derivatives.yaml entry: each backward formula (per input) and each forward formula, the
+Per derivatives.yaml entry: each backward formula per input and each forward formula, the
 check it ran inside (a check passes only when our kernel of the op ran, proven by its
-counter), or why none did (``verdict.REASONS``).  The figure: the share of entries with a CPU
-kernel whose every backward formula ran.  Kept as a table on stdout and a JSON file.
+counter), or why none did (``verdict.REASONS``, or ``FAILED``).  The figures, over the entries
+with a CPU kernel: the entries whose every backward formula ran, the backward formulas (per
+input) and the forward formulas that ran.  Kept as a table on stdout and a JSON file; the JSON
+files of the parts of a sharded run (``--shard K/N``) merge into the one a single run writes
+(``merge``).
 """
 
 from __future__ import annotations
@@ -12,12 +15,12 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..base.errors import Location
+from ..base.errors import Location, VtgenError
 from .formulas import FormulaPlaces
 from .records import Entry
 from .verdict import REASONS, Unverified
 
-__all__ = ["FAILED", "EntryCoverage", "FormulaRun", "coverage", "render", "to_json"]
+__all__ = ["FAILED", "EntryCoverage", "FormulaRun", "coverage", "figure", "from_json", "merge", "render", "to_json"]
 
 FAILED = "a check of it failed"  # not a reason it could not run: a failure (never on the unmodified yaml)
 _NO_CPU = frozenset(REASONS[:2])  # needs another backend, or sparse / quantized / nested inputs
@@ -26,7 +29,7 @@ _NO_CPU = frozenset(REASONS[:2])  # needs another backend, or sparse / quantized
 @dataclass(frozen=True)
 class FormulaRun:
     kind: str  # "backward" or "forward"
-    inputs: tuple[str, ...]  # the inputs a backward formula computes (forward: ())
+    inputs: tuple[str, ...]  # backward: the one input this record is of (a formula of two inputs: two records)
     where: Location
     check: str | None  # the passing check it ran inside, None: it did not run
 
@@ -102,9 +105,10 @@ def coverage(
     for where, ops in sorted(by_entry.items(), key=lambda item: (item[0].file, item[0].line)):
         place = places[ops[0]]
         runs = [
-            FormulaRun("backward", names, at, _check_of(ran, ops, "backward", names))
+            FormulaRun("backward", (name,), at, _check_of(ran, ops, "backward", (name,)))
             for names, at in place.backward
-            if set(names) & set(place.differentiable)
+            for name in names
+            if name in place.differentiable
         ]
         runs += [FormulaRun("forward", (), at, _check_of(ran, ops, "forward", ())) for at in place.forward]
         missing = [f for f in runs if f.check is None]
@@ -118,14 +122,28 @@ def coverage(
     return found
 
 
+def _eligible(entries: Sequence[EntryCoverage]) -> list[EntryCoverage]:
+    return [e for e in entries if e.has_cpu_kernel]
+
+
 def figure(entries: Sequence[EntryCoverage]) -> tuple[int, int]:
     """(entries with a CPU kernel and a backward formula whose every backward formula ran, such entries)."""
-    eligible = [e for e in entries if e.has_cpu_kernel and any(f.kind == "backward" for f in e.formulas)]
+    eligible = [e for e in _eligible(entries) if any(f.kind == "backward" for f in e.formulas)]
     return sum(e.backward_covered for e in eligible), len(eligible)
 
 
+def formula_figure(entries: Sequence[EntryCoverage], kind: str) -> tuple[int, int]:
+    """(formulas of ``kind`` that ran, such formulas) of the entries with a CPU kernel (backward: per input)."""
+    runs = [f for e in _eligible(entries) for f in e.formulas if f.kind == kind]
+    return sum(f.check is not None for f in runs), len(runs)
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part} of {whole} ({100.0 * part / whole if whole else 0.0:.1f}%)"
+
+
 def render(entries: Sequence[EntryCoverage], by_name: Sequence[EntryCoverage] = ()) -> str:
-    """The figure, the uncovered entries counted by reason; ``by_name``: the same run's OpInfo-by-name checks alone."""
+    """The figures, the uncovered entries counted by reason; ``by_name``: the same run's OpInfo-by-name checks alone."""
     covered, eligible = figure(entries)
     share = 100.0 * covered / eligible if eligible else 0.0
     lines = [
@@ -141,13 +159,18 @@ def render(entries: Sequence[EntryCoverage], by_name: Sequence[EntryCoverage] = 
             f"  by the OpInfo entries named after the op alone: {alone} ({100.0 * alone / max(eligible, 1):.1f}%)"
         )
     lines += [f"  not covered: {n:4d} entries: {reason}" for reason, n in sorted(counts.items())]
-    ran = sum(1 for e in entries for f in e.formulas if f.check)
-    total = sum(len(e.formulas) for e in entries)
-    lines.append(f"  formulas run: {ran} of {total} (backward per input and forward)")
+    lines.append(f"  backward formulas run (per input): {_share(*formula_figure(entries, 'backward'))}")
+    lines.append(f"  forward formulas run: {_share(*formula_figure(entries, 'forward'))}")
     return "\n".join(lines)
 
 
-def to_json(entries: Sequence[EntryCoverage]) -> str:
+def _formula_row(f: FormulaRun, reason: str | None) -> dict[str, object]:
+    return {"kind": f.kind, "inputs": list(f.inputs), "line": f.where.line, "check": f.check,
+            "reason": None if f.check else reason}  # fmt: skip
+
+
+def to_json(entries: Sequence[EntryCoverage], shard: tuple[int, int] | None = None) -> str:
+    """The report as JSON; ``shard``: this run was part K of N (``merge`` joins the parts)."""
     covered, eligible = figure(entries)
     rows = [
         {
@@ -156,10 +179,76 @@ def to_json(entries: Sequence[EntryCoverage]) -> str:
             "covered": e.backward_covered,
             "reason": e.reason,
             "detail": e.detail,
-            "formulas": [
-                {"kind": f.kind, "inputs": list(f.inputs), "line": f.where.line, "check": f.check} for f in e.formulas
-            ],
+            "formulas": [_formula_row(f, e.reason) for f in e.formulas],
         }
         for e in entries
     ]
-    return json.dumps({"covered": covered, "eligible": eligible, "entries": rows}, indent=1, sort_keys=True) + "\n"
+    summary = {
+        "entries": dict(zip(("covered", "eligible"), figure(entries), strict=True)),
+        "backward_formulas": dict(zip(("run", "eligible"), formula_figure(entries, "backward"), strict=True)),
+        "forward_formulas": dict(zip(("run", "eligible"), formula_figure(entries, "forward"), strict=True)),
+    }
+    data: dict[str, object] = {"covered": covered, "eligible": eligible, "summary": summary, "entries": rows}
+    if shard is not None:
+        data["shard"] = list(shard)
+    return json.dumps(data, indent=1, sort_keys=True) + "\n"
+
+
+def _entry_of(row: object) -> EntryCoverage:
+    if not isinstance(row, dict):
+        raise ValueError(f"an entry is not an object: {row!r}")
+    file, _, line = str(row["entry"]).rpartition(":")
+    runs = tuple(
+        FormulaRun(
+            str(f["kind"]),
+            tuple(map(str, f["inputs"])),
+            Location(file, int(f["line"])),
+            None if f["check"] is None else str(f["check"]),
+        )
+        for f in row["formulas"]
+    )
+    reason = row["reason"]
+    return EntryCoverage(
+        Location(file, int(line)), tuple(map(str, row["ops"])), runs, None if reason is None else str(reason),
+        str(row["detail"]),
+    )  # fmt: skip
+
+
+def from_json(text: str, path: str = "coverage JSON") -> tuple[list[EntryCoverage], tuple[int, int] | None]:
+    """A report ``to_json`` wrote: its entries and its shard (None: a whole run).  Anything else is an error."""
+    try:
+        data = json.loads(text)
+        entries = [_entry_of(row) for row in data["entries"]]
+        shard = data.get("shard")
+        part = None if shard is None else (int(shard[0]), int(shard[1]))
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise VtgenError(f"{path}: not a coverage report of check --gradcheck --coverage ({exc})") from exc
+    return entries, part
+
+
+def merge(parts: Sequence[tuple[str, str]]) -> list[EntryCoverage]:
+    """The entries of the N parts of a sharded run (``(path, text)`` each), as one run would report them.
+
+    Each part 1..N must be there once, all of one N, and no derivatives.yaml entry in two of them.
+    """
+    seen: dict[int, str] = {}
+    total: int | None = None
+    entries: dict[Location, EntryCoverage] = {}
+    for path, text in parts:
+        found, shard = from_json(text, path)
+        if shard is None:
+            raise VtgenError(f"{path}: not part of a sharded run (no --shard K/N): nothing to merge it with")
+        k, n = shard
+        if total is not None and n != total:
+            raise VtgenError(f"{path}: part {k} of {n}, but {seen[min(seen)]} is part of {total}")
+        if k in seen:
+            raise VtgenError(f"{path}: part {k} of {n} again (also {seen[k]})")
+        total, seen[k] = n, path
+        for e in found:
+            if e.where in entries:
+                raise VtgenError(f"{path}: entry {e.where} is also in another part: the parts are of different runs")
+            entries[e.where] = e
+    missing = sorted(set(range(1, (total or 0) + 1)) - set(seen))
+    if missing:
+        raise VtgenError(f"parts {', '.join(map(str, missing))} of {total} are missing")
+    return sorted(entries.values(), key=lambda e: (e.where.file, e.where.line))

@@ -46,6 +46,13 @@ def _flag(row: Mapping[str, Any], key: str) -> bool:
     return value
 
 
+def _seconds(row: Mapping[str, Any]) -> float:
+    value = row.get("seconds", 0.0)
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+        raise _Malformed(f"seconds: {value!r} is not a duration")
+    return float(value)
+
+
 def _texts(value: object, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _Malformed(f"{key}: {value!r} is not a list of strings")
@@ -76,6 +83,8 @@ class Check:
     ours_ran: bool = False  # it entered our kernel of the op it tests
     inputs: tuple[str, ...] = ()  # captured: the differentiated argument names
     reference: str = ""  # failed: the kept call, for the rerun with torch's own kernels
+    batched: bool = False  # failed: only its batched (vmap) part, the values were right (batching.py)
+    input: int | None = None  # a batching failure: the differentiated input whose formula breaks
 
     @classmethod
     def parse(cls, row: Mapping[str, Any]) -> Check:
@@ -96,6 +105,8 @@ class Check:
             ours_ran=_flag(row, "ours_ran"),
             inputs=_texts(row.get("inputs", []), "inputs"),
             reference=_text(row, "reference"),
+            batched=_flag(row, "batched"),
+            input=_int(row, "input"),
         )
 
     @property
@@ -116,6 +127,7 @@ class Entry:
     schema: bool = False  # checked on samples made from the op's schema (schema_child.py)
     error: str = ""  # it timed out, raised, or killed the child
     unreadable: str = ""  # the line that could not be read
+    seconds: float = 0.0  # how long its checks took (its share of the child's entry)
 
     @classmethod
     def parse(cls, row: Mapping[str, Any]) -> Entry:
@@ -133,6 +145,7 @@ class Entry:
             source=_text(row, "source"),
             schema=_flag(row, "schema"),
             error=_text(row, "error"),
+            seconds=_seconds(row),
         )
 
     def ops(self, variant: str) -> tuple[str, ...]:

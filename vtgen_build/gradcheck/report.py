@@ -43,9 +43,12 @@ def _failure(entry: Entry, check: Check, places: dict[str, FormulaPlaces]) -> Fa
     text = check.message
     if check.status == FAILED:
         m = _INPUT.search(text)
-        i = int(m.group(1)) if m else None
+        i = check.input if check.batched else int(m.group(1)) if m else None
         argument = check.positions[i] if i is not None and i < len(check.positions) else None
         what = f"{_WHAT[kind]} Jacobian mismatch for input {i}" if m and "mismatch" in text else f"{_WHAT[kind]} check"
+        if check.batched:
+            which = f" for input {i}" if i is not None and kind == "backward" else ""
+            what = f"batching failure of the {_WHAT[kind]} formula{which} under vmap (its values are right)"
         head = f"gradcheck failed for {entry.name}{' (in-place)' if check.variant == 'inplace' else ''}"
         message = f"{head} ({check.dtype} sample {check.sample}): {what}: {text[:300]}"
     else:

@@ -31,6 +31,7 @@ from .records import Entry, read_entries
 from .reference import REFERENCE_DIR, judge_failures
 from .report import Report
 from .schema_run import schema_fallback, schema_whys
+from .shard import base_of, load_costs, shard_of
 from .supervise import Child, run_to_end
 from .units import Registration, read_registrations
 from .verdict import unverified
@@ -67,6 +68,8 @@ class GradcheckOptions:
     allow_unverified: bool = False  # a selected op no passing check entered does not fail the run
     reach_limit: int = 2  # entries (OpInfo, ModuleInfo, ...) whose calls reach it, per selected op
     coverage: str | None = None  # every op, checked on captured arguments only; the JSON report goes here
+    batched: bool = True  # the batched (vmap) part of each check, where PyTorch's tests run it (batching.py)
+    shard: tuple[int, int] | None = None  # (K, N): only part K of N of the selected ops (shard.py)
 
 
 def _selected(
@@ -165,6 +168,7 @@ def _run_child(
             "skip": skip,
             "targets": [t.to_json() for t in checks_of],
             "reference_dir": str(work / REFERENCE_DIR),
+            "batched": options.batched,
         }
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
@@ -193,14 +197,28 @@ def _coverage(
     places: dict[str, FormulaPlaces],
     records: list[Entry],
     report: Report,
+    shard: tuple[int, int] | None,
 ) -> str:
     """Write the coverage JSON of the selected ops' entries; the summary table."""
     mine = {op: p for op, p in places.items() if op in {r.op for r in regs}}
     entries = coverage(mine, records, report.unverified, report.failed_ops)
     named = [r for r in records if not r.source and not r.schema]
     by_name = coverage(mine, named, report.unverified, report.failed_ops)
-    write_atomic(Path(path), to_json(entries))
-    return render(entries, by_name) + f"\n  per entry: {path}"
+    write_atomic(Path(path), to_json(entries, shard))
+    part = f" (part {shard[0]} of {shard[1]}: `vtgen-build coverage merge` joins the parts)" if shard else ""
+    return render(entries, by_name) + f"\n  per entry: {path}{part}"
+
+
+def _write_costs(path: Path, records: list[Entry]) -> None:
+    """Each op group's seconds in this run, over the ones an earlier run in this directory measured:
+    a whole run's file is what ``data/gradcheck_costs.json`` ships (``shard.py``)."""
+    costs = load_costs(path)
+    found: dict[str, float] = {}
+    for r in records:
+        if r.aten:
+            found[base_of(r.aten)] = found.get(base_of(r.aten), 0.0) + r.seconds
+    costs.update({group: round(seconds, 2) for group, seconds in found.items()})
+    write_atomic(path, json.dumps(dict(sorted(costs.items())), indent=0) + "\n")
 
 
 def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[str, str | None]:
@@ -258,7 +276,7 @@ def _schema_stage(
     """Schema samples for the ops no OpInfo/ModuleInfo check verified and a dense CPU sample can reach."""
     if not (options.schema_samples and build.registered):
         return [], {}
-    run = (torch.python, str(build.path), work, options.timeout)
+    run = (torch.python, str(build.path), work, options.timeout, options.batched)
     registered = [r.op for r in build.registered if r.key == "Autograd"]
     wanted = [
         r.op for r in regs if (p := places.get(r.op)) is not None and not p.out and r.op not in cannot
@@ -292,6 +310,13 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     state_data = store.read(state_file, "gradcheck_state")
     state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
     regs = _selected(index, read_registrations(out), options, digests, state)
+    if options.shard is not None:  # the reach map is cached: read again below
+        regs = shard_of(regs, options.shard, reach_map(torch, work), options.reach_limit, load_costs())
+        if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
+            if options.coverage:
+                write_atomic(Path(options.coverage), to_json([], options.shard))
+            k, n = options.shard
+            return Report.nothing_to_do(time.perf_counter() - start, f"part {k} of {n} of the selected ops has none")
     if not regs:
         since = options.since.revision if options.since is not None and not (options.ops or options.changed) else None
         why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
@@ -310,7 +335,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     excluded = {**problems, **dict(build.excluded)}
     bases = (
         None
-        if not (options.ops or options.changed or options.since)
+        if not (options.ops or options.changed or options.since or options.shard)
         else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
@@ -328,7 +353,8 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
     report.accept_unverified = options.allow_unverified
     if options.coverage:
-        report.notes.append(_coverage(options.coverage, regs, places, records, report))
+        report.notes.append(_coverage(options.coverage, regs, places, records, report, options.shard))
+    _write_costs(work / "costs.json", records)
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
     if target_note is not None:

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 KINDS = (("backward", "schema_grad"), ("gradgrad", "schema_gradgrad"), ("forward", "schema_forward_ad"))
 _NOT_IMPLEMENTED = re.compile(r"not (been )?implemented|forward AD with \S+ that does not support it", re.IGNORECASE)
+SEED = 20240607  # as capture.SEED: set before every evaluation of a random op (tag nondeterministic_seeded)
 _GENERATED = re.compile(r"Autograd\[alias\]: registered at \S*VariableType_\d+\.cpp:\d+")
 
 
-if TYPE_CHECKING:  # mypy reads the package; the script loads its sibling by path
+if TYPE_CHECKING:  # mypy reads the package; the script loads its siblings by path
+    from .batching import input_of, row_of, run_batched, timed
     from .child_loop import Counters, Run, Timeout, hidden_status, load_library, run_entries
 else:  # loaded by path: this file runs as a script
     _here = os.path.dirname(os.path.abspath(__file__))
@@ -38,6 +40,10 @@ else:  # loaded by path: this file runs as a script
     _spec.loader.exec_module(_loop)
     Counters, Run, Timeout = _loop.Counters, _loop.Run, _loop.Timeout
     hidden_status, load_library, run_entries = _loop.hidden_status, _loop.load_library, _loop.run_entries
+    _spec = importlib.util.spec_from_file_location("vtgen_gradcheck_batching", f"{_here}/batching.py")
+    _batching = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_batching)
+    input_of, row_of, run_batched, timed = _batching.input_of, _batching.row_of, _batching.run_batched, _batching.timed
 
 
 def load(library: str) -> Counters | None:
@@ -104,10 +110,19 @@ def _op(torch: Any, namespace: str, op: str) -> Any:
 class Call:
     """The op as gradcheck sees it: the differentiable tensors positional, the rest fixed."""
 
-    def __init__(self, torch: Any, fn: Any, args: dict[str, Any], writes: list[str], keep: list[int]) -> None:
+    def __init__(
+        self, torch: Any, fn: Any, args: dict[str, Any], writes: list[str], keep: list[int], seeded: bool = False
+    ) -> None:
         self.torch, self.fn, self.args, self.writes, self.keep = torch, fn, args, writes, keep
         self.slots = [(n, i) for n, v in args.items() for i, t in _tensors(v) if t.requires_grad]
         self.names = [n for n, _ in self.slots]
+        # a random op: each evaluation seeded alike; what else it writes (rrelu_with_noise's noise) on copies
+        self.seeded = seeded
+        schema = getattr(fn, "_schema", None)
+        written = (
+            [a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write] if schema else []
+        )
+        self.scratch = [n for n in written if n not in writes and n in args] if seeded else []
 
     def inputs(self) -> tuple[Any, ...]:
         return tuple(dict(_tensors(self.args[n]))[i] for n, i in self.slots)
@@ -119,10 +134,15 @@ class Call:
                 args[n] = t
             else:
                 args[n][i] = t
-        for name in self.writes:  # written on copies: gradcheck's inputs stay as they are
+        for name in [*self.writes, *self.scratch]:  # written on copies: gradcheck's inputs stay as they are
             value = args[name]
             args[name] = [t.clone() for t in value] if isinstance(value, list) else value.clone()
-        result = self.fn(**args)
+        if self.seeded:
+            with self.torch.random.fork_rng(devices=[]):
+                self.torch.manual_seed(SEED)
+                result = self.fn(**args)
+        else:
+            result = self.fn(**args)
         outs = result if isinstance(result, tuple) else (result,)
         # an in-place op: what it wrote (some return nothing)
         outs = (
@@ -145,17 +165,29 @@ def _tensors(value: Any) -> list[tuple[int | None, Any]]:
     return []
 
 
-def gradcheck(torch: Any, kind: str, call: Call) -> None:
+def gradcheck(torch: Any, kind: str, call: Call, batched: bool = False) -> None:
+    """One kind of check; ``batched``: with its batched (vmap) part, a failure of which alone is a
+    ``BatchingFailure`` (``batching.py``).  vmap refuses a random op's forward: its forward check is unbatched."""
     args = call.inputs()
-    common = {"check_batched_grad": False, "fast_mode": True}
+    batched = batched and not (call.seeded and kind == "forward")
+    locate = (lambda: input_of(call, args)) if kind == "backward" else None
+    run_batched(lambda on: _gradcheck(torch, kind, call, args, on), batched, locate)
+
+
+def _gradcheck(torch: Any, kind: str, call: Call, args: tuple[Any, ...], batched: bool) -> None:
+    common = {"fast_mode": True}
     if kind == "backward":
-        torch.autograd.gradcheck(call, args, check_grad_dtypes=True, check_undefined_grad=True, **common)
+        torch.autograd.gradcheck(
+            call, args, check_grad_dtypes=True, check_undefined_grad=True, check_batched_grad=batched, **common
+        )
     elif kind == "gradgrad":
-        torch.autograd.gradgradcheck(call, args, check_fwd_over_rev=False, check_rev_over_rev=True, **common)
+        torch.autograd.gradgradcheck(
+            call, args, check_fwd_over_rev=False, check_rev_over_rev=True, check_batched_grad=batched, **common
+        )
     else:
         torch.autograd.gradcheck(
             call, args, check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
-            check_batched_forward_grad=False, **common,
+            check_batched_grad=False, check_batched_forward_grad=batched, **common,
         )  # fmt: skip
 
 
@@ -201,8 +233,9 @@ def _proven(torch: Any, counters: Counters | None, before: list[int], call: Call
 
 
 def _check(
-    torch: Any, entry: dict[str, Any], kind: str, variant: str, dtype: Any, counters: Counters | None
-) -> dict[str, Any]:
+    torch: Any, entry: dict[str, Any], kind: str, variant: str, dtype: Any, counters: Counters | None,
+    batched: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """One kind of check of one variant over every sample: passed, failed (which sample, why) or not run."""
     want = entry["op"] if variant == "function" else entry["inplace"]
     node = entry["node"] if variant == "function" else entry["inplace_node"]
@@ -216,12 +249,13 @@ def _check(
             why = refused
             continue
         keep = entry["forward_outputs"] if kind == "forward" else entry["outputs"]
-        call = Call(torch, fn, args, entry["writes"] if variant == "function" else entry["inplace_writes"], keep)
+        writes = entry["writes"] if variant == "function" else entry["inplace_writes"]
+        call = Call(torch, fn, args, writes, keep, bool(entry.get("random")))
         if not call.slots:
             continue
         before = counters.snapshot() if counters else []
         try:
-            gradcheck(torch, kind, call)
+            gradcheck(torch, kind, call, batched)
         except Timeout:
             raise
         except Exception as exc:
@@ -231,7 +265,7 @@ def _check(
             proven, hits = _proven(torch, counters, before, call, want, node, qualified, kind)
             positions = [entry["positions"].get(n, -1) for n in call.names]
             return {"status": "failed", "sample": i, "message": text[:600], "positions": positions,
-                    "ours_ran": proven, "hit": hits}  # fmt: skip
+                    "ours_ran": proven, "hit": hits, **row_of(exc)}  # fmt: skip
         proven, _ = _proven(torch, counters, before, call, want, node, qualified, kind)
         hit = hit or proven
         ran += 1
@@ -264,7 +298,8 @@ def _out_check(torch: Any, entry: dict[str, Any], counters: Counters | None) -> 
     return {"status": "passed", "samples": 1, "ours_ran": ours, "hit": [entry["out"]] if ours else []}
 
 
-def run_op(torch: Any, entry: dict[str, Any], counters: Counters | None) -> dict[str, Any]:
+def run_op(torch: Any, entry: dict[str, Any], counters: Counters | None, batched: bool = False) -> dict[str, Any]:
+    """Every check of one op's schema samples (``batched``: with their batched parts)."""
     checks: list[dict[str, Any]] = []
     for kind, test in KINDS:
         for variant in ("function", "inplace"):
@@ -275,7 +310,8 @@ def run_op(torch: Any, entry: dict[str, Any], counters: Counters | None) -> dict
                 if kind == "forward" and not entry["forward"]:
                     checks.append({**row, "status": "not run", "why": "no forward formula"})
                     continue
-                checks.append({**row, **_check(torch, entry, kind, variant, getattr(torch, name), counters)})
+                dtype = getattr(torch, name)
+                checks.append({**row, **_check(torch, entry, kind, variant, dtype, counters, batched)})
     if entry["out"]:
         row = {"test": "schema_out", "kind": "backward", "variant": "out", "dtype": "float64"}
         try:
@@ -299,7 +335,7 @@ def main(argv: list[str]) -> int:
     skip = set(request.get("skip", []))
 
     def checked(entry: dict[str, Any]) -> Run:
-        return lambda: [run_op(torch, entry, counters)]
+        return timed(lambda: [run_op(torch, entry, counters, bool(request.get("batched")))])
 
     chosen = ((f"{e['op']} (schema samples)", checked(e)) for e in request["ops"])
     with open(argv[2], "a", encoding="utf-8") as out:

@@ -72,11 +72,15 @@ def sample_source(inputs: Inputs, hint_files: Sequence[str], ops: Sequence[str] 
     return SampleSource(ready, missing)
 
 
-def run_schema_child(python: str, library: str, plans: Sequence[OpSamples], work: Path, timeout: int) -> list[Entry]:
-    """Run the plans in a child Python; restart it past an op that crashes it."""
+def run_schema_child(
+    python: str, library: str, plans: Sequence[OpSamples], work: Path, timeout: int, batched: bool = True
+) -> list[Entry]:
+    """Run the plans in a child Python (``batched``: with the checks' batched parts); restart it past an op
+    that crashes it."""
 
     def request(skip: list[str]) -> dict[str, object]:
-        return {"library": library, "ops": [p.to_json() for p in plans], "timeout": timeout, "skip": skip}
+        ops = [p.to_json() for p in plans]
+        return {"library": library, "ops": ops, "timeout": timeout, "skip": skip, "batched": batched}
 
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
     run_to_end(Child(python, CHILD, *paths, "the schema-sample gradcheck process", "op"), request)
@@ -103,7 +107,8 @@ def library_ops(inputs: Inputs, names: Sequence[str], known: Sequence[str]) -> l
 
 
 def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: Sequence[str], work: Path,
-                python: str | None, timeout: int, release: str, policy_root: str | None = None) -> Report:  # fmt: skip
+                python: str | None, timeout: int, release: str, policy_root: str | None = None,
+                batched: bool = True) -> Report:  # fmt: skip
     """``check --gradcheck --library``: every (or each named) differentiable op of an op library."""
     start = time.perf_counter()
     if os.sep in library and not Path(library).is_file():
@@ -112,7 +117,11 @@ def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: 
     every = sample_source(inputs, hint_files, None)
     source = sample_source(inputs, hint_files, library_ops(inputs, names, every.ops()))
     places = formula_places(inputs, work, release, policy_root)
-    records = run_schema_child(python or sys.executable, library, source.plans, work, timeout) if source.plans else []
+    records = (
+        run_schema_child(python or sys.executable, library, source.plans, work, timeout, batched)
+        if source.plans
+        else []
+    )
     seconds = time.perf_counter() - start
     report = Report.from_results(records, source.ops(), {}, places, None, seconds)
     report.not_run = []  # said as not verified, with the reason
@@ -138,9 +147,10 @@ def schema_fallback(
     selected: Sequence[str],
     registered: Sequence[str],
     earlier: Sequence[Entry],
-    run: tuple[str, str, Path, int],
+    run: tuple[str, str, Path, int, bool],
 ) -> tuple[list[Entry], dict[str, str]]:
-    """Schema samples for the selected ops no earlier check verified (``run``: python, library, work, timeout).
+    """Schema samples for the selected ops no earlier check verified (``run``: python, library, work, timeout,
+    batched).
 
     Returns the child's records and, for the ops it cannot sample, ``not verified`` with the reason.
     """
@@ -150,8 +160,8 @@ def schema_fallback(
         return [], {}
     source = sample_source(inputs, hint_files, rest)
     plans = [p for p in source.plans if p.op in set(registered)]
-    python, library, work, timeout = run
-    records = run_schema_child(python, library, plans, work, timeout) if plans else []
+    python, library, work, timeout, batched = run
+    records = run_schema_child(python, library, plans, work, timeout, batched) if plans else []
     return records, {op: why for op, why in source.not_verified if op in set(rest)}
 
 

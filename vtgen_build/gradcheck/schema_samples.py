@@ -61,6 +61,7 @@ class OpSamples:
     writes: tuple[str, ...] = ()  # arguments ``op`` writes (an in-place op with no functional variant)
     inplace_writes: tuple[str, ...] = ()  # arguments ``inplace`` writes
     forward_outputs: tuple[int, ...] = ()  # those with a forward formula (forward AD checks only these)
+    random: bool = False  # tag nondeterministic_seeded: every evaluation is seeded alike (capture.same_draws)
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "positions": dict(self.positions)}
@@ -248,11 +249,10 @@ def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints
         forward_outputs=_outputs(kernel, True),
         writes=_written(kernel) if kernel.function.kind is SchemaKind.inplace else (),
         inplace_writes=_written(inplace),
+        random="nondeterministic_seeded" in f.tags,
     )
     if hints is not None and hints.skip is not None:
         return _with(base, why_not=_skipped(hints.skip))
-    if "nondeterministic_seeded" in f.tags:
-        return _with(base, why_not="random: tag nondeterministic_seeded")
     grads = _grad_names(kernel)
     if not grads:
         return _with(base, why_not=NOTHING)

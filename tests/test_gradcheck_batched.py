@@ -1,0 +1,121 @@
+"""``check --gradcheck`` catches formulas that are right value for value but break under vmap, and random ops.
+
+Three value-correct, vmap-breaking edits of common ops (the batched ``grad`` written in place into
+a tensor made without it: ``zeros_like(self).add_``, ``clone().mul_``, ``empty_like(self).copy_``)
+and one wrong formula of a random op go into ONE copy of the real yaml.  One session run checks
+them with the batched checks on (the default): each vmap edit fails at its line as a *batching*
+failure with PyTorch's message, the random op's wrong formula fails at its line, and the unedited
+ops beside them (a random one among them) pass with no batched failure.  A second run with
+``--no-batched-grad`` passes the three vmap edits: their values are right.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+
+import pytest
+
+from tests.conftest import RealYaml
+from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
+
+pytestmark = [pytest.mark.slow, pytest.mark.torch]
+
+
+@dataclass(frozen=True)
+class Edit:
+    op: str
+    old: str  # a whole line of the real derivatives.yaml, just after "- name: <op>(..."
+    new: str
+
+
+VMAP_EDITS = (
+    Edit("sin", "  self: grad * self.cos().conj()", "  self: zeros_like(self).add_(grad * self.cos().conj())"),
+    Edit("exp", "  self: grad * result.conj()", "  self: result.conj().clone().mul_(grad)"),
+    Edit("cos", "  self: grad * -self.sin().conj()", "  self: at::empty_like(self).copy_(grad * -self.sin().conj())"),
+)
+# a random op's wrong formula: the mask's scale dropped (train=True is what every sample passes)
+RANDOM_EDIT = Edit(
+    "native_dropout",
+    '  input: "GradMode::is_enabled() ? infinitely_differentiable_native_dropout_backward(grad, result1, '
+    "(!train.has_value() || !train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p)))) : native_dropout_backward(grad, "
+    'result1, (!train.has_value() || !train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))"',
+    '  input: "GradMode::is_enabled() ? infinitely_differentiable_native_dropout_backward(grad, result1, 1) : '
+    'native_dropout_backward(grad, result1, 1)"',
+)
+# unedited: common ops (one with two inputs) and a random op whose formula is right
+UNEDITED = ("tanh", "atan2", "rrelu_with_noise")
+
+
+def _edit(text: str, edit: Edit) -> tuple[str, int]:
+    lines = text.split("\n")
+    head = next(i for i, line in enumerate(lines) if line.startswith(f"- name: {edit.op}("))
+    at = next(i for i in range(head, head + 4) if lines[i] == edit.old)
+    lines[at] = edit.new
+    return "\n".join(lines), at + 1
+
+
+@pytest.fixture(scope="session")
+def batched_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
+    text = real_yaml.derivatives.read_text(encoding="utf-8")
+    lines: dict[str, int] = {}
+    for edit in (*VMAP_EDITS, RANDOM_EDIT):
+        text, lines[edit.op] = _edit(text, edit)
+    return edited_checkout(real_yaml, tmp_path_factory.mktemp("batched-edited"), text, lines)
+
+
+@dataclass(frozen=True)
+class Runs:
+    batched: subprocess.CompletedProcess[str]  # every edited and unedited op, batched checks on
+    unbatched: subprocess.CompletedProcess[str]  # the vmap edits, --no-batched-grad
+
+
+@pytest.fixture(scope="session")
+def runs(batched_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    out = tmp_path_factory.mktemp("batched-gradcheck")
+    base = ("check", "--pytorch-root", str(batched_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck")
+    base += ("--max-samples", "2")
+    ops = [a for op in [*(e.op for e in VMAP_EDITS), RANDOM_EDIT.op, *UNEDITED] for a in ("--op", op)]
+    batched = vtgen(*base, *ops)
+    vmap_ops = [a for e in VMAP_EDITS for a in ("--op", e.op)]
+    return Runs(batched, vtgen(*base, "--no-batched-grad", *vmap_ops))
+
+
+@pytest.mark.parametrize("edit", VMAP_EDITS, ids=[e.op for e in VMAP_EDITS])
+def test_a_vmap_breaking_formula_fails_at_its_line_as_a_batching_failure(
+    edit: Edit, batched_yaml: EditedYaml, runs: Runs
+) -> None:
+    done = runs.batched
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    where = f"{batched_yaml.derivatives}:{batched_yaml.lines[edit.op]}: error: gradcheck failed for {edit.op} "
+    found = [line for line in done.stderr.splitlines() if line.startswith(where)]
+    assert found, f"no failure at {where}\n{done.stderr[-6000:]}"
+    assert all("batching failure of the" in line and "(its values are right)" in line for line in found), found
+    assert any("vmap: aten::" in line and "is not possible" in line for line in found), found  # PyTorch's message
+    assert not any("Jacobian mismatch" in line for line in found)
+
+
+def test_the_vmap_edits_pass_with_batched_checks_off(runs: Runs) -> None:
+    done = runs.unbatched
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "batching failure" not in done.stdout + done.stderr
+    assert done.stdout.rstrip().splitlines()[-1].startswith("OK: 6 ops verified")  # sin, exp, cos and in-place
+
+
+def test_a_random_ops_wrong_formula_fails_at_its_line(batched_yaml: EditedYaml, runs: Runs) -> None:
+    where = f"{batched_yaml.derivatives}:{batched_yaml.lines[RANDOM_EDIT.op]}: error: gradcheck failed for "
+    found = [line for line in runs.batched.stderr.splitlines() if line.startswith(where)]
+    assert found, f"no failure at {where}\n{runs.batched.stderr[-6000:]}"
+    assert not any("batching failure" in line for line in found)
+
+
+def test_unedited_ops_pass_with_no_batched_failure(batched_yaml: EditedYaml, runs: Runs) -> None:
+    """The correct formulas beside the edits (tanh, atan2, the random rrelu_with_noise) pass, batched checks on;
+    every failure is at an edited line (or at the forward formula ``auto_element_wise`` derives from it)."""
+    text = runs.batched.stdout + runs.batched.stderr
+    for op in UNEDITED:
+        assert f"gradcheck failed for {op}" not in text and f"not verified: {op}:" not in text, text[-6000:]
+    prefix = f"{batched_yaml.derivatives}:"
+    failing = {int(line[len(prefix) :].split(":")[0]) for line in text.splitlines() if line.startswith(prefix)}
+    edited = {batched_yaml.lines[e.op] + d for e in VMAP_EDITS for d in (0, 1)} | {batched_yaml.lines[RANDOM_EDIT.op]}
+    assert failing and failing <= edited, (sorted(failing), sorted(edited))

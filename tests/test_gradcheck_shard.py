@@ -1,0 +1,129 @@
+"""``check --gradcheck --shard K/N`` and ``coverage merge``: the parts of a run, and the report they join into.
+
+The partition and the merge are tested without torch; one slow test runs a small ``--coverage``
+subset of the real yaml whole and in two parts, and merges the parts: the same JSON, byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RealYaml
+from tests.edited_checkout import edited_checkout, vtgen
+from vtgen_build.base.errors import Location, VtgenError
+from vtgen_build.gradcheck import coverage, shard
+from vtgen_build.gradcheck.reach import Reach, ReachMap
+from vtgen_build.gradcheck.units import Registration
+
+
+def _regs(*ops: str) -> list[Registration]:
+    return [Registration("aten", "Autograd", op, op.replace(".", "_")) for op in ops]
+
+
+OPS = ("add.Tensor", "add_.Tensor", "add.out", "sin", "sin_", "cos", "mm", "elu_backward", "tanh")
+
+
+def test_the_parts_cover_every_op_once_and_keep_a_base_name_together() -> None:
+    regs = _regs(*OPS)
+    parts = [shard.shard_of(regs, (k, 3), None, 1, {}) for k in (1, 2, 3)]
+    assert sorted(r.op for p in parts for r in p) == sorted(OPS)  # disjoint and complete
+    owner = {r.op: k for k, p in enumerate(parts) for r in p}
+    assert owner["add.Tensor"] == owner["add_.Tensor"] == owner["add.out"] and owner["sin"] == owner["sin_"]
+    assert parts == [shard.shard_of(list(regs), (k, 3), None, 1, {}) for k in (1, 2, 3)]  # deterministic
+
+
+def test_measured_costs_balance_the_parts_and_the_estimate_reads_the_reach_map() -> None:
+    regs = _regs("a", "b", "c", "d")
+    costs = {"a": 10.0, "b": 3.0, "c": 3.0, "d": 3.0}
+    first, second = (shard.shard_of(regs, (k, 2), None, 1, costs) for k in (1, 2))
+    assert [r.op for r in first] == ["a"] and [r.op for r in second] == ["b", "c", "d"]  # 10 vs 9, not 2 vs 2
+    reach = ReachMap((Reach("x", frozenset({"b"}), frozenset()), Reach("y", frozenset(), frozenset({"b"}))))
+    assert shard.estimate(["b"], reach, 2) == shard.BASE_SECONDS + 2 * shard.PER_REACHING_ENTRY
+    assert shard.estimate(["b"], reach, 1) == shard.BASE_SECONDS + shard.PER_REACHING_ENTRY  # only one runs
+    assert shard.estimate(["a"], reach, 2) == shard.BASE_SECONDS
+
+
+def test_a_bad_shard_or_costs_file(tmp_path: Path) -> None:
+    assert shard.parse_shard("2/4") == (2, 4)
+    for bad in ("0/4", "5/4", "4", "a/b", "1/0", "1/2000"):
+        with pytest.raises(VtgenError, match="expected K/N"):
+            shard.parse_shard(bad)
+    damaged = tmp_path / "costs.json"
+    damaged.write_text("{not json")
+    assert shard.load_costs(damaged) == {} and shard.load_costs(tmp_path / "none.json") == {}
+    assert shard.load_costs() == shard.load_costs(shard.COSTS)  # the shipped file (or none) reads
+
+
+def _entry(line: int, covered: bool) -> coverage.EntryCoverage:
+    at = Location("derivatives.yaml", line)
+    runs = (
+        coverage.FormulaRun(
+            "backward", ("self",), Location("derivatives.yaml", line + 1), "x backward" if covered else None
+        ),
+        coverage.FormulaRun("forward", (), Location("derivatives.yaml", line + 2), None),
+    )
+    return coverage.EntryCoverage(at, (f"op{line}",), runs, None if covered else "no sample yet", "")
+
+
+def test_merged_parts_give_the_whole_runs_json_and_a_wrong_set_of_parts_is_an_error() -> None:
+    whole = [_entry(10, True), _entry(20, False), _entry(30, True)]
+    one = coverage.to_json([whole[0], whole[2]], (1, 2))
+    two = coverage.to_json([whole[1]], (2, 2))
+    merged = coverage.merge([("b.json", two), ("a.json", one)])
+    assert coverage.to_json(merged) == coverage.to_json(whole)
+    data = json.loads(coverage.to_json(merged))
+    assert data["summary"]["backward_formulas"] == {"run": 2, "eligible": 3}
+    assert data["summary"]["forward_formulas"] == {"run": 0, "eligible": 3}
+    assert data["entries"][1]["formulas"][0]["reason"] == "no sample yet" and "shard" not in data
+    for parts, message in (
+        ([("a.json", one)], "parts 2 of 2 are missing"),
+        ([("a.json", one), ("c.json", one)], "part 1 of 2 again"),
+        ([("a.json", one), ("w.json", coverage.to_json(whole))], "not part of a sharded run"),
+        ([("a.json", one), ("t.json", coverage.to_json([whole[1]], (2, 3)))], "part 2 of 3, but a.json is part of 2"),
+        ([("a.json", one), ("x.json", "[]")], "not a coverage report"),
+    ):
+        with pytest.raises(VtgenError, match=message):
+            coverage.merge(parts)
+
+
+def test_coverage_merge_on_the_command_line(tmp_path: Path) -> None:
+    (tmp_path / "1.json").write_text(coverage.to_json([_entry(10, True)], (1, 2)))
+    (tmp_path / "2.json").write_text(coverage.to_json([_entry(20, False)], (2, 2)))
+    out = tmp_path / "merged.json"
+    done = vtgen("coverage", "merge", str(tmp_path / "1.json"), str(tmp_path / "2.json"), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "formula coverage: 1 of 2 entries" in done.stdout and "merged from 2 parts" in done.stdout
+    assert out.read_text() == coverage.to_json([_entry(10, True), _entry(20, False)])
+    bad = vtgen("coverage", "merge", str(tmp_path / "1.json"), "-o", str(out))
+    assert bad.returncode == 1 and "error: parts 2 of 2 are missing" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# a few ops of the unmodified yaml: element-wise, two inputs, a random one, a backward op's own entry
+SUBSET = ("tanh", "atan2", "rrelu_with_noise", "log_sigmoid_forward", "log_sigmoid_backward")
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+def test_two_parts_merged_are_the_single_runs_coverage(real_yaml: RealYaml, tmp_path: Path) -> None:
+    root = edited_checkout(real_yaml, tmp_path / "checkout", real_yaml.derivatives.read_text(encoding="utf-8"), {})
+    ops = [a for op in SUBSET for a in ("--op", op)]
+
+    def run(name: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+        report = tmp_path / f"{name}.json"
+        base = ("check", "--pytorch-root", str(root.root), "--out", str(tmp_path / name), "--shards", "1")
+        return vtgen(*base, "--gradcheck", "--max-samples", "2", "--coverage", str(report), *ops, *extra), report
+
+    runs = [run("whole"), run("part1", "--shard", "1/2"), run("part2", "--shard", "2/2")]
+    for done, _ in runs:
+        assert done.returncode in (0, 3), done.stdout[-3000:] + done.stderr[-3000:]
+        assert "gradcheck failed" not in done.stdout + done.stderr
+    parts = [json.loads(report.read_text()) for _, report in runs[1:]]
+    assert all(p["entries"] for p in parts)  # both parts have work
+    merged = tmp_path / "merged.json"
+    done = vtgen("coverage", "merge", str(runs[2][1]), str(runs[1][1]), "-o", str(merged))
+    assert done.returncode == 0, done.stderr
+    assert merged.read_text() == runs[0][1].read_text()

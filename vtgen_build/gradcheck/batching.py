@@ -1,0 +1,111 @@
+"""Batched-gradient checks (vmap) in the gradcheck children; standalone (stdlib and torch only).
+
+``gradcheck(..., check_batched_grad=True)`` (and ``check_batched_forward_grad``) also computes the
+gradients of several cotangents (tangents) at once under ``vmap``.  A formula that is right value
+for value can still break there: one that writes the batched ``grad`` in place into a tensor made
+without it (``at::zeros_like(self).add_(grad * ...)``, ``result.clone().mul_(grad)``) raises
+"vmap: aten::add_(self, *extra_args) is not possible ...".  PyTorch runs these checks wherever an
+OpInfo enables them (``check_batched_grad``, ``check_batched_gradgrad``,
+``check_batched_forward_grad``); the children do the same, and for samples of their own (captured
+arguments, schema samples) by default.
+
+torch runs the batched part after the value checks, so when it fails the values were right: the
+check is run again without it (which must pass), and the failure is reported as a *batching*
+failure (``BatchingFailure``), at the formula of the input it names, never as a value mismatch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["BatchingFailure", "input_of", "is_batching", "row_of", "run_batched", "short", "timed"]
+
+# torch's own words for its batched-gradient checks (autograd/gradcheck.py)
+_MARK = re.compile(r"batched grad|batched gradient", re.IGNORECASE)
+_NAMED = re.compile(r"For output \d+ and input (\d+)")
+
+
+class BatchingFailure(Exception):
+    """The check's values were right, its batched (vmap) part failed; ``input``: the differentiated
+    input whose formula breaks (its index among them), None when neither torch nor a rerun tells."""
+
+    def __init__(self, message: str, input_index: int | None) -> None:
+        super().__init__(message)
+        self.input = input_index
+
+
+def is_batching(text: str) -> bool:
+    return bool(_MARK.search(text))
+
+
+def short(text: str) -> str:
+    """torch's message without its advice to the test writer: the vmap error, or the mismatch's header."""
+    text = " ".join(text.split())
+    cut = text.find(" gradcheck or gradgradcheck failed while testing batched")
+    return text[:cut] if cut > 0 else text
+
+
+def run_batched(run: Callable[[bool], None], batched: bool, locate: Callable[[], int | None] | None = None) -> None:
+    """``run(batched)``; a failure of its batched part becomes ``BatchingFailure`` once ``run(False)`` passed.
+
+    ``locate``: which input breaks, asked when torch's message does not say (a vmap error).
+    """
+    try:
+        run(batched)
+    except Exception as exc:
+        text = str(exc)
+        if not (batched and is_batching(text)):
+            raise
+        run(False)  # the values: must pass (else that failure is the one to report)
+        named = _NAMED.search(text) if locate else None  # a forward check's index is an output's
+        index = int(named.group(1)) if named else (locate() if locate else None)
+        raise BatchingFailure(short(text), index) from exc
+
+
+def input_of(fn: Callable[..., Any], inputs: tuple[Any, ...]) -> int | None:
+    """The first differentiated input whose batched backward check fails alone (the others held fixed),
+    None: none (a forward formula has one place: no input to find).
+
+    Its index counts only the inputs gradcheck differentiates, as torch's messages do.
+    """
+    import torch
+
+    wanted = [i for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
+    if len(wanted) < 2:
+        return 0 if wanted else None
+    fixed = [t.detach() if isinstance(t, torch.Tensor) else t for t in inputs]
+    for n, at in enumerate(wanted):
+
+        def alone(x: Any, at: int = at) -> Any:
+            args = list(fixed)
+            args[at] = x
+            return fn(*args)
+
+        try:
+            torch.autograd.gradcheck(alone, (inputs[at],), fast_mode=True, check_batched_grad=True)
+        except Exception as exc:
+            if is_batching(str(exc)):
+                return n
+    return None
+
+
+def row_of(exc: BaseException) -> dict[str, Any]:
+    """What a failed check's result row says of a batching failure (nothing for another failure)."""
+    if not isinstance(exc, BatchingFailure):
+        return {}
+    return {"batched": True} if exc.input is None else {"batched": True, "input": exc.input}
+
+
+def timed(run: Callable[[], list[dict[str, Any]]]) -> Callable[[], list[dict[str, Any]]]:
+    """``run`` whose rows say how long it took, shared among them (``seconds``: what ``--shard`` balances)."""
+    import time
+
+    def measured() -> list[dict[str, Any]]:
+        start = time.perf_counter()
+        rows = run()
+        share = round((time.perf_counter() - start) / max(len(rows), 1), 3)
+        return [{**row, "seconds": share} for row in rows]
+
+    return measured

@@ -1,0 +1,92 @@
+"""``check --gradcheck --shard K/N``: a deterministic, balanced part of the selected ops.
+
+The ops are grouped by their base name (``add.Tensor``, ``add_.Tensor`` and ``add.out`` are one
+group: an OpInfo entry named ``add`` checks all of them, so they must run in one part).  Each
+group has a cost: the seconds its checks took in a measured whole run
+(``data/gradcheck_costs.json``, written by a run as ``<out>/.vtgen-gradcheck/costs.json``), else
+an estimate from the reach map (``estimate``).  The groups are dealt out largest first, each to
+the part with the least cost so far (ties: the lower part), names breaking ties between groups:
+every process of a sharded run computes the same partition from the same inputs, whatever its
+``--out``.  The coverage JSONs of the N parts merge into the one a single run writes
+(``coverage.merge``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from ..base.errors import VtgenError
+from .reach import ReachMap
+from .units import Registration
+
+__all__ = ["COSTS", "base_of", "estimate", "load_costs", "parse_shard", "shard_of"]
+
+COSTS = Path(__file__).resolve().parent.parent / "data" / "gradcheck_costs.json"
+_SHARD = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")
+
+# The estimate, in seconds of a two-core machine, for a group no measured run timed: its schema
+# samples and share of the library, plus each entry whose calls reach one of its ops (the captured
+# checks run the most specific ``reach_limit`` of them; more reaching entries mean bigger sample sets).
+BASE_SECONDS = 1.0
+PER_REACHING_ENTRY = 2.0
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N`` (1 <= K <= N <= 1024) as (K, N); anything else is an error."""
+    m = _SHARD.fullmatch(text.strip())
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)) <= 1024:
+        raise VtgenError(f"--shard {text}: expected K/N with 1 <= K <= N <= 1024 (e.g. --shard 2/4)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def base_of(op: str) -> str:
+    """The group an op is sharded with: ``add_.Tensor`` -> ``add``."""
+    return op.split("::")[-1].split(".")[0].removesuffix("_")
+
+
+def load_costs(path: Path = COSTS) -> dict[str, float]:
+    """Group -> measured seconds; a missing or damaged file is no measurement (every group estimated)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): float(v) for k, v in data.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def estimate(ops: Iterable[str], reach: ReachMap | None, limit: int) -> float:
+    """The estimated seconds of a group's ops (``BASE_SECONDS`` and ``PER_REACHING_ENTRY`` above)."""
+    total = 0.0
+    for op in ops:
+        reaching = 0
+        if reach is not None:
+            forward, backward = reach.reaching(op)
+            reaching = len({r.entry for r in (*forward, *backward)})
+        total += BASE_SECONDS + PER_REACHING_ENTRY * min(reaching, max(limit, 1))
+    return total
+
+
+def shard_of(
+    regs: Sequence[Registration],
+    shard: tuple[int, int],
+    reach: ReachMap | None,
+    limit: int,
+    costs: Mapping[str, float],
+) -> list[Registration]:
+    """The registrations of part K of N (``shard``), in their given order."""
+    k, n = shard
+    groups: dict[str, list[str]] = {}
+    for r in regs:
+        groups.setdefault(base_of(r.op), []).append(r.op)
+    cost = {g: costs[g] if g in costs else estimate(sorted(set(ops)), reach, limit) for g, ops in groups.items()}
+    loads = [0.0] * n
+    part: dict[str, int] = {}
+    for g in sorted(groups, key=lambda g: (-cost[g], g)):
+        i = min(range(n), key=lambda i: (loads[i], i))
+        part[g] = i + 1
+        loads[i] += cost[g]
+    return [r for r in regs if part[base_of(r.op)] == k]
