@@ -168,3 +168,40 @@ def test_gradcheck_of_sin_end_to_end(real_yaml: RealYaml, tmp_path: Path) -> Non
     assert "not run: nansum: needs symbols libtorch does not export: " in off.stderr
     assert "  not verified: nansum: our kernel could not be built into the library (needs symbols" in off.stderr
     assert "nansum_backward(" in off.stderr and "binding hidden helpers is off" in off.stderr
+
+
+def test_a_batching_failure_is_reported_at_its_inputs_formula_and_says_the_values_are_right() -> None:
+    row = _entry("failed", "backward", True, "While computing batched gradients, got: vmap: aten::add_(self) ...")
+    check = row["checks"][0]  # type: ignore[index]
+    check.update(batched=True, input=1)
+    report = Report.from_results(entries_of([row]), ["xlogy.Tensor"], {}, _places(), None, 0)
+    (failure,) = report.failures
+    assert str(failure).startswith("derivatives.yaml:1008: error: gradcheck failed for xlogy (float64 sample 2): ")
+    assert "batching failure of the backward formula for input 1 under vmap (its values are right)" in str(failure)
+    assert "vmap: aten::add_" in str(failure) and "Jacobian mismatch" not in str(failure)
+
+
+def test_only_a_failure_of_the_batched_part_is_a_batching_failure() -> None:
+    from vtgen_build.gradcheck.batching import BatchingFailure, run_batched
+
+    calls: list[bool] = []
+
+    def failing_batched(on: bool) -> None:
+        calls.append(on)
+        if on:
+            raise RuntimeError(
+                "For output 0 and input 2:\n\ngradcheck or gradgradcheck failed while testing batched gradient "
+                "computation."
+            )
+
+    with pytest.raises(BatchingFailure) as caught:
+        run_batched(failing_batched, True, lambda: None)
+    assert calls == [True, False] and caught.value.input == 2  # the values rerun without it, and passed
+    assert str(caught.value) == "For output 0 and input 2:"  # PyTorch's message, without its advice
+
+    def wrong_values(on: bool) -> None:
+        raise RuntimeError("Jacobian mismatch for output 0 with respect to input 0")
+
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        run_batched(wrong_values, True)
+    run_batched(lambda on: None, False)  # off: nothing batched asked

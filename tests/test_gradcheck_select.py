@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -366,3 +367,28 @@ def test_schema_samples_still_run_for_an_op_entered_only_inside_another_ops_deco
         {"entry": "sin", "direct": {"function": ["sin"]}, "checks": [{**passed, "status": "failed", "hit": ["sin"]}]},
     ]
     assert _verified_by(entries_of(records)) == {"cdist"}  # _euclidean_dist's formula ran on arguments no check chose
+
+
+def test_a_schema_sample_failure_torchs_own_kernels_share_is_not_a_failure() -> None:
+    from vtgen_build.gradcheck.records import Entry
+    from vtgen_build.gradcheck.reference import judge_schema_failures
+
+    def record(op: str, *checks: Check) -> Entry:
+        return Entry(f"{op} (schema samples)", checks, aten=op, schema=True)
+
+    value = Check("backward", "function", "failed", dtype="float64", sample=0, message="Jacobian mismatch")
+    vmap = Check("forward", "function", "failed", dtype="float64", sample=0, message="vmap: ...", batched=True)
+    ours = [record("a", value), record("b", value, vmap), record("c", Check("backward", "function", "passed"))]
+    asked: list[set[str]] = []
+
+    def theirs(ops: set[str]) -> list[Entry]:
+        asked.append(ops)
+        return [record("a", replace(value, status="passed")), record("b", value, vmap)]
+
+    judged = judge_schema_failures(ours, theirs)
+    assert asked == [{"a", "b"}]  # only the failing ops run again
+    assert judged[0].checks[0].status == "failed"  # theirs passed: the failure is ours
+    shared, batched = judged[1].checks
+    assert shared.status == "not run" and shared.why.startswith("PyTorch's own kernels fail it")
+    assert batched.status == "passed"  # the values passed; torch's formula breaks under vmap too
+    assert judged[2] is ours[2]

@@ -19,14 +19,14 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from ..base.write import write_atomic
 from .records import FAILED, NOT_RUN, PASSED, Check, Entry, check_or_none
 
-__all__ = ["REFERENCE_DIR", "judge_failures"]
+__all__ = ["REFERENCE_DIR", "judge_failures", "judge_schema_failures", "judged"]
 
 REFERENCE_DIR = "reference"  # under the gradcheck work directory: the kept argument sets, the checks described
 _CHILD = Path(__file__).resolve().parent / "child.py"
@@ -50,7 +50,12 @@ def _earlier(ours: Check, theirs: Check) -> bool:
 
 def _judged(check: Check, found: Mapping[str, object]) -> Check:
     theirs = check_or_none(found.get(check.reference)) if check.status == FAILED and check.reference else None
-    if theirs is None or theirs.status != FAILED or _earlier(check, theirs):
+    return judged(check, theirs)
+
+
+def judged(check: Check, theirs: Check | None) -> Check:
+    """Our failed check, given the same check with PyTorch's own kernels (None: not rerun)."""
+    if check.status != FAILED or theirs is None or theirs.status != FAILED or _earlier(check, theirs):
         return check
     if check.batched and theirs.batched:  # the values passed (batching.py); PyTorch's formula breaks under vmap too
         why = f"its batched part fails with PyTorch's own kernels too: {theirs.message[:200]}"
@@ -73,3 +78,21 @@ def judge_failures(python: str, records: list[Entry], work: Path) -> list[Entry]
     if not isinstance(found, dict):
         found = {}
     return [r.with_checks(_judged(c, found) for c in r.checks) for r in records]
+
+
+def judge_schema_failures(records: list[Entry], rerun: Callable[[set[str]], list[Entry]]) -> list[Entry]:
+    """Schema-sample records with each failed check that torch's own kernels fail too turned into ``not run``.
+
+    ``rerun``: the schema child again over the named ops, loading no library of ours (their samples are
+    made from fixed seeds, so it gradchecks the very arguments ours did).
+    """
+    failing = {r.aten for r in records if r.schema and any(c.status == FAILED for c in r.checks)}
+    if not failing:
+        return records
+    theirs = {(r.aten, c.kind, c.variant, c.dtype): c for r in rerun(failing) for c in r.checks}
+    return [
+        r.with_checks(judged(c, theirs.get((r.aten, c.kind, c.variant, c.dtype))) for c in r.checks)
+        if r.aten in failing
+        else r
+        for r in records
+    ]

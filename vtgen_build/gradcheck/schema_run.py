@@ -18,6 +18,7 @@ from ..inputs.files import Inputs
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
 from .records import NOT_RUN, Entry, read_entries
+from .reference import REFERENCE_DIR, judge_schema_failures
 from .report import Report
 from .schema_samples import NOTHING, OpSamples, plan_samples
 from .supervise import Child, run_to_end
@@ -82,6 +83,7 @@ def run_schema_child(
         ops = [p.to_json() for p in plans]
         return {"library": library, "ops": ops, "timeout": timeout, "skip": skip, "batched": batched}
 
+    work.mkdir(parents=True, exist_ok=True)
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
     run_to_end(Child(python, CHILD, *paths, "the schema-sample gradcheck process", "op"), request)
     return read_entries(paths[1])
@@ -162,6 +164,12 @@ def schema_fallback(
     plans = [p for p in source.plans if p.op in set(registered)]
     python, library, work, timeout, batched = run
     records = run_schema_child(python, library, plans, work, timeout, batched) if plans else []
+
+    def theirs(ops: set[str]) -> list[Entry]:  # the same samples with PyTorch's own kernels (no library loaded)
+        again = [p for p in plans if p.op in ops]
+        return run_schema_child(python, "torch", again, work / REFERENCE_DIR / "schema", timeout, batched)
+
+    records = judge_schema_failures(records, theirs)
     return records, {op: why for op, why in source.not_verified if op in set(rest)}
 
 
