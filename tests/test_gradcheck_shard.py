@@ -114,7 +114,8 @@ def test_two_parts_merged_are_the_single_runs_coverage(real_yaml: RealYaml, tmp_
 
     def run(name: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
         report = tmp_path / f"{name}.json"
-        base = ("check", "--pytorch-root", str(root.root), "--out", str(tmp_path / name), "--shards", "1")
+        # one --out: the runs share the reach map (a sharded run's parts on other machines each make theirs)
+        base = ("check", "--pytorch-root", str(root.root), "--out", str(tmp_path / "out"), "--shards", "1")
         return vtgen(*base, "--gradcheck", "--max-samples", "2", "--coverage", str(report), *ops, *extra), report
 
     runs = [run("whole"), run("part1", "--shard", "1/2"), run("part2", "--shard", "2/2")]
