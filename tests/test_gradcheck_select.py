@@ -392,3 +392,32 @@ def test_a_schema_sample_failure_torchs_own_kernels_share_is_not_a_failure() -> 
     assert shared.status == "not run" and shared.why.startswith("PyTorch's own kernels fail it")
     assert batched.status == "passed"  # the values passed; torch's formula breaks under vmap too
     assert judged[2] is ours[2]
+
+
+def test_a_backward_ops_formulas_count_as_run_in_its_forward_ops_double_backward() -> None:
+    """log_sigmoid_backward's own formulas run when the double backward of log_sigmoid's OpInfo entered our
+    kernel of it: gradgrad proves its backward formulas, forward-over-reverse its forward one."""
+    places = {"log_sigmoid_backward": _places()}
+    check = {"status": "passed", "ours_ran": True, "variant": "function", "dtype": "float64"}
+    row = {
+        "entry": "log_sigmoid_backward (arguments from nn.functional.logsigmoid)",
+        "source": "nn.functional.logsigmoid",
+        "direct": {"function": ["log_sigmoid_backward"]},
+        "checks": [{**check, "kind": "gradgrad", "test": "test_fn_gradgrad"}],
+    }
+    (entry,) = coverage.coverage(places, entries_of([row]), [])
+    assert entry.backward_covered and [f.check is not None for f in entry.formulas] == [True, True, False]
+    assert (
+        entry.formulas[0].check
+        == "log_sigmoid_backward (arguments from nn.functional.logsigmoid): test_fn_gradgrad float64"
+    )
+    row["checks"].append({**check, "kind": "fwd_over_rev", "test": "test_fn_fwgrad_bwgrad"})  # type: ignore[attr-defined]
+    (entry,) = coverage.coverage(places, entries_of([row]), [])
+    assert all(f.check for f in entry.formulas) and entry.reason is None
+    by_name = {
+        **row,
+        "source": "",
+        "entry": "log_sigmoid_backward",
+    }  # an OpInfo's own gradgrad: its backward's backward
+    (entry,) = coverage.coverage(places, entries_of([by_name]), [])
+    assert not any(f.check for f in entry.formulas)

@@ -52,17 +52,23 @@ class EntryCoverage:
         return self.reason not in _NO_CPU
 
 
+# A ``*_backward`` op checked through its forward op's double backward (``child._through_backward``):
+# gradgradcheck differentiates the backward op's own backward formulas, forward-over-reverse its forward one.
+_THROUGH_BACKWARD = {"gradgrad": "backward", "fwd_over_rev": "forward"}
+
+
 def _ran(records: Iterable[Entry]) -> dict[tuple[str, str], dict[str, str]]:
     """(op, kind) → differentiated input ("*": every input) → the first passing check it ran in."""
     ran: dict[tuple[str, str], dict[str, str]] = {}
     for entry in records:
         for c in entry.checks:
-            if not c.passed_ours or c.kind not in ("backward", "forward"):
+            kind = _THROUGH_BACKWARD.get(c.kind, c.kind) if entry.source else c.kind
+            if not c.passed_ours or kind not in ("backward", "forward"):
                 continue
             for op in entry.ops(c.variant):
-                found = ran.setdefault((op, c.kind), {})
+                found = ran.setdefault((op, kind), {})
                 for name in c.inputs or ("*",):
-                    found.setdefault(name, f"{entry.name} {c.kind} {c.dtype}".strip())
+                    found.setdefault(name, f"{entry.name}: {c.test or c.kind} {c.dtype}".strip())
     return ran
 
 
