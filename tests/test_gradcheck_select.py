@@ -144,6 +144,27 @@ def test_targets_prefer_the_entry_named_after_the_op_and_mark_backward_reach() -
     assert found["elu_backward"].through_backward == found["elu_backward"].entries
 
 
+def test_a_backward_op_is_checked_through_an_opinfo_before_a_module_entry() -> None:
+    """Only an OpInfo runs the double backward that checks a ``*_backward`` op's own formulas."""
+    m = reach.ReachMap(
+        (
+            reach.Reach(
+                "module:nn.LogSigmoid", frozenset({"log_sigmoid_forward"}), frozenset({"log_sigmoid_backward"})
+            ),
+            reach.Reach(
+                "nn.functional.logsigmoid",
+                frozenset({"log_sigmoid_forward"}),
+                frozenset({"log_sigmoid_backward", "mul.Tensor"}),
+            ),
+        )
+    )
+    regs = [Registration("aten", "Autograd", op, op) for op in ("log_sigmoid_forward", "log_sigmoid_backward")]
+    places = {"log_sigmoid_forward": _places(arguments=("self",)), "log_sigmoid_backward": _places()}
+    found = {t.op: t for t in reach.targets(m, regs, places, 1)}
+    assert found["log_sigmoid_backward"].entries == ("nn.functional.logsigmoid",)
+    assert found["log_sigmoid_forward"].entries == ("module:nn.LogSigmoid",)  # forward reach: fewest ops first
+
+
 def test_a_damaged_reach_map_reads_as_none(tmp_path: Path) -> None:
     record = tmp_path / "reach.json"
     store.write(record, reach.KIND, {"key": "k", "entries": [["sin", ["sin"], ["cos", "mul.Tensor"]]]})

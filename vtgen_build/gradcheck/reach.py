@@ -126,11 +126,17 @@ def reach_map(torch: TorchInstall, work: Path) -> ReachMap:
     return found
 
 
-def _rank(op: str, reach: Reach, forward: bool) -> tuple[int, int, str]:
-    """Most specific first: an entry named after the op, then the one reaching fewest ops."""
+def _rank(op: str, reach: Reach, forward: bool) -> tuple[int, int, int, str]:
+    """Most specific first: an entry named after the op, then the one reaching fewest ops.
+
+    An op reached only by a backward pass (``log_sigmoid_backward``) is checked best by an OpInfo entry:
+    only an OpInfo has the double-backward checks that run its formulas on the arguments its forward
+    op's backward gives it (``child._through_backward``); a ModuleInfo entry comes after.
+    """
     base = op.split("::")[-1].split(".")[0].removesuffix("_")
     own = reach.entry.split(" ")[0].split(".")[-1] in (base, base.removesuffix("_backward"))
-    return (0 if own else 1, len(reach.forward if forward else reach.backward), reach.entry)
+    module = not forward and reach.entry.startswith("module:")
+    return (0 if own else 1, int(module), len(reach.forward if forward else reach.backward), reach.entry)
 
 
 def _entries_for(reach: ReachMap, op: str, limit: int) -> tuple[str, ...]:
