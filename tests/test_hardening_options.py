@@ -24,6 +24,13 @@ from vtgen_build.torchlib import locate_torch
         (["--hints", "hints.yaml"], "--hints applies to --gradcheck only"),
         (["--coverage", "cov.json"], "--coverage applies to --gradcheck only"),
         (["--allow-unverified"], "--allow-unverified applies to --gradcheck only"),
+        (["--no-batched-grad"], "--no-batched-grad applies to --gradcheck only"),
+        (["--shard", "1/2"], "--shard applies to --gradcheck only"),
+        (["--gradcheck", "--shard", "3/2"], "--shard 3/2: expected K/N with 1 <= K <= N <= 1024 (e.g. --shard 2/4)"),
+        (
+            ["--gradcheck", "--library", "x.so", "--shard", "1/2"],
+            "--shard: parts of a run of PyTorch's yaml (or an op set) only, not of --library",
+        ),
     ],
     ids=[
         "jobs-negative",
@@ -36,6 +43,10 @@ from vtgen_build.torchlib import locate_torch
         "hints-alone",
         "coverage-alone",
         "allow-unverified-alone",
+        "batched-alone",
+        "shard-alone",
+        "shard-out-of-range",
+        "shard-library",
     ],
 )
 def test_check_options_out_of_range_are_errors(
