@@ -442,3 +442,28 @@ def test_a_backward_ops_formulas_count_as_run_in_its_forward_ops_double_backward
     }  # an OpInfo's own gradgrad: its backward's backward
     (entry,) = coverage.coverage(places, entries_of([by_name]), [])
     assert not any(f.check for f in entry.formulas)
+
+
+@pytest.mark.torch
+def test_captured_in_place_and_random_ops_check_right_with_torchs_own_kernels() -> None:
+    """A captured in-place op keeps its input's tangent (forward AD) and graph on the copy it writes; a random
+    op draws the same mask in every evaluation gradcheck makes (one seed before each), and the noise
+    ``rrelu_with_noise`` writes goes to a copy; the batched parts run too."""
+    torch = pytest.importorskip("torch")
+    capture = _child_module("capture")
+    x = torch.rand(3, 4, dtype=torch.float64) + 0.5
+    noise = torch.zeros(3, 4, dtype=torch.float64)
+    cases = [
+        (torch.ops.aten.exp_.default, (x,), {}, {"self"}),
+        (torch.ops.aten.native_dropout.default, (x, 0.5, True), {}, {"input"}),
+        (torch.ops.aten.rrelu_with_noise.default, (x - 1.0, noise, 0.1, 0.3, True), {}, {"self"}),
+    ]
+    for func, args, kwargs, grad in cases:
+        sets = [capture.Captured(func, args, kwargs)]
+        outputs = [True, False] if func is torch.ops.aten.native_dropout.default else None
+        rows = capture.captured_checks(sets, grad, ["backward", "forward"], capture._NoCounters(), outputs,
+                                       {"backward", "forward"})  # fmt: skip
+        assert [r["status"] for r in rows] == ["passed", "passed"], (func, rows)
+    assert capture.is_random(torch.ops.aten.native_dropout.default) and not capture.is_random(
+        torch.ops.aten.sin.default
+    )

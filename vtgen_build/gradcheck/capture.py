@@ -242,8 +242,8 @@ def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None
                 now[i] = t
             else:
                 now[i][j] = t
-        for i in [0, *scratch] if mutates else scratch:
-            now[i] = [t.clone() for t in now[i]] if isinstance(now[i], list) else _copy_kept(now[i])
+        for i in [0, *scratch] if mutates else scratch:  # a clone keeps the graph (and a dual's tangent)
+            now[i] = [t.clone() for t in now[i]] if isinstance(now[i], list) else _clone(now[i])
         result = same_draws(seeded, lambda: captured.func(*now[:given], **{name: now[i] for i, name in by_keyword}))
         if mutates:  # what it changed (an in-place _foreach op returns nothing)
             return tuple(now[0]) if isinstance(now[0], list) else now[0]
@@ -279,13 +279,8 @@ def same_draws(seeded: bool, call: Callable[[], Any]) -> Any:
         return call()
 
 
-def _copy_kept(value: Any) -> Any:
-    """A copy of a tensor argument keeping whether it requires grad (the op writes it)."""
-    import torch
-
-    if not isinstance(value, torch.Tensor):
-        return value
-    return value.clone() if value.requires_grad else value.detach().clone()
+def _clone(value: Any) -> Any:
+    return value.clone() if hasattr(value, "clone") else value
 
 
 def _double(prepared: Prepared) -> bool:
