@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,20 @@ def test_a_compiler_error_in_a_generated_file_is_reported_there(tmp_path: Path) 
     assert f"{out}/VariableType_0.cpp:40:47" in result["message"]["text"]  # type: ignore[index]
     inside = Findings((d,), False, root=str(tmp_path))
     assert where(sarif_results(render(inside, "sarif"))[0]) == ("outside/VariableType_0.cpp", 40)
+
+
+@pytest.mark.parametrize("rel", ["my ops#1/native_functions.yaml", "nf,x:y%z.yaml", "a?b/[c]&d;e=f.yaml", "é/n f.yaml"])
+def test_sarif_uris_are_percent_encoded(tmp_path: Path, rel: str) -> None:
+    """``artifactLocation.uri`` is a URI reference: read back, it is the path (no fragment, query or scheme)."""
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / rel).write_text("[]\n")
+    d = Diagnostic("VTGEN-YAML", "error", "bad", str(tmp_path / rel), 2, 1)
+    (result,) = sarif_results(render(Findings((d,), False, root=str(tmp_path)), "sarif"))
+    uri, line = where(result)
+    parts = urllib.parse.urlsplit(uri)
+    assert (parts.scheme, parts.netloc, parts.query, parts.fragment) == ("", "", "", ""), uri
+    assert urllib.parse.unquote(parts.path) == rel and line == 2
+    assert re.fullmatch(r"[A-Za-z0-9._~/%-]+", uri), uri  # only unreserved characters and escapes
 
 
 def test_a_unit_that_failed_without_an_error_line_is_still_reported() -> None:

@@ -2,13 +2,16 @@
 
 Paths: ``text`` and ``json`` print each file as the tool saw it; ``github`` and
 ``sarif`` need paths relative to the repository root (``root``), and leave a file
-outside it out of the location (its path stays in the message).
+outside it out of the location (its path stays in the message).  A SARIF
+``artifactLocation.uri`` is a URI reference, so the path is percent-encoded
+(``my ops#1/nf.yaml`` → ``my%20ops%231/nf.yaml``: no fragment, no scheme).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,7 +142,7 @@ def _sarif_result(d: Diagnostic, rule_index: int, report: Findings) -> dict[str,
     if path is None and report.anchor is not None:
         path, region = repository_path(report.anchor, report.root), {"startLine": 1}
     if path is not None:
-        artifact = {"uri": path, "uriBaseId": "%SRCROOT%"}
+        artifact = {"uri": urllib.parse.quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
         result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
     return result
 
