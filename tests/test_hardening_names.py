@@ -34,6 +34,8 @@ def _generate(run_cli: CliRunner, native: str, tmp_yaml: YamlWriter, out: Path) 
     return result.code, result.err.strip()
 
 
+NOT_AN_IDENTIFIER = "is not a C++ identifier (letters, digits and '_', not starting with a digit)"
+PLAINLY = "a kernel is declared in the op's own namespace, so name it plainly"
 KERNEL_CASES = [
     (
         "preprocessor-line",
@@ -41,11 +43,9 @@ KERNEL_CASES = [
         "'f_cpu\\n#include </dev/null>\\nstatic int hijack = (puts(\"pwned\"), 0);' is not a C++ identifier "
         "(letters, digits and '_', not starting with a digit)",
     ),
-    ("blank", '"f cpu"', "'f cpu' is not a C++ identifier (letters, digits and '_', not starting with a digit); "
-     "did you mean 'f_cpu'?"),  # fmt: skip
+    ("blank", '"f cpu"', f"'f cpu' {NOT_AN_IDENTIFIER}; did you mean 'f_cpu'?"),
     ("keyword", "delete", "'delete' is a C++ keyword; did you mean 'delete_'?"),
-    ("qualified", "other::f_cpu", "'other::f_cpu' is qualified; a kernel is declared in the op's own namespace, "
-     "so name it plainly; did you mean 'f_cpu'?"),  # fmt: skip
+    ("qualified", "other::f_cpu", f"'other::f_cpu' is qualified; {PLAINLY}; did you mean 'f_cpu'?"),
     ("hides-std", "std", "'std' is a namespace or type the generated declarations use; did you mean 'std_'?"),
     ("digit", "1f", "'1f' is not a C++ identifier (letters, digits and '_', not starting with a digit)"),
 ]
@@ -118,7 +118,9 @@ CONTROL_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("escape", "column", "code"), [c[1:] for c in CONTROL_CASES], ids=[c[0] for c in CONTROL_CASES])
+@pytest.mark.parametrize(
+    ("escape", "column", "code"), [c[1:] for c in CONTROL_CASES], ids=[c[0] for c in CONTROL_CASES]
+)
 def test_control_characters_in_a_schema(
     escape: str, column: int, code: str, tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
 ) -> None:
@@ -131,4 +133,5 @@ def test_control_characters_in_a_schema(
     fine = tmp_yaml("nf2.yaml", "- func: f(Tensor self) -> Tensor\n")
     result = run_cli("generate", "--native-functions", fine, "--derivatives", derivatives, "--namespace", "lib",
                      "--out", str(tmp_path / "out2"))  # fmt: skip
-    assert result.code == 1 and result.err.startswith(f"{derivatives}:1: error: malformed schema: a control"), result.err
+    assert result.code == 1, result.err
+    assert result.err.startswith(f"{derivatives}:1: error: malformed schema: a control character ({code})")
