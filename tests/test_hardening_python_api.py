@@ -289,3 +289,66 @@ def test_the_module_is_valid_python_and_every_call_reaches_its_op(entries: list[
             assert result is calls
         else:
             assert namespace[name](1, k=2) is calls and calls[-1] == (("hyp", name), (1,), {"k": 2})
+
+
+# -- item 11: --python-api DIR is the user's package ------------------------------------------------
+LIBRARY = "- func: twist(Tensor self, int turns=1) -> Tensor\n"
+
+
+def _api_run(run_cli: CliRunner, tmp_yaml: YamlWriter, tmp_path: Path, api: Path, *extra: str) -> tuple[int, str]:
+    result = run_cli("generate", "--native-functions", tmp_yaml("nf.yaml", LIBRARY), "--derivatives",
+                     tmp_yaml("d.yaml", ""), "--namespace", "lib", "--shards", "1", "--out", str(tmp_path / "out"),
+                     "--python-api", str(api), *extra)  # fmt: skip
+    return result.code, result.out + result.err
+
+
+@pytest.mark.parametrize(("name", "content"), [("__init__.py", "from .core import *  # my package\n"),
+                                               ("py.typed", "partial\n")])  # fmt: skip
+def test_a_file_of_the_users_is_not_replaced(
+    name: str, content: str, tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    api = tmp_path / "pkg" / "ops"
+    api.mkdir(parents=True)
+    (api / name).write_text(content)
+    code, said = _api_run(run_cli, tmp_yaml, tmp_path, api)
+    assert code == 1 and f"--python-api {api}: holds {name}, which vtgen-build did not write" in said, said
+    assert "pass --allow-overwrite" in said and (api / name).read_text() == content
+    assert not (api / ("py.typed" if name == "__init__.py" else "__init__.py")).exists()  # nothing written
+    code, said = _api_run(run_cli, tmp_yaml, tmp_path, api, "--allow-overwrite")
+    assert code == 0 and (api / name).read_text() != content, said
+
+
+def test_nothing_is_written_through_a_symbolic_link(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "ops"
+    link.symlink_to(elsewhere)
+    for extra in ((), ("--allow-overwrite",)):
+        code, said = _api_run(run_cli, tmp_yaml, tmp_path, link, *extra)
+        assert code == 1 and f"--python-api {link}: a symbolic link (to {elsewhere})" in said, said
+        assert list(elsewhere.iterdir()) == []
+    api, victim = tmp_path / "real", tmp_path / "victim.py"
+    api.mkdir()
+    victim.write_text("keep = True\n")
+    (api / "__init__.py").symlink_to(victim)
+    code, said = _api_run(run_cli, tmp_yaml, tmp_path, api)
+    assert code == 1 and "holds __init__.py, which vtgen-build did not write" in said, said
+    code, said = _api_run(run_cli, tmp_yaml, tmp_path, api, "--allow-overwrite")
+    assert code == 0 and not (api / "__init__.py").is_symlink() and victim.read_text() == "keep = True\n", said
+
+
+def test_a_hand_edit_of_the_generated_module_is_repaired(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    api = tmp_path / "ops"
+    assert _api_run(run_cli, tmp_yaml, tmp_path, api)[0] == 0
+    module = api / "__init__.py"
+    good = module.read_text()
+    module.write_text(good.replace("turns: int = 1", "turns: int = 9"))  # same size: a stat check alone misses it
+    code, said = _api_run(run_cli, tmp_yaml, tmp_path, api)
+    assert code == 0 and "typed Python API repaired (1 files written)" in said, said
+    assert module.read_text() == good
+    code, said = _api_run(run_cli, tmp_yaml, tmp_path, api)
+    assert code == 0 and "vtgen-build: up to date" in said, said  # and then nothing to do again
+    module.unlink()
+    assert _api_run(run_cli, tmp_yaml, tmp_path, api)[0] == 0 and module.read_text() == good

@@ -126,7 +126,8 @@ def _add_code_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
                    help="namespace of the manual helpers, brought into scope for formulas (repeatable)")  # fmt: skip
     g.add_argument("--allow-overwrite", action="store_true",
-                   help="replace same-named files vtgen-build did not write (--out with no manifest)")  # fmt: skip
+                   help="replace same-named files vtgen-build did not write (--out with no manifest, "
+                   "--python-api)")  # fmt: skip
 
 
 def _add_generate_options(p: argparse.ArgumentParser) -> None:
@@ -268,6 +269,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         _check_depfile(args.depfile, args.out, [target, *depfile_inputs(inputs)])
     read = input_paths(inputs) + (_root_files(args.pytorch_root) if args.pytorch_root else [])
     before, generator = noop.signatures(read), noop.signatures(noop.generator_files())  # before anything is read
+    api_written: list[str] = []
 
     def finish(result: GenerateResult) -> None:
         """Under the run's lock: everything else the run writes, and the no-op record of exactly its outputs."""
@@ -279,7 +281,7 @@ def _run_generate(args: argparse.Namespace) -> int:
             args.depfile
         )
         if args.python_api:
-            outputs += _python_api(args, inputs, result)
+            outputs += _python_api(args, inputs, result, api_written)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
 
@@ -288,17 +290,24 @@ def _run_generate(args: argparse.Namespace) -> int:
         for line in result.explanations:
             print(f"regenerated {line}")
     args.summary = result.summary()
+    if api_written and result.plan is None:
+        args.summary = f"vtgen-build: typed Python API repaired ({len(api_written)} files written); the rest up to date"
+    elif api_written:
+        args.summary += f"; typed Python API: {len(api_written)} files written"
     print(args.summary)
     return 0
 
 
-def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult) -> list[str]:
-    """Write the typed Python API when the inputs changed or a file of it is missing; its paths."""
-    from ..engine.python_api import API_FILES, write_python_api
+def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult, written: list[str]) -> list[str]:
+    """Write the typed Python API when the inputs changed or a file of it is not what the last run wrote
+    (missing or edited), adding the files written to ``written``; its paths."""
+    from ..engine.python_api import API_FILES, api_intact, write_python_api
 
     paths = [str(Path(args.python_api) / name) for name in API_FILES]
-    if result.mode != "up-to-date" or not all(os.path.isfile(p) for p in paths):
-        write_python_api(inputs, _policy(args), args.python_api)
+    if result.mode != "up-to-date" or not api_intact(args.python_api, args.out):
+        written += write_python_api(
+            inputs, _policy(args), args.python_api, allow_overwrite=args.allow_overwrite, record_in=args.out
+        )
     return paths
 
 
