@@ -506,7 +506,11 @@ def _changes_since(args: argparse.Namespace, inputs: Inputs, manual_file: str | 
     helpers = [manual_file] if manual_file and not args.manual_header else []
     helpers += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs if (Path(d) / h).is_file()]
     helpers += [str(Path(h).with_suffix(".cpp")) for h in helpers if Path(h).with_suffix(".cpp").is_file()]
-    return changes_since(args.changed_since, inputs, helpers, args.pytorch_root)
+    changes = changes_since(args.changed_since, inputs, helpers, args.pytorch_root)
+    if changes.everything is not None:
+        print(f"vtgen-build: note: --changed-since {args.changed_since}: every op is checked: {changes.everything}",
+              file=sys.stderr)  # fmt: skip
+    return changes
 
 
 def check_files(check_args: Sequence[str]) -> list[str]:
