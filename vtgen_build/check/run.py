@@ -2,7 +2,10 @@
 
 Every generated translation unit is compiled with ``-fsyntax-only`` against the
 stub ATen headers shipped in ``stubs/include`` (or, with ``--torch-include``,
-against a real PyTorch's headers), warnings as errors, in parallel.  The check
+against a real PyTorch's headers), warnings as errors, in parallel.  That includes an
+op library's backend registrations (``NativeKernels.h`` and a ``Register<Key>.cpp`` per
+key its ``dispatch:`` names, as ``generate --register-backends all`` writes them); a partial
+check (``--op``, ``--changed``, ``--changed-since``) compiles only its one small unit.  The check
 build is generated with ``#line`` directives, so an error inside a formula is
 reported at its derivatives.yaml line; the summary names the ops that failed.
 ``--op`` compiles one small translation unit holding only the kernels and Nodes of
@@ -48,6 +51,7 @@ from ..compile import (
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
+from ..plan.registrations import ALL_KEYS
 
 if TYPE_CHECKING:
     from ..revisions import Changes
@@ -362,7 +366,8 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
 
 def _run_check_locked(inputs: Inputs, gen_options: GenerateOptions, options: CheckOptions) -> CheckResult:
     start = time.perf_counter()
-    gen_options = replace(gen_options, line_directives=True, stub_decls=True)
+    # the backend registrations too (an op library's Register<Key>.cpp, for every key its yaml names)
+    gen_options = replace(gen_options, line_directives=True, stub_decls=True, register_backends=(ALL_KEYS,))
     generated = generate(inputs, gen_options)
     fault_point("check generated")
     out = Path(gen_options.out_dir).resolve()
