@@ -171,6 +171,11 @@ def test_a_renamed_argument_differs_from_every_other_also_in_overload_stubs() ->
     assert "def f(self: Tensor, *, from_: int, from___: int, from__: int) -> Tensor: ..." in text
 
 
+def test_an_op_named_getattr_leaves_the_builtin_to_an_overload_named_from() -> None:
+    text, _ = _module(["- func: getattr(Tensor self) -> Tensor\n", "- func: f.from(Tensor self) -> Tensor\n"])
+    assert "import builtins\n" in text and 'builtins.getattr(_ops_hyp.f, "from")(self)' in text
+
+
 def _module(entries: list[str]) -> tuple[str, list[NativeFunction]]:
     loaded = load_text("".join(entries), "nf.yaml")
     functions = [NativeFunction.parse(e, frozenset(), "hyp") for e in loaded]
@@ -208,7 +213,7 @@ def _fake_import(calls: list[tuple[Any, ...]]) -> Callable[..., object]:
 
 NAMES = ["self", "from", "from_", "from__", "lambda", "lambda_", "None", "__debug__", "async", "match", "_", "x",
          "torch", "_torch", "cast", "_cast", "Tensor", "Optional", "str", "list", "builtins", "Any", "_ops_hyp",
-         "__ops_hyp", "overload", "Number", "annotations", "args", "kwargs"]  # fmt: skip
+         "__ops_hyp", "overload", "Number", "annotations", "args", "kwargs", "getattr"]  # fmt: skip
 TYPES = {
     "Tensor": ["None"],
     "Tensor?": ["None"],
@@ -247,7 +252,7 @@ def _library(draw: st.DrawFn) -> list[str]:
     names = draw(st.lists(st.sampled_from(callable_names), unique=True, min_size=1, max_size=5))
     entries = []
     for name in names:
-        for overload in draw(st.sampled_from([[""], ["", "two"], ["one", "two"]])):
+        for overload in draw(st.sampled_from([[""], ["from"], ["", "two"], ["one", "two"]])):
             entries.append(f"- func: {json.dumps(draw(_schema(name, overload)))}\n")
     return entries
 

@@ -64,7 +64,8 @@ _IMPORTED = (
     *("Sequence", "Any", "Optional", "Union", "cast", "overload"),
     *("torch", "SymBool", "SymInt", "Tensor", "Number", "builtins"),
 )
-_BUILTINS = frozenset(("int", "float", "bool", "str", "tuple", "list"))  # spelled in annotations and defaults
+# builtins the module spells: in annotations, defaults, and getattr for an overload named like a keyword
+_BUILTINS = frozenset(("int", "float", "bool", "str", "tuple", "list", "getattr"))
 # Module attributes Python itself defines or looks up: an op cannot be a function of that name.
 _MODULE_SPECIALS = frozenset(
     (
@@ -237,7 +238,11 @@ class _Writer:
     def overload_ref(self, f: NativeFunction) -> str:
         overload = f.name.overload or "default"
         name = f"{self.spelling(f'_ops_{f.namespace}')}.{f.name.name}"
-        return f"{name}.{overload}" if not _python_keyword(overload) else f'getattr({name}, "{overload}")'
+        return (
+            f"{name}.{overload}"
+            if not _python_keyword(overload)
+            else f'{self.spelling("getattr")}({name}, "{overload}")'
+        )
 
     def call(self, f: NativeFunction) -> str:
         args, python = f.func.arguments, dict(parameter_names(f))
