@@ -225,6 +225,7 @@ def test_an_ignored_input_selects_everything(repo: Path) -> None:
     assert changes.everything == "build/native_functions.yaml is not tracked by git (ignored?)"
 
 
+@pytest.mark.slow
 def test_check_of_an_outside_input_compiles_everything_and_says_why(repo: Path, run_cli: CliRunner) -> None:
     """Before: "no op's entries differ from HEAD, nothing checked" after an edit git could not see."""
     native = _outside(repo)
