@@ -175,6 +175,26 @@ def torch_tree(tmp_path_factory: pytest.TempPathFactory) -> TorchTree:
     return tree
 
 
+BAD_KERNELS = ROOT / "tests" / "packages" / "bad_kernels"
+
+
+@pytest.fixture(scope="session")
+def bad_kernels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/packages/bad_kernels/kernels.cpp built against the installed torch, once per session (~15 s):
+    an op library whose CPU kernels crash, spin, exit and run out of memory (tests/test_gradcheck_crashes.py)."""
+    pytest.importorskip("torch")
+    from vtgen_build.check.run import find_compiler
+    from vtgen_build.torchlib import locate_torch
+
+    torch = locate_torch()
+    library = tmp_path_factory.mktemp("bad_kernels") / "libvtbad.so"
+    command = [find_compiler(None), "-std=c++17", "-O0", "-shared", "-fPIC", *torch.compile_flags()]
+    command += [str(BAD_KERNELS / "kernels.cpp"), "-o", str(library), *torch.link_flags()]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return library
+
+
 @dataclass(frozen=True)
 class RealYaml:
     """The three files shipped in the installed torchgen package."""
@@ -266,7 +286,7 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 # its own session, so a session fixture is built once per worker that uses it.  To build each
 # expensive shared artifact once, every test is put in a group, and a group runs on one worker:
 # a test module is a group, and modules that share one of these fixtures are one group.
-SHARED_BUILDS = ("torch_tree", "installed_sample", "runtime_results")
+SHARED_BUILDS = ("torch_tree", "installed_sample", "runtime_results", "bad_kernels")
 
 
 def _xdist_groups(items: list[pytest.Item]) -> dict[str, str]:

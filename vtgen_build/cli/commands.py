@@ -303,6 +303,7 @@ def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult
 
 
 MAX_JOBS = 1024
+MAX_TIMEOUT = 86400  # a day per entry: beyond it, a typo
 
 
 def _check_ranges(args: argparse.Namespace) -> None:
@@ -311,8 +312,11 @@ def _check_ranges(args: argparse.Namespace) -> None:
         raise VtgenError(f"-j/--jobs must be between 0 (one per core) and {MAX_JOBS}, got {args.jobs}")
     if args.max_samples < 0:
         raise VtgenError(f"--max-samples must be 0 (every sample) or more, got {args.max_samples}")
+    if not 1 <= args.timeout <= MAX_TIMEOUT:
+        raise VtgenError(f"--timeout must be between 1 and {MAX_TIMEOUT} seconds, got {args.timeout}")
     if not args.gradcheck:
         given = [f for f, v in (("--python", args.python), ("--max-samples", args.max_samples),
+                                ("--timeout", args.timeout != 300),
                                 ("--no-bind-hidden", not args.bind_hidden), ("--library", args.library),
                                 ("--hints", args.hints), ("--coverage", args.coverage),
                                 ("--allow-unverified", args.allow_unverified)) if v]  # fmt: skip
@@ -435,6 +439,10 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="build the ops against an installed torch and run its OpInfo gradient checks")  # fmt: skip
     r.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
     r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
+    r.add_argument("--timeout", type=int, default=300, metavar="SECONDS",
+                   help="time limit per entry (an OpInfo, or an op's schema samples), enforced from outside "
+                        "the process: an entry past it (a kernel spinning in C++) is killed and fails "
+                        "(default: 300)")  # fmt: skip
     r.add_argument("--no-bind-hidden", dest="bind_hidden", action="store_false",
                    help="leave out kernels calling helpers libtorch hides (default: call libtorch's)")  # fmt: skip
     r.add_argument("--library", metavar="SO|PACKAGE",

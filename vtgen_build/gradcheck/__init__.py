@@ -38,9 +38,10 @@ def run_from_args(
 
         from .schema_run import run_library
 
+        _library_options(args)
         work = Path(gen_options.out_dir).resolve() / ".vtgen-gradcheck"
         report = run_library(
-            inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, 300,
+            inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, args.timeout,
             gen_options.release, gen_options.policy_root,
         )  # fmt: skip
         report.accept_unverified = args.allow_unverified
@@ -55,6 +56,7 @@ def run_from_args(
         include_dirs=tuple(args.include_dirs),
         manual_header_file=manual,
         max_samples=args.max_samples,
+        timeout=args.timeout,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
         std=args.std,
@@ -73,3 +75,22 @@ def run_from_args(
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(), file=sys.stdout if report.ok else sys.stderr)
     return report
+
+
+# --library checks a built library on schema samples: these options shape the OpInfo run or the
+# library --gradcheck builds, neither of which happens: (attribute, option, why)
+_NOT_WITH_LIBRARY = (
+    ("coverage", "--coverage", "it reports which formulas PyTorch's OpInfo samples ran, and --library runs none"),
+    ("max_samples", "--max-samples", "it limits OpInfo samples; --library runs samples made from the schemas"),
+    ("changed", "--changed", "it selects by the library --gradcheck builds; name the ops with --op"),
+    ("changed_since", "--changed-since", "it selects by the library --gradcheck builds; name the ops with --op"),
+    ("bind_hidden", "--no-bind-hidden", "it shapes the library --gradcheck builds; --library loads yours"),
+)
+
+
+def _library_options(args: argparse.Namespace) -> None:
+    """An option ``--library`` would ignore is an error, not a silent no-op."""
+    for name, option, why in _NOT_WITH_LIBRARY:
+        value = getattr(args, name)
+        if (not value) if name == "bind_hidden" else value:
+            raise VtgenError(f"{option} cannot be used with --library: {why}")

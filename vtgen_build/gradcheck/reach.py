@@ -102,7 +102,8 @@ def _decode(data: store.JSON, key: str) -> ReachMap | None:
 def _compute(torch: TorchInstall, work: Path, timeout: int = 60) -> list[list[store.JSON]]:
     """Run the child over every entry (past the entries that kill it); each entry's reach as a row."""
     paths = (work / "reach-request.json", work / "reach.jsonl", work / "reach-stderr.txt")
-    child = Child(torch.python, HERE / "child.py", *paths, "finding what each sample reaches", "entry", ("--reach",))
+    what = "finding what each sample reaches"
+    child = Child(torch.python, HERE / "child.py", *paths, what, "entry", timeout, ("--reach",))
     run_to_end(child, lambda skip: {"skip": skip, "timeout": timeout})
     found: list[list[store.JSON]] = []
     for row in read_rows(child.results):

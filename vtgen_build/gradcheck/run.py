@@ -168,7 +168,7 @@ def _run_child(
         }
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
-    run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo"), request)
+    run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo", options.timeout), request)
     return read_entries(paths[1])
 
 
