@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     found: list[Diagnostic] = []
     args.found = found  # the run's diagnostics (``--format``); in text they were printed as found
     machine = fmt != "text"  # stdout holds only the document; what people read goes to stderr
+    interrupted = False
     try:
         with contextlib.redirect_stdout(sys.stderr) if machine else contextlib.nullcontext():
             code = int(args.run(args))
@@ -73,13 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _failed(found, from_error(exc), machine)
     except OSError as exc:  # the machine said no (disk full, permissions, ...): say so, without a traceback
         code = _failed(found, from_os_error(exc), machine)
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C: 130, as a shell says; a document still says what was found
+        code, interrupted = 130, True
+        args.summary = f"interrupted (Ctrl-C) before the {args.command} finished: the findings are incomplete"
     if machine:
         summary = getattr(args, "summary", "")
         unique = tuple(dict.fromkeys(found))  # one formula's error, compiled in several kernels, is one finding
         anchor = getattr(args, "anchor", None)  # the derivatives.yaml, once the inputs are known
-        findings = Findings(unique, code == 0, summary, _repository_root(), __version__, anchor)
+        findings = Findings(unique, code == 0, summary, _repository_root(), __version__, anchor, interrupted)
         sys.stdout.write(render(findings, fmt))
     return code
 

@@ -8,6 +8,7 @@ is gone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -55,7 +56,11 @@ class Processes:
         with self.lock:
             if self.stopping.is_set():
                 raise Interrupted
-            proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+            # a process group of its own: stop() kills what a launcher or wrapper started too, which would
+            # otherwise hold the output pipe open (and this thread waiting) after the compiler is killed
+            proc = subprocess.Popen(
+                list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
             self.running.add(proc)
         try:
             data, _ = proc.communicate()
@@ -71,7 +76,8 @@ class Processes:
         with self.lock:
             self.stopping.set()
             for proc in self.running:
-                proc.kill()
+                with contextlib.suppress(ProcessLookupError):  # gone: it and everything it started
+                    os.killpg(proc.pid, signal.SIGKILL)
 
 
 @dataclass
