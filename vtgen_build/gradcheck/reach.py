@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base import store
+from ..base.errors import VtgenError
 from ..torchlib import TorchInstall
 from .formulas import FormulaPlaces
 from .records import read_rows
@@ -84,10 +85,9 @@ def _key(torch: TorchInstall) -> str:
 
 
 def _decode(data: store.JSON, key: str) -> ReachMap | None:
-    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("entries"), list):
+    rows = data.get("entries") if isinstance(data, dict) and data.get("key") == key else None
+    if not isinstance(rows, list):
         return None
-    rows = data["entries"]
-    assert isinstance(rows, list)
     found: list[Reach] = []
     for row in rows:
         if not (isinstance(row, list) and len(row) == 3):
@@ -123,7 +123,8 @@ def reach_map(torch: TorchInstall, work: Path) -> ReachMap:
     data: store.JSON = {"key": key, "entries": list(_compute(torch, work))}
     store.write(record, KIND, data)
     found = _decode(data, key)
-    assert found is not None
+    if found is None:
+        raise VtgenError("internal error: the reach map just computed does not read back")
     return found
 
 
