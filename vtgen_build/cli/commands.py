@@ -283,7 +283,10 @@ def _run_generate(args: argparse.Namespace) -> int:
         if args.python_api:
             outputs += _python_api(args, inputs, result)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
-        noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
+        failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
+        if failed:  # never wrong, only slower: the next run checks every input in full
+            print(f"vtgen-build: note: the no-op record was not written ({failed}): the next run checks in full",
+                  file=sys.stderr)  # fmt: skip
 
     result = generate(inputs, options, finish)
     if args.explain:

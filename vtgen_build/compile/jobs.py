@@ -92,6 +92,19 @@ class Reporter:
     failed: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     started: float = field(default_factory=time.perf_counter)
+    said: set[str] = field(default_factory=set)  # the notes printed (each once)
+
+    def note(self, text: str) -> None:
+        """One line on stderr about a slower path taken (never a wrong answer), once per run."""
+        with self.lock:
+            if text in self.said:
+                return
+            self.said.add(text)
+            if self.tty:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+            self.errors.write(f"vtgen-build: note: {text}\n")
+            self.errors.flush()
 
     def finished(self, r: UnitResult) -> None:
         with self.lock:
