@@ -77,20 +77,16 @@ def run_from_args(
     return report
 
 
-# --library checks a built library on schema samples: these options shape the OpInfo run or the
-# library --gradcheck builds, neither of which happens: (attribute, option, why)
-_NOT_WITH_LIBRARY = (
-    ("coverage", "--coverage", "it reports which formulas PyTorch's OpInfo samples ran, and --library runs none"),
-    ("max_samples", "--max-samples", "it limits OpInfo samples; --library runs samples made from the schemas"),
-    ("changed", "--changed", "it selects by the library --gradcheck builds; name the ops with --op"),
-    ("changed_since", "--changed-since", "it selects by the library --gradcheck builds; name the ops with --op"),
-    ("bind_hidden", "--no-bind-hidden", "it shapes the library --gradcheck builds; --library loads yours"),
-)
-
-
 def _library_options(args: argparse.Namespace) -> None:
-    """An option ``--library`` would ignore is an error, not a silent no-op."""
-    for name, option, why in _NOT_WITH_LIBRARY:
-        value = getattr(args, name)
-        if (not value) if name == "bind_hidden" else value:
+    """An option ``--library`` would ignore is an error, not a silent no-op: these shape the OpInfo run
+    or the library ``--gradcheck`` builds, and ``--library`` checks a built library on schema samples."""
+    given = (
+        ("--coverage", args.coverage, "it reports which formulas OpInfo samples ran, and --library runs none"),
+        ("--max-samples", args.max_samples, "it limits OpInfo samples; --library runs samples made from the schemas"),
+        ("--changed", args.changed, "it selects by the library --gradcheck builds; name the ops with --op"),
+        ("--changed-since", args.changed_since, "it selects by the library --gradcheck builds; name the ops with --op"),
+        ("--no-bind-hidden", not args.bind_hidden, "it shapes the library --gradcheck builds; --library loads yours"),
+    )
+    for option, value, why in given:
+        if value:
             raise VtgenError(f"{option} cannot be used with --library: {why}")
