@@ -24,6 +24,9 @@ request = json.load(open(sys.argv[1]))
 with open(sys.argv[2], "a") as out:
     with open(os.path.join(os.path.dirname(sys.argv[1]), "starts.txt"), "a") as log:
         log.write("start\\n")
+    if request["entries"] == ["stall"]:
+        while True:
+            pass
     if request["entries"] == ["never"]:
         print("no torch here", file=sys.stderr)
         sys.exit(4)
@@ -125,7 +128,7 @@ def test_an_entry_that_hangs_outside_python_is_killed_by_the_parent(
     start = time.monotonic()
     run_to_end(child, lambda skip: {"entries": ["a", "hang", "b"], "skip": skip})
     assert time.monotonic() - start < 10
-    hung = "the process hung in sample 3: no result 1s after the entry started (the per-entry limit, --timeout); killed"
+    hung = "the process hung in sample 3: no result within the per-entry limit of 1s (--timeout); killed"
     assert read_entries(child.results) == [Entry("a"), Entry("hang", aten="HANG", error=hung, fatal=True), Entry("b")]
 
 
@@ -144,3 +147,15 @@ def test_a_child_dying_of_bad_alloc_says_so(tmp_path: Path) -> None:
         "the process died of SIGABRT (aborted) in sample 3: "
         "terminate called after throwing an instance of 'std::bad_alloc' what(): std::bad_alloc"
     )
+
+
+def test_a_child_that_hangs_before_any_entry_is_killed_and_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A library whose loading spins (a static initializer in C++): start-up has a limit too."""
+    from vtgen_build.gradcheck import supervise
+
+    monkeypatch.setattr(supervise, "STARTUP", 1)
+    child = _child(tmp_path)
+    with pytest.raises(VtgenError, match=r"the stand-in process was killed, silent past its time limit, before run"):
+        run_to_end(child, lambda skip: {"entries": ["stall"], "skip": skip})

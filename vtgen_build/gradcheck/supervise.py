@@ -166,7 +166,7 @@ _SIGNALS = {
 def _how(ending: _Ending, timeout: int, where: str = "") -> str:
     """How the child ended, as a phrase: "died of SIGSEGV (segmentation fault) in sample 0 (...)"."""
     if ending.hung:
-        return f"hung{where}: no result {timeout}s after the entry started (the per-entry limit, --timeout); killed"
+        return f"hung{where}: no result within the per-entry limit of {timeout}s (--timeout); killed"
     if ending.code < 0:
         try:
             name = signal.Signals(-ending.code).name
@@ -187,7 +187,10 @@ def _outside(child: Child, ending: _Ending) -> str:
     rows = read_rows(child.results)
     started = any("start" in r for r in rows)
     when = f"after its last {child.first}, with none left" if started else f"before running any {child.first}"
-    how = _how(ending, child.timeout) if ending.hung or ending.code < 0 else f"failed (exit {ending.code})"
+    if ending.hung:
+        how = "was killed, silent past its time limit,"
+    else:
+        how = _how(ending, child.timeout) if ending.code < 0 else f"failed (exit {ending.code})"
     return f"{child.what} {how} {when}:\n{_tail(child)}"
 
 
