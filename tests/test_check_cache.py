@@ -8,6 +8,7 @@ tests change each of them and watch which units are compiled again.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -281,3 +282,41 @@ def test_namespace_hint_only_when_one_namespace_fixes_everything() -> None:
     assert namespace_hint(["a.cpp:1:2: error: expected ';'"]) is None
     utf8 = "a.cpp:1:2: error: \u2018f\u2019 was not declared in this scope; did you mean \u2018ns::f\u2019?"
     assert namespace_hint([utf8]) == "ns"
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_an_interrupted_check_still_writes_its_document(tmp_path: Path, fmt: str) -> None:
+    """Ctrl-C with --format json|sarif: exit 130 and, on stdout, the document saying the run was interrupted
+    (it once left stdout empty, which a CI step then failed to parse)."""
+    started = tmp_path / "started"
+    cxx = _wrapper(tmp_path / "cxx", f'case "$*" in *--version*) ;; *) touch {started}; sleep 60;; esac')
+    args = _args(SAMPLE, tmp_path / "check", "--cxx", str(cxx), "--no-pch", "--format", fmt)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vtgen_build", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=default_ctrl_c,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the compiler never started"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, (out, err)
+    document = json.loads(out)
+    said = "interrupted (Ctrl-C) before the check finished: the findings are incomplete"
+    if fmt == "json":
+        assert document["interrupted"] is True and document["ok"] is False and document["summary"] == said
+    else:
+        (invocation,) = document["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        assert invocation["toolExecutionNotifications"][0]["message"]["text"] == said
+    assert "Traceback" not in err

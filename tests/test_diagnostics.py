@@ -237,3 +237,22 @@ def test_gradcheck_failure_in_every_format(tmp_path: Path, monkeypatch: pytest.M
     assert [r["ruleId"] for r in results] == ["VTGEN-GRADCHECK", "VTGEN-UNVERIFIED"]
     assert where(results[0]) == ("tools/autograd/derivatives.yaml", 1008) and results[1]["level"] == "note"
     assert where(results[1]) == ("tools/autograd/derivatives.yaml", 1)  # an op with no place: the anchor
+
+
+def test_a_crashed_entry_fails_the_run_and_one_that_raised_is_a_warning() -> None:
+    """An entry that killed the child (or hung, or exited) is a failure of its op, exit 1, even with
+    --allow-unverified; an entry that raised (its samples could not be made) verified nothing: a warning,
+    never an error beside ``ok: true``."""
+    rows = [
+        {"entry": "spin (schema samples)", "aten": "spin", "error": "the process hung in sample 0", "fatal": True},
+        {"entry": "nn.functional.odd", "error": "ValueError: no sample"},
+    ]
+    report = Report.from_results(entries_of(rows), ["spin"], {}, {}, None, 0)
+    report.accept_unverified = True
+    assert report.status == 1 and report.failed_ops == ["spin"] and not report.ok
+    error, warning = from_gradcheck_report(report)
+    assert (error.severity, error.message) == ("error", "spin (schema samples): the process hung in sample 0")
+    said = "gradcheck entry nn.functional.odd: ValueError: no sample"
+    assert (warning.severity, warning.message) == ("warning", said)
+    raised = Report.from_results(entries_of(rows[1:]), [], {}, {}, None, 0)
+    assert raised.status == 0 and [d.severity for d in from_gradcheck_report(raised)] == ["warning"]

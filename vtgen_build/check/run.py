@@ -262,6 +262,20 @@ def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, .
     for path in shared:
         if path.is_file():
             h.update(str(path).encode() + path.read_bytes())
+    h.update(_headers_digest(Path(options.torch_include) if options.torch_include else STUB_INCLUDE).encode())
+    return h.hexdigest()
+
+
+def _headers_digest(root: Path) -> str:
+    """The headers the units compile against (the stubs, or ``--torch-include``'s), as a digest of every
+    file's path and stat signature: an upgrade in place, an edit or a touch of any of them changes it.
+    (Statting a real torch's ~9,500 headers takes ~60 ms; reading them would take seconds.)"""
+    h = hashlib.sha256(str(root.resolve()).encode())
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            h.update(f"{os.path.relpath(path, root)}\0{store.stat_signature(path)}\n".encode())
     return h.hexdigest()
 
 
@@ -402,7 +416,7 @@ def _run_check_locked(inputs: Inputs, gen_options: GenerateOptions, options: Che
     results = compile_units(units, settings, lazy, out)
     failing = sorted(set().union(*(r.ops for r in results))) if results else []
     checked = -1  # unknown: every unit was unchanged, so the index was not read
-    if ops is not None or not all(r.cached for r in results):
+    if ops is not None or options.changed or not all(r.cached for r in results):  # --changed: its state too
         checked = _record_passed(out, lazy, state_key, ops, results, failing)
     hint = None if _ok(results) else namespace_hint([r.diagnostics for r in results if not r.ok])
     if hint in gen_options.using_namespaces:

@@ -66,6 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     found: list[Diagnostic] = []
     args.found = found  # the run's diagnostics (``--format``); in text they were printed as found
     machine = fmt != "text"  # stdout holds only the document; what people read goes to stderr
+    interrupted = False
     try:
         with contextlib.redirect_stdout(sys.stderr) if machine else contextlib.nullcontext():
             code = int(args.run(args))
@@ -73,13 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _failed(found, from_error(exc), machine)
     except OSError as exc:  # the machine said no (disk full, permissions, ...): say so, without a traceback
         code = _failed(found, from_os_error(exc), machine)
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C: 130, as a shell says; a document still says what was found
+        code, interrupted = 130, True
+        args.summary = f"interrupted (Ctrl-C) before the {args.command} finished: the findings are incomplete"
     if machine:
         summary = getattr(args, "summary", "")
         unique = tuple(dict.fromkeys(found))  # one formula's error, compiled in several kernels, is one finding
         anchor = getattr(args, "anchor", None)  # the derivatives.yaml, once the inputs are known
-        findings = Findings(unique, code == 0, summary, _repository_root(), __version__, anchor)
+        findings = Findings(unique, code == 0, summary, _repository_root(), __version__, anchor, interrupted)
         sys.stdout.write(render(findings, fmt))
     return code
 
@@ -283,7 +285,10 @@ def _run_generate(args: argparse.Namespace) -> int:
         if args.python_api:
             outputs += _python_api(args, inputs, result, api_written)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
-        noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
+        failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
+        if failed:  # never wrong, only slower: the next run checks every input in full
+            print(f"vtgen-build: note: the no-op record was not written ({failed}): the next run checks in full",
+                  file=sys.stderr)  # fmt: skip
 
     result = generate(inputs, options, finish)
     if args.explain:
@@ -312,6 +317,7 @@ def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult
 
 
 MAX_JOBS = 1024
+MAX_TIMEOUT = 86400  # a day per entry: beyond it, a typo
 
 
 def _check_ranges(args: argparse.Namespace) -> None:
@@ -320,8 +326,11 @@ def _check_ranges(args: argparse.Namespace) -> None:
         raise VtgenError(f"-j/--jobs must be between 0 (one per core) and {MAX_JOBS}, got {args.jobs}")
     if args.max_samples < 0:
         raise VtgenError(f"--max-samples must be 0 (every sample) or more, got {args.max_samples}")
+    if not 1 <= args.timeout <= MAX_TIMEOUT:
+        raise VtgenError(f"--timeout must be between 1 and {MAX_TIMEOUT} seconds, got {args.timeout}")
     if not args.gradcheck:
         given = [f for f, v in (("--python", args.python), ("--max-samples", args.max_samples),
+                                ("--timeout", args.timeout != 300),
                                 ("--no-bind-hidden", not args.bind_hidden), ("--library", args.library),
                                 ("--hints", args.hints), ("--coverage", args.coverage),
                                 ("--allow-unverified", args.allow_unverified)) if v]  # fmt: skip
@@ -444,6 +453,10 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="build the ops against an installed torch and run its OpInfo gradient checks")  # fmt: skip
     r.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
     r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
+    r.add_argument("--timeout", type=int, default=300, metavar="SECONDS",
+                   help="time limit per entry (an OpInfo, or an op's schema samples), enforced from outside "
+                        "the process: an entry past it (a kernel spinning in C++) is killed and fails "
+                        "(default: 300)")  # fmt: skip
     r.add_argument("--no-bind-hidden", dest="bind_hidden", action="store_false",
                    help="leave out kernels calling helpers libtorch hides (default: call libtorch's)")  # fmt: skip
     r.add_argument("--library", metavar="SO|PACKAGE",

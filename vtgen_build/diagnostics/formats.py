@@ -38,6 +38,7 @@ class Findings:
     # SARIF: where a result with no place in the repository is shown (line 1), since GitHub's code
     # scanning rejects a result without a location; its own place stays in the message
     anchor: str | None = None
+    interrupted: bool = False  # Ctrl-C ended the run: the diagnostics are what it had found by then
 
 
 def render(report: Findings, fmt: str) -> str:
@@ -81,6 +82,7 @@ def _json(report: Findings) -> str:
         "tool": "vtgen-build",
         "version": report.tool_version,
         "ok": report.ok,
+        "interrupted": report.interrupted,
         "summary": report.summary,
         "diagnostics": rows,
     }
@@ -151,5 +153,8 @@ def _sarif(report: Findings) -> dict[str, object]:
     codes = list(CODES)
     driver = {"name": "vtgen-build", "version": report.tool_version, "rules": _sarif_rules(codes)}
     results = [_sarif_result(d, codes.index(d.code), report) for d in report.diagnostics]
-    run = {"tool": {"driver": driver}, "results": results}
+    run: dict[str, object] = {"tool": {"driver": driver}, "results": results}
+    if report.interrupted:  # the run did not complete: say so where SARIF consumers look
+        notice = {"level": "error", "message": {"text": report.summary}}
+        run["invocations"] = [{"executionSuccessful": False, "toolExecutionNotifications": [notice]}]
     return {"version": "2.1.0", "$schema": SARIF_SCHEMA, "runs": [run]}
