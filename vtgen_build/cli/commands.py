@@ -128,7 +128,9 @@ def _add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     audit.add_argument("--kernels", required=True, metavar="H", help="its generated NativeKernels.h (names the ops)")
     audit.add_argument("--torch-include", required=True, metavar="DIR", help="torch's include directory")
     audit.add_argument("--objects", nargs="*", default=[], metavar="O", help="the object files linked into it")
-    audit.add_argument("--keep", action="store_true", help="keep the library when the audit fails (default: remove it)")
+    audit.add_argument(
+        "--keep", action="store_true", help="leave a failing library in place (default: renamed to <library>.rejected)"
+    )
     audit.set_defaults(run=_run_audit)
 
 
@@ -146,8 +148,8 @@ def _run_audit(args: argparse.Namespace) -> int:
             pulled = f"; pulled in by the {role}" if role else "; reached from no kernel of NativeKernels.h"
             print(f"{where}error: {f.message()}{pulled}", file=sys.stderr)
     if findings:
-        if not args.keep:
-            library.unlink()  # as a failed link leaves no library: the next build relinks and audits again
+        if not args.keep:  # as a failed link leaves no library: the next build relinks and audits again
+            library.replace(library.with_name(library.name + ".rejected"))
         raise VtgenError(
             f"abi-audit: {library.name}: {len(findings)} of its {checked} undefined symbols are outside libtorch's "
             "stable C shim (a kernel uses libtorch's C++ API: use torch/csrc/stable/ instead)"
