@@ -48,7 +48,8 @@
 #                  [PRECOMPILE_HEADERS]          # precompile the ATen/autograd headers the kernels share
 #                  [NO_PRECOMPILE_HEADERS]       # not even with USE_TORCH (where it is the default)
 #                  [REGISTER_BACKENDS <key>...]  # generate the registrations of these dispatch keys' kernels
-#                  [FAKE_MODULE <module>])       # the Python module registering the ops' fake kernels
+#                  [FAKE_MODULE <module>]        # the Python module registering the ops' fake kernels
+#                  [STABLE_ABI <X.Y>])           # a LibTorch stable-ABI library for torch >= X.Y (see below)
 #
 #   Adds to <target> (a library or executable created in the same directory)
 #   the generated VariableType_<k>.cpp, ADInplaceOrViewType_<k>.cpp and
@@ -104,6 +105,16 @@
 #   (the target's RULE_LAUNCH_LINK runs the link through `python -m vtgen_build.linkcheck`).
 #   FAKE_MODULE names, in the generated schema registration (m.set_python_module), the Python
 #   module that calls torch.library.register_fake for the ops without a Meta kernel.
+#
+#   STABLE_ABI X.Y (X.Y >= 2.10, not newer than the torch the generator's Python has) builds the
+#   library on the LibTorch stable ABI instead: one library for every PyTorch from X.Y on, with no
+#   C++ autograd (DERIVATIVES is read and checked: it is the input of the Python autograd).  It needs
+#   REGISTER_BACKENDS, refuses USE_TORCH and PRECOMPILE_HEADERS, and adds RegisterSchema.cpp
+#   (STABLE_TORCH_LIBRARY) and Register<Key>.cpp (STABLE_TORCH_LIBRARY_IMPL, TORCH_BOX) to <target>,
+#   NativeKernels.h on stable types, torch's include directory, -DTORCH_TARGET_VERSION (PUBLIC),
+#   -ffunction-sections, hidden visibility and libtorch_cpu as a needed library; a SHARED or MODULE
+#   <target> is audited after linking (`vtgen-build abi-audit`): an undefined symbol that is not a
+#   stable C-shim function or C/C++ runtime fails the build at the op whose kernel reached it.
 #
 #   Defaults (fast real-torch builds):
 #   * With USE_TORCH the headers are precompiled unless NO_PRECOMPILE_HEADERS is

@@ -296,3 +296,21 @@ def test_a_kernel_calling_at_sin_fails_the_build_at_its_op(stable_build: tuple[P
     finally:
         native.write_text(text)
         cmake.write_text(cmake.read_text().replace(" src/aten_kernel.cpp)", ")"))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"stable-abi": "2.10"}, "'stable-abi' needs 'register-backends'"),
+        ({"stable-abi": "2.10", "register-backends": ["CPU"]}, "'check' cannot compile a stable-ABI library"),
+        ({"stable-abi": "2.9", "register-backends": ["CPU"], "check": False}, "'stable-abi': 2.9 is older than"),
+    ],
+)
+def test_setuptools_key(extra: dict[str, object], message: str) -> None:
+    from vtgen_build.setuptools_hook import ConfigError, read_settings
+
+    base = {"native-functions": "n.yaml", "derivatives": "d.yaml", "output-dir": "src/p/gen"}
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        read_settings({**base, **extra})
+    ok = read_settings({**base, "stable-abi": "2.10", "register-backends": ["CPU"], "check": False})
+    assert ok.stable_abi == "2.10"

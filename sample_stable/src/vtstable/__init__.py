@@ -43,4 +43,4 @@ for _name in _GENERATED:
     if importlib.util.find_spec(f"{__name__}.{_name}") is not None:
         importlib.import_module(f"{__name__}.{_name}")
 
-from . import ops  # noqa: E402,F401
+from . import ops  # noqa: E402
