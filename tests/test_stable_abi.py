@@ -8,6 +8,7 @@ releases is tests/test_stable_matrix.py.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -265,6 +266,30 @@ def test_sample_passes_the_audit_and_torch_abi_audit_agrees(stable_build: tuple[
     verdict = json.loads(report.stdout)["bundled_libs"][0]["torch"]
     assert verdict["uses_torch"] and verdict["stable"] and verdict["unstable_symbols"] == [], verdict
     assert verdict["min_torch_version"] == "2.10.0", verdict  # the target, seen from the symbols alone
+
+
+@pytest.mark.slow
+def test_the_matrix_checks_fail_on_a_wrong_fake(stable_build: tuple[Path, Path, str], tmp_path: Path) -> None:
+    """The release matrix's child (tests/stable_matrix_child.py) is not a rubber stamp: a Python fake
+    returning the wrong shape fails opcheck for that op, and only for it."""
+    source, build, _ = stable_build
+    package = tmp_path / "site" / "vtstable"
+    shutil.copytree(source / "src" / "vtstable", package)
+    shutil.copy(build / "_vtstable_ops.so", package)
+    shutil.copytree(build / "vtgen" / "vtstable_ops" / "python_api", package / "ops")
+    fake = package / "_fake.py"
+    right = "    return torch.empty_like(input)"
+    fake.write_text(fake.read_text().replace(right, "    return input.new_empty(input.shape[:-1])"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")} | {"PYTHONPATH": str(tmp_path / "site")}
+    child = ROOT / "tests" / "stable_matrix_child.py"
+    done = subprocess.run(
+        [sys.executable, str(child), "opcheck:"], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])["results"]
+    failed = sorted(name for name, r in results.items() if not r["ok"])
+    assert failed == ["opcheck:affine", "opcheck:affine(bias=None)"], results
+    assert "test_faketensor" in results["opcheck:affine"]["detail"], results["opcheck:affine"]
 
 
 @pytest.mark.slow
