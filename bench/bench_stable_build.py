@@ -57,8 +57,9 @@ def _cpu() -> float:
 
 
 def _run(args: Sequence[str | Path], cwd: Path) -> tuple[float, float]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PIP_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env.pop("CMAKE_GENERATOR", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])  # this checkout
     start, cpu = time.perf_counter(), _cpu()
     proc = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
