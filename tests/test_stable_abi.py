@@ -339,3 +339,11 @@ def test_setuptools_key(extra: dict[str, object], message: str) -> None:
         read_settings({**base, **extra})
     ok = read_settings({**base, "stable-abi": "2.10", "register-backends": ["CPU"], "check": False})
     assert ok.stable_abi == "2.10"
+
+
+def test_options_that_only_shape_autograd_are_refused(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
+    native = tmp_yaml("nf.yaml", "- func: twice(Tensor self) -> Tensor\n  dispatch:\n    CPU: twice\n")
+    code, err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--manual-header", "h.h")
+    assert code == 1 and "--manual-header does not apply with --stable-abi" in err, err
+    code, err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--stub-decls")
+    assert code == 1 and "--stub-decls does not apply with --stable-abi" in err, err

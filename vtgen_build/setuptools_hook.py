@@ -422,7 +422,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 s.manual_headers,
                 s.using_namespaces,
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
-                stub_decls=True,
+                stub_decls=s.stable_abi is None,  # the stub headers' declarations: classic mode only
                 release=build_release(s),
                 allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
                 register_backends=s.register_backends,

@@ -209,7 +209,7 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         metavar="X.Y",
         help="a LibTorch stable-ABI library loading into every PyTorch from X.Y (>= 2.10) on: STABLE_TORCH_LIBRARY "
         "registrations of boxed kernels on torch::stable types, no C++ autograd (needs --register-backends; compile "
-        "with -DTORCH_TARGET_VERSION as NativeKernels.h says)",
+        "with -DTORCH_TARGET_VERSION as NativeKernels.h says; --line-directives is a no-op there)",
     )
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")

@@ -276,6 +276,12 @@ def check_options(options: GenerateOptions) -> None:
         parse_stable_target(options.stable_abi, "--stable-abi", options.torch_found or options.release)
         if not options.register_backends:
             raise VtgenError("--stable-abi needs --register-backends (the dispatch keys whose kernels the library has)")
+        # No C++ formula is written in this mode: what only shapes formulas or the stubs is refused, not ignored
+        # (--line-directives is a documented no-op: build systems pass it for either mode).
+        for given, flag in ((options.stub_decls, "--stub-decls"), (options.manual_headers, "--manual-header"),
+                            (options.using_namespaces, "--using-namespace")):  # fmt: skip
+            if given:
+                raise VtgenError(f"{flag} does not apply with --stable-abi (no C++ autograd is generated); drop it")
 
 
 def generate(
