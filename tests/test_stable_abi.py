@@ -347,3 +347,36 @@ def test_options_that_only_shape_autograd_are_refused(tmp_yaml: YamlWriter, run_
     assert code == 1 and "--manual-header does not apply with --stable-abi" in err, err
     code, err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--stub-decls")
     assert code == 1 and "--stub-decls does not apply with --stable-abi" in err, err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ("STABLE_ABI 2.9 REGISTER_BACKENDS CPU", "STABLE_ABI: 2.9 is older than the first release with the LibTorch"),
+        ("STABLE_ABI 9.1 REGISTER_BACKENDS CPU", "STABLE_ABI: 9.1 is newer than the torch this build compiles against"),
+        ("STABLE_ABI 2.10", "STABLE_ABI needs REGISTER_BACKENDS"),
+        ("STABLE_ABI 2.10 REGISTER_BACKENDS CPU USE_TORCH",
+         "STABLE_ABI builds against torch's stable headers only; drop USE_TORCH"),
+    ],
+)  # fmt: skip
+def test_cmake_refuses_bad_stable_targets_when_it_configures(arguments: str, message: str, tmp_path: Path) -> None:
+    if shutil.which("cmake") is None or _torch_include() is None:
+        pytest.skip("needs cmake and torch")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "nf.yaml").write_text("- func: twice(Tensor self) -> Tensor\n  dispatch:\n    CPU: twice\n")
+    (source / "d.yaml").write_text("")
+    (source / "k.cpp").write_text("")
+    (source / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.20)\nproject(t LANGUAGES CXX)\nfind_package(vtgen_build CONFIG REQUIRED)\n"
+        "add_library(t MODULE k.cpp)\n"
+        f"vtgen_generate(t NATIVE_FUNCTIONS nf.yaml DERIVATIVES d.yaml NAMESPACE st {arguments})\n"
+    )
+    done = subprocess.run(
+        ["cmake", "-S", str(source), "-B", str(tmp_path / "b"), f"-DPython_EXECUTABLE={sys.executable}",
+         f"-Dvtgen_build_DIR={ROOT / 'cmake'}"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    output = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode != 0 and f"vtgen_generate(): {message}" in output, output
