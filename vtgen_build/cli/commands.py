@@ -117,7 +117,50 @@ def _parser() -> argparse.ArgumentParser:
     _add_format(gen)
     gen.set_defaults(run=_run_generate)
     _add_check_parser(sub)
+    _add_audit_parser(sub)
     return parser
+
+
+def _add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    audit = sub.add_parser(
+        "abi-audit",
+        help="fail unless every undefined symbol of a stable-ABI library is a stable C-shim function or C/C++ runtime",
+    )
+    audit.add_argument("library", help="the linked shared library")
+    audit.add_argument("--kernels", required=True, metavar="H", help="its generated NativeKernels.h (names the ops)")
+    audit.add_argument("--torch-include", required=True, metavar="DIR", help="torch's include directory")
+    audit.add_argument("--objects", nargs="*", default=[], metavar="O", help="the object files linked into it")
+    audit.add_argument(
+        "--keep", action="store_true", help="leave a failing library in place (default: renamed to <library>.rejected)"
+    )
+    audit.set_defaults(run=_run_audit)
+
+
+def _run_audit(args: argparse.Namespace) -> int:
+    from ..torchlib.abi_audit import audit_library
+
+    library = Path(args.library)
+    if not library.is_file():
+        raise VtgenError(f"abi-audit: no such library: {library}")
+    objects = [Path(o) for o in args.objects]
+    checked, findings = audit_library(library, objects, Path(args.kernels), Path(args.torch_include))
+    for f in findings:
+        for location, role in f.kernels or ((None, ""),):
+            where = f"{location}: " if location is not None else f"{library}: "
+            pulled = f"; pulled in by the {role}" if role else "; reached from no kernel of NativeKernels.h"
+            print(f"{where}error: {f.message()}{pulled}", file=sys.stderr)
+    if findings:
+        if not args.keep:  # as a failed link leaves no library: the next build relinks and audits again
+            library.replace(library.with_name(library.name + ".rejected"))
+        raise VtgenError(
+            f"abi-audit: {library.name}: {len(findings)} of its {checked} undefined symbols are outside libtorch's "
+            "stable C shim (a kernel uses libtorch's C++ API: use torch/csrc/stable/ instead)"
+        )
+    args.summary = (
+        f"abi-audit: {library.name}: all {checked} undefined symbols are stable C-shim functions or C/C++ runtime"
+    )
+    print(args.summary)
+    return 0
 
 
 def _add_code_options(g: argparse._ArgumentGroup) -> None:
@@ -163,6 +206,13 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         "--python-api",
         metavar="DIR",
         help="also write DIR/__init__.py (a typed Python function per op of the library) and DIR/py.typed",
+    )
+    g.add_argument(
+        "--stable-abi",
+        metavar="X.Y",
+        help="a LibTorch stable-ABI library loading into every PyTorch from X.Y (>= 2.10) on: STABLE_TORCH_LIBRARY "
+        "registrations of boxed kernels on torch::stable types, no C++ autograd (needs --register-backends; compile "
+        "with -DTORCH_TARGET_VERSION as NativeKernels.h says; --line-directives is a no-op there)",
     )
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
@@ -241,6 +291,8 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         allow_overwrite=args.allow_overwrite,
         register_backends=_backend_keys(getattr(args, "register_backends", None)),
         fake_module=_module_name(getattr(args, "fake_module", None)),
+        stable_abi=getattr(args, "stable_abi", None),
+        torch_found=target.found,
     )
 
 
