@@ -126,6 +126,7 @@ class Entry:
     source: str = ""  # checked on the arguments captured from this entry (capture.py)
     schema: bool = False  # checked on samples made from the op's schema (schema_child.py)
     error: str = ""  # it timed out, raised, or killed the child
+    fatal: bool = False  # the error is a crash, a hang or an exit inside it: a failure of its op (``aten``)
     unreadable: str = ""  # the line that could not be read
     seconds: float = 0.0  # how long its checks took (its share of the child's entry)
 
@@ -145,6 +146,7 @@ class Entry:
             source=_text(row, "source"),
             schema=_flag(row, "schema"),
             error=_text(row, "error"),
+            fatal=_flag(row, "fatal"),
             seconds=_seconds(row),
         )
 

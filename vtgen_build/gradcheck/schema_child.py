@@ -32,13 +32,13 @@ _GENERATED = re.compile(r"Autograd\[alias\]: registered at \S*VariableType_\d+\.
 
 if TYPE_CHECKING:  # mypy reads the package; the script loads its siblings by path
     from .batching import input_of, row_of, run_batched, timed
-    from .child_loop import Counters, Run, Timeout, hidden_status, load_library, run_entries
+    from .child_loop import Counters, Progress, Run, Timeout, hidden_status, load_library, run_entries
 else:  # loaded by path: this file runs as a script
     _here = os.path.dirname(os.path.abspath(__file__))
     _spec = importlib.util.spec_from_file_location("vtgen_gradcheck_child_loop", f"{_here}/child_loop.py")
     _loop = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_loop)
-    Counters, Run, Timeout = _loop.Counters, _loop.Run, _loop.Timeout
+    Counters, Progress, Run, Timeout = _loop.Counters, _loop.Progress, _loop.Run, _loop.Timeout
     hidden_status, load_library, run_entries = _loop.hidden_status, _loop.load_library, _loop.run_entries
     _spec = importlib.util.spec_from_file_location("vtgen_gradcheck_batching", f"{_here}/batching.py")
     _batching = importlib.util.module_from_spec(_spec)
@@ -233,7 +233,7 @@ def _proven(torch: Any, counters: Counters | None, before: list[int], call: Call
 
 
 def _check(
-    torch: Any, entry: dict[str, Any], kind: str, variant: str, dtype: Any, counters: Counters | None,
+    torch: Any, entry: dict[str, Any], kind: str, variant: str, dtype: Any, counters: Counters | None, at: Progress,
     batched: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """One kind of check of one variant over every sample: passed, failed (which sample, why) or not run."""
@@ -243,6 +243,7 @@ def _check(
     fn = _op(torch, entry["namespace"], want)
     ran, hit, why = 0, False, "no usable sample"
     for i, sample in enumerate(entry["samples"]):
+        at(f"sample {i} ({str(dtype).removeprefix('torch.')}) of the {kind} check of {want}")
         args = make(torch, sample, dtype, seed=i)
         refused = _refused(torch, fn, args)
         if refused:
@@ -282,12 +283,13 @@ def _empty(torch: Any, like: Any) -> Any:
     return [torch.empty_like(t) for t in like] if isinstance(like, list) else torch.empty_like(like)
 
 
-def _out_check(torch: Any, entry: dict[str, Any], counters: Counters | None) -> dict[str, Any]:
+def _out_check(torch: Any, entry: dict[str, Any], counters: Counters | None, at: Progress) -> dict[str, Any]:
     """The out= variant runs through our kernel on the first sample (it has no formula: autograd refuses it).
 
     Its values are torch's own kernels' business (some out= overloads differ from their function), not checked.
     """
     fn, out_fn = _op(torch, entry["namespace"], entry["op"]), _op(torch, entry["namespace"], entry["out"])
+    at(f"sample 0 (float64) of the out= check of {entry['out']}")
     args = make(torch, entry["samples"][0], torch.float64, seed=0)
     plain = {n: v.detach() if isinstance(v, torch.Tensor) else v for n, v in args.items()}
     expected = fn(**plain)
@@ -298,7 +300,9 @@ def _out_check(torch: Any, entry: dict[str, Any], counters: Counters | None) -> 
     return {"status": "passed", "samples": 1, "ours_ran": ours, "hit": [entry["out"]] if ours else []}
 
 
-def run_op(torch: Any, entry: dict[str, Any], counters: Counters | None, batched: bool = False) -> dict[str, Any]:
+def run_op(
+    torch: Any, entry: dict[str, Any], counters: Counters | None, at: Progress, batched: bool = False
+) -> dict[str, Any]:
     """Every check of one op's schema samples (``batched``: with their batched parts)."""
     checks: list[dict[str, Any]] = []
     for kind, test in KINDS:
@@ -311,11 +315,11 @@ def run_op(torch: Any, entry: dict[str, Any], counters: Counters | None, batched
                     checks.append({**row, "status": "not run", "why": "no forward formula"})
                     continue
                 dtype = getattr(torch, name)
-                checks.append({**row, **_check(torch, entry, kind, variant, dtype, counters, batched)})
+                checks.append({**row, **_check(torch, entry, kind, variant, dtype, counters, at, batched)})
     if entry["out"]:
         row = {"test": "schema_out", "kind": "backward", "variant": "out", "dtype": "float64"}
         try:
-            checks.append({**row, **_out_check(torch, entry, counters)})
+            checks.append({**row, **_out_check(torch, entry, counters, at)})
         except Exception as exc:
             checks.append({**row, "status": "not run", "why": f"the out= op rejects the sample: {str(exc)[:200]}"})
     direct = {"function": [entry["op"]], "inplace": [entry["inplace"]] if entry["inplace"] else []}
@@ -334,12 +338,16 @@ def main(argv: list[str]) -> int:
     counters = load(request["library"])
     skip = set(request.get("skip", []))
 
-    def checked(entry: dict[str, Any]) -> Run:
-        return timed(lambda: [run_op(torch, entry, counters, bool(request.get("batched")))])
-
-    chosen = ((f"{e['op']} (schema samples)", checked(e)) for e in request["ops"])
     with open(argv[2], "a", encoding="utf-8") as out:
-        run_entries(out, ((name, run) for name, run in chosen if name not in skip), int(request["timeout"]))
+        at = Progress(out)
+
+        def checked(entry: dict[str, Any]) -> Run:
+            return timed(lambda: [run_op(torch, entry, counters, at, bool(request.get("batched")))])
+
+        names = {f"{e['op']} (schema samples)": e["op"] for e in request["ops"]}
+        chosen = ((f"{e['op']} (schema samples)", checked(e)) for e in request["ops"])
+        runs = ((name, run) for name, run in chosen if name not in skip)
+        run_entries(out, runs, int(request["timeout"]), at, names)
     return 0
 
 
