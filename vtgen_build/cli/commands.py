@@ -161,6 +161,17 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="also write DIR/__init__.py (a typed Python function per op of the library) and DIR/py.typed",
     )
+    g.add_argument(
+        "--python-autograd",
+        metavar="FILE",
+        help="also write FILE (e.g. src/mypkg/_autograd.py): a Python module registering each op's autograd "
+        "from derivatives.yaml, for libraries whose kernels carry none (the stable ABI)",
+    )
+    g.add_argument(
+        "--python-formulas",
+        metavar="FILE",
+        help="with --python-autograd: the author's module of helper functions the formulas call, beside FILE",
+    )
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
     g.add_argument("--explain", action="store_true", help="say which inputs changed")
@@ -258,6 +269,8 @@ def _backend_keys(text: str | None) -> tuple[str, ...]:
 def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
         noop.discard(args.out)
+    if args.python_formulas and not args.python_autograd:
+        raise VtgenError("--python-formulas applies to --python-autograd only")
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
     _warn_if_guessed(args)
@@ -280,6 +293,8 @@ def _run_generate(args: argparse.Namespace) -> int:
         )
         if args.python_api:
             outputs += _python_api(args, inputs, result)
+        if args.python_autograd:
+            outputs += _python_autograd(args, inputs)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
 
@@ -300,6 +315,14 @@ def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult
     if result.mode != "up-to-date" or not all(os.path.isfile(p) for p in paths):
         write_python_api(inputs, _policy(args), args.python_api)
     return paths
+
+
+def _python_autograd(args: argparse.Namespace, inputs: Inputs) -> list[str]:
+    """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
+    from ..engine.python_autograd import write_python_autograd
+
+    write_python_autograd(inputs, _policy(args), args.python_autograd, args.python_formulas)
+    return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
 
 
 MAX_JOBS = 1024

@@ -18,7 +18,7 @@ from ..base.errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import Argument, BaseType, ListType, OptionalType, Type
 
-__all__ = ["ApiOp", "python_api_module"]
+__all__ = ["ApiOp", "python_api_module", "python_default"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,8 @@ def _return(t: Type, f: NativeFunction) -> str:
     return _base(t, f)
 
 
-def _default(a: Argument, f: NativeFunction) -> str:
+def python_default(a: Argument, f: NativeFunction) -> str:
+    """The Python spelling of ``a``'s schema default."""
     assert a.default is not None
     text = a.default
     if text in ("None", "True", "False") or _NUMBER.fullmatch(text):
@@ -120,7 +121,7 @@ def _parameters(f: NativeFunction) -> list[str]:
 
 def _parameter(a: Argument, f: NativeFunction) -> str:
     text = f"{_param_name(a.name)}: {argument_type(a.type, f)}"
-    return text if a.default is None else f"{text} = {_default(a, f)}"
+    return text if a.default is None else f"{text} = {python_default(a, f)}"
 
 
 def _signature(name: str, f: NativeFunction) -> str:
