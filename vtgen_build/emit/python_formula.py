@@ -163,12 +163,18 @@ class _Translator:
             return self.brace_list(node)
         if isinstance(node, Unary):
             return self.unary(node)
+        if isinstance(node, Binary) and node.op in ("&&", "||"):
+            op = "and" if node.op == "&&" else "or"
+            return f"({self.boolean(node.left)} {op} {self.boolean(node.right)})"
         if isinstance(node, Binary):
-            op = {"&&": "and", "||": "or"}.get(node.op, node.op)
-            return f"({self.expr(node.left)} {op} {self.expr(node.right)})"
+            return f"({self.expr(node.left)} {node.op} {self.expr(node.right)})"
         assert isinstance(node, Conditional)
         then, cond, other = self.expr(node.then), self.expr(node.condition), self.expr(node.otherwise)
         return f"({then} if {cond} else {other})"
+
+    def boolean(self, node: Node) -> str:
+        """An operand of ``&&``/``||``: C++ converts it to bool (Python's ``or`` would return it)."""
+        return self.expr(node) if _is_boolean(node) else f"bool({self.expr(node)})"
 
     def unary(self, node: Unary) -> str:
         inner = self.expr(node.operand)
@@ -276,12 +282,12 @@ class _Translator:
             if cast:
                 return f"{cast}({obj}.item() if isinstance({obj}, torch.Tensor) else {obj})"
         if node.template:
-            spelled = f"{name}<{', '.join(node.template)}>"
-            raise ExprError(f"the template member '{spelled}' has no Python spelling", node.offset)
+            written = f"{name}<{', '.join(node.template)}>"
+            raise ExprError(f"the template member '{written}' has no Python spelling", node.offset)
         if args is None:
-            spelled = _METHODS.get(name)
-            if spelled is not None and spelled[1] == 0:
-                return spelled[0].format(o=obj)
+            attribute = _METHODS.get(name)
+            if attribute is not None and attribute[1] == 0:
+                return attribute[0].format(o=obj)
             return f"{obj}.{py_name(name)}"
         if name in ("size", "sym_size") and not args:
             return f"len({obj})"
@@ -290,6 +296,21 @@ class _Translator:
             return spelled[0].format(o=obj, a=self.arguments(args))
         python = name.removesuffix("_symint")
         return f"{obj}.{py_name(python)}({self.arguments(args)})"
+
+
+_BOOLEAN_OPS = frozenset(("&&", "||", "==", "!=", "<", ">", "<=", ">="))
+_BOOLEAN_METHODS = frozenset(("defined", "has_value", "is_complex", "is_conj", "requires_grad", "is_same_size"))
+
+
+def _is_boolean(node: Node) -> bool:
+    """Is ``node`` a bool already (a comparison, ``!``, ``t.defined()``, ``true``)?"""
+    if isinstance(node, Binary):
+        return node.op in _BOOLEAN_OPS
+    if isinstance(node, Unary):
+        return node.op == "!"
+    if isinstance(node, Literal):
+        return node.kind == "bool"
+    return isinstance(node, Call) and isinstance(node.func, Member) and node.func.name in _BOOLEAN_METHODS
 
 
 def _is_options_name(node: Node) -> bool:
