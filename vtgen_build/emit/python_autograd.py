@@ -31,7 +31,7 @@ from ..model.derivatives import DerivativeEntry, output_names
 from ..model.native import NativeFunction
 from ..model.schema import Argument, SchemaKind
 from ..plan.formulas import SavedValue
-from ..plan.infos import Backward, DerivativeInfo
+from ..plan.infos import Backward, DerivativeInfo, Forward
 from ..plan.kernel import KernelPlan
 from .python_api import python_default
 from .python_formula import Scope, py_name, translate
@@ -275,12 +275,14 @@ def _forward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> lis
         lines += [f"    {_call(f)}", f"_bump(({written}), _versions)", f"ctx.mark_dirty({written.rstrip(', ')})"]
         lines += [f"result = {py_name(k.mutated[0])}"] if len(k.mutated) == 1 else []
     else:
-        target = "result" if len(outs) == 1 else "".join(o + ", " for o in outs)
+        target = "result" if len(outs) == 1 else _tuple(outs)
         lines += ["with torch._C._AutoDispatchBelowAutograd():", f"    {target} = {_call(f)}"]
         diff = {v.name for v in k.differentiable_outputs}
         hidden = [o for o, name in zip(outs, _return_names(k), strict=True) if name not in diff]
         lines += [f"ctx.mark_non_differentiable({', '.join(hidden)})"] if hidden else []
     lines += _save_values(k, info, module, outputs=True) + _store(info)
+    if info.forward and not k.mutated:  # jvp runs right after, inside apply(): it drops them
+        lines += ["if _forward_ad_on():", f"    ctx.fw_inputs, ctx.fw_outputs = ({_tuple(args)}), ({_tuple(outs)})"]
     returned = outs if k.mutated else (("result",) if len(outs) == 1 else outs)
     return [*lines, f"return {', '.join(py_name(o) for o in returned)}"]
 
@@ -295,12 +297,49 @@ def _no_formula_message(info: DerivativeInfo, name: str) -> str:
     return f"the derivative for '{name}' of '{info.name}' is not implemented: no formula ({_place(info.location)})"
 
 
-def _jvp(info: DerivativeInfo) -> list[str]:
-    message = (
-        f"forward-mode AD of '{info.name}': the Python autograd carries no forward formula "
-        f"({_place(info.location)}); use backward mode, or the classic build"
-    )
-    return [f"raise NotImplementedError({message!r})"]
+def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
+    """The forward-mode formulas: primals and outputs kept by the forward (only while forward AD is on),
+    tangents of the inputs without one are zeros, one tangent per output (None: not differentiable)."""
+    if k.mutated or not info.forward:
+        why = "a -> () op" if k.mutated else "its entry has no forward formula"
+        message = (
+            f"forward-mode AD of '{k.op}' is not implemented by the Python autograd ({why}; "
+            f"{_place(info.location)}): use backward mode"
+        )
+        return [f"raise NotImplementedError({message!r})"]
+    args, outs = _arguments(k), _output_locals(k)
+    lines = [f"{''.join(py_name(a) + ', ' for a in args)}= ctx.fw_inputs"]
+    lines += [f"{''.join(py_name(o) + ', ' for o in outs)}= ctx.fw_outputs", "del ctx.fw_inputs, ctx.fw_outputs"]
+    tensors = [a.name for a in k.function.func.arguments.non_out if a.type.is_tensor_like()]
+    lines += [f"{py_name(n)}_p = {py_name(n)}" for n in tensors]
+    lines.append(f"{''.join(f'{py_name(a)}_t, ' for a in args)}= _tangents(ctx, tangents, ({_tuple(args)}))")
+    values = frozenset({*args, *outs, "result", *(f"{n}_p" for n in tensors), *(f"{a}_t" for a in args)})
+    for fw in info.forward:
+        lines.append(f"# {_place(fw.location)}: {_one_line(fw.formula)}")
+        target = _tuple([f"_t_{n}" for n in fw.var_names]) if len(fw.var_names) > 1 else f"_t_{fw.var_names[0]}"
+        lines.append(f"{target} = {_forward_python(k, fw, values, module)}")
+    given = {n for fw in info.forward for n in fw.var_names}
+    returned = [f"_t_{o}" if o in given else "None" for o in outs]
+    return [*lines, f"return {returned[0]}" if len(returned) == 1 else f"return {', '.join(returned)}"]
+
+
+def _tuple(names: list[str] | tuple[str, ...]) -> str:
+    return "".join(py_name(n) + ", " for n in names).rstrip(" ")
+
+
+def _forward_python(k: KernelPlan, fw: Forward, values: frozenset[str], module: AutogradModule) -> str:
+    if fw.formula.startswith("c10::Dispatcher"):  # auto_linear of a library op: the op on the tangents
+        diff = set(fw.required_tangents)
+        args = k.function.func.arguments
+        parts = [py_name(a.name) + ("_t" if a.name in diff else "") for a in args.positional]
+        parts += [f"{a.name}={py_name(a.name)}{'_t' if a.name in diff else ''}" for a in args.kwarg_only]
+        return f"{_op_ref(k.function)}({', '.join(parts)})"
+    try:
+        return translate(parse_expression(fw.formula), _scope(values, module))
+    except ExprError as exc:
+        where = fw.derived.location if fw.derived is not None else fw.location
+        original = fw.derived.original if fw.derived is not None else fw.formula
+        raise formula_error(ExprError(exc.message, 0), where, original, module) from None
 
 
 def _signature(f: NativeFunction) -> str:
@@ -353,7 +392,10 @@ def _section(k: KernelPlan, module: AutogradModule) -> str:
         "",
         "    @staticmethod",
         "    def jvp(ctx, *tangents):",
-        _indent(_jvp(info), 2),
+        _indent(_jvp(k, info, module), 2),
+        "",
+        "",
+        f'{cls}._backward_cls.__name__ = {cls}._backward_cls.__qualname__ = "{k.node}"  # grad_fn.name()',
         "",
         "",
         f"def {cls}_autograd({_signature(f)}):",

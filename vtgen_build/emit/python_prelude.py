@@ -45,6 +45,19 @@ _ALWAYS = (
 )
 
 _WHEN_USED = {
+    "_forward_ad_on": """def _forward_ad_on():
+    return torch.autograd.forward_ad._current_level >= 0""",
+    "_tangents": '''def _tangents(ctx, tangents, primals):
+    """Each argument's tangent (a list for a tensor list), zeros for a tensor input that has none."""
+    flat = tangents[1:]
+    found = []
+    for (start, count), p in zip(ctx.layout, primals):
+        t = flat[start] if count is None else list(flat[start : start + count])
+        if count is None:
+            found.append(torch.zeros_like(p) if t is None and isinstance(p, torch.Tensor) else t)
+        else:
+            found.append([torch.zeros_like(q) if u is None else u for u, q in zip(t, p)])
+    return tuple(found)''',
     "_versions_of": """def _versions_of(tensors):
     return tuple(t._version for t in tensors)""",
     "_bump": '''def _bump(tensors, versions):

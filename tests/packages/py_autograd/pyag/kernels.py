@@ -6,13 +6,13 @@ Stands in for a stable-ABI library's ``.so`` (its kernels carry no autograd eith
 import os
 
 import torch
-import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 lib = torch.library.Library("pyag", "DEF")
 with open(os.path.join(HERE, "..", "native_functions.yaml"), encoding="utf-8") as f:
-    for entry in yaml.safe_load(f):
-        lib.define(entry["func"])
+    for line in f:  # `- func: <schema>` lines (no yaml parser: some torch environments lack one)
+        if line.startswith("- func: "):
+            lib.define(line[len("- func: ") :].strip())
 
 
 def _kernel(name):
@@ -76,8 +76,9 @@ def tile_to(self, size):
 
 @_kernel("soft_quantize")
 def soft_quantize(self, scale, bits=8):
+    """A smooth stand-in for rounding to ``2 ** (bits - 1)`` levels of ``scale``."""
     levels = 2 ** (bits - 1)
-    return torch.round(self / scale * levels) / levels * scale
+    return self - torch.sin(self / scale * levels) * scale / (levels * 8)
 
 
 @_kernel("mix_")
