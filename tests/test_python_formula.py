@@ -24,6 +24,8 @@ from vtgen_build.model.cpp_expr import Call, ExprError, Name, parse_expression
 from vtgen_build.plan.infos import build_infos
 from vtgen_build.plan.policy import load_policy
 
+from .conftest import CliRunner
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "tests" / "packages" / "py_autograd"
 SCOPE = Scope(
@@ -275,3 +277,16 @@ def test_formulas_module_must_sit_beside_the_generated_module(tmp_path: Path) ->
     inputs = Inputs(str(pkg / "native_functions.yaml"), str(pkg / "derivatives.yaml"), None, "pyag")
     with pytest.raises(VtgenError, match="must sit beside"):
         write_python_autograd(inputs, load_policy(), str(pkg / "_autograd.py"), str(pkg / "pyag/formulas.py"))
+
+
+def test_inspect_shows_the_python_of_each_formula(run_cli: CliRunner) -> None:
+    args = ["--native-functions", str(PACKAGE / "native_functions.yaml"), "--derivatives"]
+    args += [str(PACKAGE / "derivatives.yaml"), "--namespace", "pyag", "--op", "affine", "--op", "softsign_"]
+    result = run_cli("inspect", *args, "--python-formulas", str(PACKAGE / "pyag" / "formulas.py"))
+    out = result.out
+    assert result.code == 0, result.err
+    assert "-> _formulas.affine_backward(grad, input, weight, grad_input_mask)" in out
+    assert "Python autograd: Autograd kernel of a -> () op" in out
+    assert "-> torch.ops.pyag.softsign_backward(grad, self)" in out
+    result = run_cli("inspect", *args)  # no formulas module: the helper is unknown, and said so
+    assert result.code == 0 and "untranslatable:" in result.out and "unknown helper 'affine_backward'" in result.out

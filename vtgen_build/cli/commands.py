@@ -7,7 +7,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,7 +41,7 @@ from ..inputs.paths import find_pytorch_layout, layout_candidates
 
 if TYPE_CHECKING:
     from ..model import Model
-    from ..plan.kernel import Plan
+    from ..plan.kernel import KernelPlan, Plan
     from ..plan.policy import Policy
     from ..revisions import Changes
 
@@ -108,6 +108,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_inputs(inspect)
     inspect.add_argument("--json", action="store_true", help="print the summary as JSON")
     inspect.add_argument("--op", action="append", default=[], help="print the plan of this op (repeatable)")
+    inspect.add_argument(
+        "--python-formulas",
+        metavar="FILE",
+        help="with --op: the formulas module helpers resolve to in the Python each formula becomes",
+    )
     inspect.set_defaults(run=_run_inspect)
     gen = sub.add_parser("generate", help="write VariableType_<k>.cpp, Functions_<k>.cpp and Node headers")
     _add_inputs(gen)
@@ -371,18 +376,30 @@ def _policy(args: argparse.Namespace) -> Policy:
     return policy_for(args.pytorch_root, target.release)
 
 
-def _print_plans(model: Model, plan: Plan, ops: list[str]) -> int:
+def _print_plans(model: Model, plan: Plan, ops: list[str], formulas: str | None = None) -> int:
     from ..emit.describe import describe_kernel
 
     known = {k.op for k in plan.kernels}
+    python = _python_description(model, formulas)
     for op in ops:
         kernels = plan.by_op(op)
         if not kernels:
             names = {str(f.name) for f in model.native_functions}
             why = "has no Autograd kernel (composite or hand-written)" if op in names else "is not an operator"
             raise VtgenError(f"'{op}' {why}{did_you_mean(op, known | names)}")
-        print("\n\n".join(describe_kernel(k) for k in kernels))
+        print("\n\n".join("\n".join([describe_kernel(k), *python(k)]) for k in kernels))
     return 0
+
+
+def _python_description(model: Model, formulas: str | None) -> Callable[[KernelPlan], list[str]]:
+    """For an op library (one namespace besides aten): the Python each formula becomes."""
+    from ..emit.python_autograd import describe_python
+    from ..engine.python_autograd import autograd_module
+
+    if len({f.namespace for f in model.native_functions if f.namespace != "aten"}) != 1:
+        return lambda k: []
+    module = autograd_module(model, formulas)
+    return lambda k: describe_python(k, module)
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
@@ -395,7 +412,7 @@ def _run_inspect(args: argparse.Namespace) -> int:
     policy = _policy(args)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
     if args.op:
-        return _print_plans(model, plan, args.op)
+        return _print_plans(model, plan, args.op, args.python_formulas)
     target = resolve_target(args.torch_version, None, args.pytorch_root)
     summary: dict[str, object] = {
         "entries": model.entry_count,

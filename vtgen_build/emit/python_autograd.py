@@ -37,7 +37,14 @@ from .python_api import python_default
 from .python_formula import Scope, py_name, translate
 from .python_prelude import prelude
 
-__all__ = ["AutogradModule", "formula_error", "python_autograd_module", "python_formulas", "supported_kernels"]
+__all__ = [
+    "AutogradModule",
+    "describe_python",
+    "formula_error",
+    "python_autograd_module",
+    "python_formulas",
+    "supported_kernels",
+]
 
 _TENSOR_TYPES = ("at::Tensor", "::std::optional<at::Tensor>")
 
@@ -435,3 +442,19 @@ def python_autograd_module(kernels: tuple[KernelPlan, ...], module: AutogradModu
         header.append(f"from . import {module.formulas_module} as _formulas")
     header += ["", f'_lib = torch.library.Library("{module.namespace}", "IMPL")']
     return "\n".join(header) + "\n\n\n" + prelude(body) + "\n\n\n" + body + "\n"
+
+
+def describe_python(k: KernelPlan, module: AutogradModule) -> list[str]:
+    """``inspect --op``: the Python each formula of ``k`` became (or why it cannot be)."""
+    if k not in supported_kernels((k,)) or k.info is None:
+        return ["  Python autograd: none (no formula of the plain Autograd key, or not a functional/-> () op)"]
+    lines = [f"  Python autograd: {'Autograd kernel of a -> () op' if k.mutated else 'autograd.Function'}"]
+    try:
+        for b, python in python_formulas(k.info, module):
+            lines += [
+                f"    {', '.join(b.var_names)} ({_place(b.location)}): {_one_line(b.original)}",
+                f"      -> {python}",
+            ]
+    except VtgenError as exc:
+        lines.append(f"    untranslatable: {exc}")
+    return lines
