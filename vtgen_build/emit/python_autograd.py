@@ -384,6 +384,11 @@ def _section(k: KernelPlan, module: AutogradModule) -> str:
     assert info is not None
     f = k.function
     cls = _identifier(f)
+    if info.output_differentiability_condition is not None:
+        raise VtgenError(
+            f"'{f.name}': the Python autograd does not evaluate a C++ output_differentiability condition",
+            info.location,
+        )
     if any(a.type.is_list() and a.is_write for a in f.func.arguments.non_out):
         raise VtgenError(f"'{f.name}': the Python autograd does not support a written Tensor[] argument", f.location)
     parts = [
