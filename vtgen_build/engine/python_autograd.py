@@ -55,9 +55,14 @@ def autograd_module(model: Model, formulas: str | None = None, target: str | Non
     return AutogradModule(ns, ops, model.derivatives, module_name, functions)
 
 
-def write_python_autograd(inputs: Inputs, policy: Policy, path: str, formulas: str | None = None) -> bool:
-    """Write the module to ``path`` (when changed); True if it was written."""
+def write_python_autograd(
+    inputs: Inputs, policy: Policy, path: str, formulas: str | None = None, *, beside: bool = True
+) -> bool:
+    """Write the module to ``path`` (when changed); True if it was written.
+
+    ``beside``: check that ``formulas`` sits beside ``path`` (a wheel build writes the module
+    elsewhere first and places it beside the formulas module in the wheel)."""
     model = load_model(inputs)
     plan = build_plan(model, policy)
-    text = python_autograd_module(plan.kernels, autograd_module(model, formulas, path))
+    text = python_autograd_module(plan.kernels, autograd_module(model, formulas, path if beside else None))
     return write_atomic(Path(path), text)
