@@ -446,7 +446,29 @@ def python_autograd_module(kernels: tuple[KernelPlan, ...], module: AutogradModu
     if module.formulas_module is not None:
         header.append(f"from . import {module.formulas_module} as _formulas")
     header += ["", f'_lib = torch.library.Library("{module.namespace}", "IMPL")']
-    return "\n".join(header) + "\n\n\n" + prelude(body) + "\n\n\n" + body + "\n"
+    return "\n".join(header) + "\n\n\n" + prelude(body) + "\n\n\n" + body + "\n" + _left_out(kernels)
+
+
+def _left_out(kernels: tuple[KernelPlan, ...]) -> str:
+    """A closing comment naming the ops with formulas that get no Python autograd, and why."""
+    supported = set(supported_kernels(kernels))
+    lines = []
+    for k in kernels:
+        if k in supported or k.kind != "kernel" or k.info is None or k.node is None:
+            continue
+        if k.dispatch_key != "Autograd":
+            why = f"formulas of the {k.dispatch_key} key"
+        elif k.function.kind is SchemaKind.out:
+            why = "an out= variant"
+        elif k.function.kind is SchemaKind.inplace:
+            why = "an in-place op returning self"
+        else:
+            why = "a view or mutable op (not functional, not -> ())"
+        lines.append(f"#   {k.function.namespace}::{k.op}: {why}")
+    if not lines:
+        return ""
+    head = "\n\n# Ops with formulas that get no Python autograd here (docs/design/python-autograd.md):"
+    return "\n".join([head, *lines]) + "\n"
 
 
 def describe_python(k: KernelPlan, module: AutogradModule) -> list[str]:
