@@ -288,5 +288,7 @@ def test_inspect_shows_the_python_of_each_formula(run_cli: CliRunner) -> None:
     assert "-> _formulas.affine_backward(grad, input, weight, grad_input_mask)" in out
     assert "Python autograd: Autograd kernel of a -> () op" in out
     assert "-> torch.ops.pyag.softsign_backward(grad, self)" in out
-    result = run_cli("inspect", *args)  # no formulas module: the helper is unknown, and said so
+    result = run_cli("inspect", *args)  # the classic plan only
+    assert result.code == 0 and "Python autograd" not in result.out
+    result = run_cli("inspect", *args, "--python-autograd")  # no formulas module: the helper is unknown, said so
     assert result.code == 0 and "untranslatable:" in result.out and "unknown helper 'affine_backward'" in result.out

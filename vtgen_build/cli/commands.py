@@ -109,6 +109,11 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--json", action="store_true", help="print the summary as JSON")
     inspect.add_argument("--op", action="append", default=[], help="print the plan of this op (repeatable)")
     inspect.add_argument(
+        "--python-autograd",
+        action="store_true",
+        help="with --op: also print the Python each formula becomes (generate --python-autograd)",
+    )
+    inspect.add_argument(
         "--python-formulas",
         metavar="FILE",
         help="with --op: the formulas module helpers resolve to in the Python each formula becomes",
@@ -376,11 +381,11 @@ def _policy(args: argparse.Namespace) -> Policy:
     return policy_for(args.pytorch_root, target.release)
 
 
-def _print_plans(model: Model, plan: Plan, ops: list[str], formulas: str | None = None) -> int:
+def _print_plans(model: Model, plan: Plan, ops: list[str], python_autograd: bool, formulas: str | None) -> int:
     from ..emit.describe import describe_kernel
 
     known = {k.op for k in plan.kernels}
-    python = _python_description(model, formulas)
+    python = _python_description(model, formulas) if python_autograd else _nothing
     for op in ops:
         kernels = plan.by_op(op)
         if not kernels:
@@ -389,6 +394,10 @@ def _print_plans(model: Model, plan: Plan, ops: list[str], formulas: str | None 
             raise VtgenError(f"'{op}' {why}{did_you_mean(op, known | names)}")
         print("\n\n".join("\n".join([describe_kernel(k), *python(k)]) for k in kernels))
     return 0
+
+
+def _nothing(k: KernelPlan) -> list[str]:
+    return []
 
 
 def _python_description(model: Model, formulas: str | None) -> Callable[[KernelPlan], list[str]]:
@@ -412,7 +421,8 @@ def _run_inspect(args: argparse.Namespace) -> int:
     policy = _policy(args)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
     if args.op:
-        return _print_plans(model, plan, args.op, args.python_formulas)
+        python = args.python_autograd or args.python_formulas is not None
+        return _print_plans(model, plan, args.op, python, args.python_formulas)
     target = resolve_target(args.torch_version, None, args.pytorch_root)
     summary: dict[str, object] = {
         "entries": model.entry_count,
