@@ -64,7 +64,7 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def results(package: Path) -> list[dict[str, object]]:
-    return _checks(package, "grad", "mutating", "errors", "opcheck")
+    return _checks(package, "grad", "forward", "mutating", "errors", "opcheck")
 
 
 def _failed(results: list[dict[str, object]]) -> list[str]:
@@ -96,6 +96,17 @@ def test_not_implemented_names_the_yaml_and_forward_ad_runs(results: list[dict[s
     errors = {(r["op"], r["check"]): r for r in results if r["op"] in ("soft_quantize", "softsign")}
     assert errors[("soft_quantize", "not_implemented raises")]["ok"]
     assert errors[("softsign", "forward AD")]["ok"]  # the tangent came through the translated jvp
+
+
+def test_forward_ad_of_every_op_with_forward_formulas(results: list[dict[str, object]]) -> None:
+    """Forward formulas run through each Function's jvp (a -> () op updates its tangent in place);
+    an op without them refuses, naming its yaml entry, instead of dropping the tangent."""
+    checked = {str(r["op"]) for r in results if r["check"] == "forward AD gradcheck"}
+    assert {"softsign", "softsign_", "scale_add", "scale_add_", "topk_abs", "affine", "tile_to"} <= checked
+    refused = {str(r["op"]) for r in results if r["check"] == "forward AD refused"}
+    assert {"stack_mean", "mix_", "softsign_backward"} <= refused
+    forward = [r for r in results if str(r["check"]).startswith("forward AD")]
+    assert not _failed(forward)
 
 
 def test_opcheck_autograd_registration(results: list[dict[str, object]]) -> None:

@@ -1,21 +1,22 @@
 """The Python autograd of an op library: derivatives.yaml's formulas as a generated Python module.
 
 For op libraries whose kernels carry no C++ autograd (the LibTorch stable ABI has none), the
-module registers, at import, the autograd PyTorch supports for custom ops:
+module registers, at import, each op's autograd as an ``autograd.Function`` that is the op's
+``Autograd`` kernel (what ``torch.library.register_autograd`` does inside, plus a ``jvp`` and
+mutating ops, which that API cannot carry; docs/design/python-autograd.md says why):
 
-- a functional op: ``torch.library.register_autograd``, with a ``setup_context`` saving exactly
-  the values the plan saves (``DerivativeInfo.saved_inputs``/``saved_outputs``: a tensor through
-  ``ctx.save_for_backward``, anything else on ``ctx``) and a ``backward`` evaluating each formula
-  translated to Python (``python_formula``), only for the inputs ``ctx.needs_input_grad`` asks;
-- a mutating ``-> ()`` op: an ``autograd.Function`` registered as the op's ``Autograd`` kernel,
-  which runs the op below autograd, bumps the written tensors' versions if the kernel did not,
-  marks them dirty (their history is rebased on the op, a leaf that requires grad is refused)
-  and saves the values a formula reads of them from before the op.
+- its forward runs the op below autograd and saves exactly the values the plan saves
+  (``DerivativeInfo.saved_inputs``/``saved_outputs``: a tensor through ``ctx.save_for_backward``,
+  anything else on ``ctx``); its backward evaluates each formula translated to Python
+  (``python_formula``), only for the inputs ``ctx.needs_input_grad`` asks;
+- a mutating ``-> ()`` op's Function also bumps the written tensors' versions if the kernel did
+  not and marks them dirty (their history is rebased on the op, a leaf that requires grad is
+  refused); a value a formula reads of them from before the op is copied by the kernel.
 
 Every formula line carries its yaml place in a comment; ``not_implemented(...)`` raises naming
 the entry.  What a formula cannot be spelled as is a ``VtgenError`` at its yaml line with the
-column.  Forward-mode formulas are not carried (see docs/design/python-autograd.md): an op whose
-entry has them raises when a tangent reaches it, rather than dropping the tangent.
+column.  Forward-mode formulas run in the Function's ``jvp``; an op without them raises when a
+tangent reaches it, rather than dropping the tangent (docs/design/python-autograd.md).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from ..model.cpp_expr import ExprError, parse_expression
 from ..model.derivatives import DerivativeEntry, output_names
 from ..model.native import NativeFunction
 from ..model.schema import Argument, SchemaKind
-from ..plan.formulas import SavedValue
+from ..plan.formulas import SavedValue, uses_ident
 from ..plan.infos import Backward, DerivativeInfo, Forward
 from ..plan.kernel import KernelPlan
 from .python_api import python_default
@@ -197,9 +198,19 @@ def _befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
     return tuple(v.expr for v in info.saved_inputs if v.expr in k.overwritten and _is_tensor(v))
 
 
+def _forward_befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
+    """Written tensors whose value before the op only a forward formula reads (``self_p``): copied
+    only while forward AD is on."""
+    if not k.mutated:
+        return ()
+    read = [n for n in k.mutated if any(uses_ident(fw.formula, f"original_{n}_p") for fw in info.forward)]
+    return tuple(n for n in read if n not in _befores(k, info))
+
+
 def _applied(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
     """What the Function is applied to: the op's arguments, then the copies from before the op."""
-    return _arguments(k) + tuple(f"_before_{n}" for n in _befores(k, info))
+    copies = (*_befores(k, info), *_forward_befores(k, info))
+    return _arguments(k) + tuple(f"_before_{n}" for n in copies)
 
 
 def _store(info: DerivativeInfo) -> list[str]:
@@ -288,7 +299,7 @@ def _forward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> lis
         hidden = [o for o, name in zip(outs, _return_names(k), strict=True) if name not in diff]
         lines += [f"ctx.mark_non_differentiable({', '.join(hidden)})"] if hidden else []
     lines += _save_values(k, info, module, outputs=True) + _store(info)
-    if info.forward and not k.mutated:  # jvp runs right after, inside apply(): it drops them
+    if info.forward:  # jvp runs right after, inside apply(): it drops them
         lines += ["if _forward_ad_on():", f"    ctx.fw_inputs, ctx.fw_outputs = ({_tuple(args)}), ({_tuple(outs)})"]
     returned = outs if k.mutated else (("result",) if len(outs) == 1 else outs)
     return [*lines, f"return {', '.join(py_name(o) for o in returned)}"]
@@ -307,24 +318,34 @@ def _no_formula_message(info: DerivativeInfo, name: str) -> str:
 def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
     """The forward-mode formulas: primals and outputs kept by the forward (only while forward AD is on),
     tangents of the inputs without one are zeros, one tangent per output (None: not differentiable)."""
-    if k.mutated or not info.forward:
-        why = "a -> () op" if k.mutated else "its entry has no forward formula"
+    if not info.forward or len(k.mutated) > 1:
+        why = "an op writing several tensors" if info.forward else "its entry has no forward formula"
         message = (
             f"forward-mode AD of '{k.op}' is not implemented by the Python autograd ({why}; "
             f"{_place(info.location)}): use backward mode"
         )
         return [f"raise NotImplementedError({message!r})"]
-    args, outs = _arguments(k), _output_locals(k)
+    args, outs = _applied(k, info), _output_locals(k)
     lines = [f"{''.join(py_name(a) + ', ' for a in args)}= ctx.fw_inputs"]
     lines += [f"{''.join(py_name(o) + ', ' for o in outs)}= ctx.fw_outputs", "del ctx.fw_inputs, ctx.fw_outputs"]
     tensors = [a.name for a in k.function.func.arguments.non_out if a.type.is_tensor_like()]
     lines += [f"{py_name(n)}_p = {py_name(n)}" for n in tensors]
     lines.append(f"{''.join(f'{py_name(a)}_t, ' for a in args)}= _tangents(ctx, tangents, ({_tuple(args)}))")
-    values = frozenset({*args, *outs, "result", *(f"{n}_p" for n in tensors), *(f"{a}_t" for a in args)})
+    extra: list[str] = []
+    for n in k.mutated:  # the plan's in-place spelling: the raw tangent (updated in place), the value before
+        position = _arguments(k).index(n)
+        lines.append(f"{py_name(n)}_t_raw = tangents[1 + ctx.layout[{position}][0]]")
+        lines.append(f"original_{n}_t = {py_name(n)}_t")
+        if n in (*_befores(k, info), *_forward_befores(k, info)):
+            lines.append(f"original_{n}_p = _before_{n}")
+        extra += [f"{n}_t_raw", f"original_{n}_t", f"original_{n}_p"]
+    values = frozenset({*args, *outs, "result", *(f"{n}_p" for n in tensors), *(f"{a}_t" for a in args), *extra})
     for fw in info.forward:
         lines.append(f"# {_place(fw.location)}: {_one_line(fw.formula)}")
         target = _tuple([f"_t_{n}" for n in fw.var_names]) if len(fw.var_names) > 1 else f"_t_{fw.var_names[0]}"
         lines.append(f"{target} = {_forward_python(k, fw, values, module)}")
+    if k.mutated:  # the formula updated the written tensor's own tangent in place (it is marked dirty)
+        return [*lines, f"return _t_{k.mutated[0]}"]
     given = {n for fw in info.forward for n in fw.var_names}
     returned = [f"_t_{o}" if o in given else "None" for o in outs]
     return [*lines, f"return {returned[0]}" if len(returned) == 1 else f"return {', '.join(returned)}"]
@@ -374,6 +395,9 @@ def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
         direct = [f"_versions = _versions_of(({written}))", "with torch._C._AutoDispatchBelowAutograd():"]
         direct += [f"    {_call(f)}", f"_bump(({written}), _versions)", "return None"]
         copies = [f"    _before_{n} = {py_name(n)}.clone()" for n in _befores(k, info)]
+        copies += [
+            f"    _before_{n} = {py_name(n)}.clone() if _forward_ad_on() else None" for n in _forward_befores(k, info)
+        ]
         return [f"if _differentiating({tensors}):", *copies, f"    {apply}", "    return None", *direct]
     direct = ["with torch._C._AutoDispatchBelowAutograd():", f"    return {_call(f)}"]
     return [f"if _differentiating({tensors}):", f"    return {apply}", *direct]

@@ -2,7 +2,8 @@
 
 Usage: python checks.py PACKAGE_DIR [GROUP ...]; prints one JSON object per line:
 ``{"op": ..., "check": ..., "ok": true/false, "detail": "..."}``.  GROUP: grad (gradcheck and
-gradgradcheck, float64, every op and variant), mutating (history, versions, leaf and in-place
+gradgradcheck, float64, every op and variant), forward (forward-AD gradcheck, or the refusal naming
+the yaml entry), mutating (history, versions, leaf and in-place
 errors), errors (not_implemented, forward AD), opcheck, compile (Inductor forward + backward
 equal to eager); none given: all.
 """
@@ -72,6 +73,27 @@ def grad():
         attempt(name, "gradcheck", lambda fn=fn, args=args: gradcheck(fn, args))
         if name != "soft_quantize":  # round(): its derivative is zero almost everywhere
             attempt(name, "gradgradcheck", lambda fn=fn, args=args: gradgradcheck(fn, args))
+
+
+FORWARD = ("softsign", "softsign_", "scale_add", "scale_add_", "topk_abs", "affine", "affine(bias=None)", "tile_to")
+
+
+def forward_ad():
+    """Forward AD of the ops whose entries have forward formulas; the others refuse, naming the yaml."""
+    for name, (fn, args) in cases().items():
+        if name in FORWARD:
+            check = {"check_forward_ad": True, "check_backward_ad": False, "check_undefined_grad": False}
+            attempt(name, "forward AD gradcheck", lambda fn=fn, args=args, check=check: gradcheck(fn, args, **check))
+            continue
+        import torch.autograd.forward_ad as fwAD
+
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(a.detach(), torch.ones_like(a)) for a in args]
+            try:
+                fn(*duals)
+                report(name, "forward AD refused", False, "no error")
+            except NotImplementedError as exc:
+                report(name, "forward AD refused", "derivatives.yaml:" in str(exc), str(exc))
 
 
 def mutating():
@@ -159,7 +181,14 @@ def compiled():
     attempt("softsign+scale_add+topk_abs", "torch.compile inductor forward+backward", run)
 
 
-GROUPS = {"grad": grad, "mutating": mutating, "errors": errors, "opcheck": opcheck, "compile": compiled}
+GROUPS = {
+    "grad": grad,
+    "forward": forward_ad,
+    "mutating": mutating,
+    "errors": errors,
+    "opcheck": opcheck,
+    "compile": compiled,
+}
 
 if __name__ == "__main__":
     for group in sys.argv[2:] or list(GROUPS):
