@@ -234,11 +234,22 @@ def _output_locals(k: KernelPlan) -> tuple[str, ...]:
     return k.mutated if k.mutated else output_names(k.function.func)
 
 
+def _has_lists(k: KernelPlan) -> bool:
+    """A Tensor[] argument: the Function's inputs are not the arguments one to one (``_flatten``)."""
+    return any(str(a.type.base()) == "Tensor" and a.type.is_list() for a in k.function.func.arguments.non_out)
+
+
+def _need_expr(k: KernelPlan, position: int) -> str:
+    """Is argument ``position``'s gradient needed: ``needs`` (``ctx.needs_input_grad``, whose first
+    entry is the layout's) read directly when every argument is one input, else through the layout."""
+    return f"_need(ctx, {position})" if _has_lists(k) else f"needs[{position + 1}]"
+
+
 def _backward_statements(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
     positions = {n: i for i, n in enumerate(_arguments(k))}
     lines = []
     for b, python in python_formulas(info, module):
-        need = " or ".join(f"_need(ctx, {positions[n]})" for n in b.var_names)
+        need = " or ".join(_need_expr(k, positions[n]) for n in b.var_names)
         lines += [f"if {need}:", f"    # {_place(b.location)}: {_one_line(b.original)}"]
         reason = _not_implemented(b)
         if reason is not None:
@@ -246,7 +257,7 @@ def _backward_statements(k: KernelPlan, info: DerivativeInfo, module: AutogradMo
         elif len(b.var_names) == 1:
             lines.append(f"    _grad_{b.var_names[0]} = {python}")
         else:
-            mask = ", ".join(f"_need(ctx, {positions[n]})" for n in b.var_names)
+            mask = ", ".join(_need_expr(k, positions[n]) for n in b.var_names)
             lines += [f"    grad_input_mask = [{mask}]", f"    _grads = {python}"]
             picks = enumerate(b.var_names)
             lines += [f"    _grad_{n} = _grads[{i}] if grad_input_mask[{i}] else None" for i, n in picks]
@@ -275,9 +286,12 @@ def _backward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> li
     lines += _load(info)
     with_derivs = {a.name for a in info.args_with_derivatives}
     lines += [f"_grad_{n} = None" for n in _arguments(k) if n in with_derivs]
+    lines += [] if _has_lists(k) else ["needs = ctx.needs_input_grad"]
     lines += _backward_statements(k, info, module)
     returned = "".join((f"_grad_{n}" if n in with_derivs else "None") + ", " for n in _applied(k, info))
-    return [*lines, f"return _flat_grads(ctx, ({returned.rstrip()}))"]
+    if _has_lists(k):
+        return [*lines, f"return _flat_grads(ctx, ({returned.rstrip()}))"]
+    return [*lines, f"return None, {returned.rstrip()}"]  # the layout's, then one per argument
 
 
 def _forward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
