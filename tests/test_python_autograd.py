@@ -82,7 +82,7 @@ def test_gradcheck_and_gradgradcheck_every_op(results: list[dict[str, object]]) 
     grads = [r for r in results if r["check"] in ("gradcheck", "gradgradcheck")]
     ops = {str(r["op"]) for r in grads}
     assert {"softsign", "softsign_", "scale_add", "scale_add_", "topk_abs", "stack_mean", "affine", "mix_"} <= ops
-    assert {"tile_to", "softsign_backward", "affine(bias=None)", "soft_quantize"} <= ops
+    assert {"tile_to", "softsign_backward", "affine(bias=None)", "soft_quantize", "cube", "cube_"} <= ops
     assert len(grads) >= 23 and not _failed(grads)
 
 
@@ -102,7 +102,7 @@ def test_forward_ad_of_every_op_with_forward_formulas(results: list[dict[str, ob
     """Forward formulas run through each Function's jvp (a -> () op updates its tangent in place);
     an op without them refuses, naming its yaml entry, instead of dropping the tangent."""
     checked = {str(r["op"]) for r in results if r["check"] == "forward AD gradcheck"}
-    assert {"softsign", "softsign_", "scale_add", "scale_add_", "topk_abs", "affine", "tile_to"} <= checked
+    assert {"softsign", "softsign_", "scale_add", "scale_add_", "topk_abs", "affine", "tile_to", "cube_"} <= checked
     refused = {str(r["op"]) for r in results if r["check"] == "forward AD refused"}
     assert {"stack_mean", "mix_", "softsign_backward"} <= refused
     forward = [r for r in results if str(r["check"]).startswith("forward AD")]
@@ -175,7 +175,7 @@ def _pythons() -> list[str]:
 def test_check_gradcheck_library_verifies_and_fails_at_the_yaml_line(tmp_path: Path, python: str) -> None:
     pkg = _copy(tmp_path / "ok")
     done = _check_library(pkg, python)
-    assert done.returncode == 0 and "OK: 11 ops verified" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 0 and "OK: 13 ops verified" in done.stdout, done.stdout + done.stderr
     for name, (file, old, new) in BREAKS.items():
         broken = _copy(tmp_path / name.replace(" ", "_"))
         path = broken / file

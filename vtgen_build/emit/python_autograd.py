@@ -9,7 +9,7 @@ mutating ops, which that API cannot carry; docs/design/python-autograd.md says w
   (``DerivativeInfo.saved_inputs``/``saved_outputs``: a tensor through ``ctx.save_for_backward``,
   anything else on ``ctx``); its backward evaluates each formula translated to Python
   (``python_formula``), only for the inputs ``ctx.needs_input_grad`` asks;
-- a mutating ``-> ()`` op's Function also bumps the written tensors' versions if the kernel did
+- a mutating ``-> ()`` op's (or an in-place op's) Function also bumps the written tensors' versions if the kernel did
   not and marks them dirty (their history is rebased on the op, a leaf that requires grad is
   refused); a value a formula reads of them from before the op is copied by the kernel.
 
@@ -76,8 +76,16 @@ def supported_kernels(kernels: tuple[KernelPlan, ...]) -> tuple[KernelPlan, ...]
         and k.dispatch_key == "Autograd"
         and k.info is not None
         and k.node is not None
-        and (k.mutated or (k.function.kind is SchemaKind.functional and k.function.func.returns))
+        and (bool(_written(k)) or (k.function.kind is SchemaKind.functional and k.function.func.returns))
     )
+
+
+def _written(k: KernelPlan) -> tuple[str, ...]:
+    """The tensors the op writes, as autograd sees them: a ``-> ()`` op's written arguments, an in-place
+    op's ``self`` (it returns it); () for a functional op."""
+    if k.mutated:
+        return k.mutated
+    return ("self",) if k.function.kind is SchemaKind.inplace and k.overwritten == ("self",) else ()
 
 
 def formula_error(exc: ExprError, b_location: Location, expression: str, module: AutogradModule) -> VtgenError:
@@ -201,9 +209,9 @@ def _befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
 def _forward_befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
     """Written tensors whose value before the op only a forward formula reads (``self_p``): copied
     only while forward AD is on."""
-    if not k.mutated:
+    if not _written(k):
         return ()
-    read = [n for n in k.mutated if any(uses_ident(fw.formula, f"original_{n}_p") for fw in info.forward)]
+    read = [n for n in _written(k) if any(uses_ident(fw.formula, f"original_{n}_p") for fw in info.forward)]
     return tuple(n for n in read if n not in _befores(k, info))
 
 
@@ -231,7 +239,7 @@ def _load(info: DerivativeInfo) -> list[str]:
 def _output_locals(k: KernelPlan) -> tuple[str, ...]:
     """How the forward names the op's outputs: ``result``, ``result0..``, return names; a ``-> ()``
     op's written tensors by their argument names."""
-    return k.mutated if k.mutated else output_names(k.function.func)
+    return _written(k) if _written(k) else output_names(k.function.func)
 
 
 def _has_lists(k: KernelPlan) -> bool:
@@ -301,11 +309,11 @@ def _forward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> lis
     lines += [f"_no_grad_formula({py_name(n)}, {_no_formula_message(info, n)!r})" for n in k.check_no_requires_grad]
     lines += _save_values(k, info, module, outputs=False)
     outs = _output_locals(k)
-    if k.mutated:
-        written = "".join(py_name(n) + ", " for n in k.mutated)
+    if _written(k):
+        written = "".join(py_name(n) + ", " for n in _written(k))
         lines += [f"_versions = _versions_of(({written}))", "with torch._C._AutoDispatchBelowAutograd():"]
         lines += [f"    {_call(f)}", f"_bump(({written}), _versions)", f"ctx.mark_dirty({written.rstrip(', ')})"]
-        lines += [f"result = {py_name(k.mutated[0])}"] if len(k.mutated) == 1 else []
+        lines += [f"result = {py_name(_written(k)[0])}"] if len(_written(k)) == 1 else []
     else:
         target = "result" if len(outs) == 1 else _tuple(outs)
         lines += ["with torch._C._AutoDispatchBelowAutograd():", f"    {target} = {_call(f)}"]
@@ -315,7 +323,7 @@ def _forward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> lis
     lines += _save_values(k, info, module, outputs=True) + _store(info)
     if info.forward:  # jvp runs right after, inside apply(): it drops them
         lines += ["if _forward_ad_on():", f"    ctx.fw_inputs, ctx.fw_outputs = ({_tuple(args)}), ({_tuple(outs)})"]
-    returned = outs if k.mutated else (("result",) if len(outs) == 1 else outs)
+    returned = outs if _written(k) else (("result",) if len(outs) == 1 else outs)
     return [*lines, f"return {', '.join(py_name(o) for o in returned)}"]
 
 
@@ -332,7 +340,7 @@ def _no_formula_message(info: DerivativeInfo, name: str) -> str:
 def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
     """The forward-mode formulas: primals and outputs kept by the forward (only while forward AD is on),
     tangents of the inputs without one are zeros, one tangent per output (None: not differentiable)."""
-    if not info.forward or len(k.mutated) > 1:
+    if not info.forward or len(_written(k)) > 1:
         why = "an op writing several tensors" if info.forward else "its entry has no forward formula"
         message = (
             f"forward-mode AD of '{k.op}' is not implemented by the Python autograd ({why}; "
@@ -346,7 +354,7 @@ def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[st
     lines += [f"{py_name(n)}_p = {py_name(n)}" for n in tensors]
     lines.append(f"{''.join(f'{py_name(a)}_t, ' for a in args)}= _tangents(ctx, tangents, ({_tuple(args)}))")
     extra: list[str] = []
-    for n in k.mutated:  # the plan's in-place spelling: the raw tangent (updated in place), the value before
+    for n in _written(k):  # the plan's in-place spelling: the raw tangent (updated in place), the value before
         position = _arguments(k).index(n)
         lines.append(f"{py_name(n)}_t_raw = tangents[1 + ctx.layout[{position}][0]]")
         lines.append(f"original_{n}_t = {py_name(n)}_t")
@@ -358,8 +366,8 @@ def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[st
         lines.append(f"# {_place(fw.location)}: {_one_line(fw.formula)}")
         target = _tuple([f"_t_{n}" for n in fw.var_names]) if len(fw.var_names) > 1 else f"_t_{fw.var_names[0]}"
         lines.append(f"{target} = {_forward_python(k, fw, values, module)}")
-    if k.mutated:  # the formula updated the written tensor's own tangent in place (it is marked dirty)
-        return [*lines, f"return _t_{k.mutated[0]}"]
+    if _written(k):  # the formula updated the written tensor's own tangent in place (it is marked dirty)
+        return [*lines, f"return _t_{_written(k)[0]}"]
     given = {n for fw in info.forward for n in fw.var_names}
     returned = [f"_t_{o}" if o in given else "None" for o in outs]
     return [*lines, f"return {returned[0]}" if len(returned) == 1 else f"return {', '.join(returned)}"]
@@ -404,15 +412,16 @@ def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
     flat = "".join(py_name(a) + ", " for a in args)
     apply = f"{cls}.apply(*_flatten(({flat}), {lists!r}))"
     tensors = ", ".join(py_name(a.name) for a in f.func.arguments.non_out if a.type.is_tensor_like())
-    if k.mutated:
-        written = "".join(py_name(n) + ", " for n in k.mutated)
+    if _written(k):
+        written = "".join(py_name(n) + ", " for n in _written(k))
         direct = [f"_versions = _versions_of(({written}))", "with torch._C._AutoDispatchBelowAutograd():"]
-        direct += [f"    {_call(f)}", f"_bump(({written}), _versions)", "return None"]
+        result = "None" if k.mutated else py_name(_written(k)[0])  # an in-place op returns self
+        direct += [f"    {_call(f)}", f"_bump(({written}), _versions)", f"return {result}"]
         copies = [f"    _before_{n} = {py_name(n)}.clone()" for n in _befores(k, info)]
         copies += [
             f"    _before_{n} = {py_name(n)}.clone() if _forward_ad_on() else None" for n in _forward_befores(k, info)
         ]
-        return [f"if _differentiating({tensors}):", *copies, f"    {apply}", "    return None", *direct]
+        return [f"if _differentiating({tensors}):", *copies, f"    {apply}", f"    return {result}", *direct]
     direct = ["with torch._C._AutoDispatchBelowAutograd():", f"    return {_call(f)}"]
     return [f"if _differentiating({tensors}):", f"    return {apply}", *direct]
 
@@ -499,7 +508,7 @@ def _left_out(kernels: tuple[KernelPlan, ...]) -> str:
         elif k.function.kind is SchemaKind.out:
             why = "an out= variant"
         elif k.function.kind is SchemaKind.inplace:
-            why = "an in-place op returning self"
+            why = "an in-place op writing more than self"
         else:
             why = "a view or mutable op (not functional, not -> ())"
         lines.append(f"#   {k.function.namespace}::{k.op}: {why}")
@@ -513,7 +522,7 @@ def describe_python(k: KernelPlan, module: AutogradModule) -> list[str]:
     """``inspect --op``: the Python each formula of ``k`` became (or why it cannot be)."""
     if k not in supported_kernels((k,)) or k.info is None:
         return ["  Python autograd: none (no formula of the plain Autograd key, or not a functional/-> () op)"]
-    lines = [f"  Python autograd: {'Autograd kernel of a -> () op' if k.mutated else 'autograd.Function'}"]
+    lines = [f"  Python autograd: {'Function of a mutating op' if _written(k) else 'autograd.Function'}"]
     try:
         for b, python in python_formulas(k.info, module):
             lines += [

@@ -65,6 +65,8 @@ def cases():
         "tile_to": (lambda a: ops.tile_to(a, [4, 3]), (s,)),
         "soft_quantize": (lambda a: ops.soft_quantize(a, torch.tensor(0.5, dtype=torch.float64), 8), (x,)),
         "mix_": (_mix, (x, y)),
+        "cube": (ops.cube, (x,)),
+        "cube_": (_inplace(ops.cube_), (x,)),
     }
 
 
@@ -75,7 +77,18 @@ def grad():
             attempt(name, "gradgradcheck", lambda fn=fn, args=args: gradgradcheck(fn, args))
 
 
-FORWARD = ("softsign", "softsign_", "scale_add", "scale_add_", "topk_abs", "affine", "affine(bias=None)", "tile_to")
+FORWARD = (
+    "cube",
+    "cube_",
+    "softsign",
+    "softsign_",
+    "scale_add",
+    "scale_add_",
+    "topk_abs",
+    "affine",
+    "affine(bias=None)",
+    "tile_to",
+)
 
 
 def forward_ad():

@@ -88,7 +88,27 @@ def mix_(self, other, alpha):
     self.copy_(new_self)
 
 
-for _name in ("softsign", "softsign_backward", "scale_add", "tile_to", "soft_quantize", "affine", "stack_mean"):
+@_kernel("cube")
+def cube(self):
+    return self * self * self
+
+
+@_kernel("cube_")
+def cube_(self):
+    return self.mul_(self * self)
+
+
+for _name in (
+    "cube",
+    "cube_",
+    "softsign",
+    "softsign_backward",
+    "scale_add",
+    "tile_to",
+    "soft_quantize",
+    "affine",
+    "stack_mean",
+):
     _fake(_name, globals()[_name])
 _fake("softsign_", lambda self: None)
 _fake("scale_add_", lambda self, other, *, alpha=1: None)
