@@ -95,6 +95,11 @@ class Settings:
     torch_version: str | None = None
     """``torch-version``: the PyTorch release the code is built for (e.g. ``2.14``); default: the
     torch installed where the build runs (read from its package metadata), else 2.13."""
+    stable_abi: str | None = None
+    """``stable-abi``: build the op library on the LibTorch stable ABI for every PyTorch from this release
+    (e.g. ``"2.10"``) on: stable registrations and kernel declarations, no C++ autograd; needs
+    ``register-backends`` and ``check = false``; the extension compiles with the
+    ``-DTORCH_TARGET_VERSION`` that ``NativeKernels.h`` names."""
     python_api: str | None = None
     """``python-api``: a directory inside one of the packages (e.g. ``src/mypkg/ops``) that gets the
     typed Python API of the ops (``__init__.py``, ``py.typed``); the wheel holds it at that package path."""
@@ -177,6 +182,8 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
         except VtgenError as exc:
             message = exc.message.replace("--register-backends", "'register-backends'")
             raise fail(message, "register-backends") from None
+    if "stable_abi" in values:
+        _check_stable(values, fail)
     module = values.get("fake_module")
     if module is not None and not all(part.isidentifier() for part in module.split(".")):
         raise fail(f"'fake-module': {module!r} is not a Python module name", "fake-module")
@@ -209,6 +216,27 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
                     Settings.key(name),
                 )
     return Settings(**values)
+
+
+def _check_stable(values: dict[str, Any], fail: Any) -> None:
+    """``stable-abi``: a release X.Y from 2.10 up to the installed torch, with its required companions."""
+    from .plan.stable import parse_stable_target
+
+    try:
+        parse_stable_target(values["stable_abi"], "'stable-abi'", _installed_torch())
+    except VtgenError as exc:
+        raise fail(exc.message, "stable-abi") from None
+    if not values.get("register_backends"):
+        raise fail("'stable-abi' needs 'register-backends' (the dispatch keys of the library's kernels)", "stable-abi")
+    if values.get("check", True):
+        raise fail("'check' cannot compile a stable-ABI library (it builds against ATen): set check = false", "check")
+
+
+def _installed_torch() -> str | None:
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def shard_count(settings: Settings, root: Path) -> int:
@@ -431,11 +459,13 @@ class build_vtgen(Command):  # type: ignore[misc]
                 s.manual_headers,
                 s.using_namespaces,
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
-                stub_decls=True,
+                stub_decls=s.stable_abi is None,  # the stub headers' declarations: classic mode only
                 release=build_release(s),
                 allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
                 register_backends=s.register_backends,
                 fake_module=s.fake_module,
+                stable_abi=s.stable_abi,
+                torch_found=_installed_torch(),
             )
             result = generate(inputs, options)
         except VtgenError as exc:

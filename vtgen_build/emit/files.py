@@ -243,7 +243,8 @@ def library_files(
     functions = tuple(functions)
     files = {"RegisterSchema.cpp": register_schema(plan_schemas(functions, policy), options.fake_module)}
     if options.register_backends:
-        files.update(registration_files(plan_registrations(functions, options.register_backends)))
+        registrations = plan_registrations(functions, options.register_backends)
+        files.update(registration_files(registrations, options.line_directives))
     fragments = inplace_or_view_fragments(plan_inplace_or_view(plan, policy), options)
     for shard in range(options.shards):
         in_shard = [f for f in fragments if f.shard == shard]
