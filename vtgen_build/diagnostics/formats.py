@@ -9,6 +9,7 @@ outside it out of the location (its path stays in the message).  A SARIF
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import urllib.parse
@@ -75,6 +76,7 @@ def _json(report: Findings) -> str:
             "file": d.file,
             "line": d.line,
             "column": d.column,
+            "fix": None if d.fix is None else dataclasses.asdict(d.fix),  # line, column, old, new
         }
         for d in report.diagnostics
     ]
