@@ -156,6 +156,27 @@ def test_yaml_error_as_json(run_cli: CliRunner, bad_yaml: tuple[list[str], int])
     (d,) = doc["diagnostics"]
     assert (d["code"], d["severity"], d["file"], d["line"]) == ("VTGEN-YAML", "error", "derivatives.yaml", line)
     assert "'selff' is not an argument" in d["message"] and "did you mean 'self'" in d["message"]
+    assert d["fix"] == {"line": line, "column": 3, "old": "selff", "new": "self"}  # the did-you-mean, as an edit
+
+
+def test_a_fix_is_given_only_where_its_word_is(tmp_path: Path) -> None:
+    """The compiler's suggestion (g++ and clang++ spellings) becomes an edit of the yaml line that has the word;
+    a suggestion for generated C++, a word not on the line, or an edit whose text moved, gives none."""
+    from vtgen_build.diagnostics.record import Fix
+
+    yaml = tmp_path / "derivatives.yaml"
+    yaml.write_text("- name: f(Tensor self) -> Tensor\n  self: grad * self.coss()\n", encoding="utf-8")
+    said = "\u2018const class at::Tensor\u2019 has no member named \u2018coss\u2019; did you mean \u2018cos\u2019?"
+    gxx = f"{yaml}:2:9: error: {said}"
+    clang = f"{yaml}:2:9: error: no member named 'coss' in 'at::Tensor'; did you mean 'cos'?"
+    for output in (gxx, clang):
+        (d,) = from_compiler_output(output, "u.cpp", failed=True)
+        assert d.fix == Fix(2, 21, "coss", "cos")
+        assert d.fix.apply(yaml.read_text(encoding="utf-8")) == yaml.read_text(encoding="utf-8").replace("coss", "cos")
+    (moved,) = from_compiler_output(clang.replace(":2:", ":1:"), "u.cpp", failed=True)  # `coss` is not on line 1
+    (generated,) = from_compiler_output(clang.replace(str(yaml), "Functions_0.cpp"), "u.cpp", failed=True)
+    assert moved.fix is None and generated.fix is None
+    assert Fix(2, 20, "coss", "cos").apply(yaml.read_text(encoding="utf-8")) is None  # not at its place: no edit
 
 
 def test_yaml_error_as_github_sarif_and_text(run_cli: CliRunner, bad_yaml: tuple[list[str], int]) -> None:
