@@ -278,6 +278,13 @@ NATIVE_CASES = [
 
 DERIVATIVE_CASES = [
     Case(
+        "misspelled-op",
+        "derivatives",
+        f"- name: {ADD.replace('add', 'ad', 1)}\n  self: grad\n",
+        1,
+        f"no native function has the schema '{ADD.replace('add', 'ad', 1)}'; did you mean '{ADD}'?",
+    ),
+    Case(
         "formula-for-missing-argument",
         "derivatives",
         f"- name: {ADD}\n  self: grad\n  othr: grad\n",
