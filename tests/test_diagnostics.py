@@ -19,6 +19,7 @@ import pytest
 
 from vtgen_build.base.errors import Location
 from vtgen_build.diagnostics import Diagnostic, Findings, from_compiler_output, from_gradcheck_report, render
+from vtgen_build.diagnostics.record import Fix
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.gradcheck.report import Report
@@ -162,8 +163,6 @@ def test_yaml_error_as_json(run_cli: CliRunner, bad_yaml: tuple[list[str], int])
 def test_a_fix_is_given_only_where_its_word_is(tmp_path: Path) -> None:
     """The compiler's suggestion (g++ and clang++ spellings) becomes an edit of the yaml line that has the word;
     a suggestion for generated C++, a word not on the line, or an edit whose text moved, gives none."""
-    from vtgen_build.diagnostics.record import Fix
-
     yaml = tmp_path / "derivatives.yaml"
     yaml.write_text("- name: f(Tensor self) -> Tensor\n  self: grad * self.coss()\n", encoding="utf-8")
     said = "\u2018const class at::Tensor\u2019 has no member named \u2018coss\u2019; did you mean \u2018cos\u2019?"
@@ -186,6 +185,13 @@ def test_yaml_error_as_github_sarif_and_text(run_cli: CliRunner, bad_yaml: tuple
     assert "'selff'" in message
     (result,) = sarif_results(run_cli(*args, "--format", "sarif").out)
     assert result["ruleId"] == "VTGEN-YAML" and where(result) == ("derivatives.yaml", line)
+    ((change,),) = [f["artifactChanges"] for f in result["fixes"]]
+    assert change["artifactLocation"]["uri"] == "derivatives.yaml"
+    (replacement,) = change["replacements"]
+    assert replacement == {
+        "deletedRegion": {"startLine": line, "startColumn": 3, "endLine": line, "endColumn": 8},
+        "insertedContent": {"text": "self"},
+    }  # `selff`, columns 3-7
     text = run_cli(*args)
     assert text.out == "" and text.err.startswith(f"derivatives.yaml:{line}: error: 'selff' is not an argument")
 
@@ -207,7 +213,8 @@ def test_compiler_error_in_a_formula_in_every_format(
     (d,) = doc["diagnostics"]
     assert (d["code"], d["file"], d["line"]) == ("VTGEN-COMPILE", "derivatives.yaml", line)
     assert isinstance(d["column"], int) and "sizee" in d["message"]
-    records = (Diagnostic(**d),)
+    assert (d["fix"]["line"], d["fix"]["old"], d["fix"]["new"]) == (line, "sizee", "size")  # the compiler's own
+    records = (Diagnostic(**{**d, "fix": Fix(**d["fix"])}),)
     ((cmd, props, message),) = github_commands(render(Findings(records, False, root=str(tmp_path)), "github"))
     assert (cmd, props["file"], props["line"], props["title"]) == (
         "error",

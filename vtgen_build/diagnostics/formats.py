@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from .record import CODES, Diagnostic
+from .record import CODES, Diagnostic, Fix
 
 __all__ = ["FORMATS", "Findings", "github_data", "github_property", "render", "repository_path"]
 
@@ -143,12 +143,24 @@ def _sarif_result(d: Diagnostic, rule_index: int, report: Findings) -> dict[str,
     region: dict[str, int] = {"startLine": d.line or 1}
     if path is not None and d.column is not None:
         region["startColumn"] = d.column
+    if path is not None and d.fix is not None:
+        result["fixes"] = [_sarif_fix(d.fix, path)]
     if path is None and report.anchor is not None:
         path, region = repository_path(report.anchor, report.root), {"startLine": 1}
     if path is not None:
         artifact = {"uri": urllib.parse.quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
         result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
     return result
+
+
+def _sarif_fix(fix: Fix, path: str) -> dict[str, object]:
+    """A did-you-mean as a SARIF ``fix``: the word's region of the line, replaced."""
+    end = fix.column + len(fix.old)
+    region = {"startLine": fix.line, "startColumn": fix.column, "endLine": fix.line, "endColumn": end}
+    artifact = {"uri": urllib.parse.quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
+    replacement = {"deletedRegion": region, "insertedContent": {"text": fix.new}}
+    change = {"artifactLocation": artifact, "replacements": [replacement]}
+    return {"description": {"text": f"replace '{fix.old}' with '{fix.new}'"}, "artifactChanges": [change]}
 
 
 def _sarif(report: Findings) -> dict[str, object]:
