@@ -158,3 +158,24 @@ def test_lintrunner_adapter_ignores_other_files_and_reports_its_own_failure(
         "VTGEN", "VTGEN-INPUT", "error", None,
     )  # fmt: skip
     assert "not a PyTorch checkout" in message["description"]
+
+
+def test_lintrunner_adapter_gives_each_fixing_message_the_whole_file_with_every_fix(tmp_path: Path) -> None:
+    """lintrunner writes each message's replacement over the file: each must hold all of that file's fixes.
+    A fix whose word is no longer at its place (the file moved on) makes no replacement."""
+    from vtgen_build import lintrunner
+
+    yaml = tmp_path / "d.yaml"
+    yaml.write_text("- name: f\n  slef: grad.coss()\n  other: grad.sinn()\n", encoding="utf-8")
+
+    def diagnostic(line: int, column: int, old: str, new: str) -> dict[str, object]:
+        fix = {"line": line, "column": column, "old": old, "new": new}
+        return {"file": str(yaml), "line": line, "severity": "error", "code": "VTGEN-COMPILE", "fix": fix}
+
+    found = [diagnostic(3, 15, "sinn", "sin"), diagnostic(2, 3, "slef", "self"), diagnostic(2, 14, "coss", "cos")]
+    found.append({"file": str(yaml), "line": 1, "severity": "error", "code": "VTGEN-YAML", "fix": None})
+    messages = lintrunner.lint_messages({"diagnostics": found})
+    fixed = "- name: f\n  self: grad.cos()\n  other: grad.sin()\n"
+    assert [(m["original"], m["replacement"]) for m in messages] == [(yaml.read_text(), fixed)] * 3 + [(None, None)]
+    stale = lintrunner.lint_messages({"diagnostics": [diagnostic(2, 4, "slef", "self")]})  # one column off
+    assert (stale[0]["original"], stale[0]["replacement"]) == (None, None)
