@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vtgen_build.base.errors import VtgenError
+from vtgen_build.diagnostics import from_error
 from vtgen_build.emit.python_autograd import python_formulas
 from vtgen_build.emit.python_formula import Scope, translate_formula
 from vtgen_build.engine.python_autograd import autograd_module, write_python_autograd
@@ -257,6 +258,13 @@ def test_untranslatable_formula_is_an_error_at_its_line_and_column(
         _generate(pkg)
     assert info.value.location is not None and info.value.location.line == line
     assert message in info.value.message and f"(column {column})" in info.value.message
+    if "did you mean" in message:  # the suggestion is a fix, placed at the word the column names
+        fix = from_error(info.value).fix
+        assert fix is not None and (fix.line, fix.column, fix.old, fix.new) == (
+            line, column, "softsign_backwrd", "softsign_backward",
+        )  # fmt: skip
+    else:
+        assert info.value.fix is None
 
 
 def test_module_is_deterministic_and_written_only_when_changed(tmp_path: Path) -> None:

@@ -94,7 +94,7 @@ def formula_error(exc: ExprError, b_location: Location, expression: str, module:
     start = line.find(expression[:24]) if line else -1
     if start < 0:
         start = line.find(": ") + 2 if line else 0
-    return VtgenError(f"{exc.message} (column {start + exc.offset + 1})", b_location)
+    return VtgenError(f"{exc.message} (column {start + exc.offset + 1})", b_location, exc.fix)
 
 
 def _yaml_line(entries: tuple[DerivativeEntry, ...], where: Location) -> str:

@@ -17,7 +17,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from ..base.errors import did_you_mean
+from ..base.errors import Replacement, closest
 from ..model.cpp_expr import (
     Binary,
     BraceList,
@@ -205,8 +205,9 @@ class _Translator:
         m = re.fullmatch(r"(?:at|c10)::(?:ScalarType|k)::?(\w+)", text)
         if m and m.group(1) in _SCALAR_TYPES:
             return f"torch.{_SCALAR_TYPES[m.group(1)]}"
-        hint = did_you_mean(text, self.scope.values)
-        raise ExprError(f"unknown name '{text}'{hint}", node.offset)
+        close = closest(text, self.scope.values)
+        hint, fix = (f"; did you mean '{close}'?", Replacement(text, close)) if close else ("", None)
+        raise ExprError(f"unknown name '{text}'{hint}", node.offset, fix)
 
     def call(self, node: Call) -> str:
         if isinstance(node.func, Member):
@@ -248,11 +249,13 @@ class _Translator:
         if "::" in text:
             raise ExprError(f"the C++ function '{text}' has no Python spelling", func.offset)
         known = self.scope.user_functions | self.scope.library_ops | PRELUDE_HELPERS
-        hint = did_you_mean(text, known)
+        close = closest(text, known)
+        hint, fix = (f"; did you mean '{close}'?", Replacement(text, close)) if close else ("", None)
         raise ExprError(
             f"unknown helper '{text}': not an operator of the library, a function of its formulas module "
             f"or a known helper{hint}",
             func.offset,
+            fix,
         )
 
     def template_call(self, func: Name, args: tuple[Node, ...]) -> str:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..base.errors import Replacement
+
 __all__ = [
     "Binary",
     "BraceList",
@@ -33,10 +35,11 @@ __all__ = [
 class ExprError(Exception):
     """A formula that is not an expression of the grammar; ``offset`` is 0-based in its text."""
 
-    def __init__(self, message: str, offset: int) -> None:
+    def __init__(self, message: str, offset: int, fix: Replacement | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.offset = offset
+        self.fix = fix  # a did-you-mean, as the word to replace
 
 
 @dataclass(frozen=True)
