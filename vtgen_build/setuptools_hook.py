@@ -415,6 +415,7 @@ class build_vtgen(Command):  # type: ignore[misc]
             s.namespace,
         )
         try:
+            release = build_release(s)  # resolved once: generation, the Python API and the check share it
             options = GenerateOptions(
                 str(out),
                 shard_count(s, self.root),
@@ -423,7 +424,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 s.using_namespaces,
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
                 stub_decls=s.stable_abi is None,  # the stub headers' declarations: classic mode only
-                release=build_release(s),
+                release=release,
                 allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
                 register_backends=s.register_backends,
                 fake_module=s.fake_module,
@@ -438,9 +439,9 @@ class build_vtgen(Command):  # type: ignore[misc]
             raise SetupError("vtgen_build: generating the autograd kernels failed (see above)") from None
         print(result.summary(), f"[{_relative(str(out), self.root)}]", flush=True)
         if s.python_api is not None:
-            self._write_api(inputs)
+            self._write_api(inputs, release)
         if s.check:
-            self._check(result, out)
+            self._check(result, out, release)
         if not self.editable_mode:
             for api_file, source in self._api_mapping().items():
                 self.mkpath(str(Path(api_file).parent))
@@ -452,12 +453,12 @@ class build_vtgen(Command):  # type: ignore[misc]
                 self.mkpath(str(destination.parent))
                 self.copy_file(str(out / name), str(destination), preserve_mode=False)
 
-    def _write_api(self, inputs: Inputs) -> None:
+    def _write_api(self, inputs: Inputs, release: str) -> None:
         from .engine.python_api import write_python_api
         from .plan.policy import policy_for
 
         try:
-            written = write_python_api(inputs, policy_for(None, build_release(self.settings)), str(self._api_dir()))
+            written = write_python_api(inputs, policy_for(None, release), str(self._api_dir()))
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None
@@ -465,8 +466,8 @@ class build_vtgen(Command):  # type: ignore[misc]
 
     # -- the compile check ---------------------------------------------------------------
 
-    def _check(self, result: GenerateResult, out: Path) -> None:
-        command = check_command(self.settings, self.root)
+    def _check(self, result: GenerateResult, out: Path, release: str) -> None:
+        command = check_command(self.settings, self.root, release)
         if command is None:
             print(
                 "vtgen_build: compile check skipped: this vtgen_build has no `vtgen-build check` command yet",
@@ -499,8 +500,10 @@ def build_release(settings: Settings) -> str:
     return supported_release(installed, f"torch {installed}, installed in the build environment")
 
 
-def check_command(settings: Settings, root: Path) -> list[str] | None:
-    """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check."""
+def check_command(settings: Settings, root: Path, release: str | None = None) -> list[str] | None:
+    """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check.
+
+    ``release``: the one the build resolved (None: resolved here, for a caller that generates nothing)."""
     import importlib.util
 
     if importlib.util.find_spec("vtgen_build.check.run") is None:
@@ -518,7 +521,14 @@ def check_command(settings: Settings, root: Path) -> list[str] | None:
     ]
     if s.tags:
         command += ["--tags", s.tags]
-    command += ["--namespace", s.namespace, "--shards", str(shard_count(s, root)), "--torch-version", build_release(s)]
+    command += [
+        "--namespace",
+        s.namespace,
+        "--shards",
+        str(shard_count(s, root)),
+        "--torch-version",
+        release or build_release(s),
+    ]
     for header in s.manual_headers:
         command += ["--manual-header", header]
     for ns in s.using_namespaces:
