@@ -7,7 +7,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,7 +41,7 @@ from ..inputs.paths import find_pytorch_layout, layout_candidates
 
 if TYPE_CHECKING:
     from ..model import Model
-    from ..plan.kernel import Plan
+    from ..plan.kernel import KernelPlan, Plan
     from ..plan.policy import Policy
     from ..plan.target import Target
     from ..revisions import Changes
@@ -111,6 +111,16 @@ def _parser() -> argparse.ArgumentParser:
     _add_inputs(inspect)
     inspect.add_argument("--json", action="store_true", help="print the summary as JSON")
     inspect.add_argument("--op", action="append", default=[], help="print the plan of this op (repeatable)")
+    inspect.add_argument(
+        "--python-autograd",
+        action="store_true",
+        help="with --op: also print the Python each formula becomes (generate --python-autograd)",
+    )
+    inspect.add_argument(
+        "--python-formulas",
+        metavar="FILE",
+        help="with --op: the formulas module helpers resolve to in the Python each formula becomes",
+    )
     inspect.set_defaults(run=_run_inspect)
     gen = sub.add_parser("generate", help="write VariableType_<k>.cpp, Functions_<k>.cpp and Node headers")
     _add_inputs(gen)
@@ -207,6 +217,17 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         "--python-api",
         metavar="DIR",
         help="also write DIR/__init__.py (a typed Python function per op of the library) and DIR/py.typed",
+    )
+    g.add_argument(
+        "--python-autograd",
+        metavar="FILE",
+        help="also write FILE (e.g. src/mypkg/_autograd.py): a Python module registering each op's autograd "
+        "from derivatives.yaml, for libraries whose kernels carry none (the stable ABI)",
+    )
+    g.add_argument(
+        "--python-formulas",
+        metavar="FILE",
+        help="with --python-autograd: the author's module of helper functions the formulas call, beside FILE",
     )
     g.add_argument(
         "--stable-abi",
@@ -314,6 +335,8 @@ def _backend_keys(text: str | None) -> tuple[str, ...]:
 def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
         noop.discard(args.out)
+    if args.python_formulas and not args.python_autograd:
+        raise VtgenError("--python-formulas applies to --python-autograd only")
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
     options = _generate_options(args, _resolve_target(args))
@@ -336,6 +359,8 @@ def _run_generate(args: argparse.Namespace) -> int:
         )
         if args.python_api:
             outputs += _python_api(args, options.release, inputs, result, api_written)
+        if args.python_autograd:
+            outputs += _python_autograd(args, options.release, inputs)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
         if failed:  # never wrong, only slower: the next run checks every input in full
@@ -368,6 +393,14 @@ def _python_api(
             inputs, _policy(args, release), args.python_api, allow_overwrite=args.allow_overwrite, record_in=args.out
         )
     return paths
+
+
+def _python_autograd(args: argparse.Namespace, release: str, inputs: Inputs) -> list[str]:
+    """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
+    from ..engine.python_autograd import write_python_autograd
+
+    write_python_autograd(inputs, _policy(args, release), args.python_autograd, args.python_formulas)
+    return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
 
 
 MAX_JOBS = 1024
@@ -418,18 +451,34 @@ def _policy(args: argparse.Namespace, release: str) -> Policy:
     return policy_for(args.pytorch_root, release)
 
 
-def _print_plans(model: Model, plan: Plan, ops: list[str]) -> int:
+def _print_plans(model: Model, plan: Plan, ops: list[str], python_autograd: bool, formulas: str | None) -> int:
     from ..emit.describe import describe_kernel
 
     known = {k.op for k in plan.kernels}
+    python = _python_description(model, formulas) if python_autograd else _nothing
     for op in ops:
         kernels = plan.by_op(op)
         if not kernels:
             names = {str(f.name) for f in model.native_functions}
             why = "has no Autograd kernel (composite or hand-written)" if op in names else "is not an operator"
             raise VtgenError(f"'{op}' {why}{did_you_mean(op, known | names)}")
-        print("\n\n".join(describe_kernel(k) for k in kernels))
+        print("\n\n".join("\n".join([describe_kernel(k), *python(k)]) for k in kernels))
     return 0
+
+
+def _nothing(k: KernelPlan) -> list[str]:
+    return []
+
+
+def _python_description(model: Model, formulas: str | None) -> Callable[[KernelPlan], list[str]]:
+    """For an op library (one namespace besides aten): the Python each formula becomes."""
+    from ..emit.python_autograd import describe_python
+    from ..engine.python_autograd import autograd_module
+
+    if len({f.namespace for f in model.native_functions if f.namespace != "aten"}) != 1:
+        return lambda k: []
+    module = autograd_module(model, formulas)
+    return lambda k: describe_python(k, module)
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
@@ -441,7 +490,8 @@ def _run_inspect(args: argparse.Namespace) -> int:
     policy = _policy(args, target.release)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
     if args.op:
-        return _print_plans(model, plan, args.op)
+        python = args.python_autograd or args.python_formulas is not None
+        return _print_plans(model, plan, args.op, python, args.python_formulas)
     summary: dict[str, object] = {
         "entries": model.entry_count,
         "native_functions": len(model.native_functions),
