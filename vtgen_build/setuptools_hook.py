@@ -34,7 +34,7 @@ from setuptools import Command  # type: ignore[import-untyped]
 from setuptools.errors import SetupError  # type: ignore[import-untyped]
 
 from .base.errors import VtgenError, did_you_mean
-from .base.names import check_include, identifier_problem
+from .base.names import check_include, identifier_problem, module_name_problem, qualified_name_problem
 from .engine.generate import (
     MANIFEST,
     MAX_SHARDS,
@@ -53,7 +53,6 @@ __all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_op
 TABLE = "tool.vtgen_build"
 COMMAND = "build_vtgen"
 _CHECK_STAMP = ".vtgen-check-ok"
-_NAMESPACE = re.compile(r"(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 class ConfigError(SetupError):  # type: ignore[misc]
@@ -185,11 +184,11 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
     if "stable_abi" in values:
         _check_stable(values, fail)
     module = values.get("fake_module")
-    if module is not None and not all(part.isidentifier() for part in module.split(".")):
-        raise fail(f"'fake-module': {module!r} is not a Python module name", "fake-module")
+    if module is not None and (problem := module_name_problem(module)) is not None:
+        raise fail(f"'fake-module': {problem}", "fake-module")
     for ns in values.get("using_namespaces", ()):
-        if not _NAMESPACE.fullmatch(ns):
-            raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name", "using-namespaces")
+        if (problem := qualified_name_problem(ns)) is not None:
+            raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name ({problem})", "using-namespaces")
     for header in values.get("manual_headers", ()):
         try:
             check_include(header, "'manual-headers'")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__, get_cmake_dir
 from ..base.errors import VtgenError, did_you_mean
+from ..base.names import module_name_problem
 from ..base.write import is_output_name
 from ..diagnostics import (
     FORMATS,
@@ -319,8 +320,9 @@ def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptio
 
 
 def _module_name(text: str | None) -> str | None:
-    if text is not None and not all(part.isidentifier() for part in text.split(".")):
-        raise VtgenError(f"--fake-module: '{text}' is not a Python module name (e.g. mypkg._fake)")
+    problem = module_name_problem(text) if text is not None else None
+    if problem is not None:
+        raise VtgenError(f"--fake-module: {problem}")
     return text
 
 
