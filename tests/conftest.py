@@ -281,6 +281,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
                         help="accepted (pyproject.toml gives it); without pytest-xdist, one process")  # fmt: skip
         group.addoption("--dist", dest="dist", default="no", metavar="MODE",
                         help="accepted (pyproject.toml's addopts give it); without pytest-xdist, ignored")  # fmt: skip
+    if not pluginmanager.has_plugin("timeout"):  # pytest-timeout not installed: the limit cannot be set
+        group = parser.getgroup("timeout", "without pytest-timeout (not installed): no per-test limit")
+        group.addoption("--timeout", dest="timeout", default=None, metavar="SECONDS",
+                        help="accepted (in pyproject.toml's addopts); without pytest-timeout, no limit")  # fmt: skip
 
 
 @pytest.fixture
@@ -323,12 +327,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", "xdist_group(name): tests run on one worker (pytest-xdist; unused here)")
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    """Say so when ``-n N`` (pyproject.toml's addopts) cannot run N workers: the run is one process."""
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say so when an option of pyproject.toml's addopts has no plugin to honour it: ``-n N`` without
+    pytest-xdist runs one process, ``--timeout`` without pytest-timeout sets no limit."""
+    lines = []
     workers = str(config.getoption("numprocesses", "0"))
     if _without_xdist(config) and workers not in ("0", "None"):
-        return f"pytest-xdist is not installed (or -p no:xdist): -n {workers} runs the tests in one process"
-    return None
+        lines.append(f"pytest-xdist is not installed (or -p no:xdist): -n {workers} runs the tests in one process")
+    limit = config.getoption("timeout", None)
+    if not config.pluginmanager.has_plugin("timeout") and limit:
+        lines.append(f"pytest-timeout is not installed (or -p no:timeout): --timeout={limit} sets no limit")
+    return lines
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks into the test ids

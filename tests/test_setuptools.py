@@ -91,6 +91,10 @@ def test_unknown_key_did_you_mean_with_line(tmp_path: Path) -> None:
         ({"manual-headers": [1]}, "'manual-headers' must be a list of strings"),
         ({"namespace": "a::b"}, "'namespace' must be an identifier"),
         ({"using-namespaces": ["a b"]}, "'using-namespaces': 'a b' is not a C++ namespace name"),
+        # one rule with the CLI's --using-namespace (base/names.py): a C++ keyword is no namespace
+        ({"using-namespaces": ["helpers::delete"]}, "'helpers::delete' is not a C++ namespace name ('delete' is a C++"),
+        ({"namespace": "class"}, "'namespace' must be an identifier"),
+        ({"fake-module": "p.-fake"}, "'fake-module': 'p.-fake' is not a Python module name (e.g. mypkg._fake)"),
         ({"tags": ""}, "'tags' must be a non-empty string"),
         ({"derivatives": "../d.yaml"}, "'derivatives': '../d.yaml' must be relative to the project"),
         ({"output-dir": "/abs"}, "'output-dir': '/abs' must be relative to the project"),

@@ -34,7 +34,7 @@ from setuptools import Command  # type: ignore[import-untyped]
 from setuptools.errors import SetupError  # type: ignore[import-untyped]
 
 from .base.errors import VtgenError, did_you_mean
-from .base.names import check_include, identifier_problem
+from .base.names import check_include, identifier_problem, module_name_problem, qualified_name_problem
 from .engine.generate import (
     MANIFEST,
     MAX_SHARDS,
@@ -53,7 +53,6 @@ __all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_op
 TABLE = "tool.vtgen_build"
 COMMAND = "build_vtgen"
 _CHECK_STAMP = ".vtgen-check-ok"
-_NAMESPACE = re.compile(r"(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 class ConfigError(SetupError):  # type: ignore[misc]
@@ -185,11 +184,11 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
     if "stable_abi" in values:
         _check_stable(values, fail)
     module = values.get("fake_module")
-    if module is not None and not all(part.isidentifier() for part in module.split(".")):
-        raise fail(f"'fake-module': {module!r} is not a Python module name", "fake-module")
+    if module is not None and (problem := module_name_problem(module)) is not None:
+        raise fail(f"'fake-module': {problem}", "fake-module")
     for ns in values.get("using_namespaces", ()):
-        if not _NAMESPACE.fullmatch(ns):
-            raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name", "using-namespaces")
+        if (problem := qualified_name_problem(ns)) is not None:
+            raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name ({problem})", "using-namespaces")
     for header in values.get("manual_headers", ()):
         try:
             check_include(header, "'manual-headers'")
@@ -452,6 +451,7 @@ class build_vtgen(Command):  # type: ignore[misc]
             s.namespace,
         )
         try:
+            release = build_release(s)  # resolved once: generation, the Python APIs and the check share it
             options = GenerateOptions(
                 str(out),
                 shard_count(s, self.root),
@@ -460,7 +460,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 s.using_namespaces,
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
                 stub_decls=s.stable_abi is None,  # the stub headers' declarations: classic mode only
-                release=build_release(s),
+                release=release,
                 allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
                 register_backends=s.register_backends,
                 fake_module=s.fake_module,
@@ -475,11 +475,11 @@ class build_vtgen(Command):  # type: ignore[misc]
             raise SetupError("vtgen_build: generating the autograd kernels failed (see above)") from None
         print(result.summary(), f"[{_relative(str(out), self.root)}]", flush=True)
         if s.python_api is not None:
-            self._write_api(inputs)
+            self._write_api(inputs, release)
         if s.python_autograd is not None:
-            self._write_autograd(inputs)
+            self._write_autograd(inputs, release)
         if s.check:
-            self._check(result, out)
+            self._check(result, out, release)
         if not self.editable_mode:
             for api_file, source in (self._api_mapping() | self._autograd_mapping()).items():
                 self.mkpath(str(Path(api_file).parent))
@@ -491,18 +491,18 @@ class build_vtgen(Command):  # type: ignore[misc]
                 self.mkpath(str(destination.parent))
                 self.copy_file(str(out / name), str(destination), preserve_mode=False)
 
-    def _write_api(self, inputs: Inputs) -> None:
+    def _write_api(self, inputs: Inputs, release: str) -> None:
         from .engine.python_api import write_python_api
         from .plan.policy import policy_for
 
         try:
-            written = write_python_api(inputs, policy_for(None, build_release(self.settings)), str(self._api_dir()))
+            written = write_python_api(inputs, policy_for(None, release), str(self._api_dir()))
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None
         print(f"vtgen_build: typed Python API: {len(written)} files written", flush=True)
 
-    def _write_autograd(self, inputs: Inputs) -> None:
+    def _write_autograd(self, inputs: Inputs, release: str) -> None:
         from .engine.python_autograd import write_python_autograd
         from .plan.policy import policy_for
 
@@ -510,7 +510,7 @@ class build_vtgen(Command):  # type: ignore[misc]
         formulas = str(self.root / s.python_formulas) if s.python_formulas else None
         target = self._autograd_file()
         try:
-            policy = policy_for(None, build_release(s))
+            policy = policy_for(None, release)
             written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode)
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
@@ -519,8 +519,8 @@ class build_vtgen(Command):  # type: ignore[misc]
 
     # -- the compile check ---------------------------------------------------------------
 
-    def _check(self, result: GenerateResult, out: Path) -> None:
-        command = check_command(self.settings, self.root)
+    def _check(self, result: GenerateResult, out: Path, release: str) -> None:
+        command = check_command(self.settings, self.root, release)
         if command is None:
             print(
                 "vtgen_build: compile check skipped: this vtgen_build has no `vtgen-build check` command yet",
@@ -553,8 +553,10 @@ def build_release(settings: Settings) -> str:
     return supported_release(installed, f"torch {installed}, installed in the build environment")
 
 
-def check_command(settings: Settings, root: Path) -> list[str] | None:
-    """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check."""
+def check_command(settings: Settings, root: Path, release: str | None = None) -> list[str] | None:
+    """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check.
+
+    ``release``: the one the build resolved (None: resolved here, for a caller that generates nothing)."""
     import importlib.util
 
     if importlib.util.find_spec("vtgen_build.check.run") is None:
@@ -572,7 +574,14 @@ def check_command(settings: Settings, root: Path) -> list[str] | None:
     ]
     if s.tags:
         command += ["--tags", s.tags]
-    command += ["--namespace", s.namespace, "--shards", str(shard_count(s, root)), "--torch-version", build_release(s)]
+    command += [
+        "--namespace",
+        s.namespace,
+        "--shards",
+        str(shard_count(s, root)),
+        "--torch-version",
+        release or build_release(s),
+    ]
     for header in s.manual_headers:
         command += ["--manual-header", header]
     for ns in s.using_namespaces:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__, get_cmake_dir
 from ..base.errors import VtgenError, did_you_mean
+from ..base.names import module_name_problem
 from ..base.write import is_output_name
 from ..diagnostics import (
     FORMATS,
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from ..model import Model
     from ..plan.kernel import KernelPlan, Plan
     from ..plan.policy import Policy
+    from ..plan.target import Target
     from ..revisions import Changes
 
 __all__ = ["check_files", "main", "resolve_inputs"]
@@ -253,7 +255,9 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tags", metavar="FILE", help="tags.yaml (optional)")
     g.add_argument("--pytorch-root", metavar="DIR", help="fill the three paths from a PyTorch checkout or torchgen")
     g.add_argument("--torch-version", metavar="X.Y",
-                   help="PyTorch release to generate for (default: the torch found, else 2.13)")  # fmt: skip
+                   help="PyTorch release to generate for (default: the one in the torch/version.h of "
+                        "--torch-include, where the command has it; else the PyTorch --pytorch-root "
+                        "belongs to; else 2.13)")  # fmt: skip
     g.add_argument(
         "--namespace",
         default="aten",
@@ -262,14 +266,15 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _warn_if_guessed(args: argparse.Namespace) -> None:
-    """Say so, once per run, when the release the code is generated for is a guess."""
-    if args.pytorch_root and not args.torch_version:
-        from ..plan.target import resolve_target
+def _resolve_target(args: argparse.Namespace) -> Target:
+    """The release the command generates for, resolved once per command and handed down; a guess is
+    said once, as a warning."""
+    from ..plan.target import resolve_target
 
-        warning = resolve_target(None, getattr(args, "torch_include", None), args.pytorch_root).warning
-        if warning:
-            print(f"vtgen-build: warning: {warning}", file=sys.stderr)
+    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
+    if target.warning:
+        print(f"vtgen-build: warning: {target.warning}", file=sys.stderr)
+    return target
 
 
 def resolve_inputs(args: argparse.Namespace) -> Inputs:
@@ -289,16 +294,13 @@ _PYTORCH_MANUAL = "torch/csrc/autograd/FunctionsManual.h"
 _PYTORCH_HELPERS = "torch::autograd::generated::details"
 
 
-def _generate_options(args: argparse.Namespace) -> GenerateOptions:
+def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptions:
     headers, namespaces = list(args.manual_header), list(args.using_namespace)
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
         headers = ["torch/csrc/autograd/FunctionsManual.h"]
         namespaces = namespaces or [_PYTORCH_HELPERS]
     elif not namespaces and any(Path(h).as_posix().endswith(_PYTORCH_MANUAL) for h in headers):
         namespaces = [_PYTORCH_HELPERS]  # PyTorch's own helper header: its helpers' namespace
-    from ..plan.target import resolve_target
-
-    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
     return GenerateOptions(
         args.out,
         args.shards,
@@ -318,8 +320,9 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
 
 
 def _module_name(text: str | None) -> str | None:
-    if text is not None and not all(part.isidentifier() for part in text.split(".")):
-        raise VtgenError(f"--fake-module: '{text}' is not a Python module name (e.g. mypkg._fake)")
+    problem = module_name_problem(text) if text is not None else None
+    if problem is not None:
+        raise VtgenError(f"--fake-module: {problem}")
     return text
 
 
@@ -338,8 +341,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         raise VtgenError("--python-formulas applies to --python-autograd only")
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
-    _warn_if_guessed(args)
-    options = _generate_options(args)
+    options = _generate_options(args, _resolve_target(args))
     check_options(options)
     target = args.stamp or str(Path(args.out) / "Functions.h")
     if args.depfile:
@@ -358,9 +360,9 @@ def _run_generate(args: argparse.Namespace) -> int:
             args.depfile
         )
         if args.python_api:
-            outputs += _python_api(args, inputs, result, api_written)
+            outputs += _python_api(args, options.release, inputs, result, api_written)
         if args.python_autograd:
-            outputs += _python_autograd(args, inputs)
+            outputs += _python_autograd(args, options.release, inputs)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
         if failed:  # never wrong, only slower: the next run checks every input in full
@@ -380,7 +382,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult, written: list[str]) -> list[str]:
+def _python_api(
+    args: argparse.Namespace, release: str, inputs: Inputs, result: GenerateResult, written: list[str]
+) -> list[str]:
     """Write the typed Python API when the inputs changed or a file of it is not what the last run wrote
     (missing or edited), adding the files written to ``written``; its paths."""
     from ..engine.python_api import API_FILES, api_intact, write_python_api
@@ -388,16 +392,16 @@ def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult
     paths = [str(Path(args.python_api) / name) for name in API_FILES]
     if result.mode != "up-to-date" or not api_intact(args.python_api, args.out):
         written += write_python_api(
-            inputs, _policy(args), args.python_api, allow_overwrite=args.allow_overwrite, record_in=args.out
+            inputs, _policy(args, release), args.python_api, allow_overwrite=args.allow_overwrite, record_in=args.out
         )
     return paths
 
 
-def _python_autograd(args: argparse.Namespace, inputs: Inputs) -> list[str]:
+def _python_autograd(args: argparse.Namespace, release: str, inputs: Inputs) -> list[str]:
     """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
     from ..engine.python_autograd import write_python_autograd
 
-    write_python_autograd(inputs, _policy(args), args.python_autograd, args.python_formulas)
+    write_python_autograd(inputs, _policy(args, release), args.python_autograd, args.python_formulas)
     return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
 
 
@@ -443,12 +447,10 @@ def _root_files(root: str) -> list[str]:
     return layout_candidates(root) + policy_source_files(root) + [str(p) for p in versions]
 
 
-def _policy(args: argparse.Namespace) -> Policy:
+def _policy(args: argparse.Namespace, release: str) -> Policy:
     from ..plan.policy import policy_for
-    from ..plan.target import resolve_target
 
-    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
-    return policy_for(args.pytorch_root, target.release)
+    return policy_for(args.pytorch_root, release)
 
 
 def _print_plans(model: Model, plan: Plan, ops: list[str], python_autograd: bool, formulas: str | None) -> int:
@@ -484,16 +486,14 @@ def _python_description(model: Model, formulas: str | None) -> Callable[[KernelP
 def _run_inspect(args: argparse.Namespace) -> int:
     from ..model import load_model  # not imported for `generate`: its no-op path reads no YAML
     from ..plan.kernel import build_plan
-    from ..plan.target import resolve_target
 
     model = load_model(resolve_inputs(args))
-    _warn_if_guessed(args)
-    policy = _policy(args)
+    target = _resolve_target(args)
+    policy = _policy(args, target.release)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
     if args.op:
         python = args.python_autograd or args.python_formulas is not None
         return _print_plans(model, plan, args.op, python, args.python_formulas)
-    target = resolve_target(args.torch_version, None, args.pytorch_root)
     summary: dict[str, object] = {
         "entries": model.entry_count,
         "native_functions": len(model.native_functions),
@@ -580,16 +580,16 @@ def _run_check(args: argparse.Namespace) -> int:
     _check_ranges(args)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
-    _warn_if_guessed(args)
+    target = _resolve_target(args)
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     if not args.out:
-        args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""})))
+        args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""}), target))
     since = _changes_since(args, inputs, manual_file) if args.changed_since else None
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
     if args.gradcheck:
         from ..gradcheck import run_from_args
 
-        report = run_from_args(args, inputs, _generate_options(args), manual_file, since)
+        report = run_from_args(args, inputs, _generate_options(args, target), manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
         args.found += from_gradcheck_report(report)
         return report.status
@@ -607,7 +607,7 @@ def _run_check(args: argparse.Namespace) -> int:
         pch=not args.no_pch,
         since=since,
     )
-    result = run_check(inputs, _generate_options(args), options)
+    result = run_check(inputs, _generate_options(args, target), options)
     args.summary = result.summary()
     args.found += [d for u in result.units for d in from_compiler_output(u.diagnostics, u.unit, not u.ok)]
     print(args.summary, file=sys.stdout if result.ok else sys.stderr)

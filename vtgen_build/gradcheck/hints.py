@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..base.errors import Location, VtgenError, misspelled
 from ..inputs.load import Field, Value, load_entries
+from ..model.schema import op_name
 
 __all__ = ["BUILTIN", "VALUES", "ArgHint", "Hints", "OpHints", "TensorHint", "load_hints"]
 
@@ -84,12 +85,12 @@ class Hints:
     def for_op(self, op: str) -> OpHints | None:
         """The entry of ``op`` (``add.Tensor``): an exact entry, else one of its name."""
         exact = next((e for e in self.entries if e.op == op), None)
-        return exact or next((e for e in self.entries if e.op == op.split(".")[0]), None)
+        return exact or next((e for e in self.entries if e.op == op_name(op).name), None)
 
     def check_ops(self, ops: Iterable[str]) -> None:
         """A located error for an entry naming no op of ``ops``, with a did-you-mean."""
         known = set(ops)
-        names = known | {op.split(".")[0] for op in known}
+        names = known | {op_name(op).name for op in known}
         for e in self.entries:
             if e.op not in names:
                 raise misspelled(f"sample hints: no op named '{e.op}'", e.op, names, e.location)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..base import store
 from ..base.errors import VtgenError
+from ..model.schema import op_name
 from ..torchlib import TorchInstall
 from .formulas import FormulaPlaces
 from .records import read_rows
@@ -153,7 +154,7 @@ def reach_map(torch: TorchInstall, work: Path) -> ReachMap:
 
 def _rank(op: str, reach: Reach, forward: bool) -> tuple[int, int, str]:
     """Most specific first: an entry named after the op, then the one reaching fewest ops."""
-    base = op.split("::")[-1].split(".")[0].removesuffix("_")
+    base = op_name(op).family
     own = reach.entry.split(" ")[0].split(".")[-1] in (base, base.removesuffix("_backward"))
     return (0 if own else 1, len(reach.forward if forward else reach.backward), reach.entry)
 

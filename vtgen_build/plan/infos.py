@@ -192,7 +192,7 @@ def _info(entry: DerivativeEntry, key: str, f: NativeFunction, counter: Counter[
 
 
 def _base_name(entry: DerivativeEntry) -> str:
-    return str(entry.schema.name).split(".")[0]
+    return entry.schema.name.name
 
 
 def _available_named_gradients(f: NativeFunction, od: tuple[bool, ...] | None) -> tuple[str, ...]:
