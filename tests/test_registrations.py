@@ -77,7 +77,8 @@ def test_header_declares_native_signatures(tmp_yaml: YamlWriter, run_cli: CliRun
     assert f"// {native}:3: CPU kernel of three::twice\nat::Tensor twice(const at::Tensor & self);" in header
     assert "at::Tensor pair(const at::Tensor & self, const at::Tensor & other);" in header
     assert "lone" not in header  # a key this build does not register: not required
-    assert sorted(p.name for p in (tmp_path / "out").glob("Register*.cpp")) == ["RegisterCPU.cpp", "RegisterSchema.cpp"]
+    units = sorted(p.name for p in (tmp_path / "out").glob("Register*.cpp"))
+    assert units == ["RegisterCPU.cpp", "RegisterFunctionalize.cpp", "RegisterSchema.cpp"]
     unit = (tmp_path / "out" / "RegisterCPU.cpp").read_text()
     assert "TORCH_LIBRARY_IMPL(three, CPU, m)" in unit and 'm.impl("pair",' in unit and "&three::pair" in unit
 
@@ -95,6 +96,7 @@ def test_all_keys_and_symint_spelling(tmp_yaml: YamlWriter, run_cli: CliRunner, 
         "RegisterCPU.cpp",
         "RegisterCUDA.cpp",
         "RegisterCompositeExplicitAutograd.cpp",
+        "RegisterFunctionalize.cpp",
         "RegisterSchema.cpp",
     ]
     header = (tmp_path / "out" / "NativeKernels.h").read_text()
