@@ -19,6 +19,7 @@ import torch
 from torch.autograd import gradcheck, gradgradcheck
 
 CHECKS: dict[str, Callable[[], None]] = {}
+LOADER: list[str] = []  # how main() loaded the library (its options): a fresh process does the same
 
 
 def check(fn: Callable[[], None]) -> Callable[[], None]:
@@ -310,6 +311,43 @@ def export_three_ops() -> None:
     torch.testing.assert_close(exported.module()(x), module(x))
 
 
+class AllOps(torch.nn.Module):
+    """Every functional differentiable op (functional_ops), its weight and bias parameters."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(4, 5, dtype=torch.float64))
+        self.bias = torch.nn.Parameter(torch.randn(4, dtype=torch.float64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return functional_ops(x, self.weight, self.bias)
+
+
+def loaded_in_fresh_process(path: str) -> None:
+    """``torch.export.load(path)`` in this fresh process (which loaded the library as its parent
+    did): its outputs on the inputs saved beside it equal the ones the parent computed eagerly."""
+    program = torch.export.load(path)
+    x, expected = torch.load(path + ".io", weights_only=True)
+    torch.testing.assert_close(program.module()(x), expected)
+
+
+@check
+def export_save_load_in_fresh_process() -> None:
+    """torch.export.export -> torch.export.save, then torch.export.load in a fresh process that
+    imports the library: the same values as eager."""
+    import subprocess
+
+    module, x = AllOps(), rand(3, 5, grad=False)
+    with torch.no_grad():
+        expected = module(x)
+    path = os.path.join(tempfile.mkdtemp(prefix="vtsample-export-"), "all_ops.pt2")
+    torch.export.save(torch.export.export(module, (x,)), path)
+    torch.save((x, expected), path + ".io")
+    done = subprocess.run([sys.executable, __file__, *LOADER, "--load-exported", path], capture_output=True,
+                          text=True, check=False, timeout=600)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "LOADED-OK", done.stdout + done.stderr[-3000:]
+
+
 @check
 def view_op_refused_by_compile() -> None:
     """PyTorch's rule: a custom op returning a view of its input is not supported by torch.compile."""
@@ -396,6 +434,11 @@ def main(argv: list[str]) -> int:
             names = names[2:]
     else:
         import vtsample  # noqa: F401  (loads the op library)
+    LOADER.extend(argv[: len(argv) - len(names)])
+    if names[:1] == ["--load-exported"]:  # the fresh process of export_save_load_in_fresh_process
+        loaded_in_fresh_process(names[1])
+        print("LOADED-OK")
+        return 0
     results: dict[str, str | None] = {}
     for name in names or list(CHECKS):
         torch.manual_seed(0)
