@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["Failure", "Report"]
 
 _INPUT = re.compile(r"with respect to input (\d+)")
+_OUTPUT = re.compile(r"mismatch for output (\d+)")
 _KINDS = ("backward", "forward", "gradgrad", "fwd_over_rev")
 _WHAT = {
     "backward": "backward",
@@ -54,7 +55,11 @@ def _failure(entry: Entry, check: Check, places: dict[str, FormulaPlaces]) -> Fa
     place = places.get(op) if op else None
     where = None
     if place is not None:
-        where = place.forward_at() if kind in ("forward", "fwd_over_rev") else place.backward_at(argument)
+        output = _OUTPUT.search(text) if check.status == FAILED else None
+        if kind in ("forward", "fwd_over_rev"):
+            where = place.forward_at(int(output.group(1)) if output else None)
+        else:
+            where = place.backward_at(argument)
     if op is None and hit:
         message += f" (through our kernels of {', '.join(hit[:6])})"
     return Failure(where, message, op)
