@@ -197,6 +197,20 @@ def not_implemented_names_the_op() -> None:
 
 
 @check
+def missing_forward_formula_names_the_entry() -> None:
+    """stack_mean's entry has no forward formula: a tangent reaching it is refused, naming that entry
+    (not PyTorch's "please file an issue" of a missing decomposition)."""
+    import torch.autograd.forward_ad as fwad
+
+    with fwad.dual_level():
+        x = fwad.make_dual(rand(3, grad=False), rand(3, grad=False))
+        raises(
+            "its derivatives.yaml entry 'stack_mean(Tensor[] tensors, int dim=0) -> Tensor' has no forward formula",
+            lambda: ops().stack_mean([x, x]),
+        )
+
+
+@check
 def non_differentiable_output() -> None:
     values, indices = ops().topk_abs(rand(3, 5), 2, 1)
     assert values.requires_grad and not indices.requires_grad

@@ -55,6 +55,7 @@ NAMES = (
     "out_with_grad_is_refused",
     "view_aliases_and_rebases",
     "not_implemented_names_the_op",
+    "missing_forward_formula_names_the_entry",
     "non_differentiable_output",
     # PyTorch's own custom-op tests (issue 20): opcheck per op and variant, torch.compile, export
     *(f"opcheck_{op}" for op in OPCHECKED),
