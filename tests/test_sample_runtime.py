@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
+import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SAMPLE, TorchTree, copy_sample, run_clean
+from .conftest import SAMPLE, TorchTree, clean_env, copy_sample, run_clean
 from .test_gradcheck_library import library_check
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
@@ -292,7 +294,8 @@ def test_formula_edit_rebuilds_on_import(
     assert runtime_results  # the checks ran on the unedited library (this test edits the copy for good)
     python = _python(installed_sample.venv)
     _replace_line(installed_sample.source / "derivatives.yaml", _SOFTSIGN, _DOUBLED)
-    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv)
+    # SKBUILD_EDITABLE_VERBOSE=1: the rebuild's output, on stderr (pyproject.toml keeps it quiet)
+    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv, SKBUILD_EDITABLE_VERBOSE="1")
     assert code == 0, log
     assert "vtgen-build: re-planned" in log and "2 files written" in log, log
     assert sorted(_COMPILED.findall(log)) == ["Functions_0.cpp", "VariableType_0.cpp"], log
@@ -300,7 +303,30 @@ def test_formula_edit_rebuilds_on_import(
     assert "warning:" not in log, log
     assert log.strip().splitlines()[-1] == "[2.0]", log
 
-    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv)
+    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv, SKBUILD_EDITABLE_VERBOSE="1")
     assert code == 0, log
     assert "ninja: no work to do." in log and not _COMPILED.search(log), log
     assert log.strip().splitlines()[-1] == "[2.0]", log
+
+
+def test_editable_import_is_quiet(installed_sample: InstalledSample, runtime_results: dict[str, str | None]) -> None:
+    """`import vtsample` in the editable install prints nothing when nothing changed, and never
+    anything on stdout; a rebuild says so on stderr (one line, the rebuild's output kept back)."""
+    assert runtime_results  # after the checks: this test touches the copy's yaml
+    python, env = str(_python(installed_sample.venv)), clean_env()
+
+    def run(code: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([python, "-c", code], cwd=installed_sample.venv, env=env, capture_output=True,
+                              text=True, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done
+
+    run("import vtsample")  # whatever an earlier test left to rebuild
+    quiet = run("import vtsample")
+    assert (quiet.stdout, quiet.stderr) == ("", ""), quiet
+    derivatives = installed_sample.source / "derivatives.yaml"
+    derivatives.write_text(derivatives.read_text() + "\n")  # the generator runs, nothing recompiles
+    os.utime(installed_sample.source / "src" / "helpers.cpp")  # one unit recompiles, the library relinks
+    rebuilt = run("import vtsample")
+    assert rebuilt.stdout == "", rebuilt
+    assert rebuilt.stderr.startswith("vtsample: rebuilt the op library (") and rebuilt.stderr.count("\n") == 1, rebuilt

@@ -30,6 +30,7 @@ from ..engine.generate import (
     GenerateOptions,
     GenerateResult,
     check_options,
+    default_shards,
     depfile_inputs,
     generate,
     input_paths,
@@ -120,7 +121,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_code_options(g: argparse._ArgumentGroup) -> None:
     """Options that shape the generated code (``generate`` and ``check`` share them)."""
-    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards, 1..1024 (default: 10)")
+    g.add_argument(
+        "--shards",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of shards, 1..1024 (default: one per 32 entries of native_functions.yaml, 1..10: "
+        "the rule of CMake's vtgen_generate() and the setuptools hook)",
+    )
     g.add_argument("--manual-header", action="append", default=[], metavar="H",
                    help="helper header formulas call, as it is #included (repeatable)")  # fmt: skip
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
@@ -215,6 +223,16 @@ _PYTORCH_MANUAL = "torch/csrc/autograd/FunctionsManual.h"
 _PYTORCH_HELPERS = "torch::autograd::generated::details"
 
 
+def _default_shards(args: argparse.Namespace) -> int:
+    """No --shards: the count the build integrations give a yaml of this size (default_shards)."""
+    path = resolve_inputs(args).native_functions
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise VtgenError(f"cannot read {path} ({exc.strerror or exc})") from None
+    return default_shards(text)
+
+
 def _generate_options(args: argparse.Namespace) -> GenerateOptions:
     headers, namespaces = list(args.manual_header), list(args.using_namespace)
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
@@ -227,7 +245,7 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
     target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
     return GenerateOptions(
         args.out,
-        args.shards,
+        args.shards if args.shards is not None else _default_shards(args),
         args.namespace,
         tuple(headers),
         tuple(namespaces),
