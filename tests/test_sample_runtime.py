@@ -309,6 +309,34 @@ def test_formula_edit_rebuilds_on_import(
     assert log.strip().splitlines()[-1] == "[2.0]", log
 
 
+_TYPED_USE = """
+import torch
+import vtsample
+
+values, indices = vtsample.ops.topk_abs(torch.randn(3, 4), 2)
+total: torch.Tensor = vtsample.ops.scale_add(values, values, alpha=2.0)
+wrong: str = vtsample.ops.softsign(total)
+"""
+
+
+def test_mypy_strict_sees_the_typed_api_of_the_editable_install(
+    installed_sample: InstalledSample, tmp_path: Path
+) -> None:
+    """The editable install puts src/ on sys.path (where mypy looks): the package has py.typed and the
+    build copies the typed API into src/vtsample/ops, so `mypy --strict` checks calls of it (and
+    finds the one wrong annotation)."""
+    pytest.importorskip("mypy")
+    (tmp_path / "use.py").write_text(_TYPED_USE)
+    assert (installed_sample.source / "src" / "vtsample" / "ops" / "py.typed").is_file()
+    code, log = run_clean(
+        [_python(installed_sample.venv), "-m", "mypy", "--strict", "--cache-dir", tmp_path / "cache", "use.py"],
+        tmp_path,
+    )
+    assert code == 1, log
+    expected = 'use.py:7: error: Incompatible types in assignment (expression has type "Tensor", variable has type'
+    assert expected in log and "Found 1 error in 1 file" in log, log
+
+
 def test_editable_import_is_quiet(installed_sample: InstalledSample, runtime_results: dict[str, str | None]) -> None:
     """`import vtsample` in the editable install prints nothing when nothing changed, and never
     anything on stdout; a rebuild says so on stderr (one line, the rebuild's output kept back)."""
