@@ -345,21 +345,57 @@ def loaded_in_fresh_process(path: str) -> None:
     torch.testing.assert_close(program.module()(x), expected)
 
 
+def aoti_loaded_in_fresh_process(path: str) -> None:
+    """``aoti_load_package(path)`` in this fresh process: eager's outputs, as loaded_in_fresh_process."""
+    runner = torch._inductor.aoti_load_package(path)
+    x, expected = torch.load(path + ".io", weights_only=True)
+    with torch.no_grad():
+        torch.testing.assert_close(runner(x), expected)
+
+
+def _in_fresh_process(flag: str, path: str) -> None:
+    """Run this script with the parent's way of loading the library and ``flag path``: LOADED-OK."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, __file__, *LOADER, flag, path], capture_output=True, text=True,
+                          check=False, timeout=900)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "LOADED-OK", done.stdout + done.stderr[-3000:]
+
+
+def _program_and_inputs(name: str) -> tuple[torch.export.ExportedProgram, str]:
+    """AllOps exported, and where its package goes (the inputs and eager outputs saved beside it)."""
+    module, x = AllOps(), rand(3, 5, grad=False)
+    with torch.no_grad():
+        expected = module(x)
+    path = os.path.join(tempfile.mkdtemp(prefix="vtsample-export-"), name)
+    torch.save((x, expected), path + ".io")
+    return torch.export.export(module, (x,)), path
+
+
 @check
 def export_save_load_in_fresh_process() -> None:
     """torch.export.export -> torch.export.save, then torch.export.load in a fresh process that
     imports the library: the same values as eager."""
-    import subprocess
+    program, path = _program_and_inputs("all_ops.pt2")
+    torch.export.save(program, path)
+    _in_fresh_process("--load-exported", path)
 
-    module, x = AllOps(), rand(3, 5, grad=False)
-    with torch.no_grad():
-        expected = module(x)
-    path = os.path.join(tempfile.mkdtemp(prefix="vtsample-export-"), "all_ops.pt2")
-    torch.export.save(torch.export.export(module, (x,)), path)
-    torch.save((x, expected), path + ".io")
-    done = subprocess.run([sys.executable, __file__, *LOADER, "--load-exported", path], capture_output=True,
-                          text=True, check=False, timeout=600)  # fmt: skip
-    assert done.returncode == 0 and done.stdout.strip() == "LOADED-OK", done.stdout + done.stderr[-3000:]
+
+@check
+def aoti_package_loads_in_fresh_process() -> None:
+    """AOTInductor: aoti_compile_and_package of every functional op, aoti_load_package in a fresh
+    process that loads the library: eager's values.  Without C shims the compiled wrapper calls each
+    op of ours through AOTInductor's proxy executor (the dispatcher, no Python): the source says so."""
+    import zipfile
+
+    program, path = _program_and_inputs("all_ops_aoti.pt2")
+    torch._inductor.aoti_compile_and_package(program, package_path=path)
+    with zipfile.ZipFile(path) as package:
+        (wrapper,) = [n for n in package.namelist() if n.endswith(".wrapper.cpp")]
+        source = package.read(wrapper).decode()
+    calls = source.count("aoti_torch_proxy_executor_call_function(")
+    assert calls == 7, f"{calls} proxy-executor calls (one per op of ours expected)"
+    _in_fresh_process("--load-aoti", path)
 
 
 @check
@@ -449,8 +485,8 @@ def main(argv: list[str]) -> int:
     else:
         import vtsample  # noqa: F401  (loads the op library)
     LOADER.extend(argv[: len(argv) - len(names)])
-    if names[:1] == ["--load-exported"]:  # the fresh process of export_save_load_in_fresh_process
-        loaded_in_fresh_process(names[1])
+    if names[:1] in (["--load-exported"], ["--load-aoti"]):  # the fresh process of an export check
+        (loaded_in_fresh_process if names[0] == "--load-exported" else aoti_loaded_in_fresh_process)(names[1])
         print("LOADED-OK")
         return 0
     results: dict[str, str | None] = {}

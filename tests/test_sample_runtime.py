@@ -65,6 +65,7 @@ NAMES = (
     "compile_dynamic_equals_eager",
     "export_three_ops",
     "export_save_load_in_fresh_process",
+    "aoti_package_loads_in_fresh_process",
     "view_op_refused_by_compile",
     "out_variant_compiles",
     "inplace_in_compile_style_compiles",
