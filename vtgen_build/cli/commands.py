@@ -462,6 +462,8 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="sample hints of constrained inputs (yaml, repeatable; docs/gradcheck-samples.md)")  # fmt: skip
     r.add_argument("--coverage", metavar="JSON",
                    help="every op: which derivatives.yaml formulas ran in a passing check (JSON here)")  # fmt: skip
+    r.add_argument("--verbose", action="store_true",
+                   help="list every op and sample checked (with --format: a note per op)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
                    help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     _add_format(check)
@@ -485,7 +487,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
         report = run_from_args(args, inputs, _generate_options(args), manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
-        args.found += from_gradcheck_report(report)
+        args.found += from_gradcheck_report(report, verbose=args.verbose)
         return report.status
     options = CheckOptions(
         args.std,

@@ -56,9 +56,12 @@ def from_gradcheck_failure(failure: Failure) -> Diagnostic:
     return Diagnostic("VTGEN-GRADCHECK", "error", failure.message, where.file, where.line)
 
 
-def from_gradcheck_report(report: Report) -> list[Diagnostic]:
-    """Failures at their formula's line; entries that crashed; ops no check verified (notes)."""
+def from_gradcheck_report(report: Report, verbose: bool = False) -> list[Diagnostic]:
+    """Failures at their formula's line; entries that crashed; ops no check verified (notes); with
+    ``verbose``, a note per check that ran (op, kind, variant, dtype, samples, status)."""
     found = [from_gradcheck_failure(f) for f in report.failures]
+    if verbose:
+        found += [Diagnostic("VTGEN-CHECKED", "note", f"{op}: {what}") for op, what in report.checked]
     found += [Diagnostic("VTGEN-GRADCHECK", "error", f"OpInfo entry {e}") for e in report.errors]
     found += [Diagnostic("VTGEN-UNVERIFIED", "note", f"{op}: not verified: {why}") for op, why in report.not_run]
     return found
