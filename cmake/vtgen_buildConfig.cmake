@@ -44,11 +44,14 @@
 #                  [OUTPUT_DIR <dir>]            # default ${CMAKE_CURRENT_BINARY_DIR}/vtgen/<target>
 #                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
 #                  [PYTHON_API <destination>]    # install a typed Python API of the ops there
+#                  [PYTHON_AUTOGRAD <destination>] # install the ops' autograd as Python there
+#                  [PYTHON_FORMULAS <file>]      # with PYTHON_AUTOGRAD: the helpers' Python module
 #                  [USE_TORCH]                   # compile against find_package(Torch), not the stubs
 #                  [PRECOMPILE_HEADERS]          # precompile the ATen/autograd headers the kernels share
 #                  [NO_PRECOMPILE_HEADERS]       # not even with USE_TORCH (where it is the default)
 #                  [REGISTER_BACKENDS <key>...]  # generate the registrations of these dispatch keys' kernels
-#                  [FAKE_MODULE <module>])       # the Python module registering the ops' fake kernels
+#                  [FAKE_MODULE <module>]        # the Python module registering the ops' fake kernels
+#                  [STABLE_ABI <X.Y>])           # a LibTorch stable-ABI library for torch >= X.Y (see below)
 #
 #   Adds to <target> (a library or executable created in the same directory)
 #   the generated VariableType_<k>.cpp, ADInplaceOrViewType_<k>.cpp and
@@ -73,6 +76,13 @@
 #   and py.typed, and installs both to <destination>, a path relative to the
 #   install prefix naming a subpackage of your Python package (vtsample/ops under
 #   scikit-build-core): `import vtsample.ops` after the library is loaded.
+#   PYTHON_AUTOGRAD <destination> also generates OUTPUT_DIR/python_autograd/_autograd.py
+#   (each op's autograd from derivatives.yaml as an autograd.Function registered as its
+#   Autograd kernel: for kernels without C++ autograd; docs/design/python-autograd.md) and
+#   installs it to <destination>, a package directory relative to the install prefix
+#   (e.g. vtsample): `import vtsample._autograd` after the library is loaded.  PYTHON_FORMULAS
+#   <file> names the Python module of the helpers the formulas call; it is copied beside the
+#   generated module and installed with it.
 #
 #   The generator runs as a build step (one add_custom_command): its stamp file
 #   is the OUTPUT and the generated files are BYPRODUCTS; the inputs come from
@@ -104,6 +114,16 @@
 #   (the target's RULE_LAUNCH_LINK runs the link through `python -m vtgen_build.linkcheck`).
 #   FAKE_MODULE names, in the generated schema registration (m.set_python_module), the Python
 #   module that calls torch.library.register_fake for the ops without a Meta kernel.
+#
+#   STABLE_ABI X.Y (X.Y >= 2.10, not newer than the torch the generator's Python has) builds the
+#   library on the LibTorch stable ABI instead: one library for every PyTorch from X.Y on, with no
+#   C++ autograd (DERIVATIVES is read and checked: it is the input of the Python autograd).  It needs
+#   REGISTER_BACKENDS, refuses USE_TORCH and PRECOMPILE_HEADERS, and adds RegisterSchema.cpp
+#   (STABLE_TORCH_LIBRARY) and Register<Key>.cpp (STABLE_TORCH_LIBRARY_IMPL, TORCH_BOX) to <target>,
+#   NativeKernels.h on stable types, torch's include directory, -DTORCH_TARGET_VERSION (PUBLIC),
+#   -ffunction-sections, hidden visibility and libtorch_cpu as a needed library; a SHARED or MODULE
+#   <target> is audited after linking (`vtgen-build abi-audit`): an undefined symbol that is not a
+#   stable C-shim function or C/C++ runtime fails the build at the op whose kernel reached it.
 #
 #   Defaults (fast real-torch builds):
 #   * With USE_TORCH the headers are precompiled unless NO_PRECOMPILE_HEADERS is
@@ -364,10 +384,40 @@ endif()
 # vtgen_generate()
 # ---------------------------------------------------------------------------
 
+# PYTHON_AUTOGRAD / PYTHON_FORMULAS of vtgen_generate(): the generated Python autograd module
+# (and the author's formulas module, copied beside it so its relative import finds it).
+macro(_vtgen_python_autograd)
+  if(DEFINED arg_PYTHON_FORMULAS AND NOT DEFINED arg_PYTHON_AUTOGRAD)
+    message(FATAL_ERROR "vtgen_generate(): PYTHON_FORMULAS applies to PYTHON_AUTOGRAD only")
+  endif()
+  if(DEFINED arg_PYTHON_AUTOGRAD)
+    if(IS_ABSOLUTE "${arg_PYTHON_AUTOGRAD}" OR arg_PYTHON_AUTOGRAD MATCHES "(^|/)\\.\\.(/|$)")
+      message(FATAL_ERROR "vtgen_generate(): PYTHON_AUTOGRAD must be a relative install destination "
+                          "(a package directory such as mypkg), got '${arg_PYTHON_AUTOGRAD}'")
+    endif()
+    set(python_autograd "${out_dir}/python_autograd")
+    list(APPEND command --python-autograd "${python_autograd}/_autograd.py")
+    list(APPEND headers "${python_autograd}/_autograd.py")
+    install(FILES "${python_autograd}/_autograd.py" DESTINATION "${arg_PYTHON_AUTOGRAD}")
+    if(DEFINED arg_PYTHON_FORMULAS)
+      get_filename_component(formulas "${arg_PYTHON_FORMULAS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      if(NOT EXISTS "${formulas}")
+        message(FATAL_ERROR "vtgen_generate(): PYTHON_FORMULAS: no such file: ${formulas}")
+      endif()
+      get_filename_component(formulas_name "${formulas}" NAME)
+      configure_file("${formulas}" "${python_autograd}/${formulas_name}" COPYONLY)
+      list(APPEND command --python-formulas "${python_autograd}/${formulas_name}")
+      list(APPEND inputs "${python_autograd}/${formulas_name}")
+      install(FILES "${python_autograd}/${formulas_name}" DESTINATION "${arg_PYTHON_AUTOGRAD}")
+    endif()
+  endif()
+endmacro()
+
 function(vtgen_generate target)
   # -- arguments --------------------------------------------------------------
   set(options USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS)
-  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE PYTHON_API)
+  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE PYTHON_API PYTHON_AUTOGRAD
+                PYTHON_FORMULAS STABLE_ABI)
   set(multi_value MANUAL_HEADERS USING_NAMESPACES REGISTER_BACKENDS)
   cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
 
@@ -378,7 +428,8 @@ function(vtgen_generate target)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
     message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
                         "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
-                        "NAMESPACE PYTHON_API USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE")
+                        "NAMESPACE PYTHON_API PYTHON_AUTOGRAD PYTHON_FORMULAS USE_TORCH PRECOMPILE_HEADERS "
+                        "NO_PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE STABLE_ABI")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -481,6 +532,11 @@ function(vtgen_generate target)
 
   get_property(python GLOBAL PROPERTY _vtgen_python)
 
+  if(DEFINED arg_STABLE_ABI)
+    _vtgen_generate_stable()  # the stable-ABI mode: its own sources, flags, link and audit
+    return()
+  endif()
+
   # -- the command --------------------------------------------------------------
   set(stamp "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.stamp")
   set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.d")
@@ -522,6 +578,7 @@ function(vtgen_generate target)
     list(APPEND headers "${python_api}/__init__.py" "${python_api}/py.typed")
     install(FILES "${python_api}/__init__.py" "${python_api}/py.typed" DESTINATION "${arg_PYTHON_API}")
   endif()
+  _vtgen_python_autograd()  # appends to command, headers and inputs
   if(NOT arg_USE_TORCH)
     list(APPEND command --stub-decls)  # the op declarations the stub headers include
   else()
@@ -806,3 +863,122 @@ function(_vtgen_link_discipline target type)
     target_link_options("${target}" PRIVATE "LINKER:-Bsymbolic" "LINKER:--no-undefined")
   endif()
 endfunction()
+
+# -- the stable-ABI mode (STABLE_ABI X.Y) --------------------------------------------------------
+# _vtgen_generate_stable(): a macro of vtgen_generate(), run instead of the classic mode's body.
+# The target gets RegisterSchema.cpp (STABLE_TORCH_LIBRARY) and one Register<Key>.cpp per
+# REGISTER_BACKENDS key (STABLE_TORCH_LIBRARY_IMPL, boxed kernels), NativeKernels.h on stable types,
+# the torch headers of the generator's interpreter, -DTORCH_TARGET_VERSION=(major << 56) | (minor << 48) for
+# X.Y (PUBLIC: the author's sources get it too), hidden visibility, libtorch_cpu as a needed library
+# (by soname: the stable shim's functions live there), and after linking the ABI audit
+# (`vtgen-build abi-audit`): an undefined symbol that is not a stable C-shim function or the C/C++
+# runtime fails the build, naming the symbol, its object file and the op whose kernel pulled it in.
+macro(_vtgen_generate_stable)
+  foreach(_vtgen_bad IN ITEMS USE_TORCH PRECOMPILE_HEADERS)
+    if(arg_${_vtgen_bad})
+      message(FATAL_ERROR "vtgen_generate(): STABLE_ABI builds against torch's stable headers only; drop ${_vtgen_bad}")
+    endif()
+  endforeach()
+  if(NOT arg_STABLE_ABI MATCHES "^[0-9]+\\.[0-9]+$")
+    message(FATAL_ERROR "vtgen_generate(): STABLE_ABI must be a release X.Y (e.g. 2.10), got '${arg_STABLE_ABI}'")
+  endif()
+  if(NOT arg_REGISTER_BACKENDS)
+    message(FATAL_ERROR "vtgen_generate(): STABLE_ABI needs REGISTER_BACKENDS (the dispatch keys of the library's kernels, e.g. CPU Meta)")
+  endif()
+  # The torch the build compiles against (its metadata and include directory; torch is not imported)
+  # and the target checked against it: not before 2.10, not after that torch.
+  execute_process(
+    COMMAND "${python}" -c [=[
+import importlib.metadata, importlib.util, os, sys
+from vtgen_build.base.errors import VtgenError
+from vtgen_build.plan.stable import parse_stable_target
+try:
+    version = importlib.metadata.version("torch")
+except importlib.metadata.PackageNotFoundError:
+    sys.exit("the generator's interpreter has no torch installed (" + sys.executable + ")")
+try:
+    target = parse_stable_target(sys.argv[1], "STABLE_ABI", version)
+except VtgenError as exc:
+    sys.exit(exc.message)
+print(version)
+package = importlib.util.find_spec("torch").submodule_search_locations[0]
+print(os.path.join(package, "include"))
+print(target.macro)
+print(os.path.join(package, "lib"))
+]=] "${arg_STABLE_ABI}"
+    RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_out ERROR_VARIABLE _vtgen_err
+    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
+  if(NOT _vtgen_rc EQUAL 0)
+    message(FATAL_ERROR "vtgen_generate(): ${_vtgen_err}")
+  endif()
+  string(REPLACE "\n" ";" _vtgen_out "${_vtgen_out}")
+  list(GET _vtgen_out 0 _vtgen_torch_version)
+  list(GET _vtgen_out 1 _vtgen_torch_include)
+  list(GET _vtgen_out 2 _vtgen_target_macro)
+  list(GET _vtgen_out 3 _vtgen_torch_lib)
+
+  set(stamp "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.stamp")
+  set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.d")
+  set(sources "${out_dir}/RegisterSchema.cpp")
+  set(headers "")
+  set(command "${python}" -m vtgen_build generate
+      --native-functions "${NATIVE_FUNCTIONS}" --derivatives "${DERIVATIVES}")
+  if(DEFINED TAGS)
+    list(APPEND command --tags "${TAGS}")
+  endif()
+  list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
+       --stable-abi "${arg_STABLE_ABI}" --torch-version "${_vtgen_torch_version}"
+       --depfile "${depfile}" --stamp "${stamp}")
+  set(arg_USE_TORCH TRUE)  # for _vtgen_backend_registrations(): real headers, not the stubs
+  _vtgen_backend_registrations()
+  if(DEFINED arg_PYTHON_API)
+    if(IS_ABSOLUTE "${arg_PYTHON_API}" OR arg_PYTHON_API MATCHES "(^|/)\\.\\.(/|$)")
+      message(FATAL_ERROR "vtgen_generate(): PYTHON_API must be a relative install destination "
+                          "(a package directory such as mypkg/ops), got '${arg_PYTHON_API}'")
+    endif()
+    list(APPEND command --python-api "${out_dir}/python_api")
+    list(APPEND headers "${out_dir}/python_api/__init__.py" "${out_dir}/python_api/py.typed")
+    install(FILES "${out_dir}/python_api/__init__.py" "${out_dir}/python_api/py.typed" DESTINATION "${arg_PYTHON_API}")
+  endif()
+  _vtgen_python_autograd()  # the stable ABI has no autograd: the ops' autograd as generated Python
+  set(options_file "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.options")
+  get_property(version GLOBAL PROPERTY _vtgen_version)
+  list(JOIN command "\n" command_text)
+  _vtgen_write_if_changed("${options_file}" "vtgen_build ${version}\n${command_text}\n")
+  add_custom_command(
+    OUTPUT "${stamp}"
+    BYPRODUCTS ${sources} ${headers}
+    COMMAND ${command}
+    DEPENDS ${inputs} "${options_file}"
+    DEPFILE "${depfile}"
+    COMMENT "vtgen_build: generating stable-ABI registrations for ${target} (stable-abi ${arg_STABLE_ABI})"
+    VERBATIM)
+  target_sources("${target}" PRIVATE "${stamp}" ${sources})
+  target_include_directories("${target}" PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
+  target_include_directories("${target}" SYSTEM PRIVATE "${_vtgen_torch_include}")
+  target_compile_definitions("${target}" PUBLIC "TORCH_TARGET_VERSION=${_vtgen_target_macro}")
+  target_compile_features("${target}" PUBLIC cxx_std_17)
+  # One section per function: the audit follows relocations from each kernel, not from a whole object.
+  target_compile_options("${target}" PRIVATE "$<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-ffunction-sections>")
+  set_target_properties("${target}" PROPERTIES VTGEN_OUTPUT_DIR "${out_dir}" VTGEN_STABLE_ABI "${arg_STABLE_ABI}")
+  get_target_property(_vtgen_value "${target}" CXX_VISIBILITY_PRESET)
+  if(NOT _vtgen_value)
+    set_property(TARGET "${target}" PROPERTY CXX_VISIBILITY_PRESET hidden)
+  endif()
+  get_target_property(_vtgen_value "${target}" VISIBILITY_INLINES_HIDDEN)
+  if(_vtgen_value STREQUAL "_vtgen_value-NOTFOUND")
+    set_property(TARGET "${target}" PROPERTY VISIBILITY_INLINES_HIDDEN ON)
+  endif()
+  _vtgen_default_build_type()
+  if(type MATCHES "^(SHARED|MODULE)_LIBRARY$")
+    # Needed by soname only (libtorch_cpu.so, already loaded by `import torch` of any release): the
+    # stable shim's functions live there, and torch loads its libraries without RTLD_GLOBAL.
+    target_link_libraries("${target}" PRIVATE "${_vtgen_torch_lib}/${CMAKE_SHARED_LIBRARY_PREFIX}torch_cpu${CMAKE_SHARED_LIBRARY_SUFFIX}")
+    add_custom_command(TARGET "${target}" POST_BUILD
+      COMMAND "${python}" -m vtgen_build abi-audit "$<TARGET_FILE:${target}>"
+              --kernels "${out_dir}/NativeKernels.h" --torch-include "${_vtgen_torch_include}"
+              --objects "$<TARGET_OBJECTS:${target}>"
+      COMMENT "vtgen_build: ABI audit of ${target} (only stable C-shim symbols may be undefined)"
+      COMMAND_EXPAND_LISTS VERBATIM)
+  endif()
+endmacro()

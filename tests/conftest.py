@@ -180,6 +180,26 @@ def torch_tree(tmp_path_factory: pytest.TempPathFactory) -> TorchTree:
     return tree
 
 
+BAD_KERNELS = ROOT / "tests" / "packages" / "bad_kernels"
+
+
+@pytest.fixture(scope="session")
+def bad_kernels(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """tests/packages/bad_kernels/kernels.cpp built against the installed torch, once per session (~15 s):
+    an op library whose CPU kernels crash, spin, exit and run out of memory (tests/test_gradcheck_crashes.py)."""
+    pytest.importorskip("torch")
+    from vtgen_build.check.run import find_compiler
+    from vtgen_build.torchlib import locate_torch
+
+    torch = locate_torch()
+    library = tmp_path_factory.mktemp("bad_kernels") / "libvtbad.so"
+    command = [find_compiler(None), "-std=c++17", "-O0", "-shared", "-fPIC", *torch.compile_flags()]
+    command += [str(BAD_KERNELS / "kernels.cpp"), "-o", str(library), *torch.link_flags()]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return library
+
+
 @dataclass(frozen=True)
 class RealYaml:
     """The three files shipped in the installed torchgen package."""
@@ -257,8 +277,15 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> CliRunner:
     return run
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/* from the current output")
+    if not pluginmanager.has_plugin("xdist"):  # not installed, or -p no:xdist: see _without_xdist below
+        group = parser.getgroup("xdist", "without pytest-xdist (not installed): one process")
+        # xdist's own spelling; pytest reserves lowercase short options for itself and plugins (_addoption)
+        group._addoption("-n", "--numprocesses", dest="numprocesses", default="0", metavar="N",
+                        help="accepted (pyproject.toml gives it); without pytest-xdist, one process")  # fmt: skip
+        group.addoption("--dist", dest="dist", default="no", metavar="MODE",
+                        help="accepted (pyproject.toml's addopts give it); without pytest-xdist, ignored")  # fmt: skip
 
 
 @pytest.fixture
@@ -271,7 +298,7 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 # its own session, so a session fixture is built once per worker that uses it.  To build each
 # expensive shared artifact once, every test is put in a group, and a group runs on one worker:
 # a test module is a group, and modules that share one of these fixtures are one group.
-SHARED_BUILDS = ("torch_tree", "installed_sample", "runtime_results")
+SHARED_BUILDS = ("torch_tree", "installed_sample", "runtime_results", "bad_kernels")
 
 
 def _xdist_groups(items: list[pytest.Item]) -> dict[str, str]:
@@ -290,6 +317,23 @@ def _xdist_groups(items: list[pytest.Item]) -> dict[str, str]:
                 a, b = sorted((find(module), find(f"build:{fixture}")))
                 parent[b] = a
     return {item.path.stem: find(item.path.stem) for item in items}
+
+
+def _without_xdist(config: pytest.Config) -> bool:
+    return not config.pluginmanager.has_plugin("xdist")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _without_xdist(config):  # the group marks below are xdist's; --strict-markers needs them declared
+        config.addinivalue_line("markers", "xdist_group(name): tests run on one worker (pytest-xdist; unused here)")
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Say so when ``-n N`` (pyproject.toml's addopts) cannot run N workers: the run is one process."""
+    workers = str(config.getoption("numprocesses", "0"))
+    if _without_xdist(config) and workers not in ("0", "None"):
+        return f"pytest-xdist is not installed (or -p no:xdist): -n {workers} runs the tests in one process"
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks into the test ids

@@ -160,3 +160,81 @@ def test_gradcheck_selects_the_changed_ops_and_their_in_place_variants(repo: Pat
     assert len(_selected(read_index(out), read_registrations(out), everything, {}, {})) > 3
     nothing = Report.nothing_to_do(0.0, "no op's entries differ from HEAD").render()
     assert "no op's entries differ from HEAD, nothing checked" in nothing and "OK" not in nothing
+
+
+# -- issue 35, item 12: files git cannot compare ----------------------------------------------------
+SOFT_QUANTIZE_DISPATCH = ("  variants: function\n  dispatch:\n    CPU: soft_quantize_cpu",
+                          "  variants: function, method\n  dispatch:\n    CPU: soft_quantize_cpu")  # fmt: skip
+
+
+def _outside(repo: Path, rel: str = NATIVE) -> Path:
+    """A copy of the checkout's ``rel`` outside its work tree."""
+    path = repo.parent / "elsewhere" / Path(rel).name
+    path.parent.mkdir(exist_ok=True)
+    shutil.copy(repo / rel, path)
+    return path
+
+
+def test_an_input_outside_the_work_tree_selects_everything(repo: Path) -> None:
+    native = _outside(repo)
+    edit(native, *SOFT_QUANTIZE_DISPATCH)
+    changes = changes_since("HEAD", replace(inputs(repo), native_functions=str(native)), [], None)
+    assert changes.everything == f"{native} is outside the git work tree {repo} (or reached through a link out of it)"
+
+
+@pytest.mark.parametrize("tracked", [True, False])
+def test_a_link_out_of_the_work_tree_selects_everything(repo: Path, tracked: bool) -> None:
+    native = _outside(repo)
+    (repo / NATIVE).unlink()
+    (repo / NATIVE).symlink_to(native)
+    if tracked:
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "the yaml is a link")
+    edit(native, *SOFT_QUANTIZE_DISPATCH)  # git sees the link, never this edit
+    changes = changes_since("HEAD", inputs(repo), [], None)
+    assert changes.everything is not None and "outside the git work tree" in changes.everything, changes.everything
+
+
+def test_a_link_inside_the_work_tree_is_followed_and_its_retargeting_seen(repo: Path) -> None:
+    shutil.copy(repo / NATIVE, repo / "real.yaml")
+    (repo / NATIVE).unlink()
+    (repo / NATIVE).symlink_to(repo / "real.yaml")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the yaml is a link to real.yaml")
+    edit(repo / "real.yaml", *SOFT_QUANTIZE_DISPATCH)
+    assert changes_since("HEAD", inputs(repo), [], None).ops == ("soft_quantize",)  # the target's entries compared
+    git(repo, "checkout", "-q", "--", "real.yaml")
+    shutil.copy(repo / "real.yaml", repo / "other.yaml")
+    edit(repo / "other.yaml", *SOFT_QUANTIZE_DISPATCH)
+    git(repo, "add", "other.yaml")
+    git(repo, "commit", "-qm", "another yaml")
+    (repo / NATIVE).unlink()
+    (repo / NATIVE).symlink_to(repo / "other.yaml")  # other.yaml itself is unchanged since HEAD
+    changes = changes_since("HEAD", inputs(repo), [], None)
+    assert changes.everything == f"{NATIVE} (a symbolic link to other.yaml) changed"
+
+
+def test_an_ignored_input_selects_everything(repo: Path) -> None:
+    (repo / ".gitignore").write_text("build/\n")
+    git(repo, "add", ".gitignore")
+    git(repo, "commit", "-qm", "ignore build/")
+    native = repo / "build" / "native_functions.yaml"
+    native.parent.mkdir()
+    shutil.copy(repo / NATIVE, native)
+    changes = changes_since("HEAD", replace(inputs(repo), native_functions=str(native)), [], None)
+    assert changes.everything == "build/native_functions.yaml is not tracked by git (ignored?)"
+
+
+@pytest.mark.slow
+def test_check_of_an_outside_input_compiles_everything_and_says_why(repo: Path, run_cli: CliRunner) -> None:
+    """Before: "no op's entries differ from HEAD, nothing checked" after an edit git could not see."""
+    native = _outside(repo)
+    edit(native, *SOFT_QUANTIZE_DISPATCH)
+    args = ["--native-functions", str(native), "--derivatives", str(repo / DERIVATIVES), "--tags", str(repo / TAGS),
+            "--namespace", "vtsample", "--manual-header", "vtsample/helpers.h", "--using-namespace",
+            "torch::autograd::generated::details", "-I", str(repo / "include"), "--shards", "1",
+            "--out", str(repo.parent / "check")]  # fmt: skip
+    result = run_cli("check", *args, "--changed-since", "HEAD")
+    assert result.code == 0, result.err[-2000:]
+    assert f"note: --changed-since HEAD: every op is checked: {native} is outside the git work tree" in result.err
+    assert "nothing checked" not in result.out and "OK, 0 errors" in result.out, result.out

@@ -57,8 +57,9 @@ def test_sample_project_checks_clean(run_cli: CliRunner, tmp_path: Path) -> None
     assert result.code == 0, result.err[-3000:]
     assert "OK, 0 errors" in result.out
     # every emitted unit, one plain line each (not a terminal): 2 shards each of VariableType,
-    # Functions and ADInplaceOrViewType, and RegisterSchema.cpp
-    assert len(re.findall(r"^\[\d+/7\] \S+: ok", result.out, re.M)) == 7
+    # Functions and ADInplaceOrViewType, RegisterSchema.cpp and the CPU, CUDA, Meta and
+    # CompositeExplicitAutograd registrations
+    assert len(re.findall(r"^\[\d+/11\] \S+: ok", result.out, re.M)) == 11
 
 
 def test_broken_formula_is_reported_at_its_yaml_line(run_cli: CliRunner, tmp_path: Path) -> None:
@@ -336,3 +337,51 @@ def test_torch_include_checks_against_the_real_headers(run_cli: CliRunner, real_
     assert result.code == 0, result.err[-6000:]
     unit = (tmp_path / "check" / ".vtgen-check" / "ops.cpp").read_text()
     assert len(set(re.findall(r'^#line \d+ ".*/(\w+_\d+)\.cpp"$', unit, re.M))) >= 4  # from several shards
+
+
+@pytest.mark.slow  # compiles the sample twice (~20 s each on a busy two-core machine)
+def test_changed_checks_again_when_a_stub_header_changes(
+    run_cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--changed`` once answered "no op changed" after the headers were upgraded in place (its state
+    key held the compiler and flags, not the headers): an edit now checks again (a touch too: the next
+    test).  A copy of the stub headers stands in for the shipped ones (a pip upgrade rewrites them)."""
+    from vtgen_build.check import run as check_run
+
+    headers = Path(shutil.copytree(check_run.STUB_INCLUDE, tmp_path / "include"))
+    monkeypatch.setattr(check_run, "STUB_INCLUDE", headers)
+    args = [*_sample_args(tmp_path, tmp_path / "check"), "--changed"]
+    first = run_cli(*args)
+    assert first.code == 0, first.err[-3000:]
+    assert "no op changed" in run_cli(*args).out
+    header = headers / "ATen" / "ATen.h"  # upgraded: the next release breaks every unit
+    header.write_text(header.read_text() + "\n#error the upgraded header breaks the build\n")
+    broken = run_cli(*args)
+    assert broken.code == 1 and "the upgraded header breaks the build" in broken.err, broken.out
+
+
+def test_the_changed_state_key_covers_the_torch_include_headers(tmp_path: Path) -> None:
+    """The same for ``--torch-include``: a touched or edited header there (an in-place torch upgrade) is a
+    new key, so every op is checked again (compiling the sample against a real torch takes minutes: the
+    key is what this shows)."""
+    from vtgen_build.check.run import CheckOptions, _settings, _settings_digest
+
+    include = tmp_path / "torch-include"
+    (include / "ATen" / "core").mkdir(parents=True)
+    (include / "ATen" / "core" / "Tensor.h").write_text("#pragma once\n")
+    out = tmp_path / "out"
+    (out / "vtgen_decls").mkdir(parents=True)
+    (out / "vtgen_decls" / "Functions.inc").write_text("// aten\n")
+    options = CheckOptions(torch_include=str(include))
+
+    def key() -> str:
+        return _settings_digest(out, _settings(out, options, "2.13"), (), options)
+
+    first = key()
+    assert key() == first
+    header = include / "ATen" / "core" / "Tensor.h"
+    os.utime(header, ns=(header.stat().st_atime_ns, header.stat().st_mtime_ns + 10**9))
+    touched = key()
+    assert touched != first
+    (include / "ATen" / "new.h").write_text("")
+    assert key() != touched

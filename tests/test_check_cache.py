@@ -8,6 +8,7 @@ tests change each of them and watch which units are compiled again.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -30,7 +31,8 @@ CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
 pytestmark = pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 
 
-_UNITS = 7  # what the sample's check compiles at --shards 2
+# what the sample's check compiles at --shards 2: 7, and its CPU, CUDA, Meta and CompositeExplicitAutograd registrations
+_UNITS = 11
 
 
 def _copy_sample(tmp_path: Path) -> Path:
@@ -77,7 +79,7 @@ def test_nothing_changed_compiles_nothing(run_cli: CliRunner, warm: tuple[Path, 
     again = run_cli(*_args(root, out))
     assert again.code == 0, again.err[-3000:]
     assert _compiled(again) == [] and len(_cached(again)) == _UNITS
-    assert "7 translation units (7 unchanged)" in again.out
+    assert "11 translation units (11 unchanged)" in again.out
     forced = run_cli(*_args(root, out, "--no-cache"))
     assert forced.code == 0 and len(_compiled(forced)) == _UNITS
 
@@ -178,7 +180,7 @@ def test_every_emitted_unit_is_compiled(run_cli: CliRunner, tmp_path: Path, monk
     args = ["check", *sample_inputs(), "-I", str(SAMPLE / "include"), "--shards", "4", "--out", str(tmp_path / "check")]
     result = run_cli(*args, "--no-pch")
     assert result.code == 1
-    assert "13 translation units" in result.err  # 4 shards of three kinds, and RegisterSchema.cpp
+    assert "17 translation units" in result.err  # 4 shards of three kinds, RegisterSchema.cpp and 4 backend keys
     assert "injected into an empty unit" in result.err
     assert re.search(r"FAILED, 1 errors in VariableType_3\.cpp$", result.err, re.M), result.err[-2000:]
 
@@ -280,3 +282,41 @@ def test_namespace_hint_only_when_one_namespace_fixes_everything() -> None:
     assert namespace_hint(["a.cpp:1:2: error: expected ';'"]) is None
     utf8 = "a.cpp:1:2: error: \u2018f\u2019 was not declared in this scope; did you mean \u2018ns::f\u2019?"
     assert namespace_hint([utf8]) == "ns"
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_an_interrupted_check_still_writes_its_document(tmp_path: Path, fmt: str) -> None:
+    """Ctrl-C with --format json|sarif: exit 130 and, on stdout, the document saying the run was interrupted
+    (it once left stdout empty, which a CI step then failed to parse)."""
+    started = tmp_path / "started"
+    cxx = _wrapper(tmp_path / "cxx", f'case "$*" in *--version*) ;; *) touch {started}; sleep 60;; esac')
+    args = _args(SAMPLE, tmp_path / "check", "--cxx", str(cxx), "--no-pch", "--format", fmt)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vtgen_build", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=default_ctrl_c,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the compiler never started"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, (out, err)
+    document = json.loads(out)
+    said = "interrupted (Ctrl-C) before the check finished: the findings are incomplete"
+    if fmt == "json":
+        assert document["interrupted"] is True and document["ok"] is False and document["summary"] == said
+    else:
+        (invocation,) = document["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        assert invocation["toolExecutionNotifications"][0]["message"]["text"] == said
+    assert "Traceback" not in err

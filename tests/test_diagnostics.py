@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,20 @@ def test_a_compiler_error_in_a_generated_file_is_reported_there(tmp_path: Path) 
     assert f"{out}/VariableType_0.cpp:40:47" in result["message"]["text"]  # type: ignore[index]
     inside = Findings((d,), False, root=str(tmp_path))
     assert where(sarif_results(render(inside, "sarif"))[0]) == ("outside/VariableType_0.cpp", 40)
+
+
+@pytest.mark.parametrize("rel", ["my ops#1/native_functions.yaml", "nf,x:y%z.yaml", "a?b/[c]&d;e=f.yaml", "é/n f.yaml"])
+def test_sarif_uris_are_percent_encoded(tmp_path: Path, rel: str) -> None:
+    """``artifactLocation.uri`` is a URI reference: read back, it is the path (no fragment, query or scheme)."""
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / rel).write_text("[]\n")
+    d = Diagnostic("VTGEN-YAML", "error", "bad", str(tmp_path / rel), 2, 1)
+    (result,) = sarif_results(render(Findings((d,), False, root=str(tmp_path)), "sarif"))
+    uri, line = where(result)
+    parts = urllib.parse.urlsplit(uri)
+    assert (parts.scheme, parts.netloc, parts.query, parts.fragment) == ("", "", "", ""), uri
+    assert urllib.parse.unquote(parts.path) == rel and line == 2
+    assert re.fullmatch(r"[A-Za-z0-9._~/%-]+", uri), uri  # only unreserved characters and escapes
 
 
 def test_a_unit_that_failed_without_an_error_line_is_still_reported() -> None:
@@ -236,3 +251,22 @@ def test_gradcheck_failure_in_every_format(tmp_path: Path, monkeypatch: pytest.M
     assert [r["ruleId"] for r in results] == ["VTGEN-GRADCHECK", "VTGEN-UNVERIFIED"]
     assert where(results[0]) == ("tools/autograd/derivatives.yaml", 1008) and results[1]["level"] == "note"
     assert where(results[1]) == ("tools/autograd/derivatives.yaml", 1)  # an op with no place: the anchor
+
+
+def test_a_crashed_entry_fails_the_run_and_one_that_raised_is_a_warning() -> None:
+    """An entry that killed the child (or hung, or exited) is a failure of its op, exit 1, even with
+    --allow-unverified; an entry that raised (its samples could not be made) verified nothing: a warning,
+    never an error beside ``ok: true``."""
+    rows = [
+        {"entry": "spin (schema samples)", "aten": "spin", "error": "the process hung in sample 0", "fatal": True},
+        {"entry": "nn.functional.odd", "error": "ValueError: no sample"},
+    ]
+    report = Report.from_results(entries_of(rows), ["spin"], {}, {}, None, 0)
+    report.accept_unverified = True
+    assert report.status == 1 and report.failed_ops == ["spin"] and not report.ok
+    error, warning = from_gradcheck_report(report)
+    assert (error.severity, error.message) == ("error", "spin (schema samples): the process hung in sample 0")
+    said = "gradcheck entry nn.functional.odd: ValueError: no sample"
+    assert (warning.severity, warning.message) == ("warning", said)
+    raised = Report.from_results(entries_of(rows[1:]), [], {}, {}, None, 0)
+    assert raised.status == 0 and [d.severity for d in from_gradcheck_report(raised)] == ["warning"]

@@ -158,3 +158,45 @@ def test_formula_places_follow_the_target_release(monkeypatch: pytest.MonkeyPatc
     first = formula_places(inputs, tmp_path, "2.13")
     assert formula_places(inputs, tmp_path, "2.13") == first and asked == [(None, "2.13")]  # cached
     assert formula_places(inputs, tmp_path, "2.14") == first and asked[-1] == (None, "2.14")  # not the 2.13 record
+
+
+_DAMAGED_PLACES = """
+import json, sys
+from pathlib import Path
+from vtgen_build.base import store
+from vtgen_build.gradcheck.formulas import formula_places
+from vtgen_build.inputs.files import Inputs
+inputs, cache = Inputs(*sys.argv[1:4], "vtsample"), Path(sys.argv[4])
+formula_places(inputs, cache, "2.13")
+data = store.read(cache / "formulas.json", "formula_places_v4")
+data["ops"]["softsign"]["arguments"] = "self"  # a well-formed file (its hash is right) holding a wrong shape
+store.write(cache / "formulas.json", "formula_places_v4", data)
+print(json.dumps(formula_places(inputs, cache, "2.13")["softsign"].arguments))
+"""
+
+
+def test_a_damaged_formula_row_is_no_cache_even_under_python_O(tmp_path: Path) -> None:
+    """Rows read back from disk were checked with ``assert``, which ``python -O`` strips: the string "self"
+    became the arguments s, e, l, f.  A row of the wrong shape now makes the whole record "no cache"."""
+    args = sample_inputs()
+    script = [sys.executable, "-O", "-c", _DAMAGED_PLACES, args[1], args[3], args[5], str(tmp_path)]
+    done = subprocess.run(script, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == '["self"]'
+
+
+def test_no_assert_checks_what_the_gradcheck_parent_reads() -> None:
+    """``python -O`` strips ``assert``: the parent side of --gradcheck (which reads state files and the
+    children's answers) checks with ``VtgenError`` and ifs.  The child scripts are not its business."""
+    import ast
+
+    children = {"child.py", "schema_child.py", "child_loop.py", "capture.py", "sample_sources.py"}
+    folder = Path(gradcheck.__file__).parent
+    found = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted(folder.glob("*.py"))
+        if path.name not in children
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assert)
+    ]
+    assert not found

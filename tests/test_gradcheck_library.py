@@ -93,3 +93,32 @@ def test_library_ops_without_library_say_how(run_cli: CliRunner, tmp_path: Path)
     assert result.code == 1
     assert "the installed torch has none of the selected vtsample:: ops" in result.err and "--library" in result.err
     assert "no op with an Autograd kernel selected" not in result.err and "did you mean" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        (["--coverage", "cov.json"], "--coverage cannot be used with --library: it reports which formulas"),
+        (["--max-samples", "2"], "--max-samples cannot be used with --library"),
+        (["--changed"], "--changed cannot be used with --library"),
+        (["--no-bind-hidden"], "--no-bind-hidden cannot be used with --library"),
+    ],
+)
+def test_an_option_library_runs_would_ignore_is_an_error(
+    run_cli: CliRunner, tmp_path: Path, option: list[str], says: str
+) -> None:
+    """--coverage FILE with --library once wrote no file and exited 0: refused, before anything runs."""
+    fake = tmp_path / "lib.so"
+    fake.write_bytes(b"")
+    result = run_cli("check", *sample_inputs(), "--out", str(tmp_path / "out"), "--gradcheck", "--library",
+                     str(fake), *option)  # fmt: skip
+    assert result.code == 1 and f"error: {says}" in result.err, result.err
+    assert not (tmp_path / "cov.json").exists() and not (tmp_path / "out" / ".vtgen-gradcheck").exists()
+
+
+def test_timeout_is_checked(run_cli: CliRunner, tmp_path: Path) -> None:
+    base = [*sample_inputs(), "--out", str(tmp_path / "out")]
+    result = run_cli("check", *base, "--gradcheck", "--library", "x.so", "--timeout", "0")
+    assert result.code == 1 and "--timeout must be between 1 and 86400 seconds, got 0" in result.err
+    result = run_cli("check", *base, "--timeout", "5")
+    assert result.code == 1 and "--timeout applies to --gradcheck only" in result.err

@@ -45,7 +45,7 @@ NAME_CASES = [
         "return-name-injection",
         '- func: "sin(Tensor self) -> Tensor a\\n#include\\"evil.h\\"\\nb"\n',
         1,
-        "malformed schema: bad return name 'a\\n#include\"evil.h\"\\nb'",
+        "malformed schema: a control character (U+000A) is not allowed in a schema (column 29)",
     ),
     (
         "keyword-argument",

@@ -9,11 +9,8 @@ from __future__ import annotations
 import pytest
 
 from vtgen_build.model import Model
-from vtgen_build.plan.infos import DerivativeInfo
-from vtgen_build.plan.inplace_or_view import plan_inplace_or_view
 from vtgen_build.plan.kernel import KernelPlan, Plan, build_plan
-from vtgen_build.plan.policy import Policy, load_policy
-from vtgen_build.plan.values import saved_member_type
+from vtgen_build.plan.policy import load_policy
 
 pytestmark = pytest.mark.torch
 
@@ -21,6 +18,8 @@ pytest.importorskip("torchgen", reason="needs torchgen (pip install torch==2.13.
 # With torchgen installed, the helper must import: a torchgen name it uses that was renamed is a
 # failure of every test here (a collection error), never a skip.
 from tests.reference import torchgen_facts as facts  # noqa: E402
+
+from .reference.shapes import inplace_or_view_treatment, saved_members  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -33,16 +32,6 @@ def test_registrations_and_kinds_match_torchgen(plan: Plan) -> None:
     theirs = facts.registrations()
     assert len(theirs) == 2385
     assert ours == theirs
-
-
-def inplace_or_view_treatment(plan: Plan, policy: Policy) -> dict[str, tuple[object, ...]]:
-    """op -> its ADInplaceOrView treatment, spelled as ``torchgen_facts.inplace_or_view()`` spells it."""
-    return {
-        p.op: ("mutation", p.bumped)
-        if p.view is None
-        else ("view", p.view.base, p.view.differentiable, p.view.multi_output, p.view.metadata_change)
-        for p in plan_inplace_or_view(plan, policy)
-    }
 
 
 def test_inplace_or_view_registrations_and_treatment_match_torchgen(plan: Plan) -> None:
@@ -67,23 +56,6 @@ def test_node_set_matches_torchgen(plan: Plan) -> None:
     assert ours == facts.nodes()
 
 
-def _members(info: DerivativeInfo) -> list[tuple[str, str]]:
-    out = []
-    values = sorted(info.saved_inputs, key=lambda v: v.name) + sorted(info.saved_outputs, key=lambda v: v.name)
-    for v in values:
-        types = saved_member_type(v.cpp_type, is_output=v.is_output)
-        suffix = "_" if types[0] in ("SavedVariable", "std::vector<SavedVariable>") else ""
-        out.append((v.name + suffix, types[0]))
-        if len(types) > 1:
-            out.append((v.name + "_released_", "bool"))
-    out += [
-        (a.name + "_size_", "size_t")
-        for a in info.args_with_derivatives
-        if a.cpp_type in ("at::TensorList", "at::ITensorListRef")
-    ]
-    return out
-
-
 # Differences we accept, each with its reason.  Empty today: every Node matches.
 KNOWN_SAVED_MEMBER_DIFFERENCES: dict[str, str] = {}
 
@@ -91,9 +63,9 @@ KNOWN_SAVED_MEMBER_DIFFERENCES: dict[str, str] = {}
 def test_saved_members_match_torchgen(plan: Plan) -> None:
     reference = facts.saved_members()
     differing = {
-        info.node: (sorted(_members(info)), sorted(reference.get(str(info.node), ())))
+        info.node: (sorted(saved_members(info)), sorted(reference.get(str(info.node), ())))
         for info in plan.infos
-        if sorted(_members(info)) != sorted(reference.get(str(info.node), ()))
+        if sorted(saved_members(info)) != sorted(reference.get(str(info.node), ()))
     }
     unexplained = {n: d for n, d in differing.items() if n not in KNOWN_SAVED_MEMBER_DIFFERENCES}
     assert not unexplained

@@ -4,7 +4,9 @@ torchgen 2.14.1 runs in a subprocess (``PYTHONPATH`` = an unpacked torch 2.14.1:
 ``torchgen/``, ``torch/include/`` and ``torch/version.py``), through the same
 tests/reference/torchgen_facts.py the 2.13 parity tests use.  The unpacked release is
 found in ``$VTGEN_TORCH_2_14`` or ``$XDG_CACHE_HOME/vtgen_build/torch-2.14.1``; without it
-the tests skip, unless ``$VTGEN_REQUIRE_TORCH_2_14`` is set (CI sets it): then they fail.
+the tests skip, unless ``$VTGEN_REQUIRE_TORCH_2_14`` is set (CI sets it): then they fail.  Nothing
+here needs an installed torchgen (what is compared is read by ``tests/reference/shapes.py``), so a
+required run cannot skip for want of one (tests/test_pytest_setup.py shows it).
 ``python tools/fetch_torch_2_14.py`` makes one (``.ci/run`` runs it).
 """
 
@@ -15,7 +17,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -28,7 +30,7 @@ from vtgen_build.plan.kernel import Plan, build_plan
 from vtgen_build.plan.policy import load_policy, policy_for
 from vtgen_build.plan.target import resolve_target
 
-from .test_parity import _members, inplace_or_view_treatment
+from .reference.shapes import compiled_lines, hook_sites, inplace_or_view_treatment, saved_members
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -44,14 +46,18 @@ def release_dir() -> Path | None:
     return None
 
 
+def skip_unless_required(why: str) -> NoReturn:
+    """Skip, unless CI requires these tests (``$VTGEN_REQUIRE_TORCH_2_14``): then fail, saying why."""
+    if os.environ.get("VTGEN_REQUIRE_TORCH_2_14"):
+        pytest.fail(f"required by VTGEN_REQUIRE_TORCH_2_14, but {why}")
+    pytest.skip(why)
+
+
 @pytest.fixture(scope="session")
 def torch_2_14() -> Path:
     found = release_dir()
     if found is None:
-        why = "no unpacked torch 2.14.1 (python tools/fetch_torch_2_14.py, or set VTGEN_TORCH_2_14)"
-        if os.environ.get("VTGEN_REQUIRE_TORCH_2_14"):
-            pytest.fail(why)
-        pytest.skip(why)
+        skip_unless_required("no unpacked torch 2.14.1 (python tools/fetch_torch_2_14.py, or set VTGEN_TORCH_2_14)")
     return found
 
 
@@ -108,7 +114,7 @@ def test_registrations_nodes_and_members_match_torchgen_2_14(plan_2_14: Plan, fa
     assert {i.node for i in plan_2_14.infos} == set(facts_2_14["nodes"])
     assert len(plan_2_14.infos) == 712
     reference = {n: sorted(map(tuple, ms)) for n, ms in facts_2_14["saved_members"].items()}
-    assert {str(i.node): sorted(_members(i)) for i in plan_2_14.infos} == reference
+    assert {str(i.node): sorted(saved_members(i)) for i in plan_2_14.infos} == reference
 
 
 def test_complex_checks_match_torchgen_2_14(plan_2_14: Plan, facts_2_14: dict[str, Any]) -> None:
@@ -129,8 +135,6 @@ def test_inplace_or_view_registrations_and_treatment_match_torchgen_2_14(
 
 
 def test_compiled_autograd_members_match_torchgen_2_14(plan_2_14: Plan, facts_2_14: dict[str, Any]) -> None:
-    from .reference.torchgen_facts import compiled_lines
-
     views = frozenset(n for n, _ in load_policy(release="2.14").view_functions)
     declared = "void compiled_args(CompiledNodeArgs& args) const override;"
     assert all(declared in node_header(i, views) for i in plan_2_14.infos)
@@ -139,8 +143,6 @@ def test_compiled_autograd_members_match_torchgen_2_14(plan_2_14: Plan, facts_2_
 
 
 def test_node_creation_hook_sites_match_torchgen_2_14(plan_2_14: Plan, facts_2_14: dict[str, Any]) -> None:
-    from .reference.torchgen_facts import hook_sites
-
     def sites(definition: str) -> list[object]:
         fired, last = hook_sites(definition)
         return [list(fired), last]
@@ -168,7 +170,7 @@ def test_a_shard_compiles_against_the_2_14_headers(torch_2_14: Path, tmp_path: P
     compiler = shutil.which("g++") or shutil.which("clang++")
     include = torch_2_14 / "torch" / "include"
     if compiler is None or not (include / "torch" / "csrc" / "autograd" / "FunctionsManual.h").is_file():
-        pytest.skip("needs a C++ compiler and torch 2.14.1's include/")
+        skip_unless_required("the test needs a C++ compiler and torch 2.14.1's include/")
     out = tmp_path / "out"
     assert cli.main(["generate", "--pytorch-root", str(torch_2_14 / "torchgen"), "--out", str(out)]) == 0
     unit = out / "VariableType_3.cpp"

@@ -63,7 +63,8 @@ def test_more_shards_than_ops_compile(tmp_yaml: YamlWriter, run_cli: CliRunner, 
         "--out", str(tmp_path / "out"),
     )  # fmt: skip
     assert result.code == 0, result.err[-3000:]
-    assert "31 translation units" in result.out and "OK, 0 errors" in result.out, result.out[-500:]
+    # 10 shards of three kinds, RegisterSchema.cpp and the CPU, CUDA, CompositeExplicitAutograd registrations
+    assert "34 translation units" in result.out and "OK, 0 errors" in result.out, result.out[-500:]
     empty = (tmp_path / "out" / "VariableType_0.cpp").read_text()
     assert "TORCH_LIBRARY_IMPL" not in empty or "namespace torch::autograd::generated {}" in empty
 
@@ -220,11 +221,16 @@ def test_iterator_and_precomputed(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_
 
 
 # -- a kernel no source defines ------------------------------------------------------------------
-def test_link_errors_map_to_the_yaml_line(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
-    """The link launcher's mapping, on GNU ld's and lld's spelling of an undefined kernel."""
+@pytest.mark.parametrize("lines", [(), ("--line-directives",)], ids=["plain", "line-directives"])
+def test_link_errors_map_to_the_yaml_line(
+    lines: tuple[str, ...], tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    """The link launcher's mapping, on GNU ld's and lld's spelling of an undefined kernel (CMake and
+    setuptools builds generate with ``--line-directives``: each declaration then follows a ``#line``)."""
     native, derivatives = tmp_yaml("nf.yaml", THREE_OPS), tmp_yaml("d.yaml", THREE_DERIVATIVES)
-    code, err = _generate(run_cli, native, derivatives, tmp_path, "--register-backends", "all")
+    code, err = _generate(run_cli, native, derivatives, tmp_path, "--register-backends", "all", *lines)
     assert code == 0, err
+    assert ("#line 6 " in (tmp_path / "NativeKernels.h").read_text()) == bool(lines)
     sites = kernel_sites((tmp_path / "NativeKernels.h").read_text())
     ld = "RegisterCPU.cpp:(.text+0x1d): undefined reference to `three::pair(at::Tensor const&, at::Tensor const&)'"
     lld = "ld.lld: error: undefined symbol: three::lone(at::Tensor const&, long)"
@@ -252,3 +258,52 @@ def test_setuptools_keys() -> None:
         ConfigError, match=r"pyproject.toml:3: error: .*unknown dispatch key 'CPUU'; did you mean 'CPU'\?"
     ):
         read_settings({**base, "register-backends": ["CPUU"]}, text=text)
+
+
+# -- issue 35, item 6: check compiles the registrations ------------------------------------------
+CHECKED = """\
+- func: lerp_to(Tensor self, Tensor end, int dim) -> Tensor
+  structured_delegate: lerp_to.out
+- func: lerp_to.out(Tensor self, Tensor end, int dim, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  structured_inherits: TensorIteratorBase
+  precomputed:
+  - dim -> int wrapped_dim, float weight
+  dispatch:
+    CPU: lerp_to_out
+    SparseCPU: lerp_sparse
+- func: other(Tensor self) -> Tensor
+  dispatch:
+    XPU, MPS, PrivateUse1: other_kernel
+- func: f(Tensor self) -> Tensor
+  dispatch:
+    CPU: k
+- func: g(Tensor self) -> (Tensor, Tensor)
+  dispatch:
+    CPU: k
+"""
+
+
+def test_stub_dispatch_keys_cover_every_key() -> None:
+    from vtgen_build.check.run import STUB_INCLUDE
+    from vtgen_build.model.native import DISPATCH_KEYS
+
+    text = (STUB_INCLUDE / "c10/core/DispatchKeySet.h").read_text()
+    enum = re.search(r"enum class DispatchKey : uint16_t \{(.*?)\};", text, re.S)
+    assert enum is not None
+    assert {k.strip() for k in re.sub(r"//.*", "", enum.group(1)).split(",")} >= DISPATCH_KEYS
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_check_compiles_the_registrations(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
+    """Registrations of every kind compile against the stubs; one that cannot (`k` declared for f's
+    signature, registered for g's) fails check at its yaml line, where before check never compiled it."""
+    native, derivatives = tmp_yaml("nf.yaml", CHECKED), tmp_yaml("d.yaml", "")
+    result = run_cli("check", "--native-functions", native, "--derivatives", derivatives, "--namespace", "lib",
+                     "--shards", "1", "--out", str(tmp_path / "out"))  # fmt: skip
+    assert result.code == 1, result.out + result.err[-3000:]
+    assert re.search(rf"^{re.escape(native)}:19:\d+: error: invalid .static_cast.", result.err, re.M), result.err
+    for key in ("Meta", "SparseCPU", "XPU", "MPS", "PrivateUse1"):
+        assert f"Register{key}.cpp: ok" in result.err + result.out, key
+    assert "FAILED, 7 errors in RegisterCPU.cpp" in result.err + result.out

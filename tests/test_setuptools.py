@@ -48,6 +48,8 @@ def test_fixture_settings() -> None:
         using_namespaces=("setuptools_ops::autograd_helpers",),
         check=True,
         python_api="src/setuptools_ops/ops",
+        python_autograd="src/setuptools_ops/_py_autograd.py",
+        python_formulas="src/setuptools_ops/formulas.py",
     )
 
 
@@ -101,6 +103,12 @@ def test_unknown_key_did_you_mean_with_line(tmp_path: Path) -> None:
         ),
         ({"manual-headers": ["/usr/include/h.h"]}, "'manual-headers': '/usr/include/h.h' must be relative"),
         ({"manual-headers": ['a"b.h']}, """'manual-headers': 'a"b.h' is not a header name"""),
+        ({"python-formulas": "src/p/f.py"}, "'python-formulas' applies to 'python-autograd' only"),
+        (
+            {"python-autograd": "src/p/_autograd.py", "python-formulas": "src/q/f.py"},
+            "'python-formulas' 'src/q/f.py' must sit beside 'python-autograd' 'src/p/_autograd.py'",
+        ),
+        ({"python-autograd": "../p/_autograd.py"}, "'python-autograd': '../p/_autograd.py' must be relative"),
     ],
 )
 def test_bad_values(extra: dict[str, object], message: str) -> None:
@@ -258,6 +266,11 @@ def test_wheel_and_sdist(project: Path) -> None:
     prefix = "setuptools_ops/_autograd/"
     assert {n[len(prefix) :] for n in names if n.startswith(prefix)} == GENERATED, names
     assert {"setuptools_ops/ops/__init__.py", "setuptools_ops/ops/py.typed"} <= names, names  # python-api
+    assert {"setuptools_ops/_py_autograd.py", "setuptools_ops/formulas.py"} <= names, names  # python-autograd
+    with zipfile.ZipFile(wheel) as archive:
+        module = archive.read("setuptools_ops/_py_autograd.py").decode()
+    assert "_formulas.cube_backward(" in module and "from . import formulas as _formulas" in module
+    assert not (project / "src" / "setuptools_ops" / "_py_autograd.py").exists()
     assert not (project / "src" / "setuptools_ops" / "_autograd").exists()  # a regular build writes in build/
 
     # Again: the generator finds nothing changed.

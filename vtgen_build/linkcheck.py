@@ -41,6 +41,8 @@ def kernel_sites(header_text: str) -> dict[str, KernelSite]:
         if ns:
             namespace = ns["ns"]
             continue
+        if line.startswith("#line"):  # --line-directives: the declaration's own line follows
+            continue
         comment = _COMMENT.match(line)
         if comment:
             pending = (comment["where"], comment["role"])

@@ -95,9 +95,21 @@ class Settings:
     torch_version: str | None = None
     """``torch-version``: the PyTorch release the code is built for (e.g. ``2.14``); default: the
     torch installed where the build runs (read from its package metadata), else 2.13."""
+    stable_abi: str | None = None
+    """``stable-abi``: build the op library on the LibTorch stable ABI for every PyTorch from this release
+    (e.g. ``"2.10"``) on: stable registrations and kernel declarations, no C++ autograd; needs
+    ``register-backends`` and ``check = false``; the extension compiles with the
+    ``-DTORCH_TARGET_VERSION`` that ``NativeKernels.h`` names."""
     python_api: str | None = None
     """``python-api``: a directory inside one of the packages (e.g. ``src/mypkg/ops``) that gets the
     typed Python API of the ops (``__init__.py``, ``py.typed``); the wheel holds it at that package path."""
+    python_autograd: str | None = None
+    """``python-autograd``: a module path inside one of the packages (e.g. ``src/mypkg/_autograd.py``)
+    that gets the ops' autograd as generated Python (``generate --python-autograd``; for kernels
+    without C++ autograd); the wheel holds it at that package path."""
+    python_formulas: str | None = None
+    """``python-formulas``: the package's module of helper functions the formulas call (beside
+    ``python-autograd``; ``generate --python-formulas``)."""
 
     @staticmethod
     def key(field_name: str) -> str:
@@ -170,6 +182,8 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
         except VtgenError as exc:
             message = exc.message.replace("--register-backends", "'register-backends'")
             raise fail(message, "register-backends") from None
+    if "stable_abi" in values:
+        _check_stable(values, fail)
     module = values.get("fake_module")
     if module is not None and not all(part.isidentifier() for part in module.split(".")):
         raise fail(f"'fake-module': {module!r} is not a Python module name", "fake-module")
@@ -186,7 +200,15 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
                 f"'manual-headers': {header!r} must be relative to an include directory, without '..'",
                 "manual-headers",
             )
-    for name in ("native_functions", "derivatives", "tags", "output_dir", "include_dirs", "python_api"):
+    if values.get("python_formulas") is not None and values.get("python_autograd") is None:
+        raise fail("'python-formulas' applies to 'python-autograd' only", "python-formulas")
+    autograd, formulas = values.get("python_autograd"), values.get("python_formulas")
+    beside = not isinstance(autograd, str) or not isinstance(formulas, str)
+    if not beside and PurePosixPath(str(autograd)).parent != PurePosixPath(str(formulas)).parent:
+        message = f"'python-formulas' {formulas!r} must sit beside 'python-autograd' {autograd!r}"
+        raise fail(message, "python-formulas")
+    paths = ("native_functions", "derivatives", "tags", "output_dir", "include_dirs", "python_api", "python_autograd")
+    for name in (*paths, "python_formulas"):
         for path in values[name] if isinstance(values.get(name), tuple) else [values.get(name)]:
             if path is not None and (PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts):
                 raise fail(
@@ -194,6 +216,27 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
                     Settings.key(name),
                 )
     return Settings(**values)
+
+
+def _check_stable(values: dict[str, Any], fail: Any) -> None:
+    """``stable-abi``: a release X.Y from 2.10 up to the installed torch, with its required companions."""
+    from .plan.stable import parse_stable_target
+
+    try:
+        parse_stable_target(values["stable_abi"], "'stable-abi'", _installed_torch())
+    except VtgenError as exc:
+        raise fail(exc.message, "stable-abi") from None
+    if not values.get("register_backends"):
+        raise fail("'stable-abi' needs 'register-backends' (the dispatch keys of the library's kernels)", "stable-abi")
+    if values.get("check", True):
+        raise fail("'check' cannot compile a stable-ABI library (it builds against ATen): set check = false", "check")
+
+
+def _installed_torch() -> str | None:
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def shard_count(settings: Settings, root: Path) -> int:
@@ -251,7 +294,7 @@ def finalize_distribution_options(dist: Any) -> None:
         dist.cmdclass["build"] = build
     dist.cmdclass[COMMAND] = build_vtgen
     base_sdist = dist.get_command_class("sdist")
-    generated_dirs = [settings.output_dir, *([settings.python_api] if settings.python_api else [])]
+    generated_dirs = [settings.output_dir, *(p for p in (settings.python_api, settings.python_autograd) if p)]
 
     class sdist(base_sdist):  # type: ignore[misc, valid-type]
         def prune_file_list(self) -> None:
@@ -294,7 +337,9 @@ class build_vtgen(Command):  # type: ignore[misc]
         """``output-dir`` (or ``python-api``) as a path inside the wheel (through the packages' source
         directories)."""
         build_py = self.get_finalized_command("build_py")
-        configured = self.settings.output_dir if key == "output-dir" else self.settings.python_api
+        configured = {"output-dir": self.settings.output_dir, "python-api": self.settings.python_api}.get(
+            key, self.settings.python_autograd
+        )
         assert configured is not None
         out = PurePosixPath(configured)
         best: tuple[int, PurePosixPath] | None = None
@@ -324,6 +369,26 @@ class build_vtgen(Command):  # type: ignore[misc]
             return self.root / self.settings.python_api
         assert self.build_temp is not None
         return Path(self.build_temp).resolve() / "vtgen-python-api"
+
+    def _autograd_file(self) -> Path:
+        """Where the Python autograd module is written: in place (editable), else under build_temp."""
+        assert self.settings.python_autograd is not None
+        if self.editable_mode:
+            return self.root / self.settings.python_autograd
+        assert self.build_temp is not None
+        return (
+            Path(self.build_temp).resolve()
+            / "vtgen-python-autograd"
+            / PurePosixPath(self.settings.python_autograd).name
+        )
+
+    def _autograd_mapping(self) -> dict[str, str]:
+        """Wheel path → the generated Python autograd module (none without ``python-autograd``)."""
+        if self.settings.python_autograd is None:
+            return {}
+        assert self.build_lib is not None
+        package = self._package_path("python-autograd")
+        return {os.path.join(self.build_lib, *package.parts): str(self._autograd_file())}
 
     def _api_mapping(self) -> dict[str, str]:
         """Wheel path → generated file of the typed Python API (none without ``python-api``)."""
@@ -373,7 +438,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 mapping[destination] = str(PurePosixPath(self.settings.output_dir) / name)
             else:
                 mapping[destination] = str(self._generation_dir() / name)
-        return mapping | self._api_mapping()
+        return mapping | self._api_mapping() | self._autograd_mapping()
 
     def run(self) -> None:
         s = self.settings
@@ -394,11 +459,13 @@ class build_vtgen(Command):  # type: ignore[misc]
                 s.manual_headers,
                 s.using_namespaces,
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
-                stub_decls=True,
+                stub_decls=s.stable_abi is None,  # the stub headers' declarations: classic mode only
                 release=build_release(s),
                 allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
                 register_backends=s.register_backends,
                 fake_module=s.fake_module,
+                stable_abi=s.stable_abi,
+                torch_found=_installed_torch(),
             )
             result = generate(inputs, options)
         except VtgenError as exc:
@@ -409,10 +476,12 @@ class build_vtgen(Command):  # type: ignore[misc]
         print(result.summary(), f"[{_relative(str(out), self.root)}]", flush=True)
         if s.python_api is not None:
             self._write_api(inputs)
+        if s.python_autograd is not None:
+            self._write_autograd(inputs)
         if s.check:
             self._check(result, out)
         if not self.editable_mode:
-            for api_file, source in self._api_mapping().items():
+            for api_file, source in (self._api_mapping() | self._autograd_mapping()).items():
                 self.mkpath(str(Path(api_file).parent))
                 self.copy_file(source, api_file, preserve_mode=False)
             package = self._package_path()
@@ -432,6 +501,21 @@ class build_vtgen(Command):  # type: ignore[misc]
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None
         print(f"vtgen_build: typed Python API: {len(written)} files written", flush=True)
+
+    def _write_autograd(self, inputs: Inputs) -> None:
+        from .engine.python_autograd import write_python_autograd
+        from .plan.policy import policy_for
+
+        s = self.settings
+        formulas = str(self.root / s.python_formulas) if s.python_formulas else None
+        target = self._autograd_file()
+        try:
+            policy = policy_for(None, build_release(s))
+            written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode)
+        except VtgenError as exc:
+            print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
+            raise SetupError("vtgen_build: generating the Python autograd failed (see above)") from None
+        print(f"vtgen_build: Python autograd: {'written' if written else 'unchanged'}", flush=True)
 
     # -- the compile check ---------------------------------------------------------------
 

@@ -43,6 +43,8 @@ from torchgen.packaged.autograd.gen_inplace_or_view_type import gen_inplace_or_v
 from torchgen.packaged.autograd.gen_variable_type import gen_variable_type_func
 from torchgen.yaml_utils import YamlLoader
 
+from .shapes import compiled_lines, hook_sites  # torchgen's side and ours are read alike
+
 if TYPE_CHECKING:
     from torchgen.model import FunctionSchema, NativeFunction
 
@@ -187,16 +189,6 @@ class _Emitted:
     tangent_clone: bool = False
     forward: tuple[tuple[str, ...], frozenset[tuple[str, str, str]]] = ((), frozenset())
     hooks: tuple[tuple[str, ...], bool] = ((), True)
-
-
-_HOOK: Final = re.compile(r"fire_node_creation_hooks\((.+?)\);")
-
-
-def hook_sites(definition: str) -> tuple[tuple[str, ...], bool]:
-    """The Nodes a kernel fires node-creation hooks on, and whether that is after its last save."""
-    fired = tuple(_HOOK.findall(definition))
-    last_save = max(definition.rfind("grad_fn->"), definition.rfind("grad_fns[i]->"))
-    return fired, not fired or definition.rfind("fire_node_creation_hooks") > last_save
 
 
 _FORWARD_FORMULA: Final = re.compile(r"^\s*\w+_new_fw_grad_opts?(?:\[i\])? = (.*);$", re.M)
@@ -436,18 +428,6 @@ def saved_members() -> dict[str, tuple[tuple[str, str], ...]]:
         assert info.op is not None
         result[info.op] = _parse_members(process_function(info, _MEMBERS_ONLY), info.op)
     return result
-
-
-def compiled_lines(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The ``args.collect(...)``, ``saved.before(...)`` and ``saved.after(...)`` statements of a text, in order."""
-    found: dict[str, list[str]] = {"args.collect(": [], "saved.before(": [], "saved.after(": []}
-    for raw in text.splitlines():
-        line = raw.strip()
-        for prefix, into in found.items():
-            if line.startswith(prefix):
-                into.append(line)
-    collect, before, after = found.values()
-    return tuple(collect), tuple(before), tuple(after)
 
 
 @functools.lru_cache(maxsize=1)

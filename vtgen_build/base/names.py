@@ -3,12 +3,15 @@
 Every name read from the yaml or the command line that the emitters paste into C++ or
 the preprocessor is checked here, where it is read, so that nothing but a plain
 identifier (not a C++ keyword) reaches an identifier's place and nothing that could
-end a directive, a string or a comment reaches an ``#include``.
+end a directive, a string or a comment reaches an ``#include``.  Text that is pasted
+whole (a schema, in a C++ string literal and a Python docstring) must hold no control
+character: ``control_character`` finds the first.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .errors import Location, VtgenError
 
@@ -17,7 +20,10 @@ __all__ = [
     "check_identifier",
     "check_include",
     "check_qualified_name",
+    "control_character",
+    "declared_name_problem",
     "identifier_problem",
+    "identifier_suggestion",
 ]
 
 CPP_KEYWORDS = frozenset(
@@ -128,6 +134,45 @@ def identifier_problem(name: str) -> str | None:
         return f"{name!r} is not a C++ identifier (letters, digits and '_', not starting with a digit)"
     if name in CPP_KEYWORDS:
         return f"{name!r} is a C++ keyword"
+    return None
+
+
+# Names the generated declarations spell as namespaces or types (``at::Tensor``, ``int64_t``): a
+# kernel or a field declared under one of them hides it from every declaration after it.
+_SPELLED_BY_DECLARATIONS = frozenset(
+    ("at", "c10", "std", "torch", "vtgen", "size_t", *(f"{u}int{n}_t" for u in ("", "u") for n in (8, 16, 32, 64)))
+)
+
+
+def declared_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a function or field the generated headers declare, or None when it can."""
+    problem = identifier_problem(name)
+    if problem is None and name in _SPELLED_BY_DECLARATIONS:
+        problem = f"{name!r} is a namespace or type the generated declarations use"
+    return problem
+
+
+def identifier_suggestion(name: str) -> str | None:
+    """An identifier ``name`` was probably meant to be (``f cpu`` → ``f_cpu``, ``other::f`` → ``f``,
+    ``delete`` → ``delete_``), or None when nothing sensible is near."""
+    if control_character(name) is not None or len(name) > 200:
+        return None
+    candidate = re.sub(r"[^A-Za-z0-9_]+", "_", name.rpartition("::")[2]).strip("_")
+    if candidate in CPP_KEYWORDS or candidate in _SPELLED_BY_DECLARATIONS:
+        candidate += "_"
+    return candidate if candidate != name and declared_name_problem(candidate) is None else None
+
+
+# Control (Cc: C0, DEL, C1), format (Cf: bidirectional overrides, zero-width) and line/paragraph
+# separator characters: none belongs in a schema or a name, and each can end or disguise a line.
+_CONTROL_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp"))
+
+
+def control_character(text: str) -> tuple[int, str] | None:
+    """The first control character of ``text``: (0-based index, ``U+XXXX``), or None."""
+    for i, char in enumerate(text):
+        if unicodedata.category(char) in _CONTROL_CATEGORIES:
+            return i, f"U+{ord(char):04X}"
     return None
 
 

@@ -2,7 +2,10 @@
 
 Every generated translation unit is compiled with ``-fsyntax-only`` against the
 stub ATen headers shipped in ``stubs/include`` (or, with ``--torch-include``,
-against a real PyTorch's headers), warnings as errors, in parallel.  The check
+against a real PyTorch's headers), warnings as errors, in parallel.  That includes an
+op library's backend registrations (``NativeKernels.h`` and a ``Register<Key>.cpp`` per
+key its ``dispatch:`` names, as ``generate --register-backends all`` writes them); a partial
+check (``--op``, ``--changed``, ``--changed-since``) compiles only its one small unit.  The check
 build is generated with ``#line`` directives, so an error inside a formula is
 reported at its derivatives.yaml line; the summary names the ops that failed.
 ``--op`` compiles one small translation unit holding only the kernels and Nodes of
@@ -48,6 +51,7 @@ from ..compile import (
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
+from ..plan.registrations import ALL_KEYS
 
 if TYPE_CHECKING:
     from ..revisions import Changes
@@ -258,6 +262,20 @@ def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, .
     for path in shared:
         if path.is_file():
             h.update(str(path).encode() + path.read_bytes())
+    h.update(_headers_digest(Path(options.torch_include) if options.torch_include else STUB_INCLUDE).encode())
+    return h.hexdigest()
+
+
+def _headers_digest(root: Path) -> str:
+    """The headers the units compile against (the stubs, or ``--torch-include``'s), as a digest of every
+    file's path and stat signature: an upgrade in place, an edit or a touch of any of them changes it.
+    (Statting a real torch's ~9,500 headers takes ~60 ms; reading them would take seconds.)"""
+    h = hashlib.sha256(str(root.resolve()).encode())
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            h.update(f"{os.path.relpath(path, root)}\0{store.stat_signature(path)}\n".encode())
     return h.hexdigest()
 
 
@@ -362,7 +380,8 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
 
 def _run_check_locked(inputs: Inputs, gen_options: GenerateOptions, options: CheckOptions) -> CheckResult:
     start = time.perf_counter()
-    gen_options = replace(gen_options, line_directives=True, stub_decls=True)
+    # the backend registrations too (an op library's Register<Key>.cpp, for every key its yaml names)
+    gen_options = replace(gen_options, line_directives=True, stub_decls=True, register_backends=(ALL_KEYS,))
     generated = generate(inputs, gen_options)
     fault_point("check generated")
     out = Path(gen_options.out_dir).resolve()
@@ -397,7 +416,7 @@ def _run_check_locked(inputs: Inputs, gen_options: GenerateOptions, options: Che
     results = compile_units(units, settings, lazy, out)
     failing = sorted(set().union(*(r.ops for r in results))) if results else []
     checked = -1  # unknown: every unit was unchanged, so the index was not read
-    if ops is not None or not all(r.cached for r in results):
+    if ops is not None or options.changed or not all(r.cached for r in results):  # --changed: its state too
         checked = _record_passed(out, lazy, state_key, ops, results, failing)
     hint = None if _ok(results) else namespace_hint([r.diagnostics for r in results if not r.ok])
     if hint in gen_options.using_namespaces:

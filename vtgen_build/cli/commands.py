@@ -7,7 +7,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,7 +42,7 @@ from ..inputs.paths import find_pytorch_layout, layout_candidates
 
 if TYPE_CHECKING:
     from ..model import Model
-    from ..plan.kernel import Plan
+    from ..plan.kernel import KernelPlan, Plan
     from ..plan.policy import Policy
     from ..revisions import Changes
 
@@ -67,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     found: list[Diagnostic] = []
     args.found = found  # the run's diagnostics (``--format``); in text they were printed as found
     machine = fmt != "text"  # stdout holds only the document; what people read goes to stderr
+    interrupted = False
     try:
         with contextlib.redirect_stdout(sys.stderr) if machine else contextlib.nullcontext():
             code = int(args.run(args))
@@ -74,13 +75,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _failed(found, from_error(exc), machine)
     except OSError as exc:  # the machine said no (disk full, permissions, ...): say so, without a traceback
         code = _failed(found, from_os_error(exc), machine)
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt:  # Ctrl-C: 130, as a shell says; a document still says what was found
+        code, interrupted = 130, True
+        args.summary = f"interrupted (Ctrl-C) before the {args.command} finished: the findings are incomplete"
     if machine:
         summary = getattr(args, "summary", "")
         unique = tuple(dict.fromkeys(found))  # one formula's error, compiled in several kernels, is one finding
         anchor = getattr(args, "anchor", None)  # the derivatives.yaml, once the inputs are known
-        findings = Findings(unique, code == 0, summary, _repository_root(), __version__, anchor)
+        findings = Findings(unique, code == 0, summary, _repository_root(), __version__, anchor, interrupted)
         sys.stdout.write(render(findings, fmt))
     return code
 
@@ -109,6 +111,16 @@ def _parser() -> argparse.ArgumentParser:
     _add_inputs(inspect)
     inspect.add_argument("--json", action="store_true", help="print the summary as JSON")
     inspect.add_argument("--op", action="append", default=[], help="print the plan of this op (repeatable)")
+    inspect.add_argument(
+        "--python-autograd",
+        action="store_true",
+        help="with --op: also print the Python each formula becomes (generate --python-autograd)",
+    )
+    inspect.add_argument(
+        "--python-formulas",
+        metavar="FILE",
+        help="with --op: the formulas module helpers resolve to in the Python each formula becomes",
+    )
     inspect.set_defaults(run=_run_inspect)
     gen = sub.add_parser("generate", help="write VariableType_<k>.cpp, Functions_<k>.cpp and Node headers")
     _add_inputs(gen)
@@ -116,7 +128,50 @@ def _parser() -> argparse.ArgumentParser:
     _add_format(gen)
     gen.set_defaults(run=_run_generate)
     _add_check_parser(sub)
+    _add_audit_parser(sub)
     return parser
+
+
+def _add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    audit = sub.add_parser(
+        "abi-audit",
+        help="fail unless every undefined symbol of a stable-ABI library is a stable C-shim function or C/C++ runtime",
+    )
+    audit.add_argument("library", help="the linked shared library")
+    audit.add_argument("--kernels", required=True, metavar="H", help="its generated NativeKernels.h (names the ops)")
+    audit.add_argument("--torch-include", required=True, metavar="DIR", help="torch's include directory")
+    audit.add_argument("--objects", nargs="*", default=[], metavar="O", help="the object files linked into it")
+    audit.add_argument(
+        "--keep", action="store_true", help="leave a failing library in place (default: renamed to <library>.rejected)"
+    )
+    audit.set_defaults(run=_run_audit)
+
+
+def _run_audit(args: argparse.Namespace) -> int:
+    from ..torchlib.abi_audit import audit_library
+
+    library = Path(args.library)
+    if not library.is_file():
+        raise VtgenError(f"abi-audit: no such library: {library}")
+    objects = [Path(o) for o in args.objects]
+    checked, findings = audit_library(library, objects, Path(args.kernels), Path(args.torch_include))
+    for f in findings:
+        for location, role in f.kernels or ((None, ""),):
+            where = f"{location}: " if location is not None else f"{library}: "
+            pulled = f"; pulled in by the {role}" if role else "; reached from no kernel of NativeKernels.h"
+            print(f"{where}error: {f.message()}{pulled}", file=sys.stderr)
+    if findings:
+        if not args.keep:  # as a failed link leaves no library: the next build relinks and audits again
+            library.replace(library.with_name(library.name + ".rejected"))
+        raise VtgenError(
+            f"abi-audit: {library.name}: {len(findings)} of its {checked} undefined symbols are outside libtorch's "
+            "stable C shim (a kernel uses libtorch's C++ API: use torch/csrc/stable/ instead)"
+        )
+    args.summary = (
+        f"abi-audit: {library.name}: all {checked} undefined symbols are stable C-shim functions or C/C++ runtime"
+    )
+    print(args.summary)
+    return 0
 
 
 def _add_code_options(g: argparse._ArgumentGroup) -> None:
@@ -134,7 +189,8 @@ def _add_code_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
                    help="namespace of the manual helpers, brought into scope for formulas (repeatable)")  # fmt: skip
     g.add_argument("--allow-overwrite", action="store_true",
-                   help="replace same-named files vtgen-build did not write (--out with no manifest)")  # fmt: skip
+                   help="replace same-named files vtgen-build did not write (--out with no manifest, "
+                   "--python-api)")  # fmt: skip
 
 
 def _add_generate_options(p: argparse.ArgumentParser) -> None:
@@ -168,6 +224,24 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         "--python-api",
         metavar="DIR",
         help="also write DIR/__init__.py (a typed Python function per op of the library) and DIR/py.typed",
+    )
+    g.add_argument(
+        "--python-autograd",
+        metavar="FILE",
+        help="also write FILE (e.g. src/mypkg/_autograd.py): a Python module registering each op's autograd "
+        "from derivatives.yaml, for libraries whose kernels carry none (the stable ABI)",
+    )
+    g.add_argument(
+        "--python-formulas",
+        metavar="FILE",
+        help="with --python-autograd: the author's module of helper functions the formulas call, beside FILE",
+    )
+    g.add_argument(
+        "--stable-abi",
+        metavar="X.Y",
+        help="a LibTorch stable-ABI library loading into every PyTorch from X.Y (>= 2.10) on: STABLE_TORCH_LIBRARY "
+        "registrations of boxed kernels on torch::stable types, no C++ autograd (needs --register-backends; compile "
+        "with -DTORCH_TARGET_VERSION as NativeKernels.h says; --line-directives is a no-op there)",
     )
     g.add_argument("--depfile", metavar="PATH", help="write a Make-style depfile of every input read")
     g.add_argument("--stamp", metavar="PATH", help="touch this file after every successful run")
@@ -256,6 +330,8 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
         allow_overwrite=args.allow_overwrite,
         register_backends=_backend_keys(getattr(args, "register_backends", None)),
         fake_module=_module_name(getattr(args, "fake_module", None)),
+        stable_abi=getattr(args, "stable_abi", None),
+        torch_found=target.found,
     )
 
 
@@ -276,6 +352,8 @@ def _backend_keys(text: str | None) -> tuple[str, ...]:
 def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
         noop.discard(args.out)
+    if args.python_formulas and not args.python_autograd:
+        raise VtgenError("--python-formulas applies to --python-autograd only")
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
     _warn_if_guessed(args)
@@ -286,6 +364,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         _check_depfile(args.depfile, args.out, [target, *depfile_inputs(inputs)])
     read = input_paths(inputs) + (_root_files(args.pytorch_root) if args.pytorch_root else [])
     before, generator = noop.signatures(read), noop.signatures(noop.generator_files())  # before anything is read
+    api_written: list[str] = []
 
     def finish(result: GenerateResult) -> None:
         """Under the run's lock: everything else the run writes, and the no-op record of exactly its outputs."""
@@ -297,30 +376,51 @@ def _run_generate(args: argparse.Namespace) -> int:
             args.depfile
         )
         if args.python_api:
-            outputs += _python_api(args, inputs, result)
+            outputs += _python_api(args, inputs, result, api_written)
+        if args.python_autograd:
+            outputs += _python_autograd(args, inputs)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
-        noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
+        failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
+        if failed:  # never wrong, only slower: the next run checks every input in full
+            print(f"vtgen-build: note: the no-op record was not written ({failed}): the next run checks in full",
+                  file=sys.stderr)  # fmt: skip
 
     result = generate(inputs, options, finish)
     if args.explain:
         for line in result.explanations:
             print(f"regenerated {line}")
     args.summary = result.summary()
+    if api_written and result.plan is None:
+        args.summary = f"vtgen-build: typed Python API repaired ({len(api_written)} files written); the rest up to date"
+    elif api_written:
+        args.summary += f"; typed Python API: {len(api_written)} files written"
     print(args.summary)
     return 0
 
 
-def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult) -> list[str]:
-    """Write the typed Python API when the inputs changed or a file of it is missing; its paths."""
-    from ..engine.python_api import API_FILES, write_python_api
+def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult, written: list[str]) -> list[str]:
+    """Write the typed Python API when the inputs changed or a file of it is not what the last run wrote
+    (missing or edited), adding the files written to ``written``; its paths."""
+    from ..engine.python_api import API_FILES, api_intact, write_python_api
 
     paths = [str(Path(args.python_api) / name) for name in API_FILES]
-    if result.mode != "up-to-date" or not all(os.path.isfile(p) for p in paths):
-        write_python_api(inputs, _policy(args), args.python_api)
+    if result.mode != "up-to-date" or not api_intact(args.python_api, args.out):
+        written += write_python_api(
+            inputs, _policy(args), args.python_api, allow_overwrite=args.allow_overwrite, record_in=args.out
+        )
     return paths
 
 
+def _python_autograd(args: argparse.Namespace, inputs: Inputs) -> list[str]:
+    """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
+    from ..engine.python_autograd import write_python_autograd
+
+    write_python_autograd(inputs, _policy(args), args.python_autograd, args.python_formulas)
+    return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
+
+
 MAX_JOBS = 1024
+MAX_TIMEOUT = 86400  # a day per entry: beyond it, a typo
 
 
 def _check_ranges(args: argparse.Namespace) -> None:
@@ -329,8 +429,11 @@ def _check_ranges(args: argparse.Namespace) -> None:
         raise VtgenError(f"-j/--jobs must be between 0 (one per core) and {MAX_JOBS}, got {args.jobs}")
     if args.max_samples < 0:
         raise VtgenError(f"--max-samples must be 0 (every sample) or more, got {args.max_samples}")
+    if not 1 <= args.timeout <= MAX_TIMEOUT:
+        raise VtgenError(f"--timeout must be between 1 and {MAX_TIMEOUT} seconds, got {args.timeout}")
     if not args.gradcheck:
         given = [f for f, v in (("--python", args.python), ("--max-samples", args.max_samples),
+                                ("--timeout", args.timeout != 300),
                                 ("--no-bind-hidden", not args.bind_hidden), ("--library", args.library),
                                 ("--hints", args.hints), ("--coverage", args.coverage),
                                 ("--allow-unverified", args.allow_unverified)) if v]  # fmt: skip
@@ -366,18 +469,34 @@ def _policy(args: argparse.Namespace) -> Policy:
     return policy_for(args.pytorch_root, target.release)
 
 
-def _print_plans(model: Model, plan: Plan, ops: list[str]) -> int:
+def _print_plans(model: Model, plan: Plan, ops: list[str], python_autograd: bool, formulas: str | None) -> int:
     from ..emit.describe import describe_kernel
 
     known = {k.op for k in plan.kernels}
+    python = _python_description(model, formulas) if python_autograd else _nothing
     for op in ops:
         kernels = plan.by_op(op)
         if not kernels:
             names = {str(f.name) for f in model.native_functions}
             why = "has no Autograd kernel (composite or hand-written)" if op in names else "is not an operator"
             raise VtgenError(f"'{op}' {why}{did_you_mean(op, known | names)}")
-        print("\n\n".join(describe_kernel(k) for k in kernels))
+        print("\n\n".join("\n".join([describe_kernel(k), *python(k)]) for k in kernels))
     return 0
+
+
+def _nothing(k: KernelPlan) -> list[str]:
+    return []
+
+
+def _python_description(model: Model, formulas: str | None) -> Callable[[KernelPlan], list[str]]:
+    """For an op library (one namespace besides aten): the Python each formula becomes."""
+    from ..emit.python_autograd import describe_python
+    from ..engine.python_autograd import autograd_module
+
+    if len({f.namespace for f in model.native_functions if f.namespace != "aten"}) != 1:
+        return lambda k: []
+    module = autograd_module(model, formulas)
+    return lambda k: describe_python(k, module)
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
@@ -390,7 +509,8 @@ def _run_inspect(args: argparse.Namespace) -> int:
     policy = _policy(args)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
     if args.op:
-        return _print_plans(model, plan, args.op)
+        python = args.python_autograd or args.python_formulas is not None
+        return _print_plans(model, plan, args.op, python, args.python_formulas)
     target = resolve_target(args.torch_version, None, args.pytorch_root)
     summary: dict[str, object] = {
         "entries": model.entry_count,
@@ -453,6 +573,10 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="build the ops against an installed torch and run its OpInfo gradient checks")  # fmt: skip
     r.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
     r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
+    r.add_argument("--timeout", type=int, default=300, metavar="SECONDS",
+                   help="time limit per entry (an OpInfo, or an op's schema samples), enforced from outside "
+                        "the process: an entry past it (a kernel spinning in C++) is killed and fails "
+                        "(default: 300)")  # fmt: skip
     r.add_argument("--no-bind-hidden", dest="bind_hidden", action="store_false",
                    help="leave out kernels calling helpers libtorch hides (default: call libtorch's)")  # fmt: skip
     r.add_argument("--library", metavar="SO|PACKAGE",
@@ -517,7 +641,11 @@ def _changes_since(args: argparse.Namespace, inputs: Inputs, manual_file: str | 
     helpers = [manual_file] if manual_file and not args.manual_header else []
     helpers += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs if (Path(d) / h).is_file()]
     helpers += [str(Path(h).with_suffix(".cpp")) for h in helpers if Path(h).with_suffix(".cpp").is_file()]
-    return changes_since(args.changed_since, inputs, helpers, args.pytorch_root)
+    changes = changes_since(args.changed_since, inputs, helpers, args.pytorch_root)
+    if changes.everything is not None:
+        print(f"vtgen-build: note: --changed-since {args.changed_since}: every op is checked: {changes.everything}",
+              file=sys.stderr)  # fmt: skip
+    return changes
 
 
 def check_files(check_args: Sequence[str]) -> list[str]:

@@ -167,6 +167,7 @@ class ArtifactCache:
     clock: int = 0
     used_now: set[str] = field(default_factory=set)  # never evicted by this process
     lock: threading.Lock = field(default_factory=threading.Lock)
+    damaged: bool = False  # the index was there but did not read (damaged, or another version's): empty
 
     @classmethod
     def open(cls, root: Path, limit: int = LIMIT, max_bytes: int = MAX_BYTES) -> ArtifactCache:
@@ -175,7 +176,8 @@ class ArtifactCache:
         try:
             cache.entries = _decode(data) if data is not None else {}
         except Malformed:
-            cache.entries = {}
+            data = None
+        cache.damaged = data is None and (root / INDEX).exists()
         cache.clock = max((e.used for e in cache.entries.values()), default=0)
         return cache
 

@@ -101,6 +101,7 @@ class _Run:
             return result
         pch = self.pch.get(unit.prefix) if use_pch else None
         if use_pch and pch is None:  # the prefix does not compile: the unit shows why
+            self.reporter.note("the shared includes did not precompile: units compile without the header (slower)")
             argv = self.argv(())
             key = self.key(argv, text)
         depfile = self.settings.work / "deps" / f"{unit.source.name}.{os.getpid()}.{threading.get_ident()}.d"
@@ -120,6 +121,8 @@ class _Run:
         if ok and deps is not None:  # no depfile: what it read is unknown, so it is not cached
             self.cache.record(key, [*deps, *(pch.deps if pch else ())], self.files)
         else:
+            if ok:
+                self.reporter.note(f"{unit.source.name}: the compiler wrote no depfile, so the unit is not cached")
             self.cache.forget(key)
         result = UnitResult(unit.source.name, ok, time.perf_counter() - start, found.text, errors, found.ops)
         self.reporter.finished(result)
@@ -142,6 +145,8 @@ def compile_units(units: list[Unit], settings: Settings, locator: Locator, out: 
     files = FileDigests()
     pch = PchBuilder(settings.compiler, settings.flags, cache, files, processes, env)
     reporter = Reporter(len(units), settings.progress)
+    if cache.damaged:
+        reporter.note(f"the compile cache's index ({cache.root}) was damaged or old: every unit compiles again")
     run = _Run(settings, locator, out, cache, pch, processes, reporter, env, files)
     biggest_first = sorted(units, key=lambda u: -u.source.stat().st_size)
     try:

@@ -8,6 +8,7 @@ is gone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -55,7 +56,11 @@ class Processes:
         with self.lock:
             if self.stopping.is_set():
                 raise Interrupted
-            proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+            # a process group of its own: stop() kills what a launcher or wrapper started too, which would
+            # otherwise hold the output pipe open (and this thread waiting) after the compiler is killed
+            proc = subprocess.Popen(
+                list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
             self.running.add(proc)
         try:
             data, _ = proc.communicate()
@@ -71,7 +76,8 @@ class Processes:
         with self.lock:
             self.stopping.set()
             for proc in self.running:
-                proc.kill()
+                with contextlib.suppress(ProcessLookupError):  # gone: it and everything it started
+                    os.killpg(proc.pid, signal.SIGKILL)
 
 
 @dataclass
@@ -86,6 +92,19 @@ class Reporter:
     failed: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     started: float = field(default_factory=time.perf_counter)
+    said: set[str] = field(default_factory=set)  # the notes printed (each once)
+
+    def note(self, text: str) -> None:
+        """One line on stderr about a slower path taken (never a wrong answer), once per run."""
+        with self.lock:
+            if text in self.said:
+                return
+            self.said.add(text)
+            if self.tty:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+            self.errors.write(f"vtgen-build: note: {text}\n")
+            self.errors.flush()
 
     def finished(self, r: UnitResult) -> None:
         with self.lock:

@@ -2,13 +2,16 @@
 
 Paths: ``text`` and ``json`` print each file as the tool saw it; ``github`` and
 ``sarif`` need paths relative to the repository root (``root``), and leave a file
-outside it out of the location (its path stays in the message).
+outside it out of the location (its path stays in the message).  A SARIF
+``artifactLocation.uri`` is a URI reference, so the path is percent-encoded
+(``my ops#1/nf.yaml`` → ``my%20ops%231/nf.yaml``: no fragment, no scheme).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,7 @@ class Findings:
     # SARIF: where a result with no place in the repository is shown (line 1), since GitHub's code
     # scanning rejects a result without a location; its own place stays in the message
     anchor: str | None = None
+    interrupted: bool = False  # Ctrl-C ended the run: the diagnostics are what it had found by then
 
 
 def render(report: Findings, fmt: str) -> str:
@@ -78,6 +82,7 @@ def _json(report: Findings) -> str:
         "tool": "vtgen-build",
         "version": report.tool_version,
         "ok": report.ok,
+        "interrupted": report.interrupted,
         "summary": report.summary,
         "diagnostics": rows,
     }
@@ -139,7 +144,7 @@ def _sarif_result(d: Diagnostic, rule_index: int, report: Findings) -> dict[str,
     if path is None and report.anchor is not None:
         path, region = repository_path(report.anchor, report.root), {"startLine": 1}
     if path is not None:
-        artifact = {"uri": path, "uriBaseId": "%SRCROOT%"}
+        artifact = {"uri": urllib.parse.quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
         result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
     return result
 
@@ -148,5 +153,8 @@ def _sarif(report: Findings) -> dict[str, object]:
     codes = list(CODES)
     driver = {"name": "vtgen-build", "version": report.tool_version, "rules": _sarif_rules(codes)}
     results = [_sarif_result(d, codes.index(d.code), report) for d in report.diagnostics]
-    run = {"tool": {"driver": driver}, "results": results}
+    run: dict[str, object] = {"tool": {"driver": driver}, "results": results}
+    if report.interrupted:  # the run did not complete: say so where SARIF consumers look
+        notice = {"level": "error", "message": {"text": report.summary}}
+        run["invocations"] = [{"executionSuccessful": False, "toolExecutionNotifications": [notice]}]
     return {"version": "2.1.0", "$schema": SARIF_SCHEMA, "runs": [run]}

@@ -57,11 +57,18 @@ def from_gradcheck_failure(failure: Failure) -> Diagnostic:
 
 
 def from_gradcheck_report(report: Report, verbose: bool = False) -> list[Diagnostic]:
-    """Failures at their formula's line; entries that crashed; ops no check verified (notes); with
-    ``verbose``, a note per check that ran (op, kind, variant, dtype, samples, status)."""
+    """Failures at their formula's line (a crash, a hang or an exit in a kernel too); entries that raised
+    (warnings); ops no check verified (notes); with ``verbose``, a note per check that ran (op, kind,
+    variant, dtype, samples, status)."""
     found = [from_gradcheck_failure(f) for f in report.failures]
     if verbose:
         found += [Diagnostic("VTGEN-CHECKED", "note", f"{op}: {what}") for op, what in report.checked]
-    found += [Diagnostic("VTGEN-GRADCHECK", "error", f"OpInfo entry {e}") for e in report.errors]
+    # an entry that raised (a crash or a hang is a failure above): it verified nothing, which the verdict counts
+    found += [Diagnostic("VTGEN-GRADCHECK", "warning", f"gradcheck entry {e}") for e in report.errors]
     found += [Diagnostic("VTGEN-UNVERIFIED", "note", f"{op}: not verified: {why}") for op, why in report.not_run]
+    said = {op for op, _ in report.not_run}
+    for u in report.unverified:
+        if u.op not in said:
+            detail = f" ({u.detail})" if u.detail else ""
+            found.append(Diagnostic("VTGEN-UNVERIFIED", "note", f"{u.op}: not verified: {u.reason}{detail}"))
     return found

@@ -250,7 +250,8 @@ def library_files(
     schemas = plan_schemas(functions, policy, functionalized)
     files = {"RegisterSchema.cpp": register_schema(schemas, options.fake_module)}
     if options.register_backends:
-        files.update(registration_files(plan_registrations(functions, options.register_backends)))
+        registrations = plan_registrations(functions, options.register_backends)
+        files.update(registration_files(registrations, options.line_directives))
         files[FUNCTIONALIZE_UNIT] = register_functionalize(functionalized)
     fragments = inplace_or_view_fragments(plan_inplace_or_view(plan, policy), options)
     for shard in range(options.shards):

@@ -6,6 +6,14 @@ returns → a tuple); parameter names, defaults and the keyword-only marker come
 Overload names become ``typing.overload`` declarations of one function.  Each function calls
 ``torch.ops.<ns>.<op>`` and carries a docstring: the schema, the comment above the yaml entry,
 and which inputs are differentiable (``ApiOp.autograd``, decided by the caller from the plan).
+
+The module is valid Python for any yaml, or an error at the op's line: a parameter named like a
+Python keyword gets ``_`` appended until it differs from the op's other parameters (``from`` beside
+``from_`` is ``from__``); the module's own globals (imports, the ``torch.ops.<ns>`` handles) keep
+their usual names unless an op or a parameter takes one, then a private one nobody takes
+(``Spelling``); a default Python cannot spell (``010``), a positional argument without a default
+after one with a default, and an op named like a module attribute Python itself uses
+(``__getattr__``, ``__all__``) are errors.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from ..base.errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import Argument, BaseType, ListType, OptionalType, Type
 
-__all__ = ["ApiOp", "python_api_module"]
+__all__ = ["ApiOp", "python_api_module", "python_default"]
 
 
 @dataclass(frozen=True)
@@ -47,8 +55,64 @@ _BASE = {
     "Stream": "torch.Stream",
     "QScheme": "torch.qscheme",
 }
-_NUMBER = re.compile(r"-?(\d+(\.\d*)?([eE][-+]?\d+)?|\.\d+)")
-_NAMED_DEFAULTS = {"Mean": "1", "Sum": "2", "inf": 'float("inf")', "-inf": 'float("-inf")'}
+# A number as Python spells it: no integer with a leading zero (``010`` is a syntax error there, octal in C).
+_NUMBER = re.compile(r"-?((0|[1-9]\d*)(\.\d*)?([eE][-+]?\d+)?|\d+\.\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?)")
+_LEADING_ZERO = re.compile(r"-?0\d+")
+
+# What the module binds besides its functions: the imports, and one ``torch.ops.<ns>`` handle per namespace.
+_IMPORTED = (
+    *("Sequence", "Any", "Optional", "Union", "cast", "overload"),
+    *("torch", "SymBool", "SymInt", "Tensor", "Number", "builtins"),
+)
+# builtins the module spells: in annotations, defaults, and getattr for an overload named like a keyword
+_BUILTINS = frozenset(("int", "float", "bool", "str", "tuple", "list", "getattr"))
+# Module attributes Python itself defines or looks up: an op cannot be a function of that name.
+_MODULE_SPECIALS = frozenset(
+    (
+        "__all__", "__annotations__", "__builtins__", "__cached__", "__debug__", "__dict__", "__dir__", "__doc__",
+        "__file__", "__getattr__", "__loader__", "__name__", "__package__", "__path__", "__spec__",
+    )
+)  # fmt: skip
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How the module spells its own globals.  Each keeps its usual name unless an op or a parameter
+    takes it (a function ``cast``, an argument ``torch``), else a private one no op or parameter takes
+    (``_cast``, ``__cast``...), so no function can hide what another one calls."""
+
+    names: tuple[tuple[str, str], ...]  # (usual name, spelling)
+
+    @classmethod
+    def avoiding(cls, taken: set[str], namespaces: list[str]) -> Spelling:
+        names: list[tuple[str, str]] = []
+        used = set(taken)
+        for usual in (*_IMPORTED, *(f"_ops_{ns}" for ns in namespaces)):
+            spelled = usual
+            while spelled in used:
+                spelled = "_" + spelled
+            used.add(spelled)
+            names.append((usual, spelled))
+        names += [(b, b if b not in taken else f"{dict(names)['builtins']}.{b}") for b in sorted(_BUILTINS)]
+        return cls(tuple(names))
+
+    def __call__(self, name: str) -> str:
+        return dict(self.names)[name]
+
+    def renamed(self, name: str) -> bool:
+        return self(name) != name
+
+    def type_text(self, text: str) -> str:
+        """A type written with the usual names (``Optional[torch.dtype]``) in this module's spelling
+        (an attribute, the ``dtype`` of ``torch.dtype``, keeps its name)."""
+        known = dict(self.names)
+
+        def spelled(m: re.Match[str]) -> str:
+            attribute = m.start() > 0 and text[m.start() - 1] == "."
+            return m.group(0) if attribute else known.get(m.group(0), m.group(0))
+
+        return _TOKEN.sub(spelled, text)
 
 
 def _base(t: BaseType, f: NativeFunction) -> str:
@@ -59,7 +123,7 @@ def _base(t: BaseType, f: NativeFunction) -> str:
 
 
 def argument_type(t: Type, f: NativeFunction) -> str:
-    """The Python type an argument of schema type ``t`` accepts."""
+    """The Python type an argument of schema type ``t`` accepts (with the usual names)."""
     if isinstance(t, OptionalType):
         return f"Optional[{argument_type(t.elem, f)}]"
     if isinstance(t, ListType):
@@ -87,59 +151,131 @@ def _return(t: Type, f: NativeFunction) -> str:
     return _base(t, f)
 
 
-def _default(a: Argument, f: NativeFunction) -> str:
+def _number(text: str) -> bool:
+    return _NUMBER.fullmatch(text) is not None
+
+
+def python_default(a: Argument, f: NativeFunction) -> str:
+    """``a``'s default spelled for a module whose ``torch`` and ``float`` keep their names (the Python
+    autograd's kernels)."""
+    return _default(a, f, Spelling((("torch", "torch"), ("float", "float"))))
+
+
+def _default(a: Argument, f: NativeFunction, spell: Spelling) -> str:
+    """The default's Python spelling; an error at the op's line when it has none."""
     assert a.default is not None
     text = a.default
-    if text in ("None", "True", "False") or _NUMBER.fullmatch(text):
+    if text in ("None", "True", "False") or _number(text):
         return text
-    if text in _NAMED_DEFAULTS:
-        return _NAMED_DEFAULTS[text]
+    if text in ("Mean", "Sum"):  # at::Reduction
+        return "1" if text == "Mean" else "2"
+    if text in ("inf", "-inf"):
+        return f'{spell("float")}("{text}")'
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
         return repr(text[1:-1])
     if text.startswith("[") and text.endswith("]"):
         items = [i.strip() for i in text[1:-1].split(",") if i.strip()]
-        if all(_NUMBER.fullmatch(i) or i in ("True", "False") for i in items):
+        if all(_number(i) or i in ("True", "False") for i in items):
             return "(" + "".join(i + ", " for i in items).rstrip(" ") + ")" if items else "()"
-    if a.type.base().name in ("ScalarType", "MemoryFormat", "Layout") and text.isidentifier():
-        return f"torch.{text}"
-    raise VtgenError(f"'{f.name}': the default '{text}' of '{a.name}' has no Python spelling", f.location)
+    if a.type.base().name in ("ScalarType", "MemoryFormat", "Layout") and _TOKEN.fullmatch(text):
+        return f"{spell('torch')}.{text}"
+    why = " (an integer with a leading zero: octal in C, an error in Python)" if _LEADING_ZERO.search(text) else ""
+    raise VtgenError(f"'{f.name}': the default '{text}' of '{a.name}' has no Python spelling{why}", f.location)
 
 
-def _param_name(name: str) -> str:
-    return name + "_" if keyword.iskeyword(name) else name
+def _python_keyword(name: str) -> bool:
+    return keyword.iskeyword(name) or name == "__debug__"
 
 
-def _parameters(f: NativeFunction) -> list[str]:
-    args = f.func.arguments
-    params = [_parameter(a, f) for a in args.positional]
-    keyword_only = [*args.kwarg_only, *args.out]
-    if keyword_only:
-        params += ["*", *(_parameter(a, f) for a in keyword_only)]
-    return params
+def parameter_names(f: NativeFunction) -> tuple[tuple[str, str], ...]:
+    """(schema name, Python name) of each argument: a Python keyword gets ``_`` appended, as many as it
+    takes to differ from every other argument (``from`` beside ``from_`` becomes ``from__``)."""
+    names = [a.name for a in f.func.arguments.all]
+    used = {n for n in names if not _python_keyword(n)}
+    result = []
+    for name in names:
+        spelled = name
+        if _python_keyword(name):
+            spelled = name + "_"
+            while spelled in used:
+                spelled += "_"
+            used.add(spelled)
+        result.append((name, spelled))
+    return tuple(result)
 
 
-def _parameter(a: Argument, f: NativeFunction) -> str:
-    text = f"{_param_name(a.name)}: {argument_type(a.type, f)}"
-    return text if a.default is None else f"{text} = {_default(a, f)}"
+def _check_default_order(f: NativeFunction) -> None:
+    """Python has no positional parameter without a default after one with a default."""
+    defaulted: Argument | None = None
+    for a in f.func.arguments.positional:
+        if a.default is not None:
+            defaulted = defaulted or a
+        elif defaulted is not None:
+            raise VtgenError(
+                f"'{f.name}': the typed Python API cannot spell the positional argument '{a.name}' (no default) "
+                f"after '{defaulted.name}' (a default)",
+                f.location,
+            )
 
 
-def _signature(name: str, f: NativeFunction) -> str:
-    return f"def {name}({', '.join(_parameters(f))}) -> {return_type(f)}:"
+@dataclass(frozen=True)
+class _Writer:
+    """Spells one module: its globals (``spelling``) and each function's parameters."""
 
+    spelling: Spelling
 
-def _overload_ref(f: NativeFunction) -> str:
-    overload = f.name.overload or "default"
-    ns = f"_ops_{f.namespace}"
-    name = f"{ns}.{f.name.name}"
-    return f"{name}.{overload}" if not keyword.iskeyword(overload) else f'getattr({name}, "{overload}")'
+    def parameters(self, f: NativeFunction) -> list[str]:
+        args, python = f.func.arguments, dict(parameter_names(f))
+        _check_default_order(f)
+        params = [self.parameter(a, python[a.name], f) for a in args.positional]
+        keyword_only = [*args.kwarg_only, *args.out]
+        if keyword_only:
+            params += ["*", *(self.parameter(a, python[a.name], f) for a in keyword_only)]
+        return params
 
+    def parameter(self, a: Argument, name: str, f: NativeFunction) -> str:
+        text = f"{name}: {self.spelling.type_text(argument_type(a.type, f))}"
+        return text if a.default is None else f"{text} = {_default(a, f, self.spelling)}"
 
-def _call(f: NativeFunction) -> str:
-    args = f.func.arguments
-    parts = [_param_name(a.name) for a in args.positional]
-    for a in (*args.kwarg_only, *args.out):
-        parts.append(f"{a.name}={a.name}" if not keyword.iskeyword(a.name) else f'**{{"{a.name}": {a.name}_}}')
-    return f"{_overload_ref(f)}({', '.join(parts)})"
+    def signature(self, name: str, f: NativeFunction) -> str:
+        returns = self.spelling.type_text(return_type(f))
+        return f"def {name}({', '.join(self.parameters(f))}) -> {returns}:"
+
+    def overload_ref(self, f: NativeFunction) -> str:
+        overload = f.name.overload or "default"
+        name = f"{self.spelling(f'_ops_{f.namespace}')}.{f.name.name}"
+        return (
+            f"{name}.{overload}"
+            if not _python_keyword(overload)
+            else f'{self.spelling("getattr")}({name}, "{overload}")'
+        )
+
+    def call(self, f: NativeFunction) -> str:
+        args, python = f.func.arguments, dict(parameter_names(f))
+        parts = [python[a.name] for a in args.positional]
+        for a in (*args.kwarg_only, *args.out):
+            spelled = python[a.name]
+            parts.append(f"{a.name}={spelled}" if not _python_keyword(a.name) else f'**{{"{a.name}": {spelled}}}')
+        return f"{self.overload_ref(f)}({', '.join(parts)})"
+
+    def function(self, name: str, ops: list[ApiOp]) -> str:
+        if len(ops) == 1:
+            f = ops[0].function
+            returns = self.spelling.type_text(return_type(f))
+            call = self.call(f) if returns == "None" else f'return {self.spelling("cast")}("{returns}", {self.call(f)})'
+            return "\n".join([self.signature(name, f), _docstring(_doc(ops[0])), f"    {call}"])
+        decorator = "@" + self.spelling("overload")
+        stubs = [f"{decorator}\n{self.signature(name, op.function)} ..." for op in ops]
+        first = ops[0].function
+        packet = f"{self.spelling(f'_ops_{first.namespace}')}.{first.name.name}"
+        doc = "\n\n".join(_doc(op) for op in ops)
+        any_ = self.spelling("Any")
+        impl = "\n".join([
+            f"def {name}(*args: {any_}, **kwargs: {any_}) -> {any_}:",
+            _docstring(doc),
+            f"    return {packet}(*args, **kwargs)",
+        ])  # fmt: skip
+        return "\n\n\n".join([*stubs, impl])
 
 
 def _doc(op: ApiOp) -> str:
@@ -160,29 +296,12 @@ def _docstring(text: str, indent: str = "    ") -> str:
     return f'{indent}"""{lines[0]}\n{inner}\n{indent}"""'
 
 
-def _function(name: str, ops: list[ApiOp]) -> str:
-    if len(ops) == 1:
-        op = ops[0]
-        returns = return_type(op.function)
-        call = _call(op.function) if returns == "None" else f'return cast("{returns}", {_call(op.function)})'
-        return "\n".join([_signature(name, op.function), _docstring(_doc(op)), f"    {call}"])
-    stubs = [f"@overload\n{_signature(name, op.function)} ..." for op in ops]
-    packet = f"_ops_{ops[0].function.namespace}.{ops[0].function.name.name}"
-    doc = "\n\n".join(_doc(op) for op in ops)
-    impl = "\n".join([
-        f"def {name}(*args: Any, **kwargs: Any) -> Any:",
-        _docstring(doc),
-        f"    return {packet}(*args, **kwargs)",
-    ])  # fmt: skip
-    return "\n\n\n".join([*stubs, impl])
-
-
 def _groups(ops: tuple[ApiOp, ...]) -> dict[str, list[ApiOp]]:
     groups: dict[str, list[ApiOp]] = {}
     for op in ops:
         f = op.function
         name = f.name.name
-        if keyword.iskeyword(name) or not name.isidentifier():
+        if _python_keyword(name) or not name.isidentifier() or name in _MODULE_SPECIALS:
             raise VtgenError(f"'{f.name}': '{name}' cannot be a Python function name", f.location)
         first = groups.setdefault(name, [op])[0]
         if first is not op and first.function.namespace != f.namespace:
@@ -195,10 +314,32 @@ def _groups(ops: tuple[ApiOp, ...]) -> dict[str, list[ApiOp]]:
     return groups
 
 
+def _imports(spell: Spelling) -> list[str]:
+    def names(*usual: str) -> str:
+        return ", ".join(f"{n} as {spell(n)}" if spell.renamed(n) else n for n in usual)
+
+    def module(name: str) -> str:
+        return f"import {name} as {spell(name)}" if spell.renamed(name) else f"import {name}"
+
+    lines = [
+        f"from collections.abc import {names('Sequence')}",
+        f"from typing import {names('Any', 'Optional', 'Union', 'cast', 'overload')}",
+        "",
+        module("torch"),
+        f"from torch import {names('SymBool', 'SymInt', 'Tensor')}",
+        f"from torch.types import {names('Number')}",
+    ]
+    if any(spell.renamed(b) for b in _BUILTINS):
+        lines.insert(0, module("builtins"))
+    return lines
+
+
 def python_api_module(ops: tuple[ApiOp, ...], title: str) -> str:
     """The module text: ``title`` (the library) in its docstring, then the functions in yaml order."""
     groups = _groups(ops)
     namespaces = sorted({op.function.namespace for op in ops})
+    taken = set(groups) | {p for op in ops for _, p in parameter_names(op.function)}
+    writer = _Writer(Spelling.avoiding(taken, namespaces))
     header = [
         f'"""Typed Python API of the {title} ops (generated by vtgen_build from native_functions.yaml; do not edit).',
         "",
@@ -207,16 +348,11 @@ def python_api_module(ops: tuple[ApiOp, ...], title: str) -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from collections.abc import Sequence",
-        "from typing import Any, Optional, Union, cast, overload",
-        "",
-        "import torch",
-        "from torch import SymBool, SymInt, Tensor",
-        "from torch.types import Number",
+        *_imports(writer.spelling),
         "",
         f"__all__ = [{', '.join(repr(n) for n in sorted(groups))}]",
         "",
-        *(f"_ops_{ns} = torch.ops.{ns}" for ns in namespaces),
+        *(f"{writer.spelling(f'_ops_{ns}')} = {writer.spelling('torch')}.ops.{ns}" for ns in namespaces),
     ]
-    functions = [_function(name, group) for name, group in groups.items()]
+    functions = [writer.function(name, group) for name, group in groups.items()]
     return "\n".join(header) + "\n\n\n" + "\n\n\n".join(functions) + "\n"

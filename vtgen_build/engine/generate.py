@@ -97,6 +97,9 @@ class GenerateOptions:
     allow_overwrite: bool = False
     register_backends: tuple[str, ...] = ()  # --register-backends: NativeKernels.h + Register<Key>.cpp per key
     fake_module: str | None = None  # --fake-module: named by RegisterSchema.cpp (m.set_python_module)
+    # --stable-abi X.Y: a LibTorch stable-ABI library for every release from X.Y on (vtgen_build.plan.stable)
+    stable_abi: str | None = None
+    torch_found: str | None = None  # the version of the torch the build compiles against, as found (e.g. 2.13.0)
 
 
 @dataclass(frozen=True)
@@ -109,10 +112,16 @@ class GenerateResult:
     mode: str = "full"  # "up-to-date", "incremental" or "full"
     explanations: tuple[str, ...] = ()  # per re-planned op (or for all of them): which input changed
     outputs: tuple[str, ...] = ()  # every file the output directory holds for this run (relative paths)
+    stable_abi: str | None = None  # the stable-ABI target of the run (no kernels or Nodes of autograd)
 
     def summary(self) -> str:
         if self.plan is None:
             return f"vtgen-build: up to date (0 files written) in {self.seconds:.3f}s"
+        if self.stable_abi is not None:
+            return (
+                f"vtgen-build: stable-abi {self.stable_abi}: registrations and kernel declarations, no C++ autograd; "
+                f"{len(self.written)} files written, {self.unchanged} unchanged in {self.seconds:.3f}s"
+            )
         kernels = sum(k.kind == "kernel" for k in self.plan.kernels)
         fallbacks = sum(k.kind == "fallback" for k in self.plan.kernels)
         ops = len({k.op for k in self.plan.kernels})
@@ -179,6 +188,7 @@ def _settings(
         **({"stub_decls": True} if options.stub_decls else {}),
         **({"register_backends": list(options.register_backends)} if options.register_backends else {}),
         **({"fake_module": options.fake_module} if options.fake_module else {}),
+        **({"stable_abi": options.stable_abi} if options.stable_abi else {}),
         **({"release": options.release} if options.release != "2.13" else {}),
         **({"policy": _policy_digest(options.policy_root)} if options.policy_root else {}),
     }
@@ -260,6 +270,18 @@ def check_options(options: GenerateOptions) -> None:
         check_include(header, "--manual-header")
     for ns in options.using_namespaces:
         check_qualified_name(ns, "--using-namespace")
+    if options.stable_abi is not None:
+        from ..plan.stable import parse_stable_target
+
+        parse_stable_target(options.stable_abi, "--stable-abi", options.torch_found or options.release)
+        if not options.register_backends:
+            raise VtgenError("--stable-abi needs --register-backends (the dispatch keys whose kernels the library has)")
+        # No C++ formula is written in this mode: what only shapes formulas or the stubs is refused, not ignored
+        # (--line-directives is a documented no-op: build systems pass it for either mode).
+        for given, flag in ((options.stub_decls, "--stub-decls"), (options.manual_headers, "--manual-header"),
+                            (options.using_namespaces, "--using-namespace")):  # fmt: skip
+            if given:
+                raise VtgenError(f"{flag} does not apply with --stable-abi (no C++ autograd is generated); drop it")
 
 
 def generate(
@@ -354,6 +376,7 @@ def _regenerate(
         mode,
         tuple(outcome.explanations),
         tuple(f.path for f in files),
+        options.stable_abi,
     )
 
 
@@ -390,6 +413,8 @@ def _try_incremental(
     from . import incremental
 
     out_dir, manifest = previous
+    if options.stable_abi is not None:
+        return "stable-ABI mode: every run is a clean run (a few files, no Nodes)"
     cache = incremental.load_cache(out_dir, manifest.cache)
     if cache is None:
         return "no usable cache"

@@ -186,7 +186,9 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     """Load, plan and render everything; record what an incremental run needs."""
     model = load_model(inputs)
     policy = policy_for(getattr(options, "policy_root", None), getattr(options, "release", "2.13"))
-    plan = build_plan(model, policy)
+    plan = build_plan(model, policy)  # in stable mode too: derivatives.yaml is checked (the Python autograd reads it)
+    if getattr(options, "stable_abi", None) is not None:
+        return _stable_outcome(inputs, options, settings, (model, policy, plan), explanations)
     emit = _emit_options(options, policy)
     kernels = kernel_fragments(plan.kernels, emit)
     nodes = node_fragments(plan.infos, emit)
@@ -197,6 +199,28 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
 
         files.update(render_decls(model.native_functions))  # declarations the stub headers include
     cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache)
+
+
+def _stable_outcome(
+    inputs: Inputs,
+    options: Any,
+    settings: dict[str, object],
+    planned: tuple[Model, Policy, Plan],
+    explanations: list[str],
+) -> Outcome:
+    """A stable-ABI library: its registrations and kernel declarations, no autograd C++ (a cache
+    without fragments: the next run is a clean run again)."""
+    from ..emit.stable_registrations import stable_files
+    from ..plan.stable import parse_stable_target, plan_stable
+
+    model, policy, plan = planned
+    target = parse_stable_target(options.stable_abi, "--stable-abi", options.torch_found or options.release)
+    stable = plan_stable(model.native_functions, options.register_backends, target, options.fake_module,
+                         policy.pytorch_tags)  # fmt: skip
+    files = stable_files(stable)
+    record = _record(inputs, _settings_key(settings), planned, [], [], options.shards)
+    cache = CacheWrite(record.index, (), None)
     return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache)
 
 

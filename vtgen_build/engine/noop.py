@@ -69,8 +69,9 @@ def discard(out_dir: str) -> None:
 
 def record(
     args: Sequence[str], out_dir: str, touch: str, watched: list[tuple[str, str]], generator: list[tuple[str, str]]
-) -> None:
-    """Write the record of a successful run (best effort: without it the next run just checks in full).
+) -> str | None:
+    """Write the record of a successful run (best effort: without it the next run just checks in full);
+    why it could not be written, or None.
 
     ``watched``: the signatures of the inputs (taken before the run read them) and of the
     outputs; ``generator``: those of ``generator_files()``, also taken before the run.
@@ -92,6 +93,8 @@ def record(
         discard(out_dir)
         if not isinstance(exc, OSError):
             raise
+        return f"{exc.strerror or exc}: {exc.filename or path}"
+    return None
 
 
 def _fields(out_dir: str) -> list[str] | None:

@@ -38,9 +38,10 @@ def run_from_args(
 
         from .schema_run import run_library
 
+        _library_options(args)
         work = Path(gen_options.out_dir).resolve() / ".vtgen-gradcheck"
         report = run_library(
-            inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, 300,
+            inputs, args.library, tuple(args.op), tuple(args.hints), work, args.python, args.timeout,
             gen_options.release, gen_options.policy_root,
         )  # fmt: skip
         report.accept_unverified = args.allow_unverified
@@ -55,6 +56,7 @@ def run_from_args(
         include_dirs=tuple(args.include_dirs),
         manual_header_file=manual,
         max_samples=args.max_samples,
+        timeout=args.timeout,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
         std=args.std,
@@ -73,3 +75,18 @@ def run_from_args(
     report = run_gradcheck(inputs, gen_options, options)
     print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)
     return report
+
+
+def _library_options(args: argparse.Namespace) -> None:
+    """An option ``--library`` would ignore is an error, not a silent no-op: these shape the OpInfo run
+    or the library ``--gradcheck`` builds, and ``--library`` checks a built library on schema samples."""
+    given = (
+        ("--coverage", args.coverage, "it reports which formulas OpInfo samples ran, and --library runs none"),
+        ("--max-samples", args.max_samples, "it limits OpInfo samples; --library runs samples made from the schemas"),
+        ("--changed", args.changed, "it selects by the library --gradcheck builds; name the ops with --op"),
+        ("--changed-since", args.changed_since, "it selects by the library --gradcheck builds; name the ops with --op"),
+        ("--no-bind-hidden", not args.bind_hidden, "it shapes the library --gradcheck builds; --library loads yours"),
+    )
+    for option, value, why in given:
+        if value:
+            raise VtgenError(f"{option} cannot be used with --library: {why}")

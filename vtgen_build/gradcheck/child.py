@@ -59,10 +59,11 @@ def _sibling(name: str) -> ModuleType:
 
 
 if TYPE_CHECKING:  # mypy reads the package; the script loads its sibling by path
-    from .child_loop import Counters, Run, Timeout, describe, hidden_status, load_library, run_entries
+    from .child_loop import Counters, Progress, Run, Timeout, describe, hidden_status, load_library, run_entries
 else:
     _loop = _sibling("child_loop")
     Counters, Run, Timeout, describe = _loop.Counters, _loop.Run, _loop.Timeout, _loop.describe
+    Progress = _loop.Progress
     hidden_status, load_library, run_entries = _loop.hidden_status, _loop.load_library, _loop.run_entries
 
 
@@ -176,14 +177,18 @@ def _inplace_takes(opinfo: Any, sample: Any) -> bool:
 
 
 def _check(
-    opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters, hit: set[str]
-) -> dict[str, Any]:
+    opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters, hit: set[str],
+    at: Progress | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable.
 
-    ``hit`` collects the ops whose kernels gradcheck entered (not the making of the samples).
+    ``hit`` collects the ops whose kernels gradcheck entered (not the making of the samples); ``at``
+    hears of each sample before it runs (a crash or a hang in it is reported there).
     """
     ran = 0
     for i, sample in enumerate(_samples(opinfo, dtype, variant, limit)):
+        if at is not None:
+            at(f"sample {i} ({str(dtype).removeprefix('torch.')}) of the {kind} check of {_name(opinfo)} ({variant})")
         if variant == "inplace" and not _inplace_takes(opinfo, sample):
             continue
         before = counters.snapshot()
@@ -271,7 +276,9 @@ def _entry_ops(opinfo: Any, candidates: list[str], dtypes: list[Any]) -> dict[st
     return found
 
 
-def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any], candidates: list[str]) -> dict[str, Any]:
+def _run_entry(
+    opinfo: Any, counters: Counters, request: dict[str, Any], candidates: list[str], at: Progress
+) -> dict[str, Any]:
     import torch
 
     dtypes = [getattr(torch, d) for d in request["dtypes"]]
@@ -288,7 +295,7 @@ def _run_entry(opinfo: Any, counters: Counters, request: dict[str, Any], candida
                 checks.append({**row, "status": "not run", "why": why})
                 continue
             hit: set[str] = set()
-            result = _check(opinfo, kind, variant, dtype, request["max_samples"], counters, hit)
+            result = _check(opinfo, kind, variant, dtype, request["max_samples"], counters, hit, at)
             entered |= hit
             mine = direct[variant]
             result["ours_ran"] = bool(hit & set(mine)) if mine else bool(hit)
@@ -602,17 +609,19 @@ def main(argv: list[str]) -> int:
     wanted = set(request["ops"]) if request["ops"] is not None else None
     skip = set(request["skip"])
 
-    def checked(opinfo: Any) -> Run:
-        return lambda: [_run_entry(opinfo, counters, request, candidates)]
-
-    chosen = (
-        (_name(opinfo), checked(opinfo))
-        for opinfo in op_db
-        if _name(opinfo) not in skip and (wanted is None or (opinfo.aten_name or opinfo.name) in wanted)
-    )
     with open(argv[2], "a", encoding="utf-8") as out:
+        at = Progress(out)
+
+        def checked(opinfo: Any) -> Run:
+            return lambda: [_run_entry(opinfo, counters, request, candidates, at)]
+
+        chosen = (
+            (_name(opinfo), checked(opinfo))
+            for opinfo in op_db
+            if _name(opinfo) not in skip and (wanted is None or (opinfo.aten_name or opinfo.name) in wanted)
+        )
         run_targets(request, counters, out)
-        run_entries(out, chosen, int(request["timeout"]))
+        run_entries(out, chosen, int(request["timeout"]), at)
     return 0
 
 

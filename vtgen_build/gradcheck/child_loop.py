@@ -2,9 +2,12 @@
 
 ``child.py`` and ``schema_child.py`` run as scripts in the torch interpreter.  Each works
 through a list of entries, one at a time under a time limit, and writes ``{"start": name}``
-before an entry and its rows after it, one JSON object a line, flushed: a crash then leaves the
-name of the entry it hit as the last ``start`` without a row, which the parent
-(``supervise.py``) skips when it starts the child again.
+before an entry, ``{"at": where}`` before each sample it runs (``Progress``) and the entry's
+rows after it, one JSON object a line, flushed: a crash then leaves the name of the entry it
+hit as the last ``start`` without a row, and the sample as the last ``at``, which the parent
+(``supervise.py``) reports and skips when it starts the child again.  The time limit here is
+a Python alarm, which cannot interrupt a kernel spinning in C++: the parent enforces the
+same limit from outside (it kills the child).
 
 A library built by ``check --gradcheck`` counts the calls of each of its Autograd kernels;
 ``Counters`` reads them, so that a check can tell which of our kernels it entered.
@@ -16,7 +19,7 @@ import ctypes
 import json
 import os
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TextIO
 
 # an entry's run: its rows (each with "entry"), or an exception (then one "error" row stands for it)
@@ -78,26 +81,53 @@ def describe(exc: BaseException, limit: int = 300) -> str:
     return f"{type(exc).__name__}: {' '.join(str(exc).split())[:limit]}"
 
 
-def run_entries(out: TextIO, entries: Iterable[tuple[str, Run]], timeout: int) -> None:
-    """Each entry under the time limit: its start line, then its rows (or one error row)."""
+class Progress:
+    """Where the running entry is: ``progress("sample 0 (float64) of the backward check of f")`` writes
+    an ``{"at": ...}`` line, flushed, so that a crash or a hang in that sample is reported there."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.last = ""
+
+    def __call__(self, where: str) -> None:
+        self.last = where
+        self.out.write(json.dumps({"at": where}) + "\n")
+        self.out.flush()
+
+
+def run_entries(
+    out: TextIO,
+    entries: Iterable[tuple[str, Run]],
+    timeout: int,
+    progress: Progress | None = None,
+    ops: Mapping[str, str] | None = None,
+) -> None:
+    """Each entry under the time limit: its start line (with ``ops[name]``, the op it checks, as ``aten``),
+    then its rows (or one error row).  ``progress`` is the one the entries report through."""
     previous = signal.signal(signal.SIGALRM, _on_alarm)
+    progress = progress or Progress(out)
     try:
         for name, run in entries:
-            out.write(json.dumps({"start": name}) + "\n")
+            op = (ops or {}).get(name)
+            out.write(json.dumps({"start": name, **({"aten": op} if op else {})}) + "\n")
             out.flush()
-            out.write("".join(json.dumps(row) + "\n" for row in _rows(name, run, timeout)))
+            progress.last = ""
+            rows = _rows(name, run, timeout, progress, op)
+            out.write("".join(json.dumps(row) + "\n" for row in rows))
             out.flush()
     finally:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _rows(name: str, run: Run, timeout: int) -> list[dict[str, Any]]:
+def _rows(name: str, run: Run, timeout: int, progress: Progress, op: str | None) -> list[dict[str, Any]]:
     signal.alarm(timeout)
     try:
         return run()
-    except Timeout:
-        return [{"entry": name, "error": f"timed out after {timeout}s"}]
+    except Timeout:  # a hang is a failure of the entry's op, as a crash is
+        where = f" in {progress.last}" if progress.last else ""
+        row = {"entry": name, "error": f"timed out after {timeout}s{where} (the per-entry limit)", "fatal": True}
+        return [{**row, **({"aten": op} if op else {})}]
     except Exception as exc:
-        return [{"entry": name, "error": describe(exc)}]
+        return [{"entry": name, "error": describe(exc), **({"aten": op} if op else {})}]
     finally:
         signal.alarm(0)

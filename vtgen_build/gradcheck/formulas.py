@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base import store
-from ..base.errors import Location
+from ..base.errors import Location, VtgenError
 from ..inputs.files import Inputs
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
@@ -109,27 +109,44 @@ def _return_names(f: NativeFunction) -> list[store.JSON]:
     return [r.name or f"result{i}" for i, r in enumerate(returns)]
 
 
+def _names(value: store.JSON) -> tuple[str, ...]:
+    items = _list(value)
+    if not all(isinstance(v, str) for v in items):
+        raise TypeError("not a list of names")
+    return tuple(str(v) for v in items)
+
+
 def _decode(row: store.JSON) -> FormulaPlaces | None:
+    """A row of the state file as a record; None when it is not one (the file is damaged)."""
     if not isinstance(row, dict):
         return None
     try:
-        args, kws, bw, fw, entry = row["arguments"], row["keywords"], row["backward"], row["forward"], row["entry"]
-        assert isinstance(args, list) and isinstance(kws, list) and isinstance(bw, list) and isinstance(fw, list)
+        bw, fw, entry, outputs = _list(row["backward"]), _list(row["forward"]), row["entry"], row["outputs"]
         return FormulaPlaces(
-            tuple(str(a) for a in args),
+            _names(row["arguments"]),
             row["out"] is True,
-            tuple(str(a) for a in kws),
-            tuple((tuple(str(n) for n in _list(b[0])), _location(b[1:])) for b in bw if isinstance(b, list)),
-            tuple(_location(f) for f in fw if isinstance(f, list)),
-            _location(entry) if isinstance(entry, list) else None,
-            tuple(str(n) for n in _list(row["differentiable"])),
+            _names(row["keywords"]),
+            tuple((_names(_list(b)[0]), _location(_list(b)[1:])) for b in bw),
+            tuple(_location(_list(f)) for f in fw),
+            None if entry is None else _location(_list(entry)),
+            _names(row["differentiable"]),
             row["forward_ad"] is True,
-            tuple(o is True for o in _list(row["outputs"])) if row["outputs"] is not None else None,
-            tuple(tuple(str(n) for n in _list(names)) for names in _list(row["forward_outputs"])),
-            tuple(str(n) for n in _list(row["returns"])),
+            None if outputs is None else tuple(o is True for o in _list(outputs)),
+            tuple(_names(names) for names in _list(row["forward_outputs"])),
+            _names(row["returns"]),
         )
-    except (KeyError, TypeError, ValueError, AssertionError, IndexError):
+    except (KeyError, TypeError, ValueError, IndexError):
         return None
+
+
+def _decoded(data: store.JSON, digest: str) -> dict[str, FormulaPlaces] | None:
+    """The state file's places when it is for these inputs and every row reads; else None."""
+    ops = data.get("ops") if isinstance(data, dict) and data.get("inputs") == digest else None
+    if not isinstance(ops, dict):
+        return None
+    places = {op: _decode(row) for op, row in ops.items()}
+    found = {op: p for op, p in places.items() if p is not None}
+    return found if len(found) == len(places) else None
 
 
 def formula_places(
@@ -142,11 +159,13 @@ def formula_places(
     """
     record = cache_dir / "formulas.json"
     digest = _digest(inputs, release, policy_root)
-    data = store.read(record, "formula_places_v5")
-    if not (isinstance(data, dict) and data.get("inputs") == digest and isinstance(data.get("ops"), dict)):
-        data = {"inputs": digest, "ops": _plan_places(inputs, release, policy_root)}
-        record.parent.mkdir(parents=True, exist_ok=True)
-        store.write(record, "formula_places_v5", data)
-    ops = data["ops"]
-    assert isinstance(ops, dict)
-    return {op: p for op, row in ops.items() if (p := _decode(row)) is not None}
+    cached = _decoded(store.read(record, "formula_places_v5"), digest)  # a damaged row: no cache
+    if cached is not None:
+        return cached
+    data: store.JSON = {"inputs": digest, "ops": _plan_places(inputs, release, policy_root)}
+    record.parent.mkdir(parents=True, exist_ok=True)
+    store.write(record, "formula_places_v5", data)
+    planned = _decoded(data, digest)
+    if planned is None:
+        raise VtgenError("internal error: the formula places just planned do not read back")
+    return planned

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..base import store
+from ..base.errors import VtgenError
 from ..torchlib import TorchInstall
 from .formulas import FormulaPlaces
 from .records import read_rows
@@ -29,7 +31,7 @@ from .sample_sources import PLUGINS
 from .supervise import Child, run_to_end
 from .units import Registration
 
-__all__ = ["Reach", "ReachMap", "Target", "reach_map", "targets"]
+__all__ = ["Reach", "ReachMap", "Target", "reach_map", "reach_rows", "targets"]
 
 HERE = Path(__file__).resolve().parent
 CHILD_FILES = ("child.py", "child_loop.py", "capture.py", "sample_sources.py")
@@ -84,10 +86,9 @@ def _key(torch: TorchInstall) -> str:
 
 
 def _decode(data: store.JSON, key: str) -> ReachMap | None:
-    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("entries"), list):
+    rows = data.get("entries") if isinstance(data, dict) and data.get("key") == key else None
+    if not isinstance(rows, list):
         return None
-    rows = data["entries"]
-    assert isinstance(rows, list)
     found: list[Reach] = []
     for row in rows:
         if not (isinstance(row, list) and len(row) == 3):
@@ -102,14 +103,37 @@ def _decode(data: store.JSON, key: str) -> ReachMap | None:
 def _compute(torch: TorchInstall, work: Path, timeout: int = 60) -> list[list[store.JSON]]:
     """Run the child over every entry (past the entries that kill it); each entry's reach as a row."""
     paths = (work / "reach-request.json", work / "reach.jsonl", work / "reach-stderr.txt")
-    child = Child(torch.python, HERE / "child.py", *paths, "finding what each sample reaches", "entry", ("--reach",))
+    what = "finding what each sample reaches"
+    child = Child(torch.python, HERE / "child.py", *paths, what, "entry", timeout, ("--reach",))
     run_to_end(child, lambda skip: {"skip": skip, "timeout": timeout})
+    found, left_out = reach_rows(read_rows(child.results))
+    if left_out:  # never wrong, only less covered: the ops only those entries reach get no captured check
+        print(f"vtgen-build: note: the reach map leaves out {left_out}", file=sys.stderr)
+    return found
+
+
+def reach_rows(rows: Sequence[dict[str, object]]) -> tuple[list[list[store.JSON]], str]:
+    """The reach child's entry rows as ``[name, forward ops, backward ops]``; and what was left out, said in
+    a phrase ("" when nothing was): entries whose calls failed or killed the child, and rows of the wrong
+    shape."""
     found: list[list[store.JSON]] = []
-    for row in read_rows(child.results):
+    failed: list[str] = []
+    unreadable = 0
+    for row in rows:
         name, forward, backward = row.get("entry"), row.get("forward"), row.get("backward")
         if isinstance(name, str) and isinstance(forward, list) and isinstance(backward, list):
             found.append([name, [str(op) for op in forward], [str(op) for op in backward]])
-    return found
+        elif isinstance(name, str) and isinstance(row.get("error"), str) and "unreadable" not in row:
+            failed.append(name)
+        elif "entry" in row:
+            unreadable += 1
+    said = []
+    if failed:
+        shown = ", ".join(failed[:5]) + (f" and {len(failed) - 5} more" if len(failed) > 5 else "")
+        said.append(f"{len(failed)} entries whose calls failed or ended the process ({shown})")
+    if unreadable:
+        said.append(f"{unreadable} result rows of the wrong shape")
+    return found, " and ".join(said)
 
 
 def reach_map(torch: TorchInstall, work: Path) -> ReachMap:
@@ -122,7 +146,8 @@ def reach_map(torch: TorchInstall, work: Path) -> ReachMap:
     data: store.JSON = {"key": key, "entries": list(_compute(torch, work))}
     store.write(record, KIND, data)
     found = _decode(data, key)
-    assert found is not None
+    if found is None:
+        raise VtgenError("internal error: the reach map just computed does not read back")
     return found
 
 

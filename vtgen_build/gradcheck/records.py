@@ -115,6 +115,7 @@ class Entry:
     source: str = ""  # checked on the arguments captured from this entry (capture.py)
     schema: bool = False  # checked on samples made from the op's schema (schema_child.py)
     error: str = ""  # it timed out, raised, or killed the child
+    fatal: bool = False  # the error is a crash, a hang or an exit inside it: a failure of its op (``aten``)
     unreadable: str = ""  # the line that could not be read
 
     @classmethod
@@ -133,6 +134,7 @@ class Entry:
             source=_text(row, "source"),
             schema=_flag(row, "schema"),
             error=_text(row, "error"),
+            fatal=_flag(row, "fatal"),
         )
 
     def ops(self, variant: str) -> tuple[str, ...]:

@@ -77,7 +77,7 @@ class Report:
     passed_direct: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))  # the OpInfo's own op
     failures: list[Failure] = field(default_factory=list)
     failed_entries: int = 0
-    errors: list[str] = field(default_factory=list)  # entries that timed out or crashed
+    errors: list[str] = field(default_factory=list)  # entries that raised (a crash or a hang is a failure)
     passed_ops: list[str] = field(default_factory=list)
     failed_ops: list[str] = field(default_factory=list)
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
@@ -90,6 +90,7 @@ class Report:
     captured_failed: int = 0
     unverified: list[Unverified] = field(default_factory=list)  # selected ops no passing check entered
     accept_unverified: bool = False  # --allow-unverified
+    schema_only: bool = False  # an op library's run (--library): schema samples only, no OpInfo entries
 
     @property
     def ok(self) -> bool:
@@ -137,6 +138,11 @@ class Report:
         if entry.unreadable:  # a result we cannot read may hide a failure
             message = f"unreadable result line {entry.name} of the gradcheck process: {entry.unreadable!r}"
             self.failures.append(Failure(None, message, None))
+            return
+        if entry.error and entry.fatal:  # a crash, a hang or an exit in a kernel: the op failed, whatever else
+            self.failures.append(Failure(None, f"{entry.name}: {entry.error}", entry.aten or None))
+            if entry.aten:
+                bad.add(entry.aten)
             return
         if entry.error:
             self.errors.append(f"{entry.name}: {entry.error}")
@@ -187,9 +193,9 @@ class Report:
             if b.bound:
                 lines.append(f"  calling {len(b.bound)} helpers libtorch hides, bound from its symbol table")
         lines += self.notes
-        if b is not None or not self.schema_entries:  # an op library's run has only schema samples
+        if not self.schema_only:
             lines += self._reach_lines()
-        if self.schema_entries:
+        if self.schema_entries or self.schema_only:
             q = self.schema_passed
             lines.append(
                 f"ops checked on samples made from their schema: {self.schema_entries}; passed backward "

@@ -96,9 +96,8 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
     key = hashlib.sha256(json.dumps([torch.python, torch.version, names, code]).encode()).hexdigest()
     record = cache / "schemas.json"
     data = store.read(record, "schemas_v2")
-    if isinstance(data, dict) and data.get("key") == key and isinstance(data.get("ops"), dict):
-        cached = data["ops"]
-        assert isinstance(cached, dict)
+    cached = data.get("ops") if isinstance(data, dict) and data.get("key") == key else None
+    if isinstance(cached, dict):
         return cached
     query, answer = cache / "schemas-query.json", cache / "schemas-answer.json"
     write_atomic(query, json.dumps(names))
@@ -106,7 +105,12 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
-    found: dict[str, store.JSON] = json.loads(answer.read_text(encoding="utf-8"))
+    try:
+        found = json.loads(answer.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise VtgenError(f"asking torch for its schemas: its answer cannot be read ({exc})") from None
+    if not isinstance(found, dict):
+        raise VtgenError(f"asking torch for its schemas: its answer is not an object: {str(found)[:200]}")
     store.write(record, "schemas_v2", {"key": key, "ops": found})
     return found
 
@@ -168,7 +172,7 @@ def _run_child(
         }
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
-    run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo"), request)
+    run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo", options.timeout), request)
     return read_entries(paths[1])
 
 

@@ -79,7 +79,7 @@ def run_schema_child(python: str, library: str, plans: Sequence[OpSamples], work
         return {"library": library, "ops": [p.to_json() for p in plans], "timeout": timeout, "skip": skip}
 
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
-    run_to_end(Child(python, CHILD, *paths, "the schema-sample gradcheck process", "op"), request)
+    run_to_end(Child(python, CHILD, *paths, "the schema-sample gradcheck process", "op", timeout), request)
     return read_entries(paths[1])
 
 
@@ -116,10 +116,14 @@ def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: 
     seconds = time.perf_counter() - start
     report = Report.from_results(records, source.ops(), {}, places, None, seconds)
     report.not_run = []  # said as not verified, with the reason
+    report.schema_only = True
     done = set(report.passed_ops) | set(report.failed_ops)
+    whys = schema_whys(records)  # the op's own account: the sample it rejected and why (std::bad_alloc, ...)
     missing = [Unverified(op, why) for op, why in source.not_verified]
     missing += [
-        Unverified(op, REASONS[4], "no schema sample entered our kernel") for op in source.ops() if op not in done
+        Unverified(op, whys[op]) if op in whys else Unverified(op, REASONS[4], "no schema sample entered our kernel")
+        for op in source.ops()
+        if op not in done
     ]
     report.unverified = sorted({u.op: u for u in missing}.values(), key=lambda u: u.op)
     return report

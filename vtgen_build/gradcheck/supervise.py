@@ -1,26 +1,39 @@
-"""Running a gradcheck child to the end, past the entries that crash it.
+"""Running a gradcheck child to the end, past the entries that crash, hang or quit it.
 
-A child (``child.py``, ``schema_child.py``) writes ``{"start": name}`` before each entry and a
-row naming the entry after it (``child_loop.py``).  When it dies, the last entry started and not
-finished is the one that killed it: it gets an error row of its own, and the child is started
-again with a request that skips every entry already written.  A child that dies before it
-started any entry is an error, with the end of what it printed.
+A child (``child.py``, ``schema_child.py``) writes ``{"start": name}`` before each entry,
+``{"at": where}`` before each sample, and a row naming the entry after it (``child_loop.py``).
+The parent watches those lines as they come: an entry that writes no row within the per-entry
+limit (plus ``GRACE``) is killed from here, since the child's own alarm cannot interrupt a kernel
+spinning in C++.  When the child ends (dies, is killed, or exits, even with status 0) while an
+entry it started has no row, that entry gets a *fatal* error row of its own (the op's failure:
+``report.py``) saying how the child ended, in which sample, and the last words it printed; the
+child is then started again with a request that skips every entry already written.  A child
+that ends outside any entry (before its first, after its last, or between two) is an error,
+with the end of what it printed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
 from .records import read_rows
 
-__all__ = ["Child", "run_to_end"]
+__all__ = ["GRACE", "STARTUP", "Child", "run_to_end"]
+
+GRACE = 5  # seconds past the per-entry limit before the parent kills a silent child (its own alarm goes first)
+STARTUP = 300  # seconds a child may take before its first entry starts (importing torch and PyTorch's test suite)
+_POLL = 0.1  # seconds between looks at the child's results
 
 
 @dataclass(frozen=True)
@@ -32,7 +45,21 @@ class Child:
     stderr: Path  # what the child printed (its last start's)
     what: str  # how errors name it: "the gradcheck process"
     first: str  # what it runs first, for "failed before any ...": "OpInfo"
+    timeout: int  # seconds per entry (--timeout): an entry with no row by then (plus GRACE) is killed
     mode: tuple[str, ...] = ()  # arguments before the request's path: ``("--reach",)``
+
+
+@dataclass(frozen=True)
+class _Ending:
+    code: int  # the child's exit status; negative: the signal that killed it
+    hung: bool  # killed here: its entry wrote no row within the limit
+
+
+@dataclass(frozen=True)
+class _Pending:
+    name: str  # the entry started and not finished
+    aten: str  # the op it checks, when the child said
+    at: str  # the last sample it reported
 
 
 def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) -> None:
@@ -44,29 +71,149 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) 
         rows = read_rows(child.results)
         done = list(dict.fromkeys(str(r["entry"]) for r in rows if "entry" in r))  # a crash's error row too
         write_atomic(child.request, json.dumps(request(done), sort_keys=True))
-        code = _start(child)
-        if code == 0:
-            return
-        culprit = _culprit(child, code)
+        ending = _start(child)
+        pending = _pending(child)
+        if pending is None:
+            if ending.code == 0 and not ending.hung:
+                return
+            raise VtgenError(_outside(child, ending))
+        row: dict[str, Any] = {"entry": pending.name, "error": _why(child, ending, pending), "fatal": True}
+        if pending.aten:
+            row["aten"] = pending.aten
         with open(child.results, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"entry": culprit, "error": f"the process died (exit {code})"}) + "\n")
+            f.write(json.dumps(row) + "\n")
 
 
-def _start(child: Child) -> int:
+def _start(child: Child) -> _Ending:
+    """Run the child once; kill it when its running entry (or its start-up) passes the time limit."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
     command = [child.python, str(child.script), *child.mode, str(child.request), str(child.results)]
+    watch = _Watch(child.results)
     with open(child.stderr, "w", encoding="utf-8") as err:
-        return subprocess.run(command, stdout=err, stderr=err, env=env, check=False).returncode
+        process = subprocess.Popen(command, stdout=err, stderr=err, env=env)
+        try:
+            deadline = time.monotonic() + STARTUP + child.timeout
+            while True:
+                try:
+                    return _Ending(process.wait(timeout=_POLL), False)
+                except subprocess.TimeoutExpired:
+                    pass
+                if watch.moved():  # an entry started or finished: the next one has the full limit
+                    deadline = time.monotonic() + child.timeout + GRACE
+                if time.monotonic() > deadline:
+                    process.kill()
+                    return _Ending(process.wait(), True)
+        finally:
+            if process.poll() is None:  # interrupted (Ctrl-C): the child goes too
+                process.kill()
+                process.wait()
 
 
-def _culprit(child: Child, code: int) -> str:
-    """The entry the child died in: the last one it started and did not finish."""
+class _Watch:
+    """How far the child's results file has grown; ``moved()``: a start or a row since the last look.
+
+    Reads only what was appended (complete lines), so that a long run is not read again every poll."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = path.stat().st_size if path.exists() else 0
+        self.partial = b""
+
+    def moved(self) -> bool:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return False
+        self.offset += len(data)
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        return any(_is_mark(line) for line in lines)
+
+
+def _is_mark(line: bytes) -> bool:
+    """A start line or an entry's row (not a sample's ``at`` line, nor a line that is not JSON)."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and ("start" in row or "entry" in row)
+
+
+def _pending(child: Child) -> _Pending | None:
+    """The entry the child was in when it ended: the last one it started and did not finish."""
     rows = read_rows(child.results)
     finished = {str(r["entry"]) for r in rows if "entry" in r}
-    started = [str(r["start"]) for r in rows if "start" in r]
-    pending = [name for name in started if name not in finished]
-    if pending:
-        return pending[-1]
-    tail = child.stderr.read_text(encoding="utf-8", errors="replace")[-2000:]
+    current: _Pending | None = None
+    for row in rows:
+        if "start" in row:
+            current = _Pending(str(row["start"]), str(row.get("aten") or ""), "")
+        elif "at" in row and current is not None:
+            current = _Pending(current.name, current.aten, str(row["at"]))
+    return current if current is not None and current.name not in finished else None
+
+
+_SIGNALS = {
+    "SIGSEGV": "segmentation fault",
+    "SIGABRT": "aborted",
+    "SIGBUS": "bus error",
+    "SIGFPE": "arithmetic error",
+    "SIGILL": "illegal instruction",
+    "SIGKILL": "killed: out of memory, or by another process",
+}
+
+
+def _how(ending: _Ending, timeout: int, where: str = "") -> str:
+    """How the child ended, as a phrase: "died of SIGSEGV (segmentation fault) in sample 0 (...)"."""
+    if ending.hung:
+        return f"hung{where}: no result within the per-entry limit of {timeout}s (--timeout); killed"
+    if ending.code < 0:
+        try:
+            name = signal.Signals(-ending.code).name
+        except ValueError:
+            name = f"signal {-ending.code}"
+        return f"died of {name}" + (f" ({_SIGNALS[name]})" if name in _SIGNALS else "") + where
+    return f"exited (status {ending.code}){where} before writing the entry's result"
+
+
+def _why(child: Child, ending: _Ending, pending: _Pending) -> str:
+    """The fatal error row's message: how the child ended, in which sample, with its last words."""
+    where = f" in {pending.at}" if pending.at else ""
+    words = "" if ending.hung else last_words(_tail(child))
+    return f"the process {_how(ending, child.timeout, where)}" + (f": {words}" if words else "")
+
+
+def _outside(child: Child, ending: _Ending) -> str:
+    rows = read_rows(child.results)
+    started = any("start" in r for r in rows)
     when = f"after its last {child.first}, with none left" if started else f"before running any {child.first}"
-    raise VtgenError(f"{child.what} failed (exit {code}) {when}:\n{tail}")
+    if ending.hung:
+        how = "was killed, silent past its time limit,"
+    else:
+        how = _how(ending, child.timeout) if ending.code < 0 else f"failed (exit {ending.code})"
+    return f"{child.what} {how} {when}:\n{_tail(child)}"
+
+
+def _tail(child: Child) -> str:
+    try:
+        return child.stderr.read_text(encoding="utf-8", errors="replace")[-2000:]
+    except OSError:
+        return ""
+
+
+# what a dying process says last: C++'s terminate handler, Python's MemoryError and fatal errors
+_LAST_WORDS = (
+    re.compile(r"terminate called after throwing an instance of '[^']+'(?:\s+what\(\):\s*[^\n]*)?"),
+    re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception): [^\n]*$", re.MULTILINE),
+    re.compile(r"^MemoryError\b[^\n]*$", re.MULTILINE),
+    re.compile(r"^Fatal Python error: [^\n]*$", re.MULTILINE),
+)
+
+
+def last_words(text: str) -> str:
+    """The reason a dying child printed (``std::bad_alloc``, a ``MemoryError``), one line; "" when none."""
+    for pattern in _LAST_WORDS:
+        found = pattern.findall(text)
+        if found:
+            return " ".join(str(found[-1]).split())[:300]
+    return ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..base.errors import Location, VtgenError, did_you_mean
-from ..base.names import check_identifier
+from ..base.names import check_identifier, declared_name_problem, identifier_problem, identifier_suggestion
 from ..inputs.load import Entry
 from .fields import FieldReader
 from .schema import FunctionSchema, OperatorName, SchemaError, SchemaKind
@@ -130,7 +130,7 @@ class NativeFunction:
         manual_reg = r.flag("manual_kernel_registration", False)
         structured = r.flag("structured", False)
         delegate = r.text("structured_delegate")
-        dispatch = _parse_dispatch(r, func, manual_reg, structured or delegate is not None)
+        dispatch = _parse_dispatch(r, func, manual_reg, structured or delegate is not None, namespace)
         return cls(
             func=func,
             location=entry.location,
@@ -149,7 +149,7 @@ class NativeFunction:
             python_module=r.text("python_module"),
             category_override=r.text("category_override"),
             cpp_no_default_args=frozenset(r.text_list("cpp_no_default_args")),
-            precomputed=_flatten_precomputed(r),
+            precomputed=_flatten_precomputed(r, func),
             ufunc_inner_loop=_parse_ufunc(r),
             use_const_ref_for_mutable_tensors=r.flag("use_const_ref_for_mutable_tensors", False),
             text=entry.text,
@@ -250,7 +250,9 @@ def _parse_variants(r: FieldReader) -> frozenset[str]:
     return frozenset(names)
 
 
-def _parse_dispatch(r: FieldReader, func: FunctionSchema, manual: bool, structured: bool) -> tuple[Dispatch, ...]:
+def _parse_dispatch(
+    r: FieldReader, func: FunctionSchema, manual: bool, structured: bool, namespace: str
+) -> tuple[Dispatch, ...]:
     if not r.has("dispatch"):
         # No table: the function is a composite of other ops (unless structured).
         # Its kernel is named after the operator, without the overload (``_out`` for out= ops).
@@ -264,7 +266,7 @@ def _parse_dispatch(r: FieldReader, func: FunctionSchema, manual: bool, structur
         for key in (k.strip() for k in f.key.split(",")):
             if key not in DISPATCH_KEYS:
                 raise VtgenError(f"unknown dispatch key '{key}'{did_you_mean(key, DISPATCH_KEYS)}", f.location)
-            result.append(Dispatch(key, f.value, f.location))
+            result.append(Dispatch(key, _kernel_name(f.value, key, namespace, f.location), f.location))
     composites = {d.key for d in result} & COMPOSITE_KEYS
     if (
         len(composites) > 1
@@ -277,6 +279,21 @@ def _parse_dispatch(r: FieldReader, func: FunctionSchema, manual: bool, structur
     return tuple(result)
 
 
+def _kernel_name(name: str, key: str, namespace: str, where: Location) -> str:
+    """A kernel name is a plain C++ identifier, not a keyword (a qualified ``other::f`` is not supported).
+    An op library's kernels are declared in ``NativeKernels.h`` in the op's own namespace, where a
+    kernel named ``std`` or ``at`` would hide what the declarations after it spell; aten's live in
+    PyTorch's ``at::native`` (which has a ``std``)."""
+    problem = identifier_problem(name) if namespace == "aten" else declared_name_problem(name)
+    if problem is None:
+        return name
+    if "::" in name and all(identifier_problem(p) is None for p in name.split("::")):
+        problem = f"{name!r} is qualified; a kernel is declared in the op's own namespace, so name it plainly"
+    suggestion = identifier_suggestion(name)
+    hint = f"; did you mean '{suggestion}'?" if suggestion else ""
+    raise VtgenError(f"the {key} kernel name: {problem}{hint}", where)
+
+
 def _parse_autogen(r: FieldReader) -> tuple[OperatorName, ...]:
     text = r.text("autogen", "")
     assert text is not None
@@ -286,6 +303,9 @@ def _parse_autogen(r: FieldReader) -> tuple[OperatorName, ...]:
 def _parse_entry_tags(r: FieldReader, func: FunctionSchema, namespace: str, valid: frozenset[str]) -> frozenset[str]:
     tags = set(r.text_list("tags"))
     for tag in sorted(tags):
+        problem = identifier_problem(tag)  # spelled in RegisterSchema.cpp (at::Tag::<tag>, or a comment)
+        if problem is not None:
+            raise VtgenError(f"tag: {problem}", r.location("tags"))
         if valid and tag not in valid:
             raise VtgenError(f"unknown tag '{tag}'{did_you_mean(tag, valid)}", r.location("tags"))
     implied = {
@@ -305,7 +325,7 @@ def _inplace(func: FunctionSchema) -> bool:
     return func.name.inplace and (bool(func.returns) or written == list(func.arguments.positional[:1]))
 
 
-def _flatten_precomputed(r: FieldReader) -> tuple[str, ...]:
+def _flatten_precomputed(r: FieldReader, func: FunctionSchema) -> tuple[str, ...]:
     value = r.raw("precomputed")
     if value is None:
         return ()
@@ -313,7 +333,32 @@ def _flatten_precomputed(r: FieldReader) -> tuple[str, ...]:
         raise VtgenError("'precomputed' must be a list of strings", r.location("precomputed"))
     if not r.flag("structured", False):
         raise VtgenError("'precomputed' requires 'structured: True'", r.location("precomputed"))
-    return tuple(str(v) for v in value)
+    items = tuple(str(v) for v in value)
+    iterator = r.text("structured_inherits") == "TensorIteratorBase"
+    _check_precomputed_names(items, func, iterator, r.location("precomputed"))
+    return items
+
+
+def _check_precomputed_names(items: tuple[str, ...], func: FunctionSchema, iterator: bool, where: Location) -> None:
+    """Each field (``arg -> type name, ...`` or ``type name``) becomes a struct member and an impl parameter:
+    a declarable identifier, unique, and no other argument's name (it may reuse the one it replaces)."""
+    arguments = {a.name for a in func.arguments.all} | ({"iter"} if iterator else set())
+    seen: set[str] = set()
+    for item in items:
+        replaces, arrow, rest = item.partition("->")
+        replaced = replaces.strip() if arrow else None
+        for piece in (rest if arrow else item).split(","):
+            name = piece.strip().rpartition(" ")[2]
+            problem = declared_name_problem(name)
+            if problem is None and name in seen:
+                problem = f"{name!r} is named twice"
+            elif problem is None and name in arguments and name != replaced:
+                problem = f"{name!r} is also " + (
+                    "the impl's TensorIterator parameter" if name == "iter" else f"an argument of '{func.name}'"
+                )
+            if problem is not None:
+                raise VtgenError(f"precomputed field: {problem}", where)
+            seen.add(name)
 
 
 def _parse_ufunc(r: FieldReader) -> tuple[tuple[str, str], ...]:

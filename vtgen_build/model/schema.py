@@ -15,7 +15,7 @@ from functools import cache
 from typing import TypeVar
 
 from ..base.errors import VtgenError, did_you_mean
-from ..base.names import CPP_KEYWORDS, identifier_problem
+from ..base.names import CPP_KEYWORDS, control_character, identifier_problem
 
 __all__ = [
     "BASE_TYPES",
@@ -448,6 +448,9 @@ class FunctionSchema:
     @classmethod
     def parse(cls, text: str) -> FunctionSchema:
         """Parse a schema; a malformed one raises SchemaError with the column."""
+        control = control_character(text)
+        if control is not None:  # it would end the C++ string literal or the Python docstring it is pasted into
+            raise SchemaError(f"a control character ({control[1]}) is not allowed in a schema", control[0] + 1)
         open_at = text.find("(")
         if open_at <= 0:
             raise _fail("expected 'name(arguments) -> returns'", text, max(open_at, 0))

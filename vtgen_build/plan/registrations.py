@@ -42,6 +42,7 @@ class KernelImpl:
     key: str
     op: str  # the operator name as registered: ``affine``, ``softsign.out``
     kernel: CppSignature
+    location: Location  # the `dispatch:` line naming the kernel
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def plan_registrations(functions: Iterable[NativeFunction], keys: tuple[str, ...
     used |= {"Meta"} if groups else set()
     chosen = tuple(sorted(used)) if keys == (ALL_KEYS,) else keys
     impls = tuple(
-        KernelImpl(f.namespace, d.key, str(f.name), native_signature(f, d.kernel))
+        KernelImpl(f.namespace, d.key, str(f.name), native_signature(f, d.kernel), _where(d, f))
         for f in plain
         for d in f.dispatch
         if d.key in chosen

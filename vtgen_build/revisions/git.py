@@ -78,6 +78,10 @@ class Repository:
         done = _run(self.root, "show", f"{self.commit}:{path}", check=False)
         return done.stdout if done.returncode == 0 else None
 
+    def tracked_at_revision(self, path: str) -> bool:
+        """Did ``path`` (relative to the work tree) exist at the revision?"""
+        return _run(self.root, "cat-file", "-e", f"{self.commit}:{path}", check=False).returncode == 0
+
     def changed_hunks(self, path: str) -> list[tuple[str, list[str]]]:
         """Each hunk of ``path``'s diff: the context line git names for it, and the lines removed and added."""
         out = _run(self.root, "diff", "-U0", "--no-ext-diff", "--no-color", self.commit, "--", path).stdout

@@ -10,6 +10,7 @@ every op.  Whitespace-only and comment-only edits between entries select nothing
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -130,22 +131,44 @@ def _whole_file(changes: list[FileChange], inputs: dict[str, str], policy: bool)
     return None
 
 
+def _spelled(repo: Repository, path: str) -> str | None:
+    """``path`` relative to the work tree as spelled (symbolic links not followed), or None."""
+    try:
+        return Path(os.path.abspath(path)).relative_to(repo.root).as_posix()
+    except ValueError:
+        return None
+
+
+def _uncomparable(repo: Repository, paths: Sequence[str], by_path: set[str]) -> str | None:
+    """Why git cannot tell how one of ``paths`` (the inputs and helper files read) differs from the
+    revision, or None: it lies outside the work tree (or is reached through a link out of it), it is
+    neither tracked nor shown as new (ignored), or a symbolic link on the way to it changed."""
+    for path in paths:
+        rel = repo.relative(path)
+        if rel is None:
+            return f"{path} is outside the git work tree {repo.root} (or reached through a link out of it)"
+        spelled = _spelled(repo, path)
+        if spelled is not None and spelled != rel and spelled in by_path:
+            return f"{spelled} (a symbolic link to {rel}) changed"
+        if rel not in by_path and not repo.tracked_at_revision(rel):
+            return f"{rel} is not tracked by git (ignored?)"
+    return None
+
+
 def changes_since(revision: str, inputs: Inputs, helper_files: Sequence[str], pytorch_root: str | None) -> Changes:
-    """What differs between ``revision`` and the working tree of the git work tree holding the inputs."""
+    """What differs between ``revision`` and the working tree of the git work tree holding the inputs.
+
+    An input or helper file git cannot compare (``_uncomparable``) selects every op: an edit to it
+    must never read as "nothing changed"."""
     repo = Repository.at(str(Path(inputs.derivatives).resolve().parent), revision)
-    rel = {
-        kind: r
-        for kind, path in (
-            ("native", inputs.native_functions),
-            ("derivatives", inputs.derivatives),
-            ("tags", inputs.tags),
-        )
-        if path and (r := repo.relative(path)) is not None
-    }
+    files = {"native": inputs.native_functions, "derivatives": inputs.derivatives, "tags": inputs.tags}
+    rel = {kind: r for kind, path in files.items() if path and (r := repo.relative(path)) is not None}
     changed = repo.changed()
     by_path = {c.path for c in changed}
-    whole = _whole_file(changed, {v: k for k, v in rel.items()}, pytorch_root is not None)
     derivatives = str(Path(inputs.derivatives).resolve())
+    read = [p for p in (*files.values(), *helper_files) if p]
+    whole = _whole_file(changed, {v: k for k, v in rel.items()}, pytorch_root is not None)
+    whole = whole or _uncomparable(repo, read, by_path)
     if whole is not None:
         return Changes(revision, whole, derivatives=derivatives)
     new_native = _by_name(load_entries(inputs.native_functions), "func")

@@ -7,7 +7,9 @@ Shared by ``check --gradcheck``, the tests and the CMake path:
 * ``build``: compile translation units to objects and link them into one shared
   library, both cached by content;
 * ``symbols``: which code in our objects needs symbols the torch libraries do not
-  export, so that those roots can be left out of the link.
+  export, so that those roots can be left out of the link;
+* ``abi_audit``: a stable-ABI library's undefined symbols against libtorch's stable C shim, each
+  outsider traced to the kernel (and yaml line) that reaches it.
 
 May import: ``base``, ``inputs``, ``model``, ``plan``, ``emit``, ``stubs``, ``engine``, ``revisions``,
 ``compile``.

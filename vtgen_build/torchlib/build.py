@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -82,7 +83,11 @@ class Session:
     @classmethod
     def open(cls, settings: BuildSettings) -> Session:
         remove_legacy(settings.cache_dir, ("objects", "lib"))  # the caches of earlier versions
-        return cls(ArtifactCache.open(settings.cache_dir / CACHE))
+        cache = ArtifactCache.open(settings.cache_dir / CACHE)
+        if cache.damaged:
+            print(f"vtgen-build: note: the build cache's index ({cache.root}) was damaged or old: "
+                  "every unit compiles again", file=sys.stderr)  # fmt: skip
+        return cls(cache)
 
 
 @dataclass(frozen=True)

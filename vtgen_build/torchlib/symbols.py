@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Excluded", "demangle", "exported_symbols", "section_headers", "unlinkable_roots"]
+__all__ = ["Excluded", "demangle", "exported_symbols", "reached_undefined", "section_headers", "unlinkable_roots"]
 
 # A torch, ATen, c10 or caffe2 entity (function, vtable, typeinfo) by its mangled name.
 _TORCH_SYMBOL = re.compile(r"_Z(?:T[VIS]|GV)?N[KVrRO]*(?:5torch|2at|3c10|6caffe2)\d")
@@ -158,4 +158,34 @@ def unlinkable_roots(
         missing = sorted(_reach(graph, node, exported))
         if missing:
             found[label] = Excluded(label, tuple(demangle(missing)), tuple(missing))
+    return found
+
+
+def reached_undefined(objects: Sequence[Path], roots: Iterable[str]) -> dict[str, frozenset[str]]:
+    """For each root symbol (mangled) defined in ``objects``: every symbol it reaches that no object defines."""
+    graph = _Graph()
+    for o, obj in enumerate(objects):
+        _add_object(graph, o, obj)
+    found: dict[str, frozenset[str]] = {}
+    for symbol in roots:
+        node = graph.defined.get(symbol)
+        if node is None:
+            continue
+        seen: set[Node] = set()
+        stack, undefined = [node], set()
+        while stack:
+            here = stack.pop()
+            if here in seen:
+                continue
+            seen.add(here)
+            for dst in graph.edges.get(here, ()):
+                if isinstance(dst, str):
+                    owner = graph.defined.get(dst)
+                    if owner is None:
+                        undefined.add(dst)
+                    else:
+                        stack.append(owner)
+                else:
+                    stack.append(dst)
+        found[symbol] = frozenset(undefined)
     return found

@@ -10,7 +10,14 @@ enum class DispatchKey : uint16_t {
   AutogradFunctionality, Autograd, CompositeImplicitAutograd, CompositeExplicitAutograd,
   CompositeImplicitAutogradNestedTensor, CompositeExplicitAutogradNonFunctional, Tracer,
   PythonTLSSnapshot, PythonDispatcher, PreDispatch, FuncTorchBatched, FuncTorchDynamicLayerFrontMode,
-  AutocastCPU, AutocastCUDA, EndOfFunctionalityKeys
+  AutocastCPU, AutocastCUDA,
+  // every other backend key a native_functions.yaml `dispatch:` may name (Register<Key>.cpp)
+  HPU, IPU, Lazy, MAIA, MPS, MTIA, MkldnnCPU, NestedTensorCPU, NestedTensorCUDA, NestedTensorHPU,
+  NestedTensorMeta, NestedTensorPrivateUse1, NestedTensorXPU, PrivateUse1, PrivateUse2, PrivateUse3,
+  QuantizedCPU, QuantizedCUDA, QuantizedMeta, SparseCPU, SparseCUDA, SparseCsrCPU, SparseCsrCUDA,
+  SparseCsrMPS, SparseCsrMeta, SparseCsrXPU, SparseMPS, SparseMeta, SparsePrivateUse1, SparseXPU, VE,
+  XLA, XPU,
+  EndOfFunctionalityKeys
 };
 class DispatchKeySet {
  public:

@@ -1,0 +1,180 @@
+"""Run by each release's own python (tests/test_stable_matrix.py): the installed vtstable wheel, checked.
+
+    PYTHONPATH=<the wheel installed with pip --target> <env>/bin/python stable_matrix_child.py [PREFIX...]
+
+(with PREFIXes: only the checks whose names start with one of them, e.g. ``opcheck:``).
+
+Prints one JSON object: the torch version and, per check, ``{"ok": bool, "detail": str}``.  The
+checks, in order (each independent; a failing one does not stop the others):
+
+* ``opcheck:<op>``: torch.library.opcheck's four tests (schema, autograd registration, fake
+  tensor, AOT dispatch) of every op and variant on a sample;
+* ``compile:dynamic=False`` / ``compile:dynamic=True``: one function calling every op and variant,
+  torch.compile(fullgraph=True) with the default backend (Inductor), equal to eager;
+* ``export``: torch.export.export of a small module calling the functional ops, run and compared;
+* ``eager:softsign.out resizes out``: the generated out= kernel resizes a wrong-sized ``out``;
+* ``gradcheck:<op>``, ``gradgradcheck:<op>``, ``forward AD:<op>``: torch.autograd.gradcheck (float64),
+  gradgradcheck, and gradcheck of forward mode where the entry has forward formulas, of every
+  differentiable op and variant, through the package's generated ``vtstable._autograd`` (the Python
+  autograd of derivatives.yaml); without that module the opcheck samples do not require grad and
+  these checks are reported as skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import traceback
+from collections.abc import Callable
+
+import torch
+import vtstable
+
+ops = torch.ops.vtstable
+HAS_AUTOGRAD = importlib.util.find_spec("vtstable._autograd") is not None
+
+
+def _x(*shape: int, grad: bool = False) -> torch.Tensor:
+    return torch.randn(*shape, dtype=torch.float64, requires_grad=grad)
+
+
+def samples() -> list[tuple[str, object, tuple[object, ...], dict[str, object]]]:
+    """(name, op overload, args, kwargs) of every op and variant; inputs require grad once autograd exists."""
+    g = HAS_AUTOGRAD
+    return [
+        ("softsign", ops.softsign.default, (_x(3, 4, grad=g),), {}),
+        ("softsign_", ops.softsign_.default, (_x(3, 4),), {}),
+        # `out` of the right size: resizing a mutated argument is eager-only (functionalization forbids it;
+        # torch 2.14's opcheck rejects an out= sample that needs a resize)
+        ("softsign.out", ops.softsign.out, (_x(3, 4),), {"out": torch.empty(3, 4, dtype=torch.float64)}),
+        ("softsign_backward", ops.softsign_backward.default, (_x(5), _x(5)), {}),
+        ("sincos", ops.sincos.default, (_x(2, 3, grad=g),), {}),
+        ("affine", ops.affine.default, (_x(4, grad=g), _x(4, grad=g), _x(4, grad=g)), {}),
+        ("affine(bias=None)", ops.affine.default, (_x(4, grad=g), _x(4, grad=g), None), {}),
+        ("clamp_abs_", ops.clamp_abs_.default, (_x(6), 0.5), {}),
+    ]
+
+
+def every_op(x: torch.Tensor, w: torch.Tensor) -> list[torch.Tensor]:
+    """Every op and variant once (in-place ones on clones): what the compiled function must reproduce."""
+    a = x.clone()
+    ops.softsign_(a)
+    out = torch.empty_like(x)
+    ops.softsign.out(x, out=out)
+    b = x.clone()
+    ops.clamp_abs_(b, 0.5)
+    s, c = ops.sincos(x)
+    return [
+        ops.softsign(x), a, out, b, s, c,
+        ops.affine(x, w, None), ops.affine(x, w, x), ops.softsign_backward(w, x),
+    ]  # fmt: skip
+
+
+class Small(torch.nn.Module):
+    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        s, c = ops.sincos(ops.softsign(x))
+        return ops.affine(s, w, c) + ops.softsign_backward(c, x)
+
+
+def check_opcheck(op: object, args: tuple[object, ...], kwargs: dict[str, object]) -> str:
+    result = torch.library.opcheck(op, args, kwargs)
+    bad = {k: v for k, v in result.items() if v != "SUCCESS"}
+    if bad:
+        raise AssertionError(bad)
+    return ", ".join(sorted(result))
+
+
+def check_compile(dynamic: bool) -> str:
+    torch._dynamo.reset()
+    x, w = _x(4, 5), _x(4, 5)
+    compiled = torch.compile(every_op, fullgraph=True, dynamic=dynamic)
+    for got, want in zip(compiled(x, w), every_op(x, w), strict=True):
+        torch.testing.assert_close(got, want)
+    return "Inductor output equals eager for 9 results"
+
+
+def check_export() -> str:
+    x, w = _x(3, 2), _x(3, 2)
+    program = torch.export.export(Small(), (x, w))
+    torch.testing.assert_close(program.module()(x, w), Small()(x, w))
+    called = sorted({str(n.target) for n in program.graph.nodes if "vtstable" in str(n.target)})
+    return "exported and ran: " + ", ".join(called)
+
+
+def check_out_resize() -> str:
+    """Eager only: an out= of the wrong size is resized to the result (MetaOutputs.resize_out)."""
+    x, out = _x(3, 4), torch.empty(0, dtype=torch.float64)
+    ops.softsign.out(x, out=out)
+    torch.testing.assert_close(out, x / (1 + x.abs()))
+    return f"resized to {tuple(out.shape)}"
+
+
+def check_gradcheck(op: object, args: tuple[object, ...], kind: str) -> str:
+    if kind == "gradcheck":
+        torch.autograd.gradcheck(op, args)
+    elif kind == "gradgradcheck":
+        torch.autograd.gradgradcheck(op, args)
+    else:
+        torch.autograd.gradcheck(op, args, check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False)
+    return "ok"
+
+
+def _softsign_inplace(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    ops.softsign_(y)
+    return y
+
+
+def differentiable() -> list[tuple[str, object, tuple[object, ...], bool]]:
+    """(name, function, float64 inputs requiring grad, has forward formulas) of every differentiable op
+    and variant."""
+    x, w, b = _x(3, 4, grad=True), _x(4, grad=True), _x(4, grad=True)
+    return [
+        ("softsign", ops.softsign, (x,), True),
+        ("softsign_", _softsign_inplace, (x,), True),
+        ("softsign_backward", ops.softsign_backward, (_x(3, 4, grad=True), x), False),
+        ("sincos", ops.sincos, (_x(2, 3, grad=True),), False),
+        ("affine", ops.affine, (_x(4, grad=True), w, b), False),
+        ("affine(bias=None)", lambda i, v: ops.affine(i, v, None), (_x(4, grad=True), w), False),
+    ]
+
+
+def run(checks: list[tuple[str, Callable[[], str]]]) -> dict[str, dict[str, object]]:
+    results: dict[str, dict[str, object]] = {}
+    for name, check in checks:
+        try:
+            results[name] = {"ok": True, "detail": check()}
+        except Exception as exc:  # every failure is a result, reported with its cause
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            results[name] = {"ok": False, "detail": last[:2000]}
+    return results
+
+
+def main() -> int:
+    torch.manual_seed(0)
+    checks: list[tuple[str, Callable[[], str]]] = []
+    for name, op, args, kwargs in samples():
+        checks.append((f"opcheck:{name}", lambda op=op, args=args, kwargs=kwargs: check_opcheck(op, args, kwargs)))
+    checks += [(f"compile:dynamic={d}", lambda d=d: check_compile(d)) for d in (False, True)]
+    checks.append(("export", check_export))
+    checks.append(("eager:softsign.out resizes out", check_out_resize))
+    if HAS_AUTOGRAD:
+        for name, fn, args, forward in differentiable():
+            for kind in ("gradcheck", "gradgradcheck", *(("forward AD",) if forward else ())):
+                checks.append((f"{kind}:{name}", lambda fn=fn, args=args, kind=kind: check_gradcheck(fn, args, kind)))
+    wanted = tuple(sys.argv[1:])
+    if wanted:
+        checks = [(name, check) for name, check in checks if name.startswith(wanted)]
+    report = {
+        "torch": torch.__version__,
+        "library": vtstable.library_path(),
+        "gradcheck": "run" if HAS_AUTOGRAD else "skipped: no vtstable._autograd (the Python autograd) installed",
+        "results": run(checks),
+    }
+    print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

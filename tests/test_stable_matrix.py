@@ -1,0 +1,167 @@
+"""One wheel, many releases: the stable sample is built ONCE into a wheel (against this
+environment's torch, target 2.10) and that same wheel is installed unchanged into an environment
+of each PyTorch release (``tools/torch_envs.py``: cached venvs under ``~/.cache/vtgen_build/envs``,
+never modified here: ``pip install --no-deps --target`` into a temporary directory put on
+PYTHONPATH).  In each, ``tests/stable_matrix_child.py`` runs under that release's python:
+opcheck of every op and variant, torch.compile (Inductor, fullgraph, dynamic False and True) equal
+to eager, torch.export of a small module -- and gradcheck once the Python autograd is generated.
+
+A release whose environment is missing is skipped, unless ``VTGEN_REQUIRE_STABLE_MATRIX`` is set
+(``.ci/run`` sets it after ``tools/torch_envs.py`` made the environments): then it is a failure.
+``VTGEN_STABLE_RELEASES`` (space-separated) overrides the releases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+RELEASES = tuple(os.environ.get("VTGEN_STABLE_RELEASES", "2.10.0 2.12.1 2.13.0 2.14.1").split())
+CHILD = Path(__file__).with_name("stable_matrix_child.py")
+REQUIRE = bool(os.environ.get("VTGEN_REQUIRE_STABLE_MATRIX"))
+
+
+def _torch_envs() -> object:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("torch_envs", ROOT / "tools" / "torch_envs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class Row:
+    release: str
+    python: Path | None  # None: no environment (skipped)
+    report: dict[str, object]
+    seconds: float
+    so_sha256: str  # the op library as installed for this release
+
+
+@dataclass(frozen=True)
+class Wheel:
+    path: Path
+    so_sha256: str
+    seconds: float
+
+
+@pytest.fixture(scope="module")
+def stable_wheel(tmp_path_factory: pytest.TempPathFactory) -> Wheel:
+    """The stable sample's wheel, built once with this environment's torch (2.13.0)."""
+    if shutil.which("cmake") is None:
+        pytest.skip("needs cmake")
+    base = tmp_path_factory.mktemp("stable_wheel")
+    shutil.copytree(ROOT / "sample_stable", base / "src", ignore=shutil.ignore_patterns("build"))
+    start = time.perf_counter()
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(base / "dist"),
+         str(base / "src"), "-C", f"cmake.define.vtgen_build_DIR={ROOT / 'cmake'}"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (base / "dist").glob("vtstable-*.whl")
+    assert wheel.name.endswith("-py3-none-linux_x86_64.whl"), wheel.name  # any CPython 3, not one ABI tag
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = archive.read("vtstable-0.1.0.dist-info/METADATA").decode()
+        so = hashlib.sha256(archive.read("vtstable/_vtstable_ops.so")).hexdigest()
+    assert "Requires-Dist: torch>=2.10" in metadata.splitlines(), metadata  # a floor, not a pin
+    return Wheel(wheel, so, time.perf_counter() - start)
+
+
+def _python_for(release: str) -> Path | None:
+    """This interpreter when its torch is ``release`` (by its metadata: nothing imported), else the cached
+    environment's (verified by the child, which reports the torch it imported); None: no environment."""
+    import importlib.metadata
+
+    if importlib.metadata.version("torch").split("+")[0] == release:
+        return Path(sys.executable)
+    envs = _torch_envs()
+    python = envs.default_root() / f"torch-{release}" / "bin" / "python"  # type: ignore[attr-defined]
+    if python.is_file():
+        return Path(python)
+    if REQUIRE:  # CI: install it (the one-time cost)
+        return Path(envs.ensure(release, envs.default_root())[0])  # type: ignore[attr-defined]
+    return None
+
+
+def _run_release(release: str, wheel: Wheel, base: Path) -> Row:
+    python = _python_for(release)
+    if python is None:
+        return Row(release, None, {}, 0.0, "")
+    target = base / f"site-{release}"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel.path)],
+        check=True,
+    )
+    so = hashlib.sha256((target / "vtstable" / "_vtstable_ops.so").read_bytes()).hexdigest()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env |= {"PYTHONPATH": str(target), "TORCHINDUCTOR_CACHE_DIR": str(base / f"inductor-{release}")}
+    start = time.perf_counter()
+    child = subprocess.run([str(python), str(CHILD)], capture_output=True, text=True, env=env, cwd=base, check=False)
+    seconds = time.perf_counter() - start
+    assert child.returncode == 0, f"torch {release}: the child failed:\n{child.stdout}\n{child.stderr[-4000:]}"
+    return Row(release, python, json.loads(child.stdout.strip().splitlines()[-1]), seconds, so)
+
+
+@pytest.fixture(scope="module")
+def matrix(stable_wheel: Wheel, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Row]:
+    """Every release's report; two children at a time (each is mostly Inductor compiling C++)."""
+    base = tmp_path_factory.mktemp("matrix")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        rows = list(pool.map(lambda r: _run_release(r, stable_wheel, base), RELEASES))
+    table = _table(rows, stable_wheel)
+    (base / "matrix.md").write_text(table)
+    print("\n" + table)
+    report = os.environ.get("VTGEN_STABLE_MATRIX_REPORT")
+    if report:
+        Path(report).write_text(table)
+    return {row.release: row for row in rows}
+
+
+def _table(rows: list[Row], wheel: Wheel) -> str:
+    names = sorted({name for row in rows for name in row.report.get("results", {})})  # type: ignore[union-attr]
+    head = "| check | " + " | ".join(row.release for row in rows) + " |"
+    lines = [head, "|" + "---|" * (len(rows) + 1)]
+    for name in names:
+        cells = []
+        for row in rows:
+            result = row.report.get("results", {}).get(name) if row.python else None  # type: ignore[union-attr]
+            cells.append("skipped" if result is None else ("pass" if result["ok"] else "FAIL"))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("| seconds (child) | " + " | ".join(f"{row.seconds:.0f}" for row in rows) + " |")
+    return "\n".join(lines) + f"\n\nwheel {wheel.path.name} built once in {wheel.seconds:.0f} s\n"
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_one_wheel_passes_every_check(release: str, matrix: dict[str, Row], stable_wheel: Wheel) -> None:
+    row = matrix[release]
+    if row.python is None:
+        pytest.skip(f"no environment with torch {release} (python tools/torch_envs.py {release} makes one)")
+    assert str(row.report["torch"]).split("+")[0] == release
+    assert row.so_sha256 == stable_wheel.so_sha256  # the same library, byte for byte, in every release
+    results = row.report["results"]
+    assert isinstance(results, dict) and len(results) >= 12, results
+    failed = {name: r["detail"] for name, r in results.items() if not r["ok"]}
+    assert not failed, f"torch {release}: " + json.dumps(failed, indent=1)
+    # the generated Python autograd (vtstable/_autograd.py): every differentiable op and variant
+    assert row.report["gradcheck"] == "run", row.report["gradcheck"]
+    grads = [n for n in results if n.split(":")[0] in ("gradcheck", "gradgradcheck", "forward AD")]
+    assert len(grads) >= 14, grads
