@@ -715,7 +715,8 @@ endfunction()
 
 # -- op libraries: backend registrations and fake kernels (REGISTER_BACKENDS, FAKE_MODULE) ----------
 # _vtgen_backend_registrations(): a macro of vtgen_generate(): adds --register-backends and
-# --fake-module to `command`, NativeKernels.h to `headers` and Register<key>.cpp to `sources`.
+# --fake-module to `command`, NativeKernels.h to `headers`, Register<key>.cpp and (the classic
+# mode) RegisterFunctionalize.cpp to `sources`.
 macro(_vtgen_backend_registrations)
   if(arg_REGISTER_BACKENDS)
     if(NOT arg_USE_TORCH)
@@ -727,6 +728,9 @@ macro(_vtgen_backend_registrations)
       endif()
       list(APPEND sources "${out_dir}/Register${_vtgen_key}.cpp")
     endforeach()
+    if(NOT DEFINED arg_STABLE_ABI)  # the classic mode's out= operators' Functionalize kernels
+      list(APPEND sources "${out_dir}/RegisterFunctionalize.cpp")
+    endif()
     list(JOIN arg_REGISTER_BACKENDS "," _vtgen_keys)
     list(APPEND command --register-backends "${_vtgen_keys}")
     list(APPEND headers "${out_dir}/NativeKernels.h")

@@ -76,13 +76,18 @@ def sample_inputs(root: Path = SAMPLE, derivatives: Path | None = None) -> list[
 BUILD_REQUIREMENTS = ["setuptools>=68", "scikit-build-core>=0.10", "pyyaml>=6", "torch==2.13.0"]
 
 
-def run_clean(args: list[str | Path], cwd: Path) -> tuple[int, str]:
-    """Run ``args`` with no PYTHON*/PIP_* variables (nor a CMake generator or make flags) from
-    the caller: exit code and output (stdout and stderr together)."""
+def clean_env() -> dict[str, str]:
+    """The environment without PYTHON*/PIP_* variables, a CMake generator or make flags."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PIP_"))}
     env.pop("CMAKE_GENERATOR", None)
     env.pop("MAKEFLAGS", None)
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
+
+
+def run_clean(args: list[str | Path], cwd: Path, **extra_env: str) -> tuple[int, str]:
+    """Run ``args`` in clean_env() (plus ``extra_env``): exit code and output (stdout and stderr together)."""
+    env = {**clean_env(), **extra_env}
     proc = subprocess.run(
         [str(a) for a in args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )

@@ -246,6 +246,20 @@ def _recorded_failure() -> Report:
     )
 
 
+def test_verbose_lists_every_check_that_ran(tmp_path: Path) -> None:
+    """`check --gradcheck --verbose`: each op and sample checked, in the text and as notes in --format json."""
+    report = _recorded_failure()
+    line = "  checked: xlogy: backward (function, float64, sample 2): failed"
+    assert line in report.render(verbose=True).splitlines() and line not in report.render()
+    findings = Findings(tuple(from_gradcheck_report(report, verbose=True)), False, root=str(tmp_path))
+    doc = json.loads(render(findings, "json"))
+    notes = [d for d in doc["diagnostics"] if d["code"] == "VTGEN-CHECKED"]
+    assert [(d["severity"], d["message"]) for d in notes] == [
+        ("note", "xlogy: backward (function, float64, sample 2): failed")
+    ]
+    assert "VTGEN-CHECKED" not in {d.code for d in from_gradcheck_report(report)}
+
+
 def test_gradcheck_failure_in_every_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "tools/autograd").mkdir(parents=True)
     anchor = str(tmp_path / "tools/autograd/derivatives.yaml")

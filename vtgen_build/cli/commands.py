@@ -31,6 +31,7 @@ from ..engine.generate import (
     GenerateOptions,
     GenerateResult,
     check_options,
+    default_shards,
     depfile_inputs,
     generate,
     input_paths,
@@ -177,7 +178,14 @@ def _run_audit(args: argparse.Namespace) -> int:
 
 def _add_code_options(g: argparse._ArgumentGroup) -> None:
     """Options that shape the generated code (``generate`` and ``check`` share them)."""
-    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards, 1..1024 (default: 10)")
+    g.add_argument(
+        "--shards",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of shards, 1..1024 (default: one per 32 entries of native_functions.yaml, 1..10: "
+        "the rule of CMake's vtgen_generate() and the setuptools hook)",
+    )
     g.add_argument("--manual-header", action="append", default=[], metavar="H",
                    help="helper header formulas call, as it is #included (repeatable)")  # fmt: skip
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
@@ -294,6 +302,16 @@ _PYTORCH_MANUAL = "torch/csrc/autograd/FunctionsManual.h"
 _PYTORCH_HELPERS = "torch::autograd::generated::details"
 
 
+def _default_shards(args: argparse.Namespace) -> int:
+    """No --shards: the count the build integrations give a yaml of this size (default_shards)."""
+    path = resolve_inputs(args).native_functions
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise VtgenError(f"cannot read {path} ({exc.strerror or exc})") from None
+    return default_shards(text)
+
+
 def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptions:
     headers, namespaces = list(args.manual_header), list(args.using_namespace)
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
@@ -303,7 +321,7 @@ def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptio
         namespaces = [_PYTORCH_HELPERS]  # PyTorch's own helper header: its helpers' namespace
     return GenerateOptions(
         args.out,
-        args.shards,
+        args.shards if args.shards is not None else _default_shards(args),
         args.namespace,
         tuple(headers),
         tuple(namespaces),
@@ -568,6 +586,8 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="sample hints of constrained inputs (yaml, repeatable; docs/gradcheck-samples.md)")  # fmt: skip
     r.add_argument("--coverage", metavar="JSON",
                    help="every op: which derivatives.yaml formulas ran in a passing check (JSON here)")  # fmt: skip
+    r.add_argument("--verbose", action="store_true",
+                   help="list every op and sample checked (with --format: a note per op)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
                    help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     _add_format(check)
@@ -591,7 +611,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
         report = run_from_args(args, inputs, _generate_options(args, target), manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
-        args.found += from_gradcheck_report(report)
+        args.found += from_gradcheck_report(report, verbose=args.verbose)
         return report.status
     options = CheckOptions(
         args.std,

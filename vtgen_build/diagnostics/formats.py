@@ -130,7 +130,7 @@ def _sarif_rules(codes: Sequence[str]) -> list[dict[str, object]]:
             "id": code,
             "name": CODES[code][0],
             "shortDescription": {"text": CODES[code][1]},
-            "defaultConfiguration": {"level": "note" if code == "VTGEN-UNVERIFIED" else "error"},
+            "defaultConfiguration": {"level": "note" if code in ("VTGEN-UNVERIFIED", "VTGEN-CHECKED") else "error"},
         }
         for code in codes
     ]

@@ -18,6 +18,7 @@ CODES: MappingProxyType[str, tuple[str, str]] = MappingProxyType(
         "VTGEN-COMPILE": ("compile", "The generated code (a formula, a kernel or a Node) does not compile."),
         "VTGEN-GRADCHECK": ("gradcheck", "PyTorch's gradcheck found a formula that computes a wrong derivative."),
         "VTGEN-UNVERIFIED": ("unverified", "An op's formulas were not verified by any gradient check."),
+        "VTGEN-CHECKED": ("checked", "A gradient check that ran: the op, the samples, the result (--verbose)."),
         "VTGEN-SYSTEM": ("system", "The machine refused an operation (disk, permissions, a tool that failed to run)."),
     }
 )

@@ -94,10 +94,13 @@ def from_gradcheck_failure(failure: Failure) -> Diagnostic:
     return Diagnostic("VTGEN-GRADCHECK", "error", failure.message, where.file, where.line)
 
 
-def from_gradcheck_report(report: Report) -> list[Diagnostic]:
+def from_gradcheck_report(report: Report, verbose: bool = False) -> list[Diagnostic]:
     """Failures at their formula's line (a crash, a hang or an exit in a kernel too); entries that raised
-    (warnings); ops no check verified (notes)."""
+    (warnings); ops no check verified (notes); with ``verbose``, a note per check that ran (op, kind,
+    variant, dtype, samples, status)."""
     found = [from_gradcheck_failure(f) for f in report.failures]
+    if verbose:
+        found += [Diagnostic("VTGEN-CHECKED", "note", f"{op}: {what}") for op, what in report.checked]
     # an entry that raised (a crash or a hang is a failure above): it verified nothing, which the verdict counts
     found += [Diagnostic("VTGEN-GRADCHECK", "warning", f"gradcheck entry {e}") for e in report.errors]
     found += [Diagnostic("VTGEN-UNVERIFIED", "note", f"{op}: not verified: {why}") for op, why in report.not_run]
