@@ -44,6 +44,8 @@
 #                  [OUTPUT_DIR <dir>]            # default ${CMAKE_CURRENT_BINARY_DIR}/vtgen/<target>
 #                  [NAMESPACE <ns>]              # op namespace of unqualified `func:`s (default aten)
 #                  [PYTHON_API <destination>]    # install a typed Python API of the ops there
+#                  [PYTHON_AUTOGRAD <destination>] # install the ops' autograd as Python there
+#                  [PYTHON_FORMULAS <file>]      # with PYTHON_AUTOGRAD: the helpers' Python module
 #                  [USE_TORCH]                   # compile against find_package(Torch), not the stubs
 #                  [PRECOMPILE_HEADERS]          # precompile the ATen/autograd headers the kernels share
 #                  [NO_PRECOMPILE_HEADERS]       # not even with USE_TORCH (where it is the default)
@@ -74,6 +76,13 @@
 #   and py.typed, and installs both to <destination>, a path relative to the
 #   install prefix naming a subpackage of your Python package (vtsample/ops under
 #   scikit-build-core): `import vtsample.ops` after the library is loaded.
+#   PYTHON_AUTOGRAD <destination> also generates OUTPUT_DIR/python_autograd/_autograd.py
+#   (each op's autograd from derivatives.yaml as an autograd.Function registered as its
+#   Autograd kernel: for kernels without C++ autograd; docs/design/python-autograd.md) and
+#   installs it to <destination>, a package directory relative to the install prefix
+#   (e.g. vtsample): `import vtsample._autograd` after the library is loaded.  PYTHON_FORMULAS
+#   <file> names the Python module of the helpers the formulas call; it is copied beside the
+#   generated module and installed with it.
 #
 #   The generator runs as a build step (one add_custom_command): its stamp file
 #   is the OUTPUT and the generated files are BYPRODUCTS; the inputs come from
@@ -375,10 +384,40 @@ endif()
 # vtgen_generate()
 # ---------------------------------------------------------------------------
 
+# PYTHON_AUTOGRAD / PYTHON_FORMULAS of vtgen_generate(): the generated Python autograd module
+# (and the author's formulas module, copied beside it so its relative import finds it).
+macro(_vtgen_python_autograd)
+  if(DEFINED arg_PYTHON_FORMULAS AND NOT DEFINED arg_PYTHON_AUTOGRAD)
+    message(FATAL_ERROR "vtgen_generate(): PYTHON_FORMULAS applies to PYTHON_AUTOGRAD only")
+  endif()
+  if(DEFINED arg_PYTHON_AUTOGRAD)
+    if(IS_ABSOLUTE "${arg_PYTHON_AUTOGRAD}" OR arg_PYTHON_AUTOGRAD MATCHES "(^|/)\\.\\.(/|$)")
+      message(FATAL_ERROR "vtgen_generate(): PYTHON_AUTOGRAD must be a relative install destination "
+                          "(a package directory such as mypkg), got '${arg_PYTHON_AUTOGRAD}'")
+    endif()
+    set(python_autograd "${out_dir}/python_autograd")
+    list(APPEND command --python-autograd "${python_autograd}/_autograd.py")
+    list(APPEND headers "${python_autograd}/_autograd.py")
+    install(FILES "${python_autograd}/_autograd.py" DESTINATION "${arg_PYTHON_AUTOGRAD}")
+    if(DEFINED arg_PYTHON_FORMULAS)
+      get_filename_component(formulas "${arg_PYTHON_FORMULAS}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      if(NOT EXISTS "${formulas}")
+        message(FATAL_ERROR "vtgen_generate(): PYTHON_FORMULAS: no such file: ${formulas}")
+      endif()
+      get_filename_component(formulas_name "${formulas}" NAME)
+      configure_file("${formulas}" "${python_autograd}/${formulas_name}" COPYONLY)
+      list(APPEND command --python-formulas "${python_autograd}/${formulas_name}")
+      list(APPEND inputs "${python_autograd}/${formulas_name}")
+      install(FILES "${python_autograd}/${formulas_name}" DESTINATION "${arg_PYTHON_AUTOGRAD}")
+    endif()
+  endif()
+endmacro()
+
 function(vtgen_generate target)
   # -- arguments --------------------------------------------------------------
   set(options USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS)
-  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE PYTHON_API STABLE_ABI)
+  set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE PYTHON_API PYTHON_AUTOGRAD
+                PYTHON_FORMULAS STABLE_ABI)
   set(multi_value MANUAL_HEADERS USING_NAMESPACES REGISTER_BACKENDS)
   cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
 
@@ -389,7 +428,8 @@ function(vtgen_generate target)
     list(JOIN arg_UNPARSED_ARGUMENTS " " unparsed)
     message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
                         "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
-                        "NAMESPACE PYTHON_API USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE STABLE_ABI")
+                        "NAMESPACE PYTHON_API PYTHON_AUTOGRAD PYTHON_FORMULAS USE_TORCH PRECOMPILE_HEADERS "
+                        "NO_PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE STABLE_ABI")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -538,6 +578,7 @@ function(vtgen_generate target)
     list(APPEND headers "${python_api}/__init__.py" "${python_api}/py.typed")
     install(FILES "${python_api}/__init__.py" "${python_api}/py.typed" DESTINATION "${arg_PYTHON_API}")
   endif()
+  _vtgen_python_autograd()  # appends to command, headers and inputs
   if(NOT arg_USE_TORCH)
     list(APPEND command --stub-decls)  # the op declarations the stub headers include
   else()
@@ -674,7 +715,8 @@ endfunction()
 
 # -- op libraries: backend registrations and fake kernels (REGISTER_BACKENDS, FAKE_MODULE) ----------
 # _vtgen_backend_registrations(): a macro of vtgen_generate(): adds --register-backends and
-# --fake-module to `command`, NativeKernels.h to `headers` and Register<key>.cpp to `sources`.
+# --fake-module to `command`, NativeKernels.h to `headers`, Register<key>.cpp and (the classic
+# mode) RegisterFunctionalize.cpp to `sources`.
 macro(_vtgen_backend_registrations)
   if(arg_REGISTER_BACKENDS)
     if(NOT arg_USE_TORCH)
@@ -686,6 +728,9 @@ macro(_vtgen_backend_registrations)
       endif()
       list(APPEND sources "${out_dir}/Register${_vtgen_key}.cpp")
     endforeach()
+    if(NOT DEFINED arg_STABLE_ABI)  # the classic mode's out= operators' Functionalize kernels
+      list(APPEND sources "${out_dir}/RegisterFunctionalize.cpp")
+    endif()
     list(JOIN arg_REGISTER_BACKENDS "," _vtgen_keys)
     list(APPEND command --register-backends "${_vtgen_keys}")
     list(APPEND headers "${out_dir}/NativeKernels.h")
@@ -897,6 +942,7 @@ print(os.path.join(package, "lib"))
     list(APPEND headers "${out_dir}/python_api/__init__.py" "${out_dir}/python_api/py.typed")
     install(FILES "${out_dir}/python_api/__init__.py" "${out_dir}/python_api/py.typed" DESTINATION "${arg_PYTHON_API}")
   endif()
+  _vtgen_python_autograd()  # the stable ABI has no autograd: the ops' autograd as generated Python
   set(options_file "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.options")
   get_property(version GLOBAL PROPERTY _vtgen_version)
   list(JOIN command "\n" command_text)

@@ -76,13 +76,18 @@ def sample_inputs(root: Path = SAMPLE, derivatives: Path | None = None) -> list[
 BUILD_REQUIREMENTS = ["setuptools>=68", "scikit-build-core>=0.10", "pyyaml>=6", "torch==2.13.0"]
 
 
-def run_clean(args: list[str | Path], cwd: Path) -> tuple[int, str]:
-    """Run ``args`` with no PYTHON*/PIP_* variables (nor a CMake generator or make flags) from
-    the caller: exit code and output (stdout and stderr together)."""
+def clean_env() -> dict[str, str]:
+    """The environment without PYTHON*/PIP_* variables, a CMake generator or make flags."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PIP_"))}
     env.pop("CMAKE_GENERATOR", None)
     env.pop("MAKEFLAGS", None)
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    return env
+
+
+def run_clean(args: list[str | Path], cwd: Path, **extra_env: str) -> tuple[int, str]:
+    """Run ``args`` in clean_env() (plus ``extra_env``): exit code and output (stdout and stderr together)."""
+    env = {**clean_env(), **extra_env}
     proc = subprocess.run(
         [str(a) for a in args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -281,6 +286,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
                         help="accepted (pyproject.toml gives it); without pytest-xdist, one process")  # fmt: skip
         group.addoption("--dist", dest="dist", default="no", metavar="MODE",
                         help="accepted (pyproject.toml's addopts give it); without pytest-xdist, ignored")  # fmt: skip
+    if not pluginmanager.has_plugin("timeout"):  # pytest-timeout not installed: the limit cannot be set
+        group = parser.getgroup("timeout", "without pytest-timeout (not installed): no per-test limit")
+        group.addoption("--timeout", dest="timeout", default=None, metavar="SECONDS",
+                        help="accepted (in pyproject.toml's addopts); without pytest-timeout, no limit")  # fmt: skip
 
 
 @pytest.fixture
@@ -323,12 +332,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", "xdist_group(name): tests run on one worker (pytest-xdist; unused here)")
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    """Say so when ``-n N`` (pyproject.toml's addopts) cannot run N workers: the run is one process."""
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Say so when an option of pyproject.toml's addopts has no plugin to honour it: ``-n N`` without
+    pytest-xdist runs one process, ``--timeout`` without pytest-timeout sets no limit."""
+    lines = []
     workers = str(config.getoption("numprocesses", "0"))
     if _without_xdist(config) and workers not in ("0", "None"):
-        return f"pytest-xdist is not installed (or -p no:xdist): -n {workers} runs the tests in one process"
-    return None
+        lines.append(f"pytest-xdist is not installed (or -p no:xdist): -n {workers} runs the tests in one process")
+    limit = config.getoption("timeout", None)
+    if not config.pluginmanager.has_plugin("timeout") and limit:
+        lines.append(f"pytest-timeout is not installed (or -p no:timeout): --timeout={limit} sets no limit")
+    return lines
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the marks into the test ids

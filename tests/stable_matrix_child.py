@@ -13,9 +13,11 @@ checks, in order (each independent; a failing one does not stop the others):
   torch.compile(fullgraph=True) with the default backend (Inductor), equal to eager;
 * ``export``: torch.export.export of a small module calling the functional ops, run and compared;
 * ``eager:softsign.out resizes out``: the generated out= kernel resizes a wrong-sized ``out``;
-* ``gradcheck:<op>``: torch.autograd.gradcheck of each differentiable op -- only once the package
-  has a generated ``vtstable._autograd`` (the Python autograd of derivatives.yaml); until then the
-  opcheck samples do not require grad, and the check is reported as skipped.
+* ``gradcheck:<op>``, ``gradgradcheck:<op>``, ``forward AD:<op>``: torch.autograd.gradcheck (float64),
+  gradgradcheck, and gradcheck of forward mode where the entry has forward formulas, of every
+  differentiable op and variant, through the package's generated ``vtstable._autograd`` (the Python
+  autograd of derivatives.yaml); without that module the opcheck samples do not require grad and
+  these checks are reported as skipped.
 """
 
 from __future__ import annotations
@@ -108,9 +110,34 @@ def check_out_resize() -> str:
     return f"resized to {tuple(out.shape)}"
 
 
-def check_gradcheck(op: object, args: tuple[object, ...]) -> str:
-    torch.autograd.gradcheck(op, args)
+def check_gradcheck(op: object, args: tuple[object, ...], kind: str) -> str:
+    if kind == "gradcheck":
+        torch.autograd.gradcheck(op, args)
+    elif kind == "gradgradcheck":
+        torch.autograd.gradgradcheck(op, args)
+    else:
+        torch.autograd.gradcheck(op, args, check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False)
     return "ok"
+
+
+def _softsign_inplace(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    ops.softsign_(y)
+    return y
+
+
+def differentiable() -> list[tuple[str, object, tuple[object, ...], bool]]:
+    """(name, function, float64 inputs requiring grad, has forward formulas) of every differentiable op
+    and variant."""
+    x, w, b = _x(3, 4, grad=True), _x(4, grad=True), _x(4, grad=True)
+    return [
+        ("softsign", ops.softsign, (x,), True),
+        ("softsign_", _softsign_inplace, (x,), True),
+        ("softsign_backward", ops.softsign_backward, (_x(3, 4, grad=True), x), False),
+        ("sincos", ops.sincos, (_x(2, 3, grad=True),), False),
+        ("affine", ops.affine, (_x(4, grad=True), w, b), False),
+        ("affine(bias=None)", lambda i, v: ops.affine(i, v, None), (_x(4, grad=True), w), False),
+    ]
 
 
 def run(checks: list[tuple[str, Callable[[], str]]]) -> dict[str, dict[str, object]]:
@@ -133,9 +160,9 @@ def main() -> int:
     checks.append(("export", check_export))
     checks.append(("eager:softsign.out resizes out", check_out_resize))
     if HAS_AUTOGRAD:
-        for name, op, args, _ in samples():
-            if name in ("softsign", "sincos", "affine", "affine(bias=None)"):
-                checks.append((f"gradcheck:{name}", lambda op=op, args=args: check_gradcheck(op, args)))
+        for name, fn, args, forward in differentiable():
+            for kind in ("gradcheck", "gradgradcheck", *(("forward AD",) if forward else ())):
+                checks.append((f"{kind}:{name}", lambda fn=fn, args=args, kind=kind: check_gradcheck(fn, args, kind)))
     wanted = tuple(sys.argv[1:])
     if wanted:
         checks = [(name, check) for name, check in checks if name.startswith(wanted)]

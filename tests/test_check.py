@@ -57,9 +57,9 @@ def test_sample_project_checks_clean(run_cli: CliRunner, tmp_path: Path) -> None
     assert result.code == 0, result.err[-3000:]
     assert "OK, 0 errors" in result.out
     # every emitted unit, one plain line each (not a terminal): 2 shards each of VariableType,
-    # Functions and ADInplaceOrViewType, RegisterSchema.cpp and the CPU, CUDA, Meta and
-    # CompositeExplicitAutograd registrations
-    assert len(re.findall(r"^\[\d+/11\] \S+: ok", result.out, re.M)) == 11
+    # Functions and ADInplaceOrViewType, RegisterSchema.cpp, the CPU, CUDA, Meta and
+    # CompositeExplicitAutograd registrations and RegisterFunctionalize.cpp
+    assert len(re.findall(r"^\[\d+/12\] \S+: ok", result.out, re.M)) == 12
 
 
 def test_broken_formula_is_reported_at_its_yaml_line(run_cli: CliRunner, tmp_path: Path) -> None:

@@ -36,17 +36,18 @@ def _line_of(path: Path, text: str) -> int:
 
 
 # -- lintrunner --------------------------------------------------------------------------------
-def _lintrunner(repo: Path, data: Path) -> list[dict[str, object]]:
+def _lintrunner(repo: Path, data: Path, *options: str) -> list[dict[str, object]]:
     done = subprocess.run(
-        ["lintrunner", "--all-files", "--output", "json", "--data-path", str(data)],
+        ["lintrunner", "--all-files", "--output", "json", "--data-path", str(data), *options],
         cwd=repo, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    # -a adds a last line of its own ("Successfully applied all patches.")
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
-@pytest.mark.skipif(shutil.which("lintrunner") is None, reason="lintrunner not installed (pip install lintrunner)")
-def test_lintrunner_reports_a_broken_formula_at_its_line(tmp_path: Path) -> None:
+def _lintrunner_checkout(tmp_path: Path) -> Path:
+    """A checkout whose ``.lintrunner.toml`` runs the adapter on its yaml and helper header."""
     repo = make_checkout(tmp_path / "pytorch")
     command = [sys.executable, "-m", "vtgen_build.lintrunner", "--paths-file", "{{PATHSFILE}}"]
     command += [*_relative_options(repo), "--out", str(tmp_path / "check")]
@@ -58,6 +59,12 @@ def test_lintrunner_reports_a_broken_formula_at_its_line(tmp_path: Path) -> None
     )
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "lintrunner")
+    return repo
+
+
+@pytest.mark.skipif(shutil.which("lintrunner") is None, reason="lintrunner not installed (pip install lintrunner)")
+def test_lintrunner_reports_a_broken_formula_at_its_line(tmp_path: Path) -> None:
+    repo = _lintrunner_checkout(tmp_path)
     assert _lintrunner(repo, tmp_path / "data") == []  # a clean tree: no message
     edit(repo / DERIVATIVES, *BROKEN)
     (message,) = _lintrunner(repo, tmp_path / "data")
@@ -65,6 +72,30 @@ def test_lintrunner_reports_a_broken_formula_at_its_line(tmp_path: Path) -> None
     assert message["line"] == _line_of(repo / DERIVATIVES, BROKEN[1])
     assert (message["code"], message["name"], message["severity"]) == ("VTGEN", "VTGEN-COMPILE", "error")
     assert "sizee" in str(message["description"])
+
+
+KEY = ("output_differentiability: [True, False]", "output_differentiabilty: [True, False]")
+COSS = ("softsign_backward(grad, self)", "softsign_backward(grad, self.coss())")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("lintrunner") is None, reason="lintrunner not installed (pip install lintrunner)")
+def test_lintrunner_applies_the_did_you_means_of_a_misspelled_key_and_a_misspelled_call(tmp_path: Path) -> None:
+    """The yaml's own did-you-mean, then the compiler's (g++/clang++ ``did you mean 'cos'?``), each applied by -a."""
+    repo = _lintrunner_checkout(tmp_path)
+    edit(repo / DERIVATIVES, *KEY)
+    edit(repo / DERIVATIVES, *COSS)
+    data = tmp_path / "data"
+    (key,) = _lintrunner(repo, data)  # a yaml error stops the check before any compile
+    assert (key["name"], key["line"]) == ("VTGEN-YAML", _line_of(repo / DERIVATIVES, KEY[1]))
+    assert "did you mean 'output_differentiability'" in str(key["description"])
+    assert key["replacement"] == str(key["original"]).replace(KEY[1], KEY[0])
+    assert _lintrunner(repo, data, "-a") == []  # applied: nothing left unfixed to print
+    original = (repo / DERIVATIVES).read_text(encoding="utf-8")
+    assert _lintrunner(repo, data, "-a") == []  # now it compiles: the compiler's suggestion, applied
+    assert (repo / DERIVATIVES).read_text(encoding="utf-8") == original.replace(COSS[1], COSS[1].replace("coss", "cos"))
+    assert git(repo, "diff", "--", DERIVATIVES).count("\n+ ") == 1  # the key is back; one call edited
+    assert _lintrunner(repo, data) == []  # the fixed yaml checks clean
 
 
 # -- pre-commit --------------------------------------------------------------------------------
@@ -127,3 +158,24 @@ def test_lintrunner_adapter_ignores_other_files_and_reports_its_own_failure(
         "VTGEN", "VTGEN-INPUT", "error", None,
     )  # fmt: skip
     assert "not a PyTorch checkout" in message["description"]
+
+
+def test_lintrunner_adapter_gives_each_fixing_message_the_whole_file_with_every_fix(tmp_path: Path) -> None:
+    """lintrunner writes each message's replacement over the file: each must hold all of that file's fixes.
+    A fix whose word is no longer at its place (the file moved on) makes no replacement."""
+    from vtgen_build import lintrunner
+
+    yaml = tmp_path / "d.yaml"
+    yaml.write_text("- name: f\n  slef: grad.coss()\n  other: grad.sinn()\n", encoding="utf-8")
+
+    def diagnostic(line: int, column: int, old: str, new: str) -> dict[str, object]:
+        fix = {"line": line, "column": column, "old": old, "new": new}
+        return {"file": str(yaml), "line": line, "severity": "error", "code": "VTGEN-COMPILE", "fix": fix}
+
+    found = [diagnostic(3, 15, "sinn", "sin"), diagnostic(2, 3, "slef", "self"), diagnostic(2, 14, "coss", "cos")]
+    found.append({"file": str(yaml), "line": 1, "severity": "error", "code": "VTGEN-YAML", "fix": None})
+    messages = lintrunner.lint_messages({"diagnostics": found})
+    fixed = "- name: f\n  self: grad.cos()\n  other: grad.sin()\n"
+    assert [(m["original"], m["replacement"]) for m in messages] == [(yaml.read_text(), fixed)] * 3 + [(None, None)]
+    stale = lintrunner.lint_messages({"diagnostics": [diagnostic(2, 4, "slef", "self")]})  # one column off
+    assert (stale[0]["original"], stale[0]["replacement"]) == (None, None)

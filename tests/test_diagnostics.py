@@ -19,6 +19,7 @@ import pytest
 
 from vtgen_build.base.errors import Location
 from vtgen_build.diagnostics import Diagnostic, Findings, from_compiler_output, from_gradcheck_report, render
+from vtgen_build.diagnostics.record import Fix
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.gradcheck.report import Report
@@ -156,6 +157,25 @@ def test_yaml_error_as_json(run_cli: CliRunner, bad_yaml: tuple[list[str], int])
     (d,) = doc["diagnostics"]
     assert (d["code"], d["severity"], d["file"], d["line"]) == ("VTGEN-YAML", "error", "derivatives.yaml", line)
     assert "'selff' is not an argument" in d["message"] and "did you mean 'self'" in d["message"]
+    assert d["fix"] == {"line": line, "column": 3, "old": "selff", "new": "self"}  # the did-you-mean, as an edit
+
+
+def test_a_fix_is_given_only_where_its_word_is(tmp_path: Path) -> None:
+    """The compiler's suggestion (g++ and clang++ spellings) becomes an edit of the yaml line that has the word;
+    a suggestion for generated C++, a word not on the line, or an edit whose text moved, gives none."""
+    yaml = tmp_path / "derivatives.yaml"
+    yaml.write_text("- name: f(Tensor self) -> Tensor\n  self: grad * self.coss()\n", encoding="utf-8")
+    said = "\u2018const class at::Tensor\u2019 has no member named \u2018coss\u2019; did you mean \u2018cos\u2019?"
+    gxx = f"{yaml}:2:9: error: {said}"
+    clang = f"{yaml}:2:9: error: no member named 'coss' in 'at::Tensor'; did you mean 'cos'?"
+    for output in (gxx, clang):
+        (d,) = from_compiler_output(output, "u.cpp", failed=True)
+        assert d.fix == Fix(2, 21, "coss", "cos")
+        assert d.fix.apply(yaml.read_text(encoding="utf-8")) == yaml.read_text(encoding="utf-8").replace("coss", "cos")
+    (moved,) = from_compiler_output(clang.replace(":2:", ":1:"), "u.cpp", failed=True)  # `coss` is not on line 1
+    (generated,) = from_compiler_output(clang.replace(str(yaml), "Functions_0.cpp"), "u.cpp", failed=True)
+    assert moved.fix is None and generated.fix is None
+    assert Fix(2, 20, "coss", "cos").apply(yaml.read_text(encoding="utf-8")) is None  # not at its place: no edit
 
 
 def test_yaml_error_as_github_sarif_and_text(run_cli: CliRunner, bad_yaml: tuple[list[str], int]) -> None:
@@ -165,6 +185,13 @@ def test_yaml_error_as_github_sarif_and_text(run_cli: CliRunner, bad_yaml: tuple
     assert "'selff'" in message
     (result,) = sarif_results(run_cli(*args, "--format", "sarif").out)
     assert result["ruleId"] == "VTGEN-YAML" and where(result) == ("derivatives.yaml", line)
+    ((change,),) = [f["artifactChanges"] for f in result["fixes"]]
+    assert change["artifactLocation"]["uri"] == "derivatives.yaml"
+    (replacement,) = change["replacements"]
+    assert replacement == {
+        "deletedRegion": {"startLine": line, "startColumn": 3, "endLine": line, "endColumn": 8},
+        "insertedContent": {"text": "self"},
+    }  # `selff`, columns 3-7
     text = run_cli(*args)
     assert text.out == "" and text.err.startswith(f"derivatives.yaml:{line}: error: 'selff' is not an argument")
 
@@ -186,7 +213,8 @@ def test_compiler_error_in_a_formula_in_every_format(
     (d,) = doc["diagnostics"]
     assert (d["code"], d["file"], d["line"]) == ("VTGEN-COMPILE", "derivatives.yaml", line)
     assert isinstance(d["column"], int) and "sizee" in d["message"]
-    records = (Diagnostic(**d),)
+    assert (d["fix"]["line"], d["fix"]["old"], d["fix"]["new"]) == (line, "sizee", "size")  # the compiler's own
+    records = (Diagnostic(**{**d, "fix": Fix(**d["fix"])}),)
     ((cmd, props, message),) = github_commands(render(Findings(records, False, root=str(tmp_path)), "github"))
     assert (cmd, props["file"], props["line"], props["title"]) == (
         "error",
@@ -216,6 +244,20 @@ def _recorded_failure() -> Report:
     return Report.from_results(
         entries_of([record]), ["xlogy.Tensor", "sinc"], {"sinc": "no OpInfo entry"}, places, None, 0
     )
+
+
+def test_verbose_lists_every_check_that_ran(tmp_path: Path) -> None:
+    """`check --gradcheck --verbose`: each op and sample checked, in the text and as notes in --format json."""
+    report = _recorded_failure()
+    line = "  checked: xlogy: backward (function, float64, sample 2): failed"
+    assert line in report.render(verbose=True).splitlines() and line not in report.render()
+    findings = Findings(tuple(from_gradcheck_report(report, verbose=True)), False, root=str(tmp_path))
+    doc = json.loads(render(findings, "json"))
+    notes = [d for d in doc["diagnostics"] if d["code"] == "VTGEN-CHECKED"]
+    assert [(d["severity"], d["message"]) for d in notes] == [
+        ("note", "xlogy: backward (function, float64, sample 2): failed")
+    ]
+    assert "VTGEN-CHECKED" not in {d.code for d in from_gradcheck_report(report)}
 
 
 def test_gradcheck_failure_in_every_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,8 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from vtgen_build.engine.generate import GenerateOptions, generate
+from vtgen_build.cli.commands import main
+from vtgen_build.engine.generate import GenerateOptions, default_shards, generate
 from vtgen_build.model import Inputs
+
+from .conftest import SAMPLE, sample_inputs
 
 pytestmark = pytest.mark.torch
 
@@ -122,3 +125,14 @@ def test_bad_formula_is_reported_at_its_line_and_nothing_is_written(real_yaml, t
     assert "did you mean 'self'?" in err
     assert "Traceback" not in err
     assert not list(out.glob("*.cpp"))
+
+
+def test_cli_shards_follow_the_librarys_size_like_cmake_and_setuptools(tmp_path: Path) -> None:
+    """No --shards: one shard per 32 entries of native_functions.yaml (default_shards), the count
+    vtgen_generate() and the setuptools hook give; the sample's 12 entries get one per kind."""
+    assert default_shards((SAMPLE / "native_functions.yaml").read_text()) == 1
+    assert main(["generate", *sample_inputs(), "--out", str(tmp_path / "out")]) == 0
+    units = sorted(p.name for p in (tmp_path / "out").glob("VariableType_*.cpp"))
+    assert units == ["VariableType_0.cpp"]
+    assert main(["generate", *sample_inputs(), "--shards", "3", "--out", str(tmp_path / "three")]) == 0
+    assert len(list((tmp_path / "three").glob("VariableType_*.cpp"))) == 3

@@ -109,6 +109,22 @@ def test_a_failure_is_reported_at_the_formula_of_its_input() -> None:
     assert forward.failed_ops == ["xlogy.Tensor"] and not forward.ok
 
 
+def test_a_forward_failure_is_reported_at_the_formula_of_its_output() -> None:
+    """`sincos -> (s, c)` with `s:` (line 3) and `c:` (line 4) forward formulas: a forward-mode
+    mismatch of output 0 is `s:`'s line, of output 1 `c:`'s (the plan keeps them in either order)."""
+    y = "derivatives.yaml"
+    forward = (Location(y, 4), Location(y, 3))
+    place = FormulaPlaces(("self",), False, (), ((("self",), Location(y, 2)),), forward, Location(y, 1),
+                          forward_outputs=(("c",), ("s",)), returns=("s", "c"))  # fmt: skip
+    places = {"xlogy.Tensor": place}
+    for output, line in ((0, 3), (1, 4)):
+        message = f"Jacobian computed with forward mode mismatch for output {output} with respect to input 0, ..."
+        report = Report.from_results(
+            entries_of([_entry("failed", "forward", True, message)]), ["xlogy.Tensor"], {}, places, None, 0
+        )
+        assert str(report.failures[0]).startswith(f"derivatives.yaml:{line}: error:"), report.failures
+
+
 def test_a_pass_without_our_kernel_is_an_error() -> None:
     report = Report.from_results(
         entries_of([_entry("passed", "backward", False)]), ["xlogy.Tensor"], {}, _places(), None, 0

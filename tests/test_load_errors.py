@@ -6,7 +6,9 @@ them valid, and compares the whole of stderr.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -276,6 +278,13 @@ NATIVE_CASES = [
 
 DERIVATIVE_CASES = [
     Case(
+        "misspelled-op",
+        "derivatives",
+        f"- name: {ADD.replace('add', 'ad', 1)}\n  self: grad\n",
+        1,
+        f"no native function has the schema '{ADD.replace('add', 'ad', 1)}'; did you mean '{ADD}'?",
+    ),
+    Case(
         "formula-for-missing-argument",
         "derivatives",
         f"- name: {ADD}\n  self: grad\n  othr: grad\n",
@@ -530,3 +539,22 @@ def test_no_traceback_for_any_text(native: str, derivatives: str) -> None:
         assert exc.location is not None
         assert exc.location.file in ("nf.yaml", "d.yaml")
         assert exc.location.line >= 1
+
+
+_SUGGESTED = [c for c in CASES if "did you mean" in c.message and not c.message.startswith("malformed schema")]
+
+
+@pytest.mark.parametrize("case", _SUGGESTED, ids=[f"{c.file}-{c.id}" for c in _SUGGESTED])
+def test_a_did_you_mean_carries_its_fix(case: Case, tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
+    """``--format json`` gives the suggestion as an edit at the word; made, it clears that error."""
+    paths = _write_inputs(tmp_yaml, **{case.file: case.text})
+    args = ["--native-functions", paths["native"], "--derivatives", paths["derivatives"], "--tags", paths["tags"]]
+    args += ["--out", str(tmp_path / "out"), "--format", "json"]
+    (d,) = json.loads(run_cli("generate", *args).out)["diagnostics"]
+    fix = d["fix"]
+    assert (fix["line"], fix["new"]) == (case.line, case.message.rsplit("'", 2)[-2])
+    line = case.text.splitlines()[case.line - 1]
+    assert line[fix["column"] - 1 :].startswith(fix["old"]) and fix["old"] != fix["new"]
+    fixed = line[: fix["column"] - 1] + fix["new"] + line[fix["column"] - 1 + len(fix["old"]) :]
+    paths = _write_inputs(tmp_yaml, **{case.file: case.text.replace(line, fixed)})
+    assert case.message not in _inspect(run_cli, paths)[2]

@@ -21,10 +21,12 @@ from pathlib import Path
 import pytest
 
 from vtgen_build.emit.files import family, shard_of
+from vtgen_build.emit.functionalize import register_functionalize
 from vtgen_build.emit.schema import register_schema
 from vtgen_build.engine.generate import GenerateOptions, generate
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.model import load_model
+from vtgen_build.plan.functionalize import plan_functionalize
 from vtgen_build.plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
 from vtgen_build.plan.kernel import build_plan
 from vtgen_build.plan.policy import load_policy
@@ -113,6 +115,21 @@ def test_schema_registration_of_the_library_ops(tmp_yaml: YamlWriter) -> None:
     assert '  m.def("twist_(Tensor(a!) self) -> Tensor(a!)", {at::Tag::inplace});' in text
     assert '  m.def("twist.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", {at::Tag::out});' in text
     assert text.count("m.def(") == len(model.native_functions)
+
+
+def test_out_variants_get_a_functionalize_kernel_instead_of_the_out_tag(tmp_yaml: YamlWriter) -> None:
+    """With backend registrations (a build against torch): twist.out has a functional sibling, so it
+    is registered without PyTorch's `out` tag (Inductor 2.13 lowers `twist` to a tagged out= overload
+    wrongly: tests/test_pytorch_issues.py) and gets a Functionalize kernel calling `myops::twist`."""
+    model = load_model(_inputs(tmp_yaml))
+    (planned,) = plan_functionalize(model.native_functions)
+    assert (planned.namespace, planned.out, planned.functional, planned.overload) == ("myops", "twist.out", "twist", "")
+    text = register_schema(plan_schemas(model.native_functions, load_policy(), (planned,)))
+    assert '  m.def("twist.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", {});' in text
+    unit = register_functionalize((planned,))
+    assert 'findSchemaOrThrow("myops::twist", "")' in unit
+    registration = 'm.impl("twist.out", torch::CppFunction::makeFromBoxedFunction<&functionalize_twist_out>());'
+    assert "TORCH_LIBRARY_IMPL(myops, Functionalize, m) {\n  " + registration + "\n}" in unit
 
 
 def test_aten_schemas_are_left_to_libtorch(tmp_yaml: YamlWriter) -> None:
@@ -225,10 +242,10 @@ def _torch_flags(torch_dir: Path) -> list[str]:
             f"-isystem{include}", f"-isystem{include / 'torch/csrc/api/include'}"]  # fmt: skip
 
 
-def _run(library: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(library: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     script = PACKAGE / "runtime_checks.py"
     return subprocess.run([sys.executable, str(script), str(library), *args], capture_output=True, text=True,
-                          check=False, timeout=300)  # fmt: skip
+                          check=False, timeout=600, env={**os.environ, **(env or {})})  # fmt: skip
 
 
 @pytest.mark.slow
@@ -244,6 +261,23 @@ def test_whole_output_links_with_no_undefined_and_runs(torch_tree: TorchTree) ->
     assert "-Wl,--no-undefined" in link and "-fvisibility=hidden" in ninja, link
     done = _run(torch_tree.library)
     assert done.returncode == 0 and "RUNTIME-OK" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.torch
+@pytest.mark.skipif(CXX is None, reason="no C++ compiler")
+def test_structured_op_with_keyword_scalar_passes_opcheck_and_inductor(torch_tree: TorchTree, tmp_path: Path) -> None:
+    """cubic (structured, a keyword-only Scalar) and cubic.out: opcheck's four tests, and
+    the default torch.compile backend with static and dynamic shapes equals eager (values and
+    gradients).  With PyTorch's `out` tag on the out= variants Inductor 2.13 emitted
+    `cubic.out(x, 0.7, scale=0.7, out=buf0)` (tests/test_pytorch_issues.py); the generated
+    Functionalize kernels replace the tag.  A fresh Inductor cache: its key ignores the ops' tags."""
+    code, log = torch_tree.build()
+    assert code == 0, log
+    schema = (torch_tree.binary / "vtgen" / "vtsample_ops" / "RegisterSchema.cpp").read_text()
+    assert 'm.def("cubic.out(Tensor self, *, Scalar scale=1, Tensor(a!) out) -> Tensor(a!)", {});' in schema
+    done = _run(torch_tree.library, "inductor", env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")})
+    assert done.returncode == 0 and "INDUCTOR-OK" in done.stdout, done.stdout + done.stderr[-4000:]
 
 
 _CUBE = "  self: 3 * grad * (self * self).conj()"

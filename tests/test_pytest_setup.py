@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import ROOT
 
 
@@ -45,3 +47,25 @@ def test_a_required_2_14_run_fails_instead_of_skipping(tmp_path: Path) -> None:
     code, log = _pytest_without("torchgen", tmp_path, "-n0", "-rs", test, XDG_CACHE_HOME=str(tmp_path), **required)
     assert code == 1 and "1 error" in log and "skipped" not in log, log
     assert "required by VTGEN_REQUIRE_TORCH_2_14, but no unpacked torch 2.14.1" in log, log
+
+
+def test_the_one_process_run_needs_no_pytest_timeout(tmp_path: Path) -> None:
+    """pyproject.toml's addopts give ``--timeout=1200`` (pytest-timeout); without the plugin the option is
+    accepted, the run goes on in one process and the header says no limit is set."""
+    test = "tests/test_supervise.py::test_a_child_that_dies_before_any_entry_is_an_error_with_what_it_printed"
+    code, log = _pytest_without("pytest_timeout", tmp_path, "-n0", test)
+    assert code == 0 and "1 passed" in log, log
+    assert "pytest-timeout is not installed (or -p no:timeout): --timeout=1200 sets no limit" in log, log
+
+
+def test_a_test_past_the_limit_fails_and_the_slowest_are_listed(tmp_path: Path) -> None:
+    """With pytest-timeout (the ``test`` extra), a hanging test fails at its limit instead of hanging CI,
+    and ``--durations=15`` (addopts) lists it among the slowest."""
+    pytest.importorskip("pytest_timeout")
+    (tmp_path / "test_hangs.py").write_text("import time\n\n\ndef test_hangs():\n    time.sleep(60)\n")
+    command = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path),
+               "-p", "no:cacheprovider", "-n0", "--timeout=2", str(tmp_path / "test_hangs.py")]  # fmt: skip
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    log = done.stdout + done.stderr
+    assert done.returncode == 1 and "Timeout (>2.0s) from pytest-timeout" in log, log
+    assert "slowest 15 durations" in log and "test_hangs.py::test_hangs" in log, log

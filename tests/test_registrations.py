@@ -56,15 +56,17 @@ CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
 
 @pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 def test_more_shards_than_ops_compile(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
-    """Three ops at the default shard count (10): most shards are empty, and every unit compiles (stubs)."""
+    """Three ops in 10 shards (the default is 1 for them): most shards are empty, and every unit
+    compiles (stubs)."""
     native, derivatives = tmp_yaml("nf.yaml", THREE_OPS), tmp_yaml("d.yaml", THREE_DERIVATIVES)
     result = run_cli(
         "check", "--native-functions", native, "--derivatives", derivatives, "--namespace", "three",
-        "--out", str(tmp_path / "out"),
+        "--out", str(tmp_path / "out"), "--shards", "10",
     )  # fmt: skip
     assert result.code == 0, result.err[-3000:]
-    # 10 shards of three kinds, RegisterSchema.cpp and the CPU, CUDA, CompositeExplicitAutograd registrations
-    assert "34 translation units" in result.out and "OK, 0 errors" in result.out, result.out[-500:]
+    # 10 shards of three kinds, RegisterSchema.cpp, the CPU, CUDA, CompositeExplicitAutograd registrations
+    # and RegisterFunctionalize.cpp
+    assert "35 translation units" in result.out and "OK, 0 errors" in result.out, result.out[-500:]
     empty = (tmp_path / "out" / "VariableType_0.cpp").read_text()
     assert "TORCH_LIBRARY_IMPL" not in empty or "namespace torch::autograd::generated {}" in empty
 
@@ -78,7 +80,8 @@ def test_header_declares_native_signatures(tmp_yaml: YamlWriter, run_cli: CliRun
     assert f"// {native}:3: CPU kernel of three::twice\nat::Tensor twice(const at::Tensor & self);" in header
     assert "at::Tensor pair(const at::Tensor & self, const at::Tensor & other);" in header
     assert "lone" not in header  # a key this build does not register: not required
-    assert sorted(p.name for p in (tmp_path / "out").glob("Register*.cpp")) == ["RegisterCPU.cpp", "RegisterSchema.cpp"]
+    units = sorted(p.name for p in (tmp_path / "out").glob("Register*.cpp"))
+    assert units == ["RegisterCPU.cpp", "RegisterFunctionalize.cpp", "RegisterSchema.cpp"]
     unit = (tmp_path / "out" / "RegisterCPU.cpp").read_text()
     assert "TORCH_LIBRARY_IMPL(three, CPU, m)" in unit and 'm.impl("pair",' in unit and "&three::pair" in unit
 
@@ -96,6 +99,7 @@ def test_all_keys_and_symint_spelling(tmp_yaml: YamlWriter, run_cli: CliRunner, 
         "RegisterCPU.cpp",
         "RegisterCUDA.cpp",
         "RegisterCompositeExplicitAutograd.cpp",
+        "RegisterFunctionalize.cpp",
         "RegisterSchema.cpp",
     ]
     header = (tmp_path / "out" / "NativeKernels.h").read_text()

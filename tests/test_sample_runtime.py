@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
+import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SAMPLE, TorchTree, copy_sample, run_clean
+from .conftest import SAMPLE, TorchTree, clean_env, copy_sample, run_clean
 from .test_gradcheck_library import library_check
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
@@ -55,12 +57,15 @@ NAMES = (
     "out_with_grad_is_refused",
     "view_aliases_and_rebases",
     "not_implemented_names_the_op",
+    "missing_forward_formula_names_the_entry",
     "non_differentiable_output",
     # PyTorch's own custom-op tests (issue 20): opcheck per op and variant, torch.compile, export
     *(f"opcheck_{op}" for op in OPCHECKED),
     "compile_static_equals_eager",
     "compile_dynamic_equals_eager",
     "export_three_ops",
+    "export_save_load_in_fresh_process",
+    "aoti_package_loads_in_fresh_process",
     "view_op_refused_by_compile",
     "out_variant_compiles",
     "inplace_in_compile_style_compiles",
@@ -224,7 +229,7 @@ def test_wrong_formula_fails_gradcheck(torch_tree: TorchTree) -> None:
     code, log = gradcheck
     at = f"{torch_tree.derivatives}:{other_line}: error: gradcheck failed for scale_add (schema samples) (float64"
     assert code == 1 and at in log, log
-    assert "ops: passed 13, failed 2, not run 0" in log, log  # scale_add and scale_add_ only
+    assert "ops: passed 15, failed 2, not run 0" in log, log  # scale_add and scale_add_ only
 
 
 # In a formula with no forward formula derived from it: one translation unit (the Node's)
@@ -290,7 +295,8 @@ def test_formula_edit_rebuilds_on_import(
     assert runtime_results  # the checks ran on the unedited library (this test edits the copy for good)
     python = _python(installed_sample.venv)
     _replace_line(installed_sample.source / "derivatives.yaml", _SOFTSIGN, _DOUBLED)
-    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv)
+    # SKBUILD_EDITABLE_VERBOSE=1: the rebuild's output, on stderr (pyproject.toml keeps it quiet)
+    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv, SKBUILD_EDITABLE_VERBOSE="1")
     assert code == 0, log
     assert "vtgen-build: re-planned" in log and "2 files written" in log, log
     assert sorted(_COMPILED.findall(log)) == ["Functions_0.cpp", "VariableType_0.cpp"], log
@@ -298,7 +304,58 @@ def test_formula_edit_rebuilds_on_import(
     assert "warning:" not in log, log
     assert log.strip().splitlines()[-1] == "[2.0]", log
 
-    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv)
+    code, log = run_clean([python, "-c", _GRADIENT_RATIO], installed_sample.venv, SKBUILD_EDITABLE_VERBOSE="1")
     assert code == 0, log
     assert "ninja: no work to do." in log and not _COMPILED.search(log), log
     assert log.strip().splitlines()[-1] == "[2.0]", log
+
+
+_TYPED_USE = """
+import torch
+import vtsample
+
+values, indices = vtsample.ops.topk_abs(torch.randn(3, 4), 2)
+total: torch.Tensor = vtsample.ops.scale_add(values, values, alpha=2.0)
+wrong: str = vtsample.ops.softsign(total)
+"""
+
+
+def test_mypy_strict_sees_the_typed_api_of_the_editable_install(
+    installed_sample: InstalledSample, tmp_path: Path
+) -> None:
+    """The editable install puts src/ on sys.path (where mypy looks): the package has py.typed and the
+    build copies the typed API into src/vtsample/ops, so `mypy --strict` checks calls of it (and
+    finds the one wrong annotation)."""
+    pytest.importorskip("mypy")
+    (tmp_path / "use.py").write_text(_TYPED_USE)
+    assert (installed_sample.source / "src" / "vtsample" / "ops" / "py.typed").is_file()
+    code, log = run_clean(
+        [_python(installed_sample.venv), "-m", "mypy", "--strict", "--cache-dir", tmp_path / "cache", "use.py"],
+        tmp_path,
+    )
+    assert code == 1, log
+    expected = 'use.py:7: error: Incompatible types in assignment (expression has type "Tensor", variable has type'
+    assert expected in log and "Found 1 error in 1 file" in log, log
+
+
+def test_editable_import_is_quiet(installed_sample: InstalledSample, runtime_results: dict[str, str | None]) -> None:
+    """`import vtsample` in the editable install prints nothing when nothing changed, and never
+    anything on stdout; a rebuild says so on stderr (one line, the rebuild's output kept back)."""
+    assert runtime_results  # after the checks: this test touches the copy's yaml
+    python, env = str(_python(installed_sample.venv)), clean_env()
+
+    def run(code: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run([python, "-c", code], cwd=installed_sample.venv, env=env, capture_output=True,
+                              text=True, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done
+
+    run("import vtsample")  # whatever an earlier test left to rebuild
+    quiet = run("import vtsample")
+    assert (quiet.stdout, quiet.stderr) == ("", ""), quiet
+    derivatives = installed_sample.source / "derivatives.yaml"
+    derivatives.write_text(derivatives.read_text() + "\n")  # the generator runs, nothing recompiles
+    os.utime(installed_sample.source / "src" / "helpers.cpp")  # one unit recompiles, the library relinks
+    rebuilt = run("import vtsample")
+    assert rebuilt.stdout == "", rebuilt
+    assert rebuilt.stderr.startswith("vtsample: rebuilt the op library (") and rebuilt.stderr.count("\n") == 1, rebuilt

@@ -48,6 +48,8 @@ def test_fixture_settings() -> None:
         using_namespaces=("setuptools_ops::autograd_helpers",),
         check=True,
         python_api="src/setuptools_ops/ops",
+        python_autograd="src/setuptools_ops/_py_autograd.py",
+        python_formulas="src/setuptools_ops/formulas.py",
     )
 
 
@@ -89,6 +91,10 @@ def test_unknown_key_did_you_mean_with_line(tmp_path: Path) -> None:
         ({"manual-headers": [1]}, "'manual-headers' must be a list of strings"),
         ({"namespace": "a::b"}, "'namespace' must be an identifier"),
         ({"using-namespaces": ["a b"]}, "'using-namespaces': 'a b' is not a C++ namespace name"),
+        # one rule with the CLI's --using-namespace (base/names.py): a C++ keyword is no namespace
+        ({"using-namespaces": ["helpers::delete"]}, "'helpers::delete' is not a C++ namespace name ('delete' is a C++"),
+        ({"namespace": "class"}, "'namespace' must be an identifier"),
+        ({"fake-module": "p.-fake"}, "'fake-module': 'p.-fake' is not a Python module name (e.g. mypkg._fake)"),
         ({"tags": ""}, "'tags' must be a non-empty string"),
         ({"derivatives": "../d.yaml"}, "'derivatives': '../d.yaml' must be relative to the project"),
         ({"output-dir": "/abs"}, "'output-dir': '/abs' must be relative to the project"),
@@ -101,6 +107,12 @@ def test_unknown_key_did_you_mean_with_line(tmp_path: Path) -> None:
         ),
         ({"manual-headers": ["/usr/include/h.h"]}, "'manual-headers': '/usr/include/h.h' must be relative"),
         ({"manual-headers": ['a"b.h']}, """'manual-headers': 'a"b.h' is not a header name"""),
+        ({"python-formulas": "src/p/f.py"}, "'python-formulas' applies to 'python-autograd' only"),
+        (
+            {"python-autograd": "src/p/_autograd.py", "python-formulas": "src/q/f.py"},
+            "'python-formulas' 'src/q/f.py' must sit beside 'python-autograd' 'src/p/_autograd.py'",
+        ),
+        ({"python-autograd": "../p/_autograd.py"}, "'python-autograd': '../p/_autograd.py' must be relative"),
     ],
 )
 def test_bad_values(extra: dict[str, object], message: str) -> None:
@@ -258,6 +270,11 @@ def test_wheel_and_sdist(project: Path) -> None:
     prefix = "setuptools_ops/_autograd/"
     assert {n[len(prefix) :] for n in names if n.startswith(prefix)} == GENERATED, names
     assert {"setuptools_ops/ops/__init__.py", "setuptools_ops/ops/py.typed"} <= names, names  # python-api
+    assert {"setuptools_ops/_py_autograd.py", "setuptools_ops/formulas.py"} <= names, names  # python-autograd
+    with zipfile.ZipFile(wheel) as archive:
+        module = archive.read("setuptools_ops/_py_autograd.py").decode()
+    assert "_formulas.cube_backward(" in module and "from . import formulas as _formulas" in module
+    assert not (project / "src" / "setuptools_ops" / "_py_autograd.py").exists()
     assert not (project / "src" / "setuptools_ops" / "_autograd").exists()  # a regular build writes in build/
 
     # Again: the generator finds nothing changed.

@@ -161,3 +161,7 @@ def test_the_one_wheel_passes_every_check(release: str, matrix: dict[str, Row], 
     assert isinstance(results, dict) and len(results) >= 12, results
     failed = {name: r["detail"] for name, r in results.items() if not r["ok"]}
     assert not failed, f"torch {release}: " + json.dumps(failed, indent=1)
+    # the generated Python autograd (vtstable/_autograd.py): every differentiable op and variant
+    assert row.report["gradcheck"] == "run", row.report["gradcheck"]
+    grads = [n for n in results if n.split(":")[0] in ("gradcheck", "gradgradcheck", "forward AD")]
+    assert len(grads) >= 14, grads

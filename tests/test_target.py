@@ -141,3 +141,45 @@ def test_node_creation_hooks_follow_the_target(tmp_path: Path, run_cli: CliRunne
     assert new.count("fire_node_creation_hooks(grad_fn);") >= 4
     # switching back regenerates (the target is part of the settings)
     assert _generated(run_cli, tmp_path / "new") == old
+
+
+def test_a_command_resolves_the_release_once(
+    tmp_path: Path, run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command line resolves the target once and hands it down (issue 37, item 1): generating
+    the kernels and the typed Python API, and ``inspect``'s plans and summary, share one answer."""
+    from vtgen_build.plan import target
+
+    calls: list[tuple[str | None, str | None, str | None]] = []
+
+    def counted(explicit: str | None, include: str | None, root: str | None) -> target.Target:
+        calls.append((explicit, include, root))
+        return resolve_target(explicit, include, root)
+
+    monkeypatch.setattr(target, "resolve_target", counted)
+    _version_h(tmp_path / "include", 2, 14)
+    api = ["--python-api", str(tmp_path / "api")]
+    assert "fire_node_creation_hooks" in _generated(run_cli, tmp_path / "out", "--torch-version", "2.14", *api)
+    assert calls == [("2.14", None, None)]
+    calls.clear()
+    result = run_cli("inspect", *sample_inputs()[:6], "--torch-version", "2.14")
+    assert "torch release: 2.14 (2.14, from --torch-version)" in result.out
+    assert calls == [("2.14", None, None)]
+
+
+def test_the_one_version_h_reader_serves_the_compile_standard(tmp_path: Path) -> None:
+    from vtgen_build.compile import default_std, torch_version
+
+    _version_h(tmp_path / "include", 2, 14, 1)
+    assert resolve_target(None, str(tmp_path / "include"), None).found == "2.14.1"
+    assert torch_version(tmp_path / "include") == (2, 14)
+    assert default_std(tmp_path / "include") == "c++20"
+
+
+def test_torch_version_help_says_what_the_code_does(capsys: pytest.CaptureFixture[str]) -> None:
+    from vtgen_build.cli.commands import main
+
+    assert main(["generate", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the torch found" not in text  # nothing looks for an installed torch
+    assert "release to generate for (default: the one in the torch/version.h of --torch-include, where" in text

@@ -5,7 +5,13 @@ or the paths after ``--``).  When one of them is a file the check reads (the yam
 the manual helpers), the adapter runs ``vtgen-build check CHECK-OPTIONS --format json``
 (the fast check against the stub headers; add ``--changed-since REV`` to check only
 the ops a branch changed) and prints one lintrunner ``LintMessage`` JSON object per
-diagnostic, on its own line.  Otherwise it prints nothing.  It always exits 0, as
+diagnostic, on its own line.  Otherwise it prints nothing.
+
+A diagnostic with a did-you-mean (an unknown yaml key or argument name, the
+compiler's suggestion for a misspelled name in a formula) carries its fix: the
+message holds ``original`` and ``replacement``: the whole file before and after
+every fix in it (the same text on each such message of one file, as lintrunner
+writes each replacement over the file), so ``lintrunner -a`` applies them all.  It always exits 0, as
 lintrunner's protocol asks: a failure of the tool itself is a message too.
 
 A ``.lintrunner.toml`` entry for a PyTorch checkout::
@@ -33,6 +39,7 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 from .base.errors import VtgenError
+from .diagnostics.record import Fix
 
 __all__ = ["LINTER_CODE", "lint_messages", "main"]
 
@@ -73,7 +80,40 @@ def lint_messages(document: dict[str, object]) -> list[dict[str, object]]:
             "replacement": None,
             "description": d.get("message"),
         })  # fmt: skip
+    _attach_fixes(messages, [_fix(d) for d in (found if isinstance(found, list) else [])])
     return messages
+
+
+def _fix(diagnostic: dict[str, object]) -> Fix | None:
+    fix = diagnostic.get("fix")
+    if not isinstance(fix, dict):
+        return None
+    line, column, old, new = (fix.get(k) for k in ("line", "column", "old", "new"))
+    if isinstance(line, int) and isinstance(column, int) and isinstance(old, str) and isinstance(new, str):
+        return Fix(line, column, old, new)
+    return None
+
+
+def _attach_fixes(messages: list[dict[str, object]], fixes: list[Fix | None]) -> None:
+    """Each message with a fix gets its file before and after all of that file's fixes."""
+    by_path: dict[str, list[Fix]] = {}
+    fixing: dict[str, list[dict[str, object]]] = {}
+    for message, fix in zip(messages, fixes, strict=True):
+        path = message["path"]
+        if fix is not None and isinstance(path, str):
+            by_path.setdefault(path, []).append(fix)
+            fixing.setdefault(path, []).append(message)
+    for path, found in by_path.items():
+        try:
+            with open(path, encoding="utf-8", newline="") as f:
+                original = f.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        text = original
+        for fix in sorted(set(found), key=lambda f: (f.line, f.column), reverse=True):  # later edits first
+            text = fix.apply(text) or text
+        for message in fixing[path] if text != original else []:
+            message["original"], message["replacement"] = original, text
 
 
 def _failure(message: str) -> dict[str, object]:

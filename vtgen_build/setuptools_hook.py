@@ -34,7 +34,7 @@ from setuptools import Command  # type: ignore[import-untyped]
 from setuptools.errors import SetupError  # type: ignore[import-untyped]
 
 from .base.errors import VtgenError, did_you_mean
-from .base.names import check_include, identifier_problem
+from .base.names import check_include, identifier_problem, module_name_problem, qualified_name_problem
 from .engine.generate import (
     MANIFEST,
     MAX_SHARDS,
@@ -53,7 +53,6 @@ __all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_op
 TABLE = "tool.vtgen_build"
 COMMAND = "build_vtgen"
 _CHECK_STAMP = ".vtgen-check-ok"
-_NAMESPACE = re.compile(r"(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 class ConfigError(SetupError):  # type: ignore[misc]
@@ -103,6 +102,13 @@ class Settings:
     python_api: str | None = None
     """``python-api``: a directory inside one of the packages (e.g. ``src/mypkg/ops``) that gets the
     typed Python API of the ops (``__init__.py``, ``py.typed``); the wheel holds it at that package path."""
+    python_autograd: str | None = None
+    """``python-autograd``: a module path inside one of the packages (e.g. ``src/mypkg/_autograd.py``)
+    that gets the ops' autograd as generated Python (``generate --python-autograd``; for kernels
+    without C++ autograd); the wheel holds it at that package path."""
+    python_formulas: str | None = None
+    """``python-formulas``: the package's module of helper functions the formulas call (beside
+    ``python-autograd``; ``generate --python-formulas``)."""
 
     @staticmethod
     def key(field_name: str) -> str:
@@ -178,11 +184,11 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
     if "stable_abi" in values:
         _check_stable(values, fail)
     module = values.get("fake_module")
-    if module is not None and not all(part.isidentifier() for part in module.split(".")):
-        raise fail(f"'fake-module': {module!r} is not a Python module name", "fake-module")
+    if module is not None and (problem := module_name_problem(module)) is not None:
+        raise fail(f"'fake-module': {problem}", "fake-module")
     for ns in values.get("using_namespaces", ()):
-        if not _NAMESPACE.fullmatch(ns):
-            raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name", "using-namespaces")
+        if (problem := qualified_name_problem(ns)) is not None:
+            raise fail(f"'using-namespaces': {ns!r} is not a C++ namespace name ({problem})", "using-namespaces")
     for header in values.get("manual_headers", ()):
         try:
             check_include(header, "'manual-headers'")
@@ -193,7 +199,15 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
                 f"'manual-headers': {header!r} must be relative to an include directory, without '..'",
                 "manual-headers",
             )
-    for name in ("native_functions", "derivatives", "tags", "output_dir", "include_dirs", "python_api"):
+    if values.get("python_formulas") is not None and values.get("python_autograd") is None:
+        raise fail("'python-formulas' applies to 'python-autograd' only", "python-formulas")
+    autograd, formulas = values.get("python_autograd"), values.get("python_formulas")
+    beside = not isinstance(autograd, str) or not isinstance(formulas, str)
+    if not beside and PurePosixPath(str(autograd)).parent != PurePosixPath(str(formulas)).parent:
+        message = f"'python-formulas' {formulas!r} must sit beside 'python-autograd' {autograd!r}"
+        raise fail(message, "python-formulas")
+    paths = ("native_functions", "derivatives", "tags", "output_dir", "include_dirs", "python_api", "python_autograd")
+    for name in (*paths, "python_formulas"):
         for path in values[name] if isinstance(values.get(name), tuple) else [values.get(name)]:
             if path is not None and (PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts):
                 raise fail(
@@ -279,7 +293,7 @@ def finalize_distribution_options(dist: Any) -> None:
         dist.cmdclass["build"] = build
     dist.cmdclass[COMMAND] = build_vtgen
     base_sdist = dist.get_command_class("sdist")
-    generated_dirs = [settings.output_dir, *([settings.python_api] if settings.python_api else [])]
+    generated_dirs = [settings.output_dir, *(p for p in (settings.python_api, settings.python_autograd) if p)]
 
     class sdist(base_sdist):  # type: ignore[misc, valid-type]
         def prune_file_list(self) -> None:
@@ -322,7 +336,9 @@ class build_vtgen(Command):  # type: ignore[misc]
         """``output-dir`` (or ``python-api``) as a path inside the wheel (through the packages' source
         directories)."""
         build_py = self.get_finalized_command("build_py")
-        configured = self.settings.output_dir if key == "output-dir" else self.settings.python_api
+        configured = {"output-dir": self.settings.output_dir, "python-api": self.settings.python_api}.get(
+            key, self.settings.python_autograd
+        )
         assert configured is not None
         out = PurePosixPath(configured)
         best: tuple[int, PurePosixPath] | None = None
@@ -352,6 +368,26 @@ class build_vtgen(Command):  # type: ignore[misc]
             return self.root / self.settings.python_api
         assert self.build_temp is not None
         return Path(self.build_temp).resolve() / "vtgen-python-api"
+
+    def _autograd_file(self) -> Path:
+        """Where the Python autograd module is written: in place (editable), else under build_temp."""
+        assert self.settings.python_autograd is not None
+        if self.editable_mode:
+            return self.root / self.settings.python_autograd
+        assert self.build_temp is not None
+        return (
+            Path(self.build_temp).resolve()
+            / "vtgen-python-autograd"
+            / PurePosixPath(self.settings.python_autograd).name
+        )
+
+    def _autograd_mapping(self) -> dict[str, str]:
+        """Wheel path → the generated Python autograd module (none without ``python-autograd``)."""
+        if self.settings.python_autograd is None:
+            return {}
+        assert self.build_lib is not None
+        package = self._package_path("python-autograd")
+        return {os.path.join(self.build_lib, *package.parts): str(self._autograd_file())}
 
     def _api_mapping(self) -> dict[str, str]:
         """Wheel path → generated file of the typed Python API (none without ``python-api``)."""
@@ -401,7 +437,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 mapping[destination] = str(PurePosixPath(self.settings.output_dir) / name)
             else:
                 mapping[destination] = str(self._generation_dir() / name)
-        return mapping | self._api_mapping()
+        return mapping | self._api_mapping() | self._autograd_mapping()
 
     def run(self) -> None:
         s = self.settings
@@ -415,6 +451,7 @@ class build_vtgen(Command):  # type: ignore[misc]
             s.namespace,
         )
         try:
+            release = build_release(s)  # resolved once: generation, the Python APIs and the check share it
             options = GenerateOptions(
                 str(out),
                 shard_count(s, self.root),
@@ -423,7 +460,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 s.using_namespaces,
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
                 stub_decls=s.stable_abi is None,  # the stub headers' declarations: classic mode only
-                release=build_release(s),
+                release=release,
                 allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
                 register_backends=s.register_backends,
                 fake_module=s.fake_module,
@@ -438,11 +475,13 @@ class build_vtgen(Command):  # type: ignore[misc]
             raise SetupError("vtgen_build: generating the autograd kernels failed (see above)") from None
         print(result.summary(), f"[{_relative(str(out), self.root)}]", flush=True)
         if s.python_api is not None:
-            self._write_api(inputs)
+            self._write_api(inputs, release)
+        if s.python_autograd is not None:
+            self._write_autograd(inputs, release)
         if s.check:
-            self._check(result, out)
+            self._check(result, out, release)
         if not self.editable_mode:
-            for api_file, source in self._api_mapping().items():
+            for api_file, source in (self._api_mapping() | self._autograd_mapping()).items():
                 self.mkpath(str(Path(api_file).parent))
                 self.copy_file(source, api_file, preserve_mode=False)
             package = self._package_path()
@@ -452,21 +491,36 @@ class build_vtgen(Command):  # type: ignore[misc]
                 self.mkpath(str(destination.parent))
                 self.copy_file(str(out / name), str(destination), preserve_mode=False)
 
-    def _write_api(self, inputs: Inputs) -> None:
+    def _write_api(self, inputs: Inputs, release: str) -> None:
         from .engine.python_api import write_python_api
         from .plan.policy import policy_for
 
         try:
-            written = write_python_api(inputs, policy_for(None, build_release(self.settings)), str(self._api_dir()))
+            written = write_python_api(inputs, policy_for(None, release), str(self._api_dir()))
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None
         print(f"vtgen_build: typed Python API: {len(written)} files written", flush=True)
 
+    def _write_autograd(self, inputs: Inputs, release: str) -> None:
+        from .engine.python_autograd import write_python_autograd
+        from .plan.policy import policy_for
+
+        s = self.settings
+        formulas = str(self.root / s.python_formulas) if s.python_formulas else None
+        target = self._autograd_file()
+        try:
+            policy = policy_for(None, release)
+            written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode)
+        except VtgenError as exc:
+            print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
+            raise SetupError("vtgen_build: generating the Python autograd failed (see above)") from None
+        print(f"vtgen_build: Python autograd: {'written' if written else 'unchanged'}", flush=True)
+
     # -- the compile check ---------------------------------------------------------------
 
-    def _check(self, result: GenerateResult, out: Path) -> None:
-        command = check_command(self.settings, self.root)
+    def _check(self, result: GenerateResult, out: Path, release: str) -> None:
+        command = check_command(self.settings, self.root, release)
         if command is None:
             print(
                 "vtgen_build: compile check skipped: this vtgen_build has no `vtgen-build check` command yet",
@@ -499,8 +553,10 @@ def build_release(settings: Settings) -> str:
     return supported_release(installed, f"torch {installed}, installed in the build environment")
 
 
-def check_command(settings: Settings, root: Path) -> list[str] | None:
-    """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check."""
+def check_command(settings: Settings, root: Path, release: str | None = None) -> list[str] | None:
+    """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check.
+
+    ``release``: the one the build resolved (None: resolved here, for a caller that generates nothing)."""
     import importlib.util
 
     if importlib.util.find_spec("vtgen_build.check.run") is None:
@@ -518,7 +574,14 @@ def check_command(settings: Settings, root: Path) -> list[str] | None:
     ]
     if s.tags:
         command += ["--tags", s.tags]
-    command += ["--namespace", s.namespace, "--shards", str(shard_count(s, root)), "--torch-version", build_release(s)]
+    command += [
+        "--namespace",
+        s.namespace,
+        "--shards",
+        str(shard_count(s, root)),
+        "--torch-version",
+        release or build_release(s),
+    ]
     for header in s.manual_headers:
         command += ["--manual-header", header]
     for ns in s.using_namespaces:

@@ -24,6 +24,8 @@ __all__ = [
     "declared_name_problem",
     "identifier_problem",
     "identifier_suggestion",
+    "module_name_problem",
+    "qualified_name_problem",
 ]
 
 CPP_KEYWORDS = frozenset(
@@ -183,13 +185,28 @@ def check_identifier(name: str, what: str, location: Location | None = None) -> 
         raise VtgenError(f"{what}: {problem}", location)
 
 
-def check_qualified_name(name: str, what: str) -> None:
-    """``a::b::c`` (an optional leading ``::``), each part an identifier."""
-    parts = (name[2:] if name.startswith("::") else name).split("::")
-    for part in parts:
+def qualified_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be ``a::b::c`` (an optional leading ``::``, each part an identifier, no
+    keyword), or None when it can: the one rule of the CLI's, setuptools' and CMake's namespaces."""
+    for part in (name[2:] if name.startswith("::") else name).split("::"):
         problem = identifier_problem(part)
         if problem is not None:
-            raise VtgenError(f"{what}: {name!r} is not a C++ qualified name ({problem})")
+            return problem
+    return None
+
+
+def check_qualified_name(name: str, what: str) -> None:
+    """Raise unless ``name`` is a C++ qualified name (``qualified_name_problem``)."""
+    problem = qualified_name_problem(name)
+    if problem is not None:
+        raise VtgenError(f"{what}: {name!r} is not a C++ qualified name ({problem})")
+
+
+def module_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a dotted Python module name (``mypkg._fake``), or None when it can."""
+    if all(part.isidentifier() for part in name.split(".")):
+        return None
+    return f"{name!r} is not a Python module name (e.g. mypkg._fake)"
 
 
 def check_include(spelling: str, what: str) -> None:

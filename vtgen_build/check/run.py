@@ -51,6 +51,7 @@ from ..compile import (
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
+from ..model.schema import op_name
 from ..plan.registrations import ALL_KEYS
 
 if TYPE_CHECKING:
@@ -244,7 +245,7 @@ def select_ops(index: OutputIndex, names: Iterable[str]) -> list[str]:
     chosen: list[str] = []
     for name in names:
         known = index.kernels_of_op
-        hits = [name] if name in known else [op for op in known if op.split(".")[0] == name]
+        hits = [name] if name in known else [op for op in known if op_name(op).name == name]
         if not hits:
             raise VtgenError(f"--op {name}: no such op has an Autograd kernel{did_you_mean(name, known)}")
         chosen += hits

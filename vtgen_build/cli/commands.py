@@ -7,12 +7,13 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__, get_cmake_dir
 from ..base.errors import VtgenError, did_you_mean
+from ..base.names import module_name_problem
 from ..base.write import is_output_name, write_atomic
 from ..diagnostics import (
     FORMATS,
@@ -30,6 +31,7 @@ from ..engine.generate import (
     GenerateOptions,
     GenerateResult,
     check_options,
+    default_shards,
     depfile_inputs,
     generate,
     input_paths,
@@ -41,8 +43,9 @@ from ..inputs.paths import find_pytorch_layout, layout_candidates
 
 if TYPE_CHECKING:
     from ..model import Model
-    from ..plan.kernel import Plan
+    from ..plan.kernel import KernelPlan, Plan
     from ..plan.policy import Policy
+    from ..plan.target import Target
     from ..revisions import Changes
 
 __all__ = ["check_files", "main", "resolve_inputs"]
@@ -110,6 +113,16 @@ def _parser() -> argparse.ArgumentParser:
     _add_inputs(inspect)
     inspect.add_argument("--json", action="store_true", help="print the summary as JSON")
     inspect.add_argument("--op", action="append", default=[], help="print the plan of this op (repeatable)")
+    inspect.add_argument(
+        "--python-autograd",
+        action="store_true",
+        help="with --op: also print the Python each formula becomes (generate --python-autograd)",
+    )
+    inspect.add_argument(
+        "--python-formulas",
+        metavar="FILE",
+        help="with --op: the formulas module helpers resolve to in the Python each formula becomes",
+    )
     inspect.set_defaults(run=_run_inspect)
     gen = sub.add_parser("generate", help="write VariableType_<k>.cpp, Functions_<k>.cpp and Node headers")
     _add_inputs(gen)
@@ -190,7 +203,14 @@ def _run_audit(args: argparse.Namespace) -> int:
 
 def _add_code_options(g: argparse._ArgumentGroup) -> None:
     """Options that shape the generated code (``generate`` and ``check`` share them)."""
-    g.add_argument("--shards", type=int, default=10, metavar="N", help="number of shards, 1..1024 (default: 10)")
+    g.add_argument(
+        "--shards",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of shards, 1..1024 (default: one per 32 entries of native_functions.yaml, 1..10: "
+        "the rule of CMake's vtgen_generate() and the setuptools hook)",
+    )
     g.add_argument("--manual-header", action="append", default=[], metavar="H",
                    help="helper header formulas call, as it is #included (repeatable)")  # fmt: skip
     g.add_argument("--using-namespace", action="append", default=[], metavar="NS",
@@ -233,6 +253,17 @@ def _add_generate_options(p: argparse.ArgumentParser) -> None:
         help="also write DIR/__init__.py (a typed Python function per op of the library) and DIR/py.typed",
     )
     g.add_argument(
+        "--python-autograd",
+        metavar="FILE",
+        help="also write FILE (e.g. src/mypkg/_autograd.py): a Python module registering each op's autograd "
+        "from derivatives.yaml, for libraries whose kernels carry none (the stable ABI)",
+    )
+    g.add_argument(
+        "--python-formulas",
+        metavar="FILE",
+        help="with --python-autograd: the author's module of helper functions the formulas call, beside FILE",
+    )
+    g.add_argument(
         "--stable-abi",
         metavar="X.Y",
         help="a LibTorch stable-ABI library loading into every PyTorch from X.Y (>= 2.10) on: STABLE_TORCH_LIBRARY "
@@ -257,7 +288,9 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--tags", metavar="FILE", help="tags.yaml (optional)")
     g.add_argument("--pytorch-root", metavar="DIR", help="fill the three paths from a PyTorch checkout or torchgen")
     g.add_argument("--torch-version", metavar="X.Y",
-                   help="PyTorch release to generate for (default: the torch found, else 2.13)")  # fmt: skip
+                   help="PyTorch release to generate for (default: the one in the torch/version.h of "
+                        "--torch-include, where the command has it; else the PyTorch --pytorch-root "
+                        "belongs to; else 2.13)")  # fmt: skip
     g.add_argument(
         "--namespace",
         default="aten",
@@ -266,14 +299,15 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _warn_if_guessed(args: argparse.Namespace) -> None:
-    """Say so, once per run, when the release the code is generated for is a guess."""
-    if args.pytorch_root and not args.torch_version:
-        from ..plan.target import resolve_target
+def _resolve_target(args: argparse.Namespace) -> Target:
+    """The release the command generates for, resolved once per command and handed down; a guess is
+    said once, as a warning."""
+    from ..plan.target import resolve_target
 
-        warning = resolve_target(None, getattr(args, "torch_include", None), args.pytorch_root).warning
-        if warning:
-            print(f"vtgen-build: warning: {warning}", file=sys.stderr)
+    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
+    if target.warning:
+        print(f"vtgen-build: warning: {target.warning}", file=sys.stderr)
+    return target
 
 
 def resolve_inputs(args: argparse.Namespace) -> Inputs:
@@ -293,19 +327,26 @@ _PYTORCH_MANUAL = "torch/csrc/autograd/FunctionsManual.h"
 _PYTORCH_HELPERS = "torch::autograd::generated::details"
 
 
-def _generate_options(args: argparse.Namespace) -> GenerateOptions:
+def _default_shards(args: argparse.Namespace) -> int:
+    """No --shards: the count the build integrations give a yaml of this size (default_shards)."""
+    path = resolve_inputs(args).native_functions
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise VtgenError(f"cannot read {path} ({exc.strerror or exc})") from None
+    return default_shards(text)
+
+
+def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptions:
     headers, namespaces = list(args.manual_header), list(args.using_namespace)
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
         headers = ["torch/csrc/autograd/FunctionsManual.h"]
         namespaces = namespaces or [_PYTORCH_HELPERS]
     elif not namespaces and any(Path(h).as_posix().endswith(_PYTORCH_MANUAL) for h in headers):
         namespaces = [_PYTORCH_HELPERS]  # PyTorch's own helper header: its helpers' namespace
-    from ..plan.target import resolve_target
-
-    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
     return GenerateOptions(
         args.out,
-        args.shards,
+        args.shards if args.shards is not None else _default_shards(args),
         args.namespace,
         tuple(headers),
         tuple(namespaces),
@@ -322,8 +363,9 @@ def _generate_options(args: argparse.Namespace) -> GenerateOptions:
 
 
 def _module_name(text: str | None) -> str | None:
-    if text is not None and not all(part.isidentifier() for part in text.split(".")):
-        raise VtgenError(f"--fake-module: '{text}' is not a Python module name (e.g. mypkg._fake)")
+    problem = module_name_problem(text) if text is not None else None
+    if problem is not None:
+        raise VtgenError(f"--fake-module: {problem}")
     return text
 
 
@@ -338,10 +380,11 @@ def _backend_keys(text: str | None) -> tuple[str, ...]:
 def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
         noop.discard(args.out)
+    if args.python_formulas and not args.python_autograd:
+        raise VtgenError("--python-formulas applies to --python-autograd only")
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
-    _warn_if_guessed(args)
-    options = _generate_options(args)
+    options = _generate_options(args, _resolve_target(args))
     check_options(options)
     target = args.stamp or str(Path(args.out) / "Functions.h")
     if args.depfile:
@@ -360,7 +403,9 @@ def _run_generate(args: argparse.Namespace) -> int:
             args.depfile
         )
         if args.python_api:
-            outputs += _python_api(args, inputs, result, api_written)
+            outputs += _python_api(args, options.release, inputs, result, api_written)
+        if args.python_autograd:
+            outputs += _python_autograd(args, options.release, inputs)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
         if failed:  # never wrong, only slower: the next run checks every input in full
@@ -380,7 +425,9 @@ def _run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult, written: list[str]) -> list[str]:
+def _python_api(
+    args: argparse.Namespace, release: str, inputs: Inputs, result: GenerateResult, written: list[str]
+) -> list[str]:
     """Write the typed Python API when the inputs changed or a file of it is not what the last run wrote
     (missing or edited), adding the files written to ``written``; its paths."""
     from ..engine.python_api import API_FILES, api_intact, write_python_api
@@ -388,9 +435,17 @@ def _python_api(args: argparse.Namespace, inputs: Inputs, result: GenerateResult
     paths = [str(Path(args.python_api) / name) for name in API_FILES]
     if result.mode != "up-to-date" or not api_intact(args.python_api, args.out):
         written += write_python_api(
-            inputs, _policy(args), args.python_api, allow_overwrite=args.allow_overwrite, record_in=args.out
+            inputs, _policy(args, release), args.python_api, allow_overwrite=args.allow_overwrite, record_in=args.out
         )
     return paths
+
+
+def _python_autograd(args: argparse.Namespace, release: str, inputs: Inputs) -> list[str]:
+    """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
+    from ..engine.python_autograd import write_python_autograd
+
+    write_python_autograd(inputs, _policy(args, release), args.python_autograd, args.python_formulas)
+    return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
 
 
 MAX_JOBS = 1024
@@ -437,40 +492,53 @@ def _root_files(root: str) -> list[str]:
     return layout_candidates(root) + policy_source_files(root) + [str(p) for p in versions]
 
 
-def _policy(args: argparse.Namespace) -> Policy:
+def _policy(args: argparse.Namespace, release: str) -> Policy:
     from ..plan.policy import policy_for
-    from ..plan.target import resolve_target
 
-    target = resolve_target(args.torch_version, getattr(args, "torch_include", None), args.pytorch_root)
-    return policy_for(args.pytorch_root, target.release)
+    return policy_for(args.pytorch_root, release)
 
 
-def _print_plans(model: Model, plan: Plan, ops: list[str]) -> int:
+def _print_plans(model: Model, plan: Plan, ops: list[str], python_autograd: bool, formulas: str | None) -> int:
     from ..emit.describe import describe_kernel
 
     known = {k.op for k in plan.kernels}
+    python = _python_description(model, formulas) if python_autograd else _nothing
     for op in ops:
         kernels = plan.by_op(op)
         if not kernels:
             names = {str(f.name) for f in model.native_functions}
             why = "has no Autograd kernel (composite or hand-written)" if op in names else "is not an operator"
             raise VtgenError(f"'{op}' {why}{did_you_mean(op, known | names)}")
-        print("\n\n".join(describe_kernel(k) for k in kernels))
+        print("\n\n".join("\n".join([describe_kernel(k), *python(k)]) for k in kernels))
     return 0
+
+
+def _nothing(k: KernelPlan) -> list[str]:
+    return []
+
+
+def _python_description(model: Model, formulas: str | None) -> Callable[[KernelPlan], list[str]]:
+    """For an op library (one namespace besides aten): the Python each formula becomes."""
+    from ..emit.python_autograd import describe_python
+    from ..engine.python_autograd import autograd_module
+
+    if len({f.namespace for f in model.native_functions if f.namespace != "aten"}) != 1:
+        return lambda k: []
+    module = autograd_module(model, formulas)
+    return lambda k: describe_python(k, module)
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
     from ..model import load_model  # not imported for `generate`: its no-op path reads no YAML
     from ..plan.kernel import build_plan
-    from ..plan.target import resolve_target
 
     model = load_model(resolve_inputs(args))
-    _warn_if_guessed(args)
-    policy = _policy(args)
+    target = _resolve_target(args)
+    policy = _policy(args, target.release)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
     if args.op:
-        return _print_plans(model, plan, args.op)
-    target = resolve_target(args.torch_version, None, args.pytorch_root)
+        python = args.python_autograd or args.python_formulas is not None
+        return _print_plans(model, plan, args.op, python, args.python_formulas)
     summary: dict[str, object] = {
         "entries": model.entry_count,
         "native_functions": len(model.native_functions),
@@ -551,6 +619,8 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--shard", metavar="K/N",
                    help="check only part K of N of the selected ops (balanced by cost; the --coverage JSONs of the "
                         "N parts join with `vtgen-build coverage merge`)")  # fmt: skip
+    r.add_argument("--verbose", action="store_true",
+                   help="list every op and sample checked (with --format: a note per op)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
                    help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     _add_format(check)
@@ -563,18 +633,18 @@ def _run_check(args: argparse.Namespace) -> int:
     _check_ranges(args)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
-    _warn_if_guessed(args)
+    target = _resolve_target(args)
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     if not args.out:
-        args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""})))
+        args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""}), target))
     since = _changes_since(args, inputs, manual_file) if args.changed_since else None
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
     if args.gradcheck:
         from ..gradcheck import run_from_args
 
-        report = run_from_args(args, inputs, _generate_options(args), manual_file, since)
+        report = run_from_args(args, inputs, _generate_options(args, target), manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
-        args.found += from_gradcheck_report(report)
+        args.found += from_gradcheck_report(report, verbose=args.verbose)
         return report.status
     options = CheckOptions(
         args.std,
@@ -590,7 +660,7 @@ def _run_check(args: argparse.Namespace) -> int:
         pch=not args.no_pch,
         since=since,
     )
-    result = run_check(inputs, _generate_options(args), options)
+    result = run_check(inputs, _generate_options(args, target), options)
     args.summary = result.summary()
     args.found += [d for u in result.units for d in from_compiler_output(u.diagnostics, u.unit, not u.ok)]
     print(args.summary, file=sys.stdout if result.ok else sys.stderr)

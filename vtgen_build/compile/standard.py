@@ -12,15 +12,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ..plan.target import release_of_include
+
 __all__ = ["DEFAULT_STD", "default_std", "torch_version"]
 
 DEFAULT_STD = "c++17"
 _CXX20_FROM = (2, 14)  # the first torch release whose headers need C++20
 _GUARD = re.compile(r"__cplusplus\s*<\s*(\d{6})L")
 _STANDARDS = {"201703": "c++17", "202002": "c++20", "202302": "c++23"}
-# where each release keeps TORCH_VERSION_MAJOR/MINOR, relative to <torch>/include
-_VERSION_FILES = ("torch/version.h", "torch/headeronly/version.h", "torch/csrc/api/include/torch/version.h")
-_DEFINE = re.compile(r"^\s*#\s*define\s+TORCH_VERSION_(MAJOR|MINOR)\s+(\d+)\s*$", re.M)
 
 
 def _read(path: Path) -> str:
@@ -31,12 +30,14 @@ def _read(path: Path) -> str:
 
 
 def torch_version(include: Path) -> tuple[int, int] | None:
-    """(major, minor) from the torch headers at ``include`` (``<torch>/include``), or None."""
-    for name in _VERSION_FILES:
-        found = dict(_DEFINE.findall(_read(include / name)))
-        if "MAJOR" in found and "MINOR" in found:
-            return int(found["MAJOR"]), int(found["MINOR"])
-    return None
+    """(major, minor) from the torch headers at ``include`` (``<torch>/include``), or None.
+
+    The headers are read by ``plan.target.release_of_include``, the one reader of ``torch/version.h``."""
+    found = release_of_include(str(include))
+    if found is None:
+        return None
+    major, minor, _ = found[0].split(".")
+    return int(major), int(minor)
 
 
 def default_std(include: Path | None) -> str:

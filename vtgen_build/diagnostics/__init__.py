@@ -12,7 +12,7 @@ failures); only the command line imports it.
 from __future__ import annotations
 
 from .formats import FORMATS, Findings, render
-from .record import CODES, Diagnostic, Severity
+from .record import CODES, Diagnostic, Fix, Severity
 from .sources import from_compiler_output, from_error, from_gradcheck_failure, from_gradcheck_report, from_os_error
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "FORMATS",
     "Diagnostic",
     "Findings",
+    "Fix",
     "Severity",
     "from_compiler_output",
     "from_error",

@@ -9,6 +9,7 @@ outside it out of the location (its path stays in the message).  A SARIF
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import urllib.parse
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from .record import CODES, Diagnostic
+from .record import CODES, Diagnostic, Fix
 
 __all__ = ["FORMATS", "Findings", "github_data", "github_property", "render", "repository_path"]
 
@@ -75,6 +76,7 @@ def _json(report: Findings) -> str:
             "file": d.file,
             "line": d.line,
             "column": d.column,
+            "fix": None if d.fix is None else dataclasses.asdict(d.fix),  # line, column, old, new
         }
         for d in report.diagnostics
     ]
@@ -128,7 +130,7 @@ def _sarif_rules(codes: Sequence[str]) -> list[dict[str, object]]:
             "id": code,
             "name": CODES[code][0],
             "shortDescription": {"text": CODES[code][1]},
-            "defaultConfiguration": {"level": "note" if code == "VTGEN-UNVERIFIED" else "error"},
+            "defaultConfiguration": {"level": "note" if code in ("VTGEN-UNVERIFIED", "VTGEN-CHECKED") else "error"},
         }
         for code in codes
     ]
@@ -141,12 +143,24 @@ def _sarif_result(d: Diagnostic, rule_index: int, report: Findings) -> dict[str,
     region: dict[str, int] = {"startLine": d.line or 1}
     if path is not None and d.column is not None:
         region["startColumn"] = d.column
+    if path is not None and d.fix is not None:
+        result["fixes"] = [_sarif_fix(d.fix, path)]
     if path is None and report.anchor is not None:
         path, region = repository_path(report.anchor, report.root), {"startLine": 1}
     if path is not None:
         artifact = {"uri": urllib.parse.quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
         result["locations"] = [{"physicalLocation": {"artifactLocation": artifact, "region": region}}]
     return result
+
+
+def _sarif_fix(fix: Fix, path: str) -> dict[str, object]:
+    """A did-you-mean as a SARIF ``fix``: the word's region of the line, replaced."""
+    end = fix.column + len(fix.old)
+    region = {"startLine": fix.line, "startColumn": fix.column, "endLine": fix.line, "endColumn": end}
+    artifact = {"uri": urllib.parse.quote(path, safe="/"), "uriBaseId": "%SRCROOT%"}
+    replacement = {"deletedRegion": region, "insertedContent": {"text": fix.new}}
+    change = {"artifactLocation": artifact, "replacements": [replacement]}
+    return {"description": {"text": f"replace '{fix.old}' with '{fix.new}'"}, "artifactChanges": [change]}
 
 
 def _sarif(report: Findings) -> dict[str, object]:

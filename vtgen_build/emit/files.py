@@ -15,12 +15,15 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..model.native import NativeFunction
+from ..plan.functionalize import plan_functionalize
 from ..plan.infos import DerivativeInfo
 from ..plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan
 from ..plan.policy import Policy
 from ..plan.registrations import plan_registrations
 from ..plan.schemas import plan_schemas
+from .functionalize import UNIT as FUNCTIONALIZE_UNIT
+from .functionalize import register_functionalize
 from .inplace_or_view import inplace_or_view_definition, inplace_or_view_registration
 from .kernel import kernel_definition, registration
 from .lines import resolve_line_markers
@@ -235,16 +238,21 @@ def assemble_functions(shard: int, nodes: list[NodeFragment], options: EmitOptio
 def library_files(
     functions: Iterable[NativeFunction], plan: Plan, policy: Policy, options: EmitOptions
 ) -> dict[str, str]:
-    """``RegisterSchema.cpp`` and the ``ADInplaceOrViewType_<k>.cpp`` shards.
+    """``RegisterSchema.cpp``, the ``ADInplaceOrViewType_<k>.cpp`` shards and, with backend
+    registrations, ``NativeKernels.h``, ``Register<Key>.cpp`` and ``RegisterFunctionalize.cpp``.
 
     They follow from native_functions.yaml (a view op's differentiability aside, which an edit of
     its derivatives.yaml entry re-plans with a clean run), so an incremental run keeps them.
     """
     functions = tuple(functions)
-    files = {"RegisterSchema.cpp": register_schema(plan_schemas(functions, policy), options.fake_module)}
+    # Out= operators get a Functionalize kernel (and lose the `out` tag) only in a build against torch.
+    functionalized = plan_functionalize(functions) if options.register_backends else ()
+    schemas = plan_schemas(functions, policy, functionalized)
+    files = {"RegisterSchema.cpp": register_schema(schemas, options.fake_module)}
     if options.register_backends:
         registrations = plan_registrations(functions, options.register_backends)
         files.update(registration_files(registrations, options.line_directives))
+        files[FUNCTIONALIZE_UNIT] = register_functionalize(functionalized)
     fragments = inplace_or_view_fragments(plan_inplace_or_view(plan, policy), options)
     for shard in range(options.shards):
         in_shard = [f for f in fragments if f.shard == shard]

@@ -6,6 +6,7 @@ from ..model.cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.schema import SchemaKind
 from ..plan.formulas import SavedValue
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
+from ..plan.mutating import mutated_arguments
 from ..plan.values import CppValue, cpp_return_names
 from .debug import debug_after, debug_before
 from .dispatch import handle_declaration, redispatch_call
@@ -248,7 +249,7 @@ def _after_call(k: KernelPlan, line_directives: bool = False, *, hooks: bool = F
     elif foreach_forward(k) is not None:
         lines += foreach_forward_formulas(k, line_directives)
     elif not k.jvp_decomposition:
-        lines.append(_forbid_forward(k, ""))
+        lines.append(_forbid_forward(k, _missing_forward_formula(k)))
     lines += _save_outputs(k)
     lines += fire
     if k.function.name.name in ("set_", "resize_"):
@@ -269,6 +270,21 @@ def _rebase_capturing(outs: str) -> list[str]:
 def _fire_hooks(node: str) -> list[str]:
     """Node-creation hooks see the Node once it is complete: after every save."""
     return [f"if ({node}) {{", f"    fire_node_creation_hooks({node});", "}"]
+
+
+def _missing_forward_formula(k: KernelPlan) -> str:
+    """Why an op library's op refuses a tangent: the derivatives.yaml entry that could give it a
+    forward formula (not for a `-> ()` op writing several tensors: it cannot have one, 9c)."""
+    f, info = k.function, k.info
+    if f.namespace == "aten" or info is None or info.forward:
+        return ""
+    mutated = mutated_arguments(f)
+    if mutated and ([a.name for a in mutated] != ["self"] or not f.func.name.inplace):
+        return ""
+    entry = str(info.func.func).replace('"', '\\"')
+    names = [r.name for r in f.func.returns] if len(f.func.returns) > 1 else ["result"]
+    add = ", ".join(f"'{n}: <its tangent>'" for n in names if n)
+    return f": its derivatives.yaml entry '{entry}' has no forward formula (add {add or 'one per output'})"
 
 
 def _forbid_forward(k: KernelPlan, why: str) -> str:

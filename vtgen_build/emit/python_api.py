@@ -26,7 +26,7 @@ from ..base.errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import Argument, BaseType, ListType, OptionalType, Type
 
-__all__ = ["ApiOp", "python_api_module"]
+__all__ = ["ApiOp", "python_api_module", "python_default"]
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,12 @@ def _return(t: Type, f: NativeFunction) -> str:
 
 def _number(text: str) -> bool:
     return _NUMBER.fullmatch(text) is not None
+
+
+def python_default(a: Argument, f: NativeFunction) -> str:
+    """``a``'s default spelled for a module whose ``torch`` and ``float`` keep their names (the Python
+    autograd's kernels)."""
+    return _default(a, f, Spelling((("torch", "torch"), ("float", "float"))))
 
 
 def _default(a: Argument, f: NativeFunction, spell: Spelling) -> str:

@@ -320,7 +320,7 @@ def _dependency_tables(
             c.line,
             str(e.schema),
             tuple(s.dispatch_key for s in e.formula_sets),
-            node_prefix(str(e.schema.name).split(".")[0]),
+            node_prefix(e.schema.name.name),
             str(by_schema[str(e.schema)].func.signature()),
             tuple(d),
         )

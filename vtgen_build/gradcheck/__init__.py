@@ -48,7 +48,7 @@ def run_from_args(
             gen_options.release, gen_options.policy_root, args.batched_grad,
         )  # fmt: skip
         report.accept_unverified = args.allow_unverified
-        print(report.render(), file=sys.stdout if report.ok else sys.stderr)
+        print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)
         return report
     options = GradcheckOptions(
         ops=tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op),  # mylib::op or op
@@ -78,7 +78,7 @@ def run_from_args(
     if args.coverage and args.changed:
         raise VtgenError("--coverage reports on every op or on the --op ones: leave out --changed")
     report = run_gradcheck(inputs, gen_options, options)
-    print(report.render(), file=sys.stdout if report.ok else sys.stderr)
+    print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)
     return report
 
 

@@ -281,18 +281,20 @@ def direct_candidates(counters: Counters, request: dict[str, Any]) -> list[str]:
     return [op for op in counters.ops if op not in out_ops and op in autograd_ops and not _shadowed(op)]
 
 
-def _entry_ops(opinfo: Any, candidates: list[str], dtypes: list[Any]) -> dict[str, list[str]]:
+def _entry_ops(opinfo: Any, candidates: list[str], variants: dict[str, Any], dtypes: list[Any]) -> dict[str, list[str]]:
     """Our registered ops an OpInfo calls directly, per variant (none: a composite of others).
 
     out= overloads do not count: an OpInfo's function and in-place variants never call them; nor do
     kernels registered for another key than Autograd (AutogradNestedTensor): dense samples miss them;
     nor ops torch implements as CompositeImplicitAutograd, whose kernel the dispatcher prefers; nor
-    overloads of the OpInfo's name that its call does not reach (``_reached``).
+    overloads of the OpInfo's name that its call does not reach (``_reached``). ``variants``
+    (op -> [family, variant]) is the parent's reading of each op's name: ``__iand__`` is the
+    in-place variant of ``__and__``; nothing here cuts names.
     """
     base = opinfo.aten_name or opinfo.name
     found: dict[str, list[str]] = {}
-    for variant, name in (("function", base), ("inplace", base + "_")):
-        mine = [op for op in candidates if op.split(".")[0] == name]
+    for variant in ("function", "inplace"):
+        mine = [op for op in candidates if variants.get(op) == [base, variant]]
         reached = _reached(opinfo, variant, dtypes) if mine else None
         found[variant] = mine if reached is None else [op for op in mine if op in reached]
     return found
@@ -306,7 +308,7 @@ def _run_entry(
     dtypes = [getattr(torch, d) for d in request["dtypes"]]
     checks: list[dict[str, Any]] = []
     entered: set[str] = set()
-    direct = _entry_ops(opinfo, candidates, dtypes)
+    direct = _entry_ops(opinfo, candidates, request["variants"], dtypes)
     for test, classes, kind, variant in CHECKS:
         supported = opinfo.supported_backward_dtypes("cpu") if kind != "forward" else opinfo.supported_dtypes("cpu")
         for dtype in dtypes:

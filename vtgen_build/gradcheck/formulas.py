@@ -13,6 +13,7 @@ from pathlib import Path
 from ..base import store
 from ..base.errors import Location, VtgenError
 from ..inputs.files import Inputs
+from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
 
 __all__ = ["FormulaPlaces", "formula_places"]
@@ -31,6 +32,8 @@ class FormulaPlaces:
     differentiable: tuple[str, ...] = ()  # inputs with a backward formula that is not not_implemented(...)
     forward_ad: bool = False  # it has a forward formula that is not not_implemented(...)
     outputs: tuple[bool, ...] | None = None  # output_differentiability (None: every output)
+    forward_outputs: tuple[tuple[str, ...], ...] = ()  # the outputs each forward formula computes
+    returns: tuple[str, ...] = ()  # the op's output names (`result` for one unnamed output)
 
     def backward_at(self, argument: int | None) -> Location | None:
         name = self.arguments[argument] if argument is not None and argument < len(self.arguments) else None
@@ -39,7 +42,12 @@ class FormulaPlaces:
                 return where
         return self.backward[0][1] if self.backward else self.entry
 
-    def forward_at(self) -> Location | None:
+    def forward_at(self, output: int | None = None) -> Location | None:
+        """The forward formula computing output ``output`` (gradcheck names it), else the first."""
+        if output is not None and output < len(self.returns):
+            for names, where in zip(self.forward_outputs, self.forward, strict=False):  # old rows: none
+                if self.returns[output] in names:
+                    return where
         return self.forward[0] if self.forward else self.backward_at(None)
 
 
@@ -70,6 +78,8 @@ def _plan_places(inputs: Inputs, release: str, policy_root: str | None) -> dict[
             "keywords": [a.name for a in (*args.kwarg_only, *args.out)],
             "backward": [[list(b.var_names), b.location.file, b.location.line] for b in info.backward] if info else [],
             "forward": [[f.location.file, f.location.line] for f in info.forward] if info else [],
+            "forward_outputs": [list(f.var_names) for f in info.forward] if info else [],
+            "returns": _return_names(k.function),
             "entry": [info.location.file, info.location.line] if info else None,
             "differentiable": [n for b in info.backward if _NOT not in b.formula for n in b.var_names] if info else [],
             "forward_ad": info is not None and any(_NOT not in f.formula for f in info.forward),
@@ -89,6 +99,14 @@ def _location(pair: list[store.JSON]) -> Location:
     if not isinstance(file, str) or not isinstance(line, int):
         raise TypeError("not a location")
     return Location(file, line)
+
+
+def _return_names(f: NativeFunction) -> list[store.JSON]:
+    """Output names as forward formulas name them: ``result`` alone, else ``result<i>`` when unnamed."""
+    returns = f.func.returns
+    if len(returns) == 1:
+        return [returns[0].name or "result"]
+    return [r.name or f"result{i}" for i, r in enumerate(returns)]
 
 
 def _names(value: store.JSON) -> tuple[str, ...]:
@@ -114,6 +132,8 @@ def _decode(row: store.JSON) -> FormulaPlaces | None:
             _names(row["differentiable"]),
             row["forward_ad"] is True,
             None if outputs is None else tuple(o is True for o in _list(outputs)),
+            tuple(_names(names) for names in _list(row["forward_outputs"])),
+            _names(row["returns"]),
         )
     except (KeyError, TypeError, ValueError, IndexError):
         return None
@@ -139,12 +159,12 @@ def formula_places(
     """
     record = cache_dir / "formulas.json"
     digest = _digest(inputs, release, policy_root)
-    cached = _decoded(store.read(record, "formula_places_v4"), digest)  # a damaged row: no cache
+    cached = _decoded(store.read(record, "formula_places_v5"), digest)  # a damaged row: no cache
     if cached is not None:
         return cached
     data: store.JSON = {"inputs": digest, "ops": _plan_places(inputs, release, policy_root)}
     record.parent.mkdir(parents=True, exist_ok=True)
-    store.write(record, "formula_places_v4", data)
+    store.write(record, "formula_places_v5", data)
     planned = _decoded(data, digest)
     if planned is None:
         raise VtgenError("internal error: the formula places just planned do not read back")

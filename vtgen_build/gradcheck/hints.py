@@ -28,8 +28,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base.errors import Location, VtgenError, did_you_mean
+from ..base.errors import Location, VtgenError, misspelled
 from ..inputs.load import Field, Value, load_entries
+from ..model.schema import op_name
 
 __all__ = ["BUILTIN", "VALUES", "ArgHint", "Hints", "OpHints", "TensorHint", "load_hints"]
 
@@ -84,15 +85,15 @@ class Hints:
     def for_op(self, op: str) -> OpHints | None:
         """The entry of ``op`` (``add.Tensor``): an exact entry, else one of its name."""
         exact = next((e for e in self.entries if e.op == op), None)
-        return exact or next((e for e in self.entries if e.op == op.split(".")[0]), None)
+        return exact or next((e for e in self.entries if e.op == op_name(op).name), None)
 
     def check_ops(self, ops: Iterable[str]) -> None:
         """A located error for an entry naming no op of ``ops``, with a did-you-mean."""
         known = set(ops)
-        names = known | {op.split(".")[0] for op in known}
+        names = known | {op_name(op).name for op in known}
         for e in self.entries:
             if e.op not in names:
-                raise VtgenError(f"sample hints: no op named '{e.op}'{did_you_mean(e.op, names)}", e.location)
+                raise misspelled(f"sample hints: no op named '{e.op}'", e.op, names, e.location)
 
 
 def _fields(value: Value, what: str, where: Location) -> tuple[Field, ...]:
@@ -104,7 +105,7 @@ def _fields(value: Value, what: str, where: Location) -> tuple[Field, ...]:
 def _reject_unknown(fields: Sequence[Field], known: Sequence[str], what: str) -> None:
     for f in fields:
         if f.key not in known:
-            raise VtgenError(f"{what}: unknown key '{f.key}'{did_you_mean(f.key, known)}", f.location)
+            raise misspelled(f"{what}: unknown key '{f.key}'", f.key, known, f.location)
 
 
 def _shape(value: Value, where: Location) -> tuple[int, ...]:
@@ -127,9 +128,7 @@ def _tensor(fields: tuple[Field, ...]) -> TensorHint:
     values, high, grad, dtype = "normal", None, True, None
     if (f := got.get("values")) is not None:
         if f.value not in VALUES:
-            raise VtgenError(
-                f"values: expected one of {', '.join(VALUES)}{did_you_mean(str(f.value), VALUES)}", f.location
-            )
+            raise misspelled(f"values: expected one of {', '.join(VALUES)}", str(f.value), VALUES, f.location)
         values = str(f.value)
     if (f := got.get("high")) is not None:
         if not isinstance(f.value, int) or isinstance(f.value, bool) or f.value < 1:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..base import store
 from ..base.errors import VtgenError
+from ..model.schema import op_name
 from ..torchlib import TorchInstall
 from .formulas import FormulaPlaces
 from .records import read_rows
@@ -158,7 +159,7 @@ def _rank(op: str, reach: Reach, forward: bool) -> tuple[int, int, int, str]:
     only an OpInfo has the double-backward checks that run its formulas on the arguments its forward
     op's backward gives it (``child._through_backward``); a ModuleInfo entry comes after.
     """
-    base = op.split("::")[-1].split(".")[0].removesuffix("_")
+    base = op_name(op).family
     own = reach.entry.split(" ")[0].split(".")[-1] in (base, base.removesuffix("_backward"))
     module = not forward and reach.entry.startswith("module:")
     return (0 if own else 1, int(module), len(reach.forward if forward else reach.backward), reach.entry)

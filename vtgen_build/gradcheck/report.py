@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["Failure", "Report"]
 
 _INPUT = re.compile(r"with respect to input (\d+)")
+_OUTPUT = re.compile(r"mismatch for output (\d+)")
 _KINDS = ("backward", "forward", "gradgrad", "fwd_over_rev")
 _WHAT = {
     "backward": "backward",
@@ -57,7 +58,11 @@ def _failure(entry: Entry, check: Check, places: dict[str, FormulaPlaces]) -> Fa
     place = places.get(op) if op else None
     where = None
     if place is not None:
-        where = place.forward_at() if kind in ("forward", "fwd_over_rev") else place.backward_at(argument)
+        output = _OUTPUT.search(text) if check.status == FAILED else None
+        if kind in ("forward", "fwd_over_rev"):
+            where = place.forward_at(int(output.group(1)) if output else None)
+        else:
+            where = place.backward_at(argument)
     if op is None and hit:
         message += f" (through our kernels of {', '.join(hit[:6])})"
     return Failure(where, message, op)
@@ -80,6 +85,7 @@ class Report:
     failed_ops: list[str] = field(default_factory=list)
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
     notes: list[str] = field(default_factory=list)  # e.g. where the helpers libtorch hides came from
+    checked: list[tuple[str, str]] = field(default_factory=list)  # (op, what ran on which samples): --verbose
     nothing: bool = False
     # checks of an op on the arguments captured from the entries reaching it (``capture.py``)
     captured: int = 0
@@ -153,6 +159,10 @@ class Report:
         self.captured += by_capture
         self.schema_entries += by_schema
         passed = self.captured_passed if by_capture else self.schema_passed if by_schema else self.passed
+        for c in checks:
+            samples = f"{c.samples} samples" if c.status != FAILED else f"sample {c.sample}"
+            what = f"{c.kind} ({c.variant}, {c.dtype or 'default dtype'}, {samples}): {c.status}"
+            self.checked.append((entry.name, what))
         failed = False
         for kind in _KINDS:
             mine = [c for c in checks if c.kind == kind]
@@ -172,7 +182,7 @@ class Report:
         self.captured_failed += failed and by_capture
         self.schema_failed += failed and by_schema
 
-    def render(self) -> str:
+    def render(self, verbose: bool = False) -> str:
         if self.nothing:
             return f"vtgen-build check --gradcheck: {self.notes[0]}, nothing checked ({self.seconds:.1f}s)"
         lines = [str(f) for f in self.failures]
@@ -194,6 +204,8 @@ class Report:
                 f"ops checked on samples made from their schema: {self.schema_entries}; passed backward "
                 f"{q['backward']}, forward-AD {q['forward']}, gradgrad {q['gradgrad']}; failed {self.schema_failed}"
             )
+        if verbose:
+            lines += [f"  checked: {op}: {what}" for op, what in self.checked]
         lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
         lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
         lines += [f"  error: {e}" for e in self.errors]

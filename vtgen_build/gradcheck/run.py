@@ -7,7 +7,7 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from ..compile import default_std, identify
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
+from ..model.schema import op_name
 from ..plan.target import supported_release
 from ..revisions import Changes
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
@@ -36,7 +37,7 @@ from .supervise import Child, run_to_end
 from .units import Registration, read_registrations
 from .verdict import unverified
 
-__all__ = ["GradcheckOptions", "run_gradcheck"]
+__all__ = ["GradcheckOptions", "op_variants", "run_gradcheck"]
 
 CHILD = Path(__file__).resolve().parent / "child.py"
 WORK = ".vtgen-gradcheck"
@@ -82,8 +83,8 @@ def _selected(
     chosen = options.since.select(index) if options.since is not None else None
     if options.ops or chosen is not None:
         names = set(select_ops(index, options.ops)) | set(chosen or ())
-        bases = {op.split(".")[0] for op in names}
-        names |= {r.op for r in regs if r.op.split(".")[0].removesuffix("_") in bases}
+        families = {op_name(op).family for op in names}  # an op selects its in-place variant, and back
+        names |= {r.op for r in regs if op_name(r.op).family in families}
         if options.changed:
             names |= {op for op, d in digests.items() if state.get(op) != d}
         return [r for r in regs if r.op in names]
@@ -148,6 +149,11 @@ def _uncheckable(torch: TorchInstall, regs: list[Registration], work: Path) -> d
     return why
 
 
+def op_variants(ops: Iterable[str]) -> dict[str, list[str]]:
+    """Op -> [family, OpInfo variant] for the child, which matches OpInfos by these, never by cutting names."""
+    return {op: [(n := op_name(op)).family, "inplace" if n.inplace else "function"] for op in sorted(ops)}
+
+
 def _run_child(
     torch: TorchInstall,
     build: LibraryBuild,
@@ -159,11 +165,13 @@ def _run_child(
 ) -> list[Entry]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
     shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
+    autograd = {r.op for r in build.registered if r.key == "Autograd"}
 
     def request(skip: list[str]) -> dict[str, object]:
         return {
             "out_ops": out_ops,
-            "autograd_ops": sorted({r.op for r in build.registered if r.key == "Autograd"}),
+            "autograd_ops": sorted(autograd),
+            "variants": op_variants(autograd),
             "library": str(build.path),
             "ops": ops,
             "dtypes": list(options.dtypes),
@@ -340,7 +348,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     bases = (
         None
         if not (options.ops or options.changed or options.since or options.shard)
-        else sorted({r.op.split(".")[0].removesuffix("_") for r in regs})
+        else sorted({op_name(r.op).family for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
     reach = reach_map(torch, work) if bases is not None or options.coverage else None

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..base.errors import VtgenError, did_you_mean
 from ..inputs.files import Inputs
+from ..model.schema import op_name
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
 from .records import NOT_RUN, Entry, read_entries
@@ -98,7 +99,7 @@ def library_ops(inputs: Inputs, names: Sequence[str], known: Sequence[str]) -> l
         ns, sep, bare = name.rpartition("::")
         if sep and ns != inputs.namespace:
             raise VtgenError(f"--op {name}: the library's ops are in namespace '{inputs.namespace}', not '{ns}'")
-        hits = [op for op in known if op == bare or op.split(".")[0] == bare]
+        hits = [op for op in known if op == bare or op_name(op).name == bare]
         if not hits:
             shown = [f"{inputs.namespace}::{op}" for op in known] if sep else list(known)
             raise VtgenError(

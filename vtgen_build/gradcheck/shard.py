@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..base.errors import VtgenError
+from ..model.schema import op_name
 from .reach import ReachMap
 from .units import Registration
 
@@ -43,8 +44,8 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def base_of(op: str) -> str:
-    """The group an op is sharded with: ``add_.Tensor`` -> ``add``."""
-    return op.split("::")[-1].split(".")[0].removesuffix("_")
+    """The group an op is sharded with, its family: ``add_.Tensor`` -> ``add``, ``__iand__`` -> ``__and__``."""
+    return op_name(op.split("::")[-1]).family
 
 
 def load_costs(path: Path = COSTS) -> dict[str, float]:

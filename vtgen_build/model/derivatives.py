@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..base.errors import Location, VtgenError, did_you_mean
+from ..base.errors import Location, VtgenError, misspelled
 from ..inputs.load import Entry, Field
 from .schema import FunctionSchema, SchemaError
 
@@ -175,8 +175,8 @@ def _parse_dispatch(f: Field, schema: FunctionSchema, outputs: tuple[str, ...]) 
     for key_field in f.value:
         assert isinstance(key_field, Field)
         if key_field.key not in AUTOGRAD_KEYS:
-            hint = did_you_mean(key_field.key, AUTOGRAD_KEYS)
-            raise VtgenError(f"unknown autograd dispatch key '{key_field.key}'{hint}", key_field.location)
+            what = f"unknown autograd dispatch key '{key_field.key}'"
+            raise misspelled(what, key_field.key, AUTOGRAD_KEYS, key_field.location)
         value = key_field.value
         if not isinstance(value, tuple) or not all(isinstance(v, Field) for v in value):
             raise VtgenError(f"'{key_field.key}' must map names to formulas", key_field.location)
@@ -196,8 +196,8 @@ def _formula_set(
         forward = all(n in outputs for n in names)
         for n in names:
             if n not in args and n not in outputs:
-                hint = did_you_mean(n, args + outputs + ("output_differentiability", "dispatch"))
-                raise VtgenError(f"'{n}' is not an argument or output of '{schema.name}'{hint}", f.location)
+                known = args + outputs + ("output_differentiability", "dispatch")
+                raise misspelled(f"'{n}' is not an argument or output of '{schema.name}'", n, known, f.location)
             if n in seen:
                 raise VtgenError(f"more than one formula for '{n}'", f.location)
             seen.add(n)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..base.errors import Location, VtgenError, did_you_mean
+from ..base.errors import Location, VtgenError, misspelled
 from ..inputs.load import Field, Value
 
 __all__ = ["FieldReader"]
@@ -19,8 +19,7 @@ class FieldReader:
         self._known = tuple(known)
         for field in fields:
             if field.key not in self._known:
-                hint = did_you_mean(field.key, self._known)
-                raise VtgenError(f"unknown key '{field.key}'{hint}", field.location)
+                raise misspelled(f"unknown key '{field.key}'", field.key, self._known, field.location)
 
     def location(self, key: str) -> Location:
         field = self._fields.get(key)

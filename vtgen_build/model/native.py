@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..base.errors import Location, VtgenError, did_you_mean
+from ..base.errors import Location, VtgenError, misspelled
 from ..base.names import check_identifier, declared_name_problem, identifier_problem, identifier_suggestion
 from ..inputs.load import Entry
 from .fields import FieldReader
@@ -236,7 +236,7 @@ def _choice(r: FieldReader, key: str, allowed: tuple[str, ...], default: str) ->
     value = r.text(key, default)
     assert value is not None
     if value not in allowed:
-        raise VtgenError(f"'{key}' must be one of {', '.join(allowed)}{did_you_mean(value, allowed)}", r.location(key))
+        raise misspelled(f"'{key}' must be one of {', '.join(allowed)}", value, allowed, r.location(key))
     return value
 
 
@@ -246,7 +246,7 @@ def _parse_variants(r: FieldReader) -> frozenset[str]:
     names = [v.strip() for v in text.split(",")]
     for v in names:
         if v not in _VARIANTS:
-            raise VtgenError(f"unknown variant '{v}'{did_you_mean(v, _VARIANTS)}", r.location("variants"))
+            raise misspelled(f"unknown variant '{v}'", v, _VARIANTS, r.location("variants"))
     return frozenset(names)
 
 
@@ -265,7 +265,7 @@ def _parse_dispatch(
             raise VtgenError(f"kernel for '{f.key}' must be a name", f.location)
         for key in (k.strip() for k in f.key.split(",")):
             if key not in DISPATCH_KEYS:
-                raise VtgenError(f"unknown dispatch key '{key}'{did_you_mean(key, DISPATCH_KEYS)}", f.location)
+                raise misspelled(f"unknown dispatch key '{key}'", key, DISPATCH_KEYS, f.location)
             result.append(Dispatch(key, _kernel_name(f.value, key, namespace, f.location), f.location))
     composites = {d.key for d in result} & COMPOSITE_KEYS
     if (
@@ -307,7 +307,7 @@ def _parse_entry_tags(r: FieldReader, func: FunctionSchema, namespace: str, vali
         if problem is not None:
             raise VtgenError(f"tag: {problem}", r.location("tags"))
         if valid and tag not in valid:
-            raise VtgenError(f"unknown tag '{tag}'{did_you_mean(tag, valid)}", r.location("tags"))
+            raise misspelled(f"unknown tag '{tag}'", tag, valid, r.location("tags"))
     implied = {
         "pt2_compliant_tag": namespace == "aten",
         "out": bool(func.arguments.out),

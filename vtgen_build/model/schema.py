@@ -31,6 +31,7 @@ __all__ = [
     "SchemaError",
     "SchemaKind",
     "Type",
+    "op_name",
 ]
 
 BASE_TYPES = frozenset(
@@ -421,6 +422,11 @@ class OperatorName:
     def __str__(self) -> str:
         return f"{self.name}.{self.overload}" if self.overload else self.name
 
+    @property
+    def family(self) -> str:
+        """The name an op shares with its in-place variant: ``add`` for ``add_``, ``__and__`` for ``__iand__``."""
+        return self.remove_inplace().name
+
     def unambiguous_name(self) -> str:
         """``add_out`` for ``add.out``: the name plus the overload, joined by ``_``."""
         return f"{self.name}_{self.overload}" if self.overload else self.name
@@ -430,6 +436,15 @@ class OperatorName:
 
     def with_overload(self, overload: str) -> OperatorName:
         return replace(self, overload=overload)
+
+
+def op_name(op: str) -> OperatorName:
+    """The typed name of a registered op, given as ``name.overload`` or ``namespace::name.overload``.
+
+    Every room that selects ops by name asks this, instead of cutting the text: ``__and__``
+    keeps its underscores, and ``__iand__`` is the in-place variant of ``__and__``.
+    """
+    return OperatorName.parse(op.rpartition("::")[2])
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from ..base.errors import Location, VtgenError, did_you_mean
+from ..base.errors import Location, VtgenError, misspelled
 from ..model import Model
 from ..model.cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.derivatives import AUTO_ELEMENT_WISE, AUTO_LINEAR, DerivativeEntry, Formula
@@ -125,7 +125,8 @@ def build_infos(model: Model) -> dict[FunctionSchema, tuple[DerivativeInfo, ...]
     for entry in model.derivatives:
         named = by_schema.get(str(entry.schema))
         if named is None:
-            raise VtgenError(_no_function_message(entry, by_schema), entry.location)
+            what = f"no native function has the schema '{entry.schema}'"
+            raise misspelled(what, str(entry.schema), by_schema, entry.location)
         canonical = _canonical(by_signature[named.func.signature()], named, entry)
         infos[canonical.func] = tuple(_info(entry, key, canonical, counter) for key in _keys(entry))
     _add_view_copies(model, infos)
@@ -134,11 +135,6 @@ def build_infos(model: Model) -> dict[FunctionSchema, tuple[DerivativeInfo, ...]
 
 def _keys(entry: DerivativeEntry) -> tuple[str, ...]:
     return tuple(s.dispatch_key for s in entry.formula_sets)
-
-
-def _no_function_message(entry: DerivativeEntry, by_schema: dict[str, NativeFunction]) -> str:
-    hint = did_you_mean(str(entry.schema), by_schema)
-    return f"no native function has the schema '{entry.schema}'{hint}"
 
 
 def _canonical(candidates: list[NativeFunction], named: NativeFunction, entry: DerivativeEntry) -> NativeFunction:
@@ -196,7 +192,7 @@ def _info(entry: DerivativeEntry, key: str, f: NativeFunction, counter: Counter[
 
 
 def _base_name(entry: DerivativeEntry) -> str:
-    return str(entry.schema.name).split(".")[0]
+    return entry.schema.name.name
 
 
 def _available_named_gradients(f: NativeFunction, od: tuple[bool, ...] | None) -> tuple[str, ...]:

@@ -201,8 +201,12 @@ def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> K
 
 
 def _decomposes_for_jvp(f: NativeFunction, info: DerivativeInfo | None, requires: bool) -> bool:
-    """Without a forward formula, a returning, non-mutating op gets its JVP from its decomposition."""
+    """Without a forward formula, a returning, non-mutating aten op gets its JVP from its decomposition.
+    An op library's op has none (PyTorch's JIT decompositions are aten's): its kernel refuses a tangent
+    and names the derivatives.yaml entry lacking the formula (emit/kernel.py)."""
     writes_arguments = f.kind in (SchemaKind.inplace, SchemaKind.out)
+    if f.namespace != "aten":
+        return False
     return requires and not (info is not None and info.forward) and not writes_arguments and bool(f.func.returns)
 
 

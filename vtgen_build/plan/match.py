@@ -54,7 +54,10 @@ def match_infos(
         if found and not exact and mutated_arguments(f):
             found = tuple(_borrowed_by_mutating(i, f) for i in found)
         if found and f.kind is SchemaKind.inplace:
-            found = tuple(_inplace_forward(i, f, exact) for i in found)
+            # An op library's `-> ()` op spells its own forward formula out of place, like a borrowed
+            # one: the kernel writes it into self's tangent (aten's own entries are in-place already).
+            in_place_text = exact and (bool(f.func.returns) or f.namespace == "aten")
+            found = tuple(_inplace_forward(i, f, in_place_text) for i in found)
         result.append(Match(f, found, exact))
     return tuple(result)
 

@@ -10,7 +10,8 @@ second ``TORCH_LIBRARY(aten, ...)`` makes loading the library fail.  A yaml of
 
 Tags are passed to ``m.def`` as ``at::Tag`` values, which exist only for the
 tags PyTorch declares (``policy.pytorch_tags``); an op library's own tags are
-kept out of the registration (and listed in a comment of the file).
+kept out of the registration (and listed in a comment of the file).  An out= operator that gets a
+generated Functionalize kernel (``plan/functionalize.py``) is registered without the ``out`` tag.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model.native import NativeFunction
+from .functionalize import FunctionalizedOut
 from .policy import Policy
 
 __all__ = ["SchemaDef", "plan_schemas"]
@@ -32,14 +34,22 @@ class SchemaDef:
     unregistered_tags: tuple[str, ...] = ()  # tags of the yaml that PyTorch's at::Tag lacks
 
 
-def plan_schemas(functions: Iterable[NativeFunction], policy: Policy) -> tuple[SchemaDef, ...]:
-    """The schema definitions of every non-``aten`` function, in yaml order."""
+def plan_schemas(
+    functions: Iterable[NativeFunction], policy: Policy, functionalized: Iterable[FunctionalizedOut] = ()
+) -> tuple[SchemaDef, ...]:
+    """The schema definitions of every non-``aten`` function, in yaml order; the ``functionalized``
+    out= operators without the ``out`` tag."""
+    untagged = {(f.namespace, f.out) for f in functionalized}
+
+    def tags(f: NativeFunction) -> frozenset[str]:
+        return f.tags - {"out"} if (f.namespace, str(f.name)) in untagged else f.tags
+
     return tuple(
         SchemaDef(
             f.namespace,
             str(f.func),
-            tuple(sorted(t for t in f.tags if t in policy.pytorch_tags)),
-            tuple(sorted(t for t in f.tags if t not in policy.pytorch_tags)),
+            tuple(sorted(t for t in tags(f) if t in policy.pytorch_tags)),
+            tuple(sorted(t for t in tags(f) if t not in policy.pytorch_tags)),
         )
         for f in functions
         if f.namespace != "aten"

@@ -49,7 +49,10 @@ _VERSION_HEADERS = ("torch/headeronly/version.h", "torch/csrc/api/include/torch/
 
 
 def release_of_include(include: str) -> tuple[str, str] | None:
-    """(version, header) from the ``torch/version.h`` under a torch include directory."""
+    """(version ``X.Y.Z``, header) from the ``torch/version.h`` under a torch include directory.
+
+    The one reader of that header: the target release and the compile room's default standard ask it.
+    """
     for rel in _VERSION_HEADERS:
         header = Path(include) / rel
         try:

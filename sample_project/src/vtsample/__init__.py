@@ -10,6 +10,9 @@ Importing it loads the op library into PyTorch; the ops are then ``torch.ops.vts
 from __future__ import annotations
 
 import importlib.util
+import os
+import sys
+import time
 from pathlib import Path
 
 import torch
@@ -24,9 +27,12 @@ def library_path() -> str:
     # Found as if it were a submodule (`.so` is an importable suffix), never imported: in an
     # editable install (scikit-build-core's editable.rebuild, see README.md) this lookup first
     # rebuilds what changed, then names the library in the install tree.
+    started = time.time()
     spec = importlib.util.find_spec(f"{__name__}._vtsample_ops")
     if spec is None or spec.origin is None:
         raise ImportError(f"vtsample: no op library in {_HERE} (a stub-mode build, VTSAMPLE_USE_TORCH=OFF, has none)")
+    if os.path.getmtime(spec.origin) >= started:  # the editable install's lookup rebuilt it just now
+        print(f"vtsample: rebuilt the op library ({time.time() - started:.1f} s): {spec.origin}", file=sys.stderr)
     return spec.origin
 
 

@@ -2,7 +2,10 @@
 
 ``python runtime_checks.py LIBRARY`` runs every check and prints RUNTIME-OK;
 ``python runtime_checks.py LIBRARY mutating-gradcheck`` prints whether the gradients of the
-``-> ()`` mutating ops (cube_, mix_) check out: GRADCHECK-OK, or GRADCHECK-FAILED with the error.
+``-> ()`` mutating ops (cube_, mix_) check out: GRADCHECK-OK, or GRADCHECK-FAILED with the error;
+``python runtime_checks.py LIBRARY inductor`` runs opcheck and the default torch.compile backend
+(Inductor) on cubic (structured, a keyword-only Scalar) and its out= variant, and prints
+INDUCTOR-OK.  (blend stays out: its TensorIterator meta function does not take symbolic shapes.)
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ def mutating_gradcheck() -> str:
     x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
     y = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
     try:
-        torch.autograd.gradcheck(_cubed, (x,))
+        # forward AD: b = x.clone() already has a tangent, which cube_'s forward formula updates
+        torch.autograd.gradcheck(_cubed, (x,), check_forward_ad=True)
         torch.autograd.gradcheck(_mixed, (x, y))
         torch.autograd.gradgradcheck(_cubed, (x,))
     except RuntimeError as exc:
@@ -72,10 +76,38 @@ def mutating_checks(ops: object) -> None:
         assert all(r == "SUCCESS" for r in results.values()), (op, results)
 
 
+def inductor_checks(ops: object) -> None:
+    """opcheck's four tests on cubic and cubic.out; Inductor (static and dynamic shapes) gives
+    eager's values and gradients."""
+    vt = torch.ops.vtsample
+    x, y = torch.randn(3, 4, dtype=torch.float64, requires_grad=True), torch.randn(4, dtype=torch.float64)
+    for op, args, kwargs in (
+        (vt.cubic.default, (x,), {"scale": 0.7}),
+        (vt.cubic.out, (x.detach(),), {"scale": 0.7, "out": torch.empty(0, dtype=torch.float64)}),
+    ):
+        results = torch.library.opcheck(op, args, kwargs)
+        assert all(r == "SUCCESS" for r in results.values()), (op, results)
+
+    def model(t: torch.Tensor) -> torch.Tensor:
+        return vt.cubic(t, scale=0.7) * y + vt.cubic(t)
+
+    expected = model(x)
+    (expected_grad,) = torch.autograd.grad(expected.sum(), x)
+    for dynamic in (False, True):
+        torch._dynamo.reset()
+        got = torch.compile(model, fullgraph=True, dynamic=dynamic)(x)
+        torch.testing.assert_close(got, expected)
+        torch.testing.assert_close(torch.autograd.grad(got.sum(), x)[0], expected_grad)
+
+
 def main(library: str, mode: str = "all") -> None:
     torch.ops.load_library(library)
     if mode == "mutating-gradcheck":
         print(mutating_gradcheck())
+        return
+    if mode == "inductor":
+        inductor_checks(torch.ops.vtsample)
+        print("INDUCTOR-OK")
         return
     ops = torch.ops.vtsample
     mutating_checks(ops)

@@ -1,4 +1,4 @@
-// Kernels of the view ops, the `-> ()` mutating ops and the structured blend of
+// Kernels of the view ops, the `-> ()` mutating ops and the structured blend and cubic of
 // extra_native_functions.yaml, appended to a copy of the sample's src/kernels.cpp by
 // tests/conftest.py (torch_tree); the generated Register<Key>.cpp units register them.
 namespace vtsample {
@@ -24,5 +24,14 @@ blend_precomputed blend_meta(at::TensorIteratorConfig& config, const at::Tensor&
 void blend_out(at::TensorIteratorBase& iter, const at::Tensor& self, const at::Tensor& other, double scale,
                const at::Tensor& out) {
   out.copy_((iter.input(0) + iter.input(1)) * scale);
+}
+
+// cubic: scale * x^3, structured (a keyword-only Scalar: tests/test_op_library.py compiles it with Inductor).
+void cubic_meta(vtgen::MetaOutputs& outputs, const at::Tensor& self, const at::Scalar& scale) {
+  outputs.set(0, self.sym_sizes(), self.options());
+}
+
+void cubic_out(const at::Tensor& self, const at::Scalar& scale, const at::Tensor& out) {
+  out.copy_(self * self * self * scale);
 }
 } // namespace vtsample

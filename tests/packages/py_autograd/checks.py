@@ -1,0 +1,208 @@
+"""Runtime checks of pyag's generated Python autograd, run in a torch process by the tests.
+
+Usage: python checks.py PACKAGE_DIR [GROUP ...]; prints one JSON object per line:
+``{"op": ..., "check": ..., "ok": true/false, "detail": "..."}``.  GROUP: grad (gradcheck and
+gradgradcheck, float64, every op and variant), forward (forward-AD gradcheck, or the refusal naming
+the yaml entry), mutating (history, versions, leaf and in-place
+errors), errors (not_implemented, forward AD), opcheck, compile (Inductor forward + backward
+equal to eager); none given: all.
+"""
+
+import json
+import sys
+import traceback
+
+sys.path.insert(0, sys.argv[1])
+
+import pyag  # noqa: F401
+import torch
+from torch.autograd import gradcheck, gradgradcheck
+
+ops = torch.ops.pyag
+D = {"dtype": torch.float64, "requires_grad": True}
+
+
+def report(op, check, ok, detail=""):
+    print(json.dumps({"op": op, "check": check, "ok": bool(ok), "detail": detail[:400]}), flush=True)
+
+
+def attempt(op, check, fn):
+    try:
+        report(op, check, fn())
+    except Exception as exc:  # a failed check is a result, not a crash
+        report(op, check, False, f"{type(exc).__name__}: {exc}".splitlines()[0] + " | " + traceback.format_exc(-1))
+
+
+def _inplace(op, *rest, **kw):
+    def run(a, *args):
+        c = a.clone()
+        op(c, *args, *rest, **kw)
+        return c
+
+    return run
+
+
+def _mix(a, b):
+    c, e = a.clone(), b.clone()
+    ops.mix_(c, e, 0.7)
+    return c, e
+
+
+def cases():
+    torch.manual_seed(0)
+    x, y = torch.randn(4, 3, **D), torch.randn(4, 3, **D)
+    w, b, s = torch.randn(5, 3, **D), torch.randn(5, **D), torch.randn(1, 3, **D)
+    return {
+        "softsign": (ops.softsign, (x,)),
+        "softsign_backward": (ops.softsign_backward, (y, x)),
+        "softsign_": (_inplace(ops.softsign_), (x,)),
+        "scale_add": (lambda a, c: ops.scale_add(a, c, alpha=2.5), (x, y)),
+        "scale_add_": (_inplace(ops.scale_add_, alpha=-1.5), (x, y)),
+        "topk_abs": (lambda a: ops.topk_abs(a, 2, 1)[0], (x,)),
+        "stack_mean": (lambda a, c: ops.stack_mean([a, c], 1), (x, y)),
+        "affine": (ops.affine, (x, w, b)),
+        "affine(bias=None)": (ops.affine, (x, w)),
+        "tile_to": (lambda a: ops.tile_to(a, [4, 3]), (s,)),
+        "soft_quantize": (lambda a: ops.soft_quantize(a, torch.tensor(0.5, dtype=torch.float64), 8), (x,)),
+        "mix_": (_mix, (x, y)),
+        "cube": (ops.cube, (x,)),
+        "cube_": (_inplace(ops.cube_), (x,)),
+    }
+
+
+def grad():
+    for name, (fn, args) in cases().items():
+        attempt(name, "gradcheck", lambda fn=fn, args=args: gradcheck(fn, args))
+        if name != "soft_quantize":  # round(): its derivative is zero almost everywhere
+            attempt(name, "gradgradcheck", lambda fn=fn, args=args: gradgradcheck(fn, args))
+
+
+FORWARD = (
+    "cube",
+    "cube_",
+    "softsign",
+    "softsign_",
+    "scale_add",
+    "scale_add_",
+    "topk_abs",
+    "affine",
+    "affine(bias=None)",
+    "tile_to",
+)
+
+
+def forward_ad():
+    """Forward AD of the ops whose entries have forward formulas; the others refuse, naming the yaml."""
+    for name, (fn, args) in cases().items():
+        if name in FORWARD:
+            check = {"check_forward_ad": True, "check_backward_ad": False, "check_undefined_grad": False}
+            attempt(name, "forward AD gradcheck", lambda fn=fn, args=args, check=check: gradcheck(fn, args, **check))
+            continue
+        import torch.autograd.forward_ad as fwAD
+
+        with fwAD.dual_level():
+            duals = [fwAD.make_dual(a.detach(), torch.ones_like(a)) for a in args]
+            try:
+                fn(*duals)
+                report(name, "forward AD refused", False, "no error")
+            except NotImplementedError as exc:
+                report(name, "forward AD refused", "derivatives.yaml:" in str(exc), str(exc))
+
+
+def mutating():
+    leaf = torch.randn(3, requires_grad=True)
+    try:
+        ops.softsign_(leaf)
+        report("softsign_", "leaf refused", False, "no error")
+    except RuntimeError as exc:
+        report("softsign_", "leaf refused", "leaf Variable that requires grad" in str(exc), str(exc))
+    a = torch.randn(3, requires_grad=True)
+    c = a.clone()
+    z = c * c
+    ops.softsign_(c)
+    try:
+        z.sum().backward()
+        report("softsign_", "modified by an inplace operation", False, "no error")
+    except RuntimeError as exc:
+        report("softsign_", "modified by an inplace operation", "modified by an inplace operation" in str(exc))
+    c = a.clone()
+    before = c._version
+    ops.scale_add_(c, torch.ones(3), alpha=2.0)
+    rebased = c.grad_fn is not None and c.grad_fn.name().startswith("ScaleAddBackward")
+    report("scale_add_", "version bumped, history rebased", c._version > before and rebased, str(c.grad_fn))
+    c = torch.randn(3)
+    before = c._version
+    with torch.no_grad():
+        ops.softsign_(c)
+    report("softsign_", "version bumped without grad", c._version > before)
+
+
+def errors():
+    x = torch.randn(3, requires_grad=True)
+    scale = torch.tensor(0.5, requires_grad=True)
+    try:
+        ops.soft_quantize(x, scale).sum().backward()
+        report("soft_quantize", "not_implemented raises", False, "no error")
+    except NotImplementedError as exc:
+        report("soft_quantize", "not_implemented raises", "derivatives.yaml:" in str(exc), str(exc))
+    import torch.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(torch.randn(3), torch.ones(3))
+        try:
+            out = ops.softsign(dual)
+            report("softsign", "forward AD", fwAD.unpack_dual(out).tangent is not None, "tangent")
+        except NotImplementedError as exc:
+            report("softsign", "forward AD refused", "derivatives.yaml:" in str(exc), str(exc))
+
+
+def opcheck():
+    x = torch.randn(4, 3, **D)
+    y = torch.randn(4, 3, **D)
+    samples = {
+        "softsign": (ops.softsign.default, (x,), {}),
+        "scale_add": (ops.scale_add.default, (x, y), {"alpha": 2.0}),
+        "topk_abs": (ops.topk_abs.default, (x, 2, 1), {}),
+        "affine": (ops.affine.default, (x, torch.randn(5, 3, **D), torch.randn(5, **D)), {}),
+        "tile_to": (ops.tile_to.default, (torch.randn(1, 3, **D), [4, 3]), {}),
+        "softsign_": (ops.softsign_.default, (x.detach().clone(),), {}),
+    }
+    for name, (op, args, kwargs) in samples.items():
+        test = ("test_autograd_registration",)
+
+        def run(op=op, args=args, kwargs=kwargs, test=test):
+            result = torch.library.opcheck(op, args, kwargs, test_utils=test)
+            return all(v == "SUCCESS" for v in result.values())
+
+        attempt(name, "opcheck autograd registration", run)
+
+
+def compiled():
+    torch.manual_seed(1)
+    x, y = torch.randn(8, 3, **D), torch.randn(8, 3, **D)
+
+    def f(a, c):
+        return ops.softsign(ops.scale_add(a, c, alpha=0.5)).sum() + ops.topk_abs(a, 2, 1)[0].sum()
+
+    def run():
+        eager = torch.autograd.grad(f(x, y), (x, y))
+        comp = torch.compile(f, backend="inductor", fullgraph=True)
+        got = torch.autograd.grad(comp(x, y), (x, y))
+        same = all(torch.allclose(g, e) for g, e in zip(got, eager, strict=True))
+        return same and torch.allclose(comp(x, y), f(x, y))
+
+    attempt("softsign+scale_add+topk_abs", "torch.compile inductor forward+backward", run)
+
+
+GROUPS = {
+    "grad": grad,
+    "forward": forward_ad,
+    "mutating": mutating,
+    "errors": errors,
+    "opcheck": opcheck,
+    "compile": compiled,
+}
+
+if __name__ == "__main__":
+    for group in sys.argv[2:] or list(GROUPS):
+        GROUPS[group]()

@@ -1,0 +1,90 @@
+"""Ops are selected through the model's names (``OperatorName``), never by cutting their text (issue 37, item 2).
+
+A dunder op keeps its underscores (``__and__``, not ``__and_``) and ``__iand__`` is its in-place
+variant, in every room that selects ops: ``check --op``, gradcheck's selection, the OpInfo
+variants handed to the child and a library's ``--op``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vtgen_build.base.errors import VtgenError
+from vtgen_build.check.run import select_ops
+from vtgen_build.emit.output_index import read_index
+from vtgen_build.engine.generate import GenerateOptions, generate
+from vtgen_build.gradcheck.run import GradcheckOptions, _selected, op_variants
+from vtgen_build.gradcheck.schema_run import library_ops
+from vtgen_build.gradcheck.units import read_registrations
+from vtgen_build.inputs.files import Inputs
+from vtgen_build.model.schema import op_name
+
+from .conftest import SAMPLE, CliRunner
+
+NATIVE = """\
+- func: __and__.Tensor(Tensor self, Tensor other) -> Tensor
+  variants: function, method
+  dispatch:
+    CPU: and_kernel
+
+- func: __iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+  variants: method
+  dispatch:
+    CPU: iand_kernel
+
+- func: and_not(Tensor self, Tensor other) -> Tensor
+  dispatch:
+    CPU: and_not_kernel
+"""
+DERIVATIVES = """\
+- name: __and__.Tensor(Tensor self, Tensor other) -> Tensor
+  self: grad
+  other: grad
+
+- name: and_not(Tensor self, Tensor other) -> Tensor
+  self: grad
+  other: -grad
+"""
+
+
+def _inputs(tmp_path: Path) -> Inputs:
+    (tmp_path / "native_functions.yaml").write_text(NATIVE)
+    (tmp_path / "derivatives.yaml").write_text(DERIVATIVES)
+    return Inputs(str(tmp_path / "native_functions.yaml"), str(tmp_path / "derivatives.yaml"),
+                  str(SAMPLE / "tags.yaml"), "vtdunder")  # fmt: skip
+
+
+def test_the_model_reads_a_dunder_name_whole() -> None:
+    assert op_name("__and__.Tensor").name == "__and__"
+    assert op_name("vtdunder::__iand__.Tensor").family == "__and__"
+    assert op_name("__iand__.Tensor").inplace and not op_name("__and__.Tensor").inplace
+    assert op_name("add_.Tensor").family == "add" and op_name("add.out").family == "add"
+    assert op_variants(["__and__.Tensor", "__iand__.Tensor", "and_not"]) == {
+        "__and__.Tensor": ["__and__", "function"],
+        "__iand__.Tensor": ["__and__", "inplace"],
+        "and_not": ["and_not", "function"],
+    }
+
+
+def test_op_selects_a_dunder_op_and_its_in_place_variant(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    generate(_inputs(tmp_path), GenerateOptions(str(out), 1, "vtdunder"))
+    index, regs = read_index(out), read_registrations(out)
+    assert select_ops(index, ["__and__"]) == ["__and__.Tensor"]
+    assert select_ops(index, ["__iand__.Tensor"]) == ["__iand__.Tensor"]
+    with pytest.raises(VtgenError, match="--op __and_: no such op"):
+        select_ops(index, ["__and_"])  # the name the old string cutting made
+    chosen = _selected(index, regs, GradcheckOptions(ops=("__and__",)), {}, {})
+    assert sorted({r.op for r in chosen}) == ["__and__.Tensor", "__iand__.Tensor"]
+    assert library_ops(_inputs(tmp_path), ["vtdunder::__and__"], [r.op for r in regs]) == ["__and__.Tensor"]
+
+
+def test_check_op_compiles_the_dunder_op(tmp_path: Path, run_cli: CliRunner) -> None:
+    inputs = _inputs(tmp_path)
+    args = ["--native-functions", inputs.native_functions, "--derivatives", inputs.derivatives]
+    args += ["--tags", inputs.tags, "--namespace", "vtdunder", "--out", str(tmp_path / "check")]
+    result = run_cli("check", *args, "--op", "__and__")
+    assert result.code == 0, result.err
+    assert "1 ops" in result.out and result.out.rstrip().endswith("OK, 0 errors"), result.out

@@ -1,0 +1,225 @@
+"""The generated Python autograd (``generate --python-autograd``) in real torch processes.
+
+The vehicle is tests/packages/py_autograd: an op library whose kernels carry no autograd
+(Python CPU kernels defined from its native_functions.yaml through torch.library, standing in
+for a stable-ABI ``.so``), with the generated module registered on top.  Checked: gradcheck and
+gradgradcheck (float64) of every op and variant, forward AD, the mutating ops' history, versions
+and errors, ``not_implemented``, opcheck's autograd-registration test, ``torch.compile``
+(Inductor) equal to eager, and ``check --gradcheck --library`` failing at the yaml line of a
+sign flip, a wrong input and a wrong double backward of a helper op, in two torch releases.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "tests" / "packages" / "py_autograd"
+GOLDEN = Path(__file__).parent / "golden" / "python_autograd_pyag.txt"
+OTHER_TORCH = Path.home() / ".cache" / "vtgen_build" / "envs" / "torch-2.10.0" / "bin" / "python"
+
+pytest.importorskip("torch")
+
+
+def _generate(pkg: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "vtgen_build",
+        "generate",
+        "--native-functions", str(pkg / "native_functions.yaml"),
+        "--derivatives", str(pkg / "derivatives.yaml"),
+        "--namespace", "pyag",
+        "--out", str(pkg / "out"),
+        "--python-autograd", str(pkg / "pyag" / "_autograd.py"),
+        "--python-formulas", str(pkg / "pyag" / "formulas.py"),
+    ], capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _copy(dest: Path) -> Path:
+    pkg = dest / "py_autograd"
+    shutil.copytree(PACKAGE, pkg, ignore=shutil.ignore_patterns("_autograd.py", "__pycache__", "out"))
+    _generate(pkg)
+    return pkg
+
+
+def _checks(pkg: Path, *groups: str) -> list[dict[str, object]]:
+    done = subprocess.run(
+        [sys.executable, str(pkg / "checks.py"), str(pkg), *groups],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _copy(tmp_path_factory.mktemp("pyag"))
+
+
+@pytest.fixture(scope="module")
+def results(package: Path) -> list[dict[str, object]]:
+    return _checks(package, "grad", "forward", "mutating", "errors", "opcheck")
+
+
+def _failed(results: list[dict[str, object]]) -> list[str]:
+    return [f"{r['op']}: {r['check']}: {r['detail']}" for r in results if not r["ok"]]
+
+
+def test_golden_module(package: Path, update_golden: bool) -> None:
+    text = (package / "pyag" / "_autograd.py").read_text()
+    if update_golden:
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text(), f"{GOLDEN.name} differs: review, then rerun with --update-golden"
+
+
+def test_gradcheck_and_gradgradcheck_every_op(results: list[dict[str, object]]) -> None:
+    grads = [r for r in results if r["check"] in ("gradcheck", "gradgradcheck")]
+    ops = {str(r["op"]) for r in grads}
+    assert {"softsign", "softsign_", "scale_add", "scale_add_", "topk_abs", "stack_mean", "affine", "mix_"} <= ops
+    assert {"tile_to", "softsign_backward", "affine(bias=None)", "soft_quantize", "cube", "cube_"} <= ops
+    assert len(grads) >= 23 and not _failed(grads)
+
+
+def test_mutating_ops_rebase_history_bump_versions_and_refuse_as_torch_does(results: list[dict[str, object]]) -> None:
+    mutating = [r for r in results if r["check"] not in ("gradcheck", "gradgradcheck", "opcheck autograd registration")]
+    mutating = [r for r in mutating if r["op"] in ("softsign_", "scale_add_")]
+    assert len(mutating) >= 4 and not _failed(mutating)
+
+
+def test_not_implemented_names_the_yaml_and_forward_ad_runs(results: list[dict[str, object]]) -> None:
+    errors = {(r["op"], r["check"]): r for r in results if r["op"] in ("soft_quantize", "softsign")}
+    assert errors[("soft_quantize", "not_implemented raises")]["ok"]
+    assert errors[("softsign", "forward AD")]["ok"]  # the tangent came through the translated jvp
+
+
+def test_forward_ad_of_every_op_with_forward_formulas(results: list[dict[str, object]]) -> None:
+    """Forward formulas run through each Function's jvp (a -> () op updates its tangent in place);
+    an op without them refuses, naming its yaml entry, instead of dropping the tangent."""
+    checked = {str(r["op"]) for r in results if r["check"] == "forward AD gradcheck"}
+    assert {"softsign", "softsign_", "scale_add", "scale_add_", "topk_abs", "affine", "tile_to", "cube_"} <= checked
+    refused = {str(r["op"]) for r in results if r["check"] == "forward AD refused"}
+    assert {"stack_mean", "mix_", "softsign_backward"} <= refused
+    forward = [r for r in results if str(r["check"]).startswith("forward AD")]
+    assert not _failed(forward)
+
+
+def test_opcheck_autograd_registration(results: list[dict[str, object]]) -> None:
+    checked = [r for r in results if r["check"] == "opcheck autograd registration"]
+    assert len(checked) == 6 and not _failed(checked)
+
+
+@pytest.mark.slow
+def test_torch_compile_inductor_forward_and_backward_equal_eager(package: Path) -> None:
+    found = _checks(package, "compile")
+    assert found and not _failed(found)
+
+
+def test_a_wrong_formula_fails_gradcheck(tmp_path: Path) -> None:
+    """The checks can fail: a sign flipped in one formula fails that op's gradcheck, and only it."""
+    pkg = _copy(tmp_path)
+    yaml = pkg / "derivatives.yaml"
+    yaml.write_text(yaml.read_text().replace("self: handle_r_to_c(self.scalar_type(), grad)", "self: -grad"))
+    _generate(pkg)
+    found = _checks(pkg, "grad")
+    failed = {str(r["op"]) for r in found if not r["ok"]}
+    assert failed == {"scale_add", "scale_add_"}
+
+
+# --- check --gradcheck --library: failures at their yaml line, in two torch releases ---------
+
+BREAKS = {
+    "sign flip": ("derivatives.yaml", "self: softsign_backward(grad, self)", "self: -softsign_backward(grad, self)"),
+    "wrong input": (  # mix_'s gradient for other reads other where it needs self
+        "derivatives.yaml",
+        'other: "grads[0].defined() && grads[1].defined() ? grads[0] * alpha + grads[1] * self.conj()',
+        'other: "grads[0].defined() && grads[1].defined() ? grads[0] * alpha + grads[1] * other.conj()',
+    ),
+    "wrong double backward of a helper op": (
+        "pyag/formulas.py",
+        "return grad * grad_output * -2 * torch.sign(self)",
+        "return grad * grad_output * 2 * torch.sign(self)",
+    ),
+}
+# the yaml line each break must be reported at: the formula that is wrong, or that calls the wrong helper
+REPORTED = {
+    "sign flip": "self: -softsign_backward(grad, self)",
+    "wrong input": 'other: "grads[0].defined()',
+    "wrong double backward of a helper op": "self: softsign_double_backward(grad, grad_output, self)",
+}
+
+
+def _check_library(pkg: Path, python: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pkg), os.environ.get("PYTHONPATH", "")])}
+    args = ["--native-functions", "native_functions.yaml", "--derivatives", "derivatives.yaml", "--namespace", "pyag"]
+    cmd = [sys.executable, "-m", "vtgen_build", "check", "--gradcheck", "--library", "pyag", "--python", python]
+    return subprocess.run(
+        [*cmd, *args, "--out", str(pkg / "out")], cwd=pkg, env=env, capture_output=True, text=True, timeout=600
+    )  # fmt: skip
+
+
+def _pythons() -> list[str]:
+    found = [sys.executable]
+    if OTHER_TORCH.is_file():
+        found.append(str(OTHER_TORCH))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("python", _pythons(), ids=lambda p: "this-torch" if p == sys.executable else "torch-2.10")
+def test_check_gradcheck_library_verifies_and_fails_at_the_yaml_line(tmp_path: Path, python: str) -> None:
+    pkg = _copy(tmp_path / "ok")
+    done = _check_library(pkg, python)
+    assert done.returncode == 0 and "OK: 13 ops verified" in done.stdout, done.stdout + done.stderr
+    for name, (file, old, new) in BREAKS.items():
+        broken = _copy(tmp_path / name.replace(" ", "_"))
+        path = broken / file
+        assert old in path.read_text()
+        path.write_text(path.read_text().replace(old, new, 1))
+        _generate(broken)
+        done = _check_library(broken, python)
+        text = done.stdout + done.stderr
+        lines = (broken / "derivatives.yaml").read_text().splitlines()
+        line = next(i for i, t in enumerate(lines, 1) if REPORTED[name] in t)
+        assert done.returncode != 0, (name, text)
+        assert f"derivatives.yaml:{line}: error: gradcheck failed" in text, (name, text)
+
+
+def _cmake(src: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["cmake", *map(str, args)], cwd=src, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.slow
+def test_cmake_generates_and_installs_the_module(tmp_path: Path) -> None:
+    """``vtgen_generate(... PYTHON_AUTOGRAD mypkg PYTHON_FORMULAS f.py)``: generated by the generator step
+    (the formulas module copied beside it), installed by ``cmake --install``; the same text as the CLI's."""
+    if shutil.which("cmake") is None or shutil.which("ninja") is None:
+        pytest.skip("cmake or ninja is not on PATH")
+    src = tmp_path / "src"
+    shutil.copytree(PACKAGE, src, ignore=shutil.ignore_patterns("_autograd.py", "__pycache__", "out"))
+    head = (
+        "cmake_minimum_required(VERSION 3.20)\nproject(pa LANGUAGES CXX)\nfind_package(vtgen_build CONFIG REQUIRED)\n"
+    )
+    call = "add_library(lib OBJECT)\nvtgen_generate(lib NATIVE_FUNCTIONS native_functions.yaml "
+    call += "DERIVATIVES derivatives.yaml NAMESPACE pyag SHARDS 1 {extra})\n"
+    defines = [f"-Dvtgen_build_DIR={ROOT / 'cmake'}", f"-Dvtgen_build_PYTHON_EXECUTABLE={sys.executable}"]
+    (src / "CMakeLists.txt").write_text(head + call.format(extra="PYTHON_FORMULAS pyag/formulas.py"))
+    done = _cmake(src, "-S", src, "-B", src / "bad", "-G", "Ninja", *defines)
+    assert done.returncode != 0 and "PYTHON_FORMULAS applies to PYTHON_AUTOGRAD only" in done.stderr, done.stderr
+    (src / "CMakeLists.txt").write_text(
+        head + call.format(extra="PYTHON_AUTOGRAD pyag PYTHON_FORMULAS pyag/formulas.py")
+    )
+    assert _cmake(src, "-S", src, "-B", src / "build", "-G", "Ninja", *defines).returncode == 0
+    stamp = "CMakeFiles/lib.dir/vtgen.stamp"  # the generator step alone
+    ninja = subprocess.run(["ninja", "-C", str(src / "build"), stamp], capture_output=True, text=True, check=False)
+    assert ninja.returncode == 0, ninja.stdout + ninja.stderr
+    done = _cmake(src, "--install", src / "build", "--prefix", tmp_path / "prefix")
+    assert done.returncode == 0, done.stdout + done.stderr
+    installed = tmp_path / "prefix" / "pyag"
+    assert (installed / "_autograd.py").read_text() == GOLDEN.read_text()
+    assert (installed / "formulas.py").read_text() == (PACKAGE / "pyag" / "formulas.py").read_text()

@@ -1,0 +1,534 @@
+"""The Python autograd of an op library: derivatives.yaml's formulas as a generated Python module.
+
+For op libraries whose kernels carry no C++ autograd (the LibTorch stable ABI has none), the
+module registers, at import, each op's autograd as an ``autograd.Function`` that is the op's
+``Autograd`` kernel (what ``torch.library.register_autograd`` does inside, plus a ``jvp`` and
+mutating ops, which that API cannot carry; docs/design/python-autograd.md says why):
+
+- its forward runs the op below autograd and saves exactly the values the plan saves
+  (``DerivativeInfo.saved_inputs``/``saved_outputs``: a tensor through ``ctx.save_for_backward``,
+  anything else on ``ctx``); its backward evaluates each formula translated to Python
+  (``python_formula``), only for the inputs ``ctx.needs_input_grad`` asks;
+- a mutating ``-> ()`` op's (or an in-place op's) Function also bumps the written tensors' versions if the kernel did
+  not and marks them dirty (their history is rebased on the op, a leaf that requires grad is
+  refused); a value a formula reads of them from before the op is copied by the kernel.
+
+Every formula line carries its yaml place in a comment; ``not_implemented(...)`` raises naming
+the entry.  What a formula cannot be spelled as is a ``VtgenError`` at its yaml line with the
+column.  Forward-mode formulas run in the Function's ``jvp``; an op without them raises when a
+tangent reaches it, rather than dropping the tangent (docs/design/python-autograd.md).
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+from dataclasses import dataclass
+
+from ..base.errors import Location, VtgenError
+from ..model.cpp_expr import ExprError, parse_expression
+from ..model.derivatives import DerivativeEntry, output_names
+from ..model.native import NativeFunction
+from ..model.schema import Argument, SchemaKind
+from ..plan.formulas import SavedValue, uses_ident
+from ..plan.infos import Backward, DerivativeInfo, Forward
+from ..plan.kernel import KernelPlan
+from .python_api import python_default
+from .python_formula import Scope, py_name, translate
+from .python_prelude import prelude
+
+__all__ = [
+    "AutogradModule",
+    "describe_python",
+    "formula_error",
+    "python_autograd_module",
+    "python_formulas",
+    "supported_kernels",
+]
+
+_TENSOR_TYPES = ("at::Tensor", "::std::optional<at::Tensor>")
+
+
+@dataclass(frozen=True)
+class AutogradModule:
+    """What the module is generated from besides the plans.
+
+    ``namespace``: the library's; ``library_ops``: its operator names (helpers a formula may
+    call); ``formulas_module``: the module name of the author's formulas (imported relatively,
+    ``from . import <name> as _formulas``) and ``user_functions`` the functions it defines;
+    ``entries``: the derivatives entries (their text places a formula's column).
+    """
+
+    namespace: str
+    library_ops: frozenset[str]
+    entries: tuple[DerivativeEntry, ...]
+    formulas_module: str | None = None
+    user_functions: frozenset[str] = frozenset()
+
+
+def supported_kernels(kernels: tuple[KernelPlan, ...]) -> tuple[KernelPlan, ...]:
+    """The kernels that get a Python autograd: a formula set of the plain Autograd key and a Node."""
+    return tuple(
+        k
+        for k in kernels
+        if k.kind == "kernel"
+        and k.dispatch_key == "Autograd"
+        and k.info is not None
+        and k.node is not None
+        and (bool(_written(k)) or (k.function.kind is SchemaKind.functional and k.function.func.returns))
+    )
+
+
+def _written(k: KernelPlan) -> tuple[str, ...]:
+    """The tensors the op writes, as autograd sees them: a ``-> ()`` op's written arguments, an in-place
+    op's ``self`` (it returns it); () for a functional op."""
+    if k.mutated:
+        return k.mutated
+    return ("self",) if k.function.kind is SchemaKind.inplace and k.overwritten == ("self",) else ()
+
+
+def formula_error(exc: ExprError, b_location: Location, expression: str, module: AutogradModule) -> VtgenError:
+    """``exc`` (an offset in ``expression``) as an error at the formula's yaml line and column."""
+    line = _yaml_line(module.entries, b_location)
+    start = line.find(expression[:24]) if line else -1
+    if start < 0:
+        start = line.find(": ") + 2 if line else 0
+    return VtgenError(f"{exc.message} (column {start + exc.offset + 1})", b_location, exc.fix)
+
+
+def _yaml_line(entries: tuple[DerivativeEntry, ...], where: Location) -> str:
+    for e in entries:
+        lines = e.text.splitlines()
+        if e.location.file == where.file and e.location.line <= where.line < e.location.line + len(lines):
+            return lines[where.line - e.location.line]
+    return ""
+
+
+def _place(location: Location) -> str:
+    """A yaml place as comments and messages spell it: the file's name (not its directory) and line."""
+    return f"{os.path.basename(location.file)}:{location.line}"
+
+
+def _scope(values: set[str] | frozenset[str], module: AutogradModule) -> Scope:
+    return Scope(frozenset(values), module.namespace, module.library_ops, module.user_functions)
+
+
+def _translate(text: str, values: frozenset[str], b: Backward, module: AutogradModule) -> str:
+    try:
+        return translate(parse_expression(text), _scope(values, module))
+    except ExprError as exc:
+        raise formula_error(exc, b.location, b.original, module) from None
+
+
+def python_formulas(info: DerivativeInfo, module: AutogradModule) -> tuple[tuple[Backward, str], ...]:
+    """Each backward formula of ``info`` with its Python text (for ``inspect --op`` and the module).
+
+    The yaml text is translated first (its errors have the right columns), then the plan's
+    rewritten text (saved members in place of ``self.sym_sizes()``...), which the module runs.
+    """
+    f = info.func
+    originals = _original_names(f, info)
+    rewritten = _backward_names(info)
+    found = []
+    for b in info.backward:
+        _translate(b.original, originals, b, module)
+        found.append((b, _translate(b.formula, rewritten, b, module)))
+    return tuple(found)
+
+
+def _grad_names(info: DerivativeInfo) -> set[str]:
+    return {"grad", "grads", "grad_input_mask", *info.available_named_gradients}
+
+
+def _original_names(f: NativeFunction, info: DerivativeInfo) -> frozenset[str]:
+    args = {a.name for a in f.func.arguments.all}
+    return frozenset(args | set(output_names(f.func)) | {"result"} | _grad_names(info))
+
+
+def _backward_names(info: DerivativeInfo) -> frozenset[str]:
+    saved = {v.name for v in (*info.saved_inputs, *info.saved_outputs)}
+    return frozenset(saved | _grad_names(info))
+
+
+def _identifier(f: NativeFunction) -> str:
+    overload = f"_{f.name.overload}" if f.name.overload else ""
+    return f"_{f.func.cpp_name()}{overload}"
+
+
+def _op_ref(f: NativeFunction) -> str:
+    overload = f.name.overload or "default"
+    packet = f"torch.ops.{f.namespace}.{f.name.name}"
+    return f'getattr({packet}, "{overload}")' if keyword.iskeyword(overload) else f"{packet}.{overload}"
+
+
+def _is_tensor(value: SavedValue) -> bool:
+    return value.cpp_type in _TENSOR_TYPES
+
+
+def _arguments(k: KernelPlan) -> tuple[str, ...]:
+    """The op's arguments as the Function is applied to them (schema order, out arguments aside)."""
+    return tuple(a.name for a in k.function.func.arguments.non_out)
+
+
+def _call(f: NativeFunction) -> str:
+    args = f.func.arguments
+    parts = [py_name(a.name) for a in args.positional] + [f"{a.name}={py_name(a.name)}" for a in args.kwarg_only]
+    return f"{_op_ref(f)}({', '.join(parts)})"
+
+
+def _saved_expression(v: SavedValue, values: frozenset[str], module: AutogradModule, where: Location) -> str:
+    if v.cpp_type == "torch::autograd::generated::TypeAndSize":
+        return f"_type_and_size({py_name(v.expr)})"
+    try:
+        return translate(parse_expression(v.expr), _scope(values, module))
+    except ExprError as exc:
+        raise VtgenError(f"the saved value '{v.name}' ({v.expr}): {exc.message}", where) from None
+
+
+def _save_values(k: KernelPlan, info: DerivativeInfo, module: AutogradModule, outputs: bool) -> list[str]:
+    """``_s_<name> = <value>`` for the inputs' saved values (before the op) or the outputs' (after)."""
+    names = set(_arguments(k)) | set(_output_locals(k)) | {"result"}
+    values = info.saved_outputs if outputs else info.saved_inputs
+    lines = []
+    for v in values:
+        expr = _saved_expression(v, frozenset(names), module, info.location)
+        if not outputs and v.expr in _befores(k, info):
+            expr = f"_before_{v.expr}"  # the op overwrites it: the formula reads a copy from before
+        lines.append(f"_s_{v.name} = {expr}")
+    return lines
+
+
+def _befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
+    """Written tensors a formula reads whole: the kernel copies them before the op (with grad mode on,
+    so the copy's history reaches the value before the op and double backward sees through it) and
+    passes the copies to the Function as extra inputs."""
+    return tuple(v.expr for v in info.saved_inputs if v.expr in k.overwritten and _is_tensor(v))
+
+
+def _forward_befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
+    """Written tensors whose value before the op only a forward formula reads (``self_p``): copied
+    only while forward AD is on."""
+    if not _written(k):
+        return ()
+    read = [n for n in _written(k) if any(uses_ident(fw.formula, f"original_{n}_p") for fw in info.forward)]
+    return tuple(n for n in read if n not in _befores(k, info))
+
+
+def _applied(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
+    """What the Function is applied to: the op's arguments, then the copies from before the op."""
+    copies = (*_befores(k, info), *_forward_befores(k, info))
+    return _arguments(k) + tuple(f"_before_{n}" for n in copies)
+
+
+def _store(info: DerivativeInfo) -> list[str]:
+    values = (*info.saved_inputs, *info.saved_outputs)
+    tensors = [f"_s_{v.name}" for v in values if _is_tensor(v)]
+    lines = [f"ctx.save_for_backward({', '.join(tensors)},)"] if tensors else []
+    return lines + [f"ctx.{v.name} = _s_{v.name}" for v in values if not _is_tensor(v)]
+
+
+def _load(info: DerivativeInfo) -> list[str]:
+    """Statements of backward binding the saved values as locals."""
+    values = (*info.saved_inputs, *info.saved_outputs)
+    tensors = [py_name(v.name) for v in values if _is_tensor(v)]
+    lines = [f"{', '.join(tensors)}, = ctx.saved_tensors"] if tensors else []
+    return lines + [f"{py_name(v.name)} = ctx.{v.name}" for v in values if not _is_tensor(v)]
+
+
+def _output_locals(k: KernelPlan) -> tuple[str, ...]:
+    """How the forward names the op's outputs: ``result``, ``result0..``, return names; a ``-> ()``
+    op's written tensors by their argument names."""
+    return _written(k) if _written(k) else output_names(k.function.func)
+
+
+def _has_lists(k: KernelPlan) -> bool:
+    """A Tensor[] argument: the Function's inputs are not the arguments one to one (``_flatten``)."""
+    return any(str(a.type.base()) == "Tensor" and a.type.is_list() for a in k.function.func.arguments.non_out)
+
+
+def _need_expr(k: KernelPlan, position: int) -> str:
+    """Is argument ``position``'s gradient needed: ``needs`` (``ctx.needs_input_grad``, whose first
+    entry is the layout's) read directly when every argument is one input, else through the layout."""
+    return f"_need(ctx, {position})" if _has_lists(k) else f"needs[{position + 1}]"
+
+
+def _backward_statements(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
+    positions = {n: i for i, n in enumerate(_arguments(k))}
+    lines = []
+    for b, python in python_formulas(info, module):
+        need = " or ".join(_need_expr(k, positions[n]) for n in b.var_names)
+        lines += [f"if {need}:", f"    # {_place(b.location)}: {_one_line(b.original)}"]
+        reason = _not_implemented(b)
+        if reason is not None:
+            lines.append(f"    raise NotImplementedError({_not_implemented_message(reason, info, b)!r})")
+        elif len(b.var_names) == 1:
+            lines.append(f"    _grad_{b.var_names[0]} = {python}")
+        else:
+            mask = ", ".join(_need_expr(k, positions[n]) for n in b.var_names)
+            lines += [f"    grad_input_mask = [{mask}]", f"    _grads = {python}"]
+            picks = enumerate(b.var_names)
+            lines += [f"    _grad_{n} = _grads[{i}] if grad_input_mask[{i}] else None" for i, n in picks]
+    return lines
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _not_implemented(b: Backward) -> str | None:
+    m = re.fullmatch(r'not_implemented\("([^"]*)"(?:,.*)?\)', b.original)
+    return m.group(1) if m else None
+
+
+def _not_implemented_message(reason: str, info: DerivativeInfo, b: Backward) -> str:
+    names = ", ".join(b.var_names)
+    return f"the derivative of '{info.name}' for {names} is not implemented: {reason} ({_place(b.location)})"
+
+
+def _backward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
+    lines = ["grad = grads[0]"]
+    outputs = list(_output_locals(k))
+    for name in sorted(info.used_named_gradients):
+        lines.append(f"{name} = grads[{outputs.index(name.removeprefix('grad_'))}]")
+    lines += _load(info)
+    with_derivs = {a.name for a in info.args_with_derivatives}
+    lines += [f"_grad_{n} = None" for n in _arguments(k) if n in with_derivs]
+    lines += [] if _has_lists(k) else ["needs = ctx.needs_input_grad"]
+    lines += _backward_statements(k, info, module)
+    returned = "".join((f"_grad_{n}" if n in with_derivs else "None") + ", " for n in _applied(k, info))
+    if _has_lists(k):
+        return [*lines, f"return _flat_grads(ctx, ({returned.rstrip()}))"]
+    return [*lines, f"return None, {returned.rstrip()}"]  # the layout's, then one per argument
+
+
+def _forward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
+    f = k.function
+    args = _applied(k, info)
+    lines = ["ctx.layout = layout", f"{''.join(py_name(a) + ', ' for a in args)}= _unflatten(layout, flat)"]
+    lines += [f"_no_grad_formula({py_name(n)}, {_no_formula_message(info, n)!r})" for n in k.check_no_requires_grad]
+    lines += _save_values(k, info, module, outputs=False)
+    outs = _output_locals(k)
+    if _written(k):
+        written = "".join(py_name(n) + ", " for n in _written(k))
+        lines += [f"_versions = _versions_of(({written}))", "with torch._C._AutoDispatchBelowAutograd():"]
+        lines += [f"    {_call(f)}", f"_bump(({written}), _versions)", f"ctx.mark_dirty({written.rstrip(', ')})"]
+        lines += [f"result = {py_name(_written(k)[0])}"] if len(_written(k)) == 1 else []
+    else:
+        target = "result" if len(outs) == 1 else _tuple(outs)
+        lines += ["with torch._C._AutoDispatchBelowAutograd():", f"    {target} = {_call(f)}"]
+        diff = {v.name for v in k.differentiable_outputs}
+        hidden = [o for o, name in zip(outs, _return_names(k), strict=True) if name not in diff]
+        lines += [f"ctx.mark_non_differentiable({', '.join(hidden)})"] if hidden else []
+    lines += _save_values(k, info, module, outputs=True) + _store(info)
+    if info.forward:  # jvp runs right after, inside apply(): it drops them
+        lines += ["if _forward_ad_on():", f"    ctx.fw_inputs, ctx.fw_outputs = ({_tuple(args)}), ({_tuple(outs)})"]
+    returned = outs if _written(k) else (("result",) if len(outs) == 1 else outs)
+    return [*lines, f"return {', '.join(py_name(o) for o in returned)}"]
+
+
+def _return_names(k: KernelPlan) -> tuple[str, ...]:
+    from ..plan.values import cpp_return_names
+
+    return cpp_return_names(k.function)
+
+
+def _no_formula_message(info: DerivativeInfo, name: str) -> str:
+    return f"the derivative for '{name}' of '{info.name}' is not implemented: no formula ({_place(info.location)})"
+
+
+def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
+    """The forward-mode formulas: primals and outputs kept by the forward (only while forward AD is on),
+    tangents of the inputs without one are zeros, one tangent per output (None: not differentiable)."""
+    if not info.forward or len(_written(k)) > 1:
+        why = "an op writing several tensors" if info.forward else "its entry has no forward formula"
+        message = (
+            f"forward-mode AD of '{k.op}' is not implemented by the Python autograd ({why}; "
+            f"{_place(info.location)}): use backward mode"
+        )
+        return [f"raise NotImplementedError({message!r})"]
+    args, outs = _applied(k, info), _output_locals(k)
+    lines = [f"{''.join(py_name(a) + ', ' for a in args)}= ctx.fw_inputs"]
+    lines += [f"{''.join(py_name(o) + ', ' for o in outs)}= ctx.fw_outputs", "del ctx.fw_inputs, ctx.fw_outputs"]
+    tensors = [a.name for a in k.function.func.arguments.non_out if a.type.is_tensor_like()]
+    lines += [f"{py_name(n)}_p = {py_name(n)}" for n in tensors]
+    lines.append(f"{''.join(f'{py_name(a)}_t, ' for a in args)}= _tangents(ctx, tangents, ({_tuple(args)}))")
+    extra: list[str] = []
+    for n in _written(k):  # the plan's in-place spelling: the raw tangent (updated in place), the value before
+        position = _arguments(k).index(n)
+        lines.append(f"{py_name(n)}_t_raw = tangents[1 + ctx.layout[{position}][0]]")
+        lines.append(f"original_{n}_t = {py_name(n)}_t")
+        if n in (*_befores(k, info), *_forward_befores(k, info)):
+            lines.append(f"original_{n}_p = _before_{n}")
+        extra += [f"{n}_t_raw", f"original_{n}_t", f"original_{n}_p"]
+    values = frozenset({*args, *outs, "result", *(f"{n}_p" for n in tensors), *(f"{a}_t" for a in args), *extra})
+    for fw in info.forward:
+        lines.append(f"# {_place(fw.location)}: {_one_line(fw.formula)}")
+        target = _tuple([f"_t_{n}" for n in fw.var_names]) if len(fw.var_names) > 1 else f"_t_{fw.var_names[0]}"
+        lines.append(f"{target} = {_forward_python(k, fw, values, module)}")
+    if _written(k):  # the formula updated the written tensor's own tangent in place (it is marked dirty)
+        return [*lines, f"return _t_{_written(k)[0]}"]
+    given = {n for fw in info.forward for n in fw.var_names}
+    returned = [f"_t_{o}" if o in given else "None" for o in outs]
+    return [*lines, f"return {returned[0]}" if len(returned) == 1 else f"return {', '.join(returned)}"]
+
+
+def _tuple(names: list[str] | tuple[str, ...]) -> str:
+    return "".join(py_name(n) + ", " for n in names).rstrip(" ")
+
+
+def _forward_python(k: KernelPlan, fw: Forward, values: frozenset[str], module: AutogradModule) -> str:
+    if fw.formula.startswith("c10::Dispatcher"):  # auto_linear of a library op: the op on the tangents
+        diff = set(fw.required_tangents)
+        args = k.function.func.arguments
+        parts = [py_name(a.name) + ("_t" if a.name in diff else "") for a in args.positional]
+        parts += [f"{a.name}={py_name(a.name)}{'_t' if a.name in diff else ''}" for a in args.kwarg_only]
+        return f"{_op_ref(k.function)}({', '.join(parts)})"
+    try:
+        return translate(parse_expression(fw.formula), _scope(values, module))
+    except ExprError as exc:
+        where = fw.derived.location if fw.derived is not None else fw.location
+        original = fw.derived.original if fw.derived is not None else fw.formula
+        raise formula_error(ExprError(exc.message, 0), where, original, module) from None
+
+
+def _signature(f: NativeFunction) -> str:
+    args = f.func.arguments
+    params = [_param(a, f) for a in args.positional]
+    if args.kwarg_only:
+        params += ["*", *(_param(a, f) for a in args.kwarg_only)]
+    return ", ".join(params)
+
+
+def _param(a: Argument, f: NativeFunction) -> str:
+    return py_name(a.name) if a.default is None else f"{py_name(a.name)}={python_default(a, f)}"
+
+
+def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
+    f = k.function
+    args = _applied(k, info)
+    non_out = f.func.arguments.non_out
+    lists = tuple(i for i, a in enumerate(non_out) if str(a.type.base()) == "Tensor" and a.type.is_list())
+    flat = "".join(py_name(a) + ", " for a in args)
+    apply = f"{cls}.apply(*_flatten(({flat}), {lists!r}))"
+    tensors = ", ".join(py_name(a.name) for a in f.func.arguments.non_out if a.type.is_tensor_like())
+    if _written(k):
+        written = "".join(py_name(n) + ", " for n in _written(k))
+        direct = [f"_versions = _versions_of(({written}))", "with torch._C._AutoDispatchBelowAutograd():"]
+        result = "None" if k.mutated else py_name(_written(k)[0])  # an in-place op returns self
+        direct += [f"    {_call(f)}", f"_bump(({written}), _versions)", f"return {result}"]
+        copies = [f"    _before_{n} = {py_name(n)}.clone()" for n in _befores(k, info)]
+        copies += [
+            f"    _before_{n} = {py_name(n)}.clone() if _forward_ad_on() else None" for n in _forward_befores(k, info)
+        ]
+        return [f"if _differentiating({tensors}):", *copies, f"    {apply}", f"    return {result}", *direct]
+    direct = ["with torch._C._AutoDispatchBelowAutograd():", f"    return {_call(f)}"]
+    return [f"if _differentiating({tensors}):", f"    return {apply}", *direct]
+
+
+def _section(k: KernelPlan, module: AutogradModule) -> str:
+    info = k.info
+    assert info is not None
+    f = k.function
+    cls = _identifier(f)
+    if info.output_differentiability_condition is not None:
+        raise VtgenError(
+            f"'{f.name}': the Python autograd does not evaluate a C++ output_differentiability condition",
+            info.location,
+        )
+    if any(a.type.is_list() and a.is_write for a in f.func.arguments.non_out):
+        raise VtgenError(f"'{f.name}': the Python autograd does not support a written Tensor[] argument", f.location)
+    parts = [
+        f"# {f.namespace}::{f.func}  ({_place(info.location)})",
+        f"class {cls}(torch.autograd.Function):",
+        "    @staticmethod",
+        "    def forward(ctx, layout, *flat):",
+        _indent(_forward(k, info, module), 2),
+        "",
+        "    @staticmethod",
+        "    def backward(ctx, *grads):",
+        _indent(_backward(k, info, module), 2),
+        "",
+        "    @staticmethod",
+        "    def jvp(ctx, *tangents):",
+        _indent(_jvp(k, info, module), 2),
+        "",
+        "",
+        f'{cls}._backward_cls.__name__ = {cls}._backward_cls.__qualname__ = "{k.node}"  # grad_fn.name()',
+        "",
+        "",
+        f"def {cls}_autograd({_signature(f)}):",
+        _indent(_kernel(k, info, cls)),
+        "",
+        "",
+        f'_lib.impl("{f.name}", {cls}_autograd, "Autograd")',
+    ]
+    return "\n".join(parts)
+
+
+def _indent(lines: list[str], depth: int = 1) -> str:
+    pad = "    " * depth
+    return "\n".join(pad + line if line else "" for line in lines)
+
+
+def python_autograd_module(kernels: tuple[KernelPlan, ...], module: AutogradModule) -> str:
+    """The module text: the prelude, then one section per kernel (yaml order)."""
+    sections = [_section(k, module) for k in supported_kernels(kernels)]
+    if not sections:
+        raise VtgenError(f"the Python autograd: no op of namespace '{module.namespace}' has a derivatives entry")
+    body = "\n\n\n".join(sections)
+    header = [
+        f'"""Autograd of the {module.namespace} ops (generated by vtgen_build from derivatives.yaml; do not edit).',
+        "",
+        "Import it after the op library is loaded: each op's Autograd kernel is registered here.",
+        '"""',
+        "",
+        "# ruff: noqa",
+        "# mypy: ignore-errors",
+        "import math",
+        "",
+        "import torch",
+        "import torch.autograd.forward_ad",
+    ]
+    if module.formulas_module is not None:
+        header.append(f"from . import {module.formulas_module} as _formulas")
+    header += ["", f'_lib = torch.library.Library("{module.namespace}", "IMPL")']
+    return "\n".join(header) + "\n\n\n" + prelude(body) + "\n\n\n" + body + "\n" + _left_out(kernels)
+
+
+def _left_out(kernels: tuple[KernelPlan, ...]) -> str:
+    """A closing comment naming the ops with formulas that get no Python autograd, and why."""
+    supported = set(supported_kernels(kernels))
+    lines = []
+    for k in kernels:
+        if k in supported or k.kind != "kernel" or k.info is None or k.node is None:
+            continue
+        if k.dispatch_key != "Autograd":
+            why = f"formulas of the {k.dispatch_key} key"
+        elif k.function.kind is SchemaKind.out:
+            why = "an out= variant"
+        elif k.function.kind is SchemaKind.inplace:
+            why = "an in-place op writing more than self"
+        else:
+            why = "a view or mutable op (not functional, not -> ())"
+        lines.append(f"#   {k.function.namespace}::{k.op}: {why}")
+    if not lines:
+        return ""
+    head = "\n\n# Ops with formulas that get no Python autograd here (docs/design/python-autograd.md):"
+    return "\n".join([head, *lines]) + "\n"
+
+
+def describe_python(k: KernelPlan, module: AutogradModule) -> list[str]:
+    """``inspect --op``: the Python each formula of ``k`` became (or why it cannot be)."""
+    if k not in supported_kernels((k,)) or k.info is None:
+        return ["  Python autograd: none (no formula of the plain Autograd key, or not a functional/-> () op)"]
+    lines = [f"  Python autograd: {'Function of a mutating op' if _written(k) else 'autograd.Function'}"]
+    try:
+        for b, python in python_formulas(k.info, module):
+            lines += [
+                f"    {', '.join(b.var_names)} ({_place(b.location)}): {_one_line(b.original)}",
+                f"      -> {python}",
+            ]
+    except VtgenError as exc:
+        lines.append(f"    untranslatable: {exc}")
+    return lines

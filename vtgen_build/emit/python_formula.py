@@ -1,0 +1,336 @@
+"""A derivatives.yaml formula (C++) as a Python expression over torch, for the Python autograd.
+
+``translate`` walks the tree ``model/cpp_expr.py`` parsed and spells each construct in Python:
+``at::f``/``torch::f`` → ``torch.f`` (a ``_symint`` suffix dropped), ``?:`` → ``x if c else y``,
+``!``/``&&``/``||`` → ``not``/``and``/``or``, ``1.0f`` → ``1.0``, ``std::nullopt`` → ``None``,
+``t.defined()`` → ``t is not None``, ``t.sym_sizes()`` → ``t.shape``, ``t.scalar_type()`` →
+``t.dtype``, ``t.options()`` → a dict of dtype/device/layout spread into a factory call.  A
+free function a formula calls resolves, in this order, to a function of the author's formulas
+module, an operator of the library (``torch.ops.<ns>.<name>``), or one of the few helpers of
+PyTorch's formulas every generated module carries (``PRELUDE_HELPERS``).  Anything else is an
+``ExprError`` at the construct's offset, naming it (with a did-you-mean for an unknown name).
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+
+from ..base.errors import Replacement, closest
+from ..model.cpp_expr import (
+    Binary,
+    BraceList,
+    Call,
+    Conditional,
+    ExprError,
+    Index,
+    Literal,
+    Member,
+    Name,
+    Node,
+    Unary,
+    parse_expression,
+)
+
+__all__ = ["PRELUDE_HELPERS", "Scope", "py_name", "translate", "translate_formula"]
+
+# Helpers of PyTorch's own formulas the generated module defines (in its prelude).
+PRELUDE_HELPERS = frozenset(
+    (
+        "handle_r_to_c",
+        "maybe_multiply",
+        "sum_to",
+        "isComplexType",
+        "not_implemented",
+        "mul_tensor_backward",
+        "div_tensor_self_backward",
+        "div_tensor_other_backward",
+        "value_selecting_backward",
+        "any_grad_defined",
+        "strides_or_error",
+    )
+)
+
+# at:: functions formulas call without the namespace (they are written inside `using namespace at`).
+_UNQUALIFIED_TORCH = frozenset(
+    ("zeros_like", "ones_like", "empty_like", "full_like", "where", "zeros", "ones", "cat", "stack", "real", "imag")
+)
+_NONE = frozenset(("std::nullopt", "c10::nullopt", "at::nullopt", "nullopt", "::std::nullopt", "std::nullopt_t"))
+_CONSTANTS = {
+    "M_PI": "math.pi",
+    "M_E": "math.e",
+    "at::kFloat": "torch.float32",
+    "at::kDouble": "torch.float64",
+    "at::kHalf": "torch.float16",
+    "at::kBFloat16": "torch.bfloat16",
+    "at::kLong": "torch.int64",
+    "at::kInt": "torch.int32",
+    "at::kBool": "torch.bool",
+    "at::kComplexFloat": "torch.complex64",
+    "at::kComplexDouble": "torch.complex128",
+    "at::kStrided": "torch.strided",
+    "at::MemoryFormat::Contiguous": "torch.contiguous_format",
+    "at::MemoryFormat::Preserve": "torch.preserve_format",
+    "LEGACY_CONTIGUOUS_MEMORY_FORMAT": "torch.contiguous_format",
+    "M_LN2": "math.log(2.0)",
+    "at::Reduction::None": "0",
+    "at::Reduction::Mean": "1",
+    "at::Reduction::Sum": "2",
+}
+_SCALAR_TYPES = {"Float": "float32", "Double": "float64", "Long": "int64", "Int": "int32", "Bool": "bool"}
+_CASTS = {"double": "float", "float": "float", "int64_t": "int", "int": "int", "bool": "bool", "c10::SymInt": ""}
+_LIST_TYPE = re.compile(r"(std::|c10::|at::)?(vector|SmallVector|array|ArrayRef)\b")
+_STD_MATH = frozenset(("sqrt", "exp", "log", "sin", "cos", "tan", "pow", "fabs", "abs", "floor", "ceil"))
+# method spelling: C++ member → (Python text with {o} for the object, arity) ; None arity = any
+_METHODS: dict[str, tuple[str, int | None]] = {
+    "defined": ("({o} is not None)", 0),
+    "has_value": ("({o} is not None)", 0),
+    "value": ("{o}", 0),
+    "sym_sizes": ("{o}.shape", 0),
+    "sizes": ("{o}.shape", 0),
+    "sym_numel": ("{o}.numel()", 0),
+    "numel": ("{o}.numel()", 0),
+    "scalar_type": ("{o}.dtype", 0),
+    "options": ("_options({o})", 0),
+    "toDouble": ("float({o})", 0),
+    "to_double": ("float({o})", 0),
+    "toLong": ("int({o})", 0),
+    "toComplexDouble": ("complex({o})", 0),
+    "layout": ("{o}.layout", 0),
+    "device": ("{o}.device", 0),
+    "sym_strides": ("{o}.stride()", 0),
+    "strides": ("{o}.stride()", 0),
+    "mT": ("{o}.mT", 0),
+    "mH": ("{o}.mH", 0),
+    "requires_grad": ("{o}.requires_grad", 0),
+    "is_sparse": ("{o}.is_sparse", 0),
+    "is_cuda": ("{o}.is_cuda", 0),
+    "zeros": ("_zeros_info({o})", 0),
+    "item": ("{o}.item()", 0),
+    "sym_size": ("{o}.size({a})", 1),
+    "size": ("{o}.size({a})", 1),
+    "sym_stride": ("{o}.stride({a})", 1),
+}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What the names of a formula mean where it is evaluated.
+
+    ``values``: names bound as Python locals (arguments, saved members, outputs, ``grad``...);
+    ``library_ops``: operator names of the library (``torch.ops.<namespace>.<name>``);
+    ``user_functions``: functions of the author's formulas module (called as ``_formulas.<name>``).
+    """
+
+    values: frozenset[str]
+    namespace: str
+    library_ops: frozenset[str] = frozenset()
+    user_functions: frozenset[str] = frozenset()
+
+
+def py_name(name: str) -> str:
+    """A C++ identifier as a Python local (``lambda`` → ``lambda_``)."""
+    return name + "_" if keyword.iskeyword(name) or keyword.issoftkeyword(name) else name
+
+
+def translate_formula(text: str, scope: Scope) -> str:
+    """Parse and translate one formula; ``ExprError`` at the offset of what cannot be."""
+    return translate(parse_expression(text), scope)
+
+
+def translate(node: Node, scope: Scope) -> str:
+    """The Python expression of ``node`` (compound sub-expressions parenthesized)."""
+    return _Translator(scope).expr(node)
+
+
+class _Translator:
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+
+    def expr(self, node: Node) -> str:
+        if isinstance(node, Literal):
+            return _literal(node)
+        if isinstance(node, Name):
+            return self.name(node)
+        if isinstance(node, Call):
+            return self.call(node)
+        if isinstance(node, Member):
+            return self.member(node, None)
+        if isinstance(node, Index):
+            return f"{self.expr(node.obj)}[{self.expr(node.index)}]"
+        if isinstance(node, BraceList):
+            return self.brace_list(node)
+        if isinstance(node, Unary):
+            return self.unary(node)
+        if isinstance(node, Binary) and node.op in ("&&", "||"):
+            op = "and" if node.op == "&&" else "or"
+            return f"({self.boolean(node.left)} {op} {self.boolean(node.right)})"
+        if isinstance(node, Binary):
+            return f"({self.expr(node.left)} {node.op} {self.expr(node.right)})"
+        assert isinstance(node, Conditional)
+        then, cond, other = self.expr(node.then), self.expr(node.condition), self.expr(node.otherwise)
+        return f"({then} if {cond} else {other})"
+
+    def boolean(self, node: Node) -> str:
+        """An operand of ``&&``/``||``: C++ converts it to bool (Python's ``or`` would return it)."""
+        return self.expr(node) if _is_boolean(node) else f"bool({self.expr(node)})"
+
+    def unary(self, node: Unary) -> str:
+        inner = self.expr(node.operand)
+        if node.op == "!":
+            return f"(not {inner})"
+        if node.op == "*":
+            return inner  # dereferencing an optional: Python has the value itself
+        if node.op == "&":
+            raise ExprError("taking an address ('&') has no Python spelling", node.offset)
+        return f"({node.op}{inner})"
+
+    def brace_list(self, node: BraceList) -> str:
+        items = [self.expr(i) for i in node.items]
+        if node.type is not None and not _LIST_TYPE.match(node.type):
+            if len(items) == 1:
+                return items[0]  # T{x}: a conversion
+            raise ExprError(f"the initializer '{node.type}{{...}}' has no Python spelling", node.offset)
+        return f"[{', '.join(items)}]"
+
+    def name(self, node: Name) -> str:
+        text = node.text.removeprefix("::")
+        if text in self.scope.values:
+            return py_name(text)
+        if text in _NONE:
+            return "None"
+        if text in _CONSTANTS:
+            return _CONSTANTS[text]
+        m = re.fullmatch(r"(?:at|c10)::(?:ScalarType|k)::?(\w+)", text)
+        if m and m.group(1) in _SCALAR_TYPES:
+            return f"torch.{_SCALAR_TYPES[m.group(1)]}"
+        close = closest(text, self.scope.values)
+        hint, fix = (f"; did you mean '{close}'?", Replacement(text, close)) if close else ("", None)
+        raise ExprError(f"unknown name '{text}'{hint}", node.offset, fix)
+
+    def call(self, node: Call) -> str:
+        if isinstance(node.func, Member):
+            return self.member(node.func, node.args)
+        if not isinstance(node.func, Name):
+            return f"{self.expr(node.func)}({self.arguments(node.args)})"
+        return self.function(node.func, node.args)
+
+    def arguments(self, args: tuple[Node, ...]) -> str:
+        parts = []
+        for a in args:
+            text = self.expr(a)
+            parts.append(f"**{text}" if text.startswith("_options(") or _is_options_name(a) else text)
+        return ", ".join(parts)
+
+    def function(self, func: Name, args: tuple[Node, ...]) -> str:
+        text = func.text.removeprefix("::")
+        if func.template:
+            return self.template_call(func, args)
+        if text in ("c10::SymInt", "at::Scalar", "c10::Scalar", "std::move", "c10::SymFloat", "at::Tensor"):
+            return self.expr(args[0]) if len(args) == 1 else _fail(f"'{text}(...)' has no Python spelling", func)
+        m = re.fullmatch(r"std::(\w+)", text)
+        if m and m.group(1) in _STD_MATH:
+            return f"math.{m.group(1)}({self.arguments(args)})"
+        if text in ("GradMode::is_enabled", "at::GradMode::is_enabled") and not args:
+            return "torch.is_grad_enabled()"
+        if text in ("std::max", "std::min"):
+            return f"{text[5:]}({self.arguments(args)})"
+        if text in self.scope.user_functions:
+            return f"_formulas.{text}({self.arguments(args)})"
+        if text in self.scope.library_ops:
+            return f"torch.ops.{self.scope.namespace}.{text}({self.arguments(args)})"
+        if text in PRELUDE_HELPERS:
+            return f"_{text}({self.arguments(args)})"
+        m = re.fullmatch(r"(?:at|torch)::(\w+)", text)
+        if m or text in _UNQUALIFIED_TORCH:
+            name = (m.group(1) if m else text).removesuffix("_symint")
+            return f"torch.{name}({self.arguments(args)})"
+        if "::" in text:
+            raise ExprError(f"the C++ function '{text}' has no Python spelling", func.offset)
+        known = self.scope.user_functions | self.scope.library_ops | PRELUDE_HELPERS
+        close = closest(text, known)
+        hint, fix = (f"; did you mean '{close}'?", Replacement(text, close)) if close else ("", None)
+        raise ExprError(
+            f"unknown helper '{text}': not an operator of the library, a function of its formulas module "
+            f"or a known helper{hint}",
+            func.offset,
+            fix,
+        )
+
+    def template_call(self, func: Name, args: tuple[Node, ...]) -> str:
+        text, targ = func.text, func.template
+        if text == "std::get" and len(args) == 1 and len(targ) == 1 and targ[0].isdigit():
+            return f"{self.expr(args[0])}[{targ[0]}]"
+        if text in ("std::optional", "c10::optional", "::std::optional") and len(args) == 1:
+            return self.expr(args[0])
+        if text in ("std::tuple", "std::make_tuple", "::std::tuple"):
+            items = [self.expr(a) for a in args] if args else ["None"] * len(targ)
+            return f"({', '.join(items)},)"
+        if text in ("std::vector", "::std::vector") and len(targ) == 1 and 1 <= len(args) <= 2:
+            fill = self.expr(args[1]) if len(args) == 2 else ("None" if targ[0] in ("Tensor", "at::Tensor") else "0")
+            return f"[{fill}] * {self.expr(args[0])}"
+        if re.fullmatch(r"(at|c10)::Optional(ArrayRef|IntArrayRef|SymIntArrayRef)", text) and len(args) == 1:
+            return self.expr(args[0])
+        if text == "static_cast" and len(args) == 1 and len(targ) == 1 and targ[0] in _CASTS:
+            cast = _CASTS[targ[0]]
+            return f"{cast}({self.expr(args[0])})" if cast else self.expr(args[0])
+        raise ExprError(f"the template call '{text}<{', '.join(targ)}>' has no Python spelling", func.offset)
+
+    def member(self, node: Member, args: tuple[Node, ...] | None) -> str:
+        obj = self.expr(node.obj)
+        name = node.name
+        if node.template and name in ("to", "item") and args is not None and not args:
+            cast = _CASTS.get(node.template[0])
+            if cast:
+                return f"{cast}({obj}.item() if isinstance({obj}, torch.Tensor) else {obj})"
+        if node.template:
+            written = f"{name}<{', '.join(node.template)}>"
+            raise ExprError(f"the template member '{written}' has no Python spelling", node.offset)
+        if args is None:
+            attribute = _METHODS.get(name)
+            if attribute is not None and attribute[1] == 0:
+                return attribute[0].format(o=obj)
+            return f"{obj}.{py_name(name)}"
+        if name in ("size", "sym_size") and not args:
+            return f"len({obj})"
+        spelled = _METHODS.get(name)
+        if spelled is not None and spelled[1] == len(args):
+            return spelled[0].format(o=obj, a=self.arguments(args))
+        python = name.removesuffix("_symint")
+        return f"{obj}.{py_name(python)}({self.arguments(args)})"
+
+
+_BOOLEAN_OPS = frozenset(("&&", "||", "==", "!=", "<", ">", "<=", ">="))
+_BOOLEAN_METHODS = frozenset(("defined", "has_value", "is_complex", "is_conj", "requires_grad", "is_same_size"))
+
+
+def _is_boolean(node: Node) -> bool:
+    """Is ``node`` a bool already (a comparison, ``!``, ``t.defined()``, ``true``)?"""
+    if isinstance(node, Binary):
+        return node.op in _BOOLEAN_OPS
+    if isinstance(node, Unary):
+        return node.op == "!"
+    if isinstance(node, Literal):
+        return node.kind == "bool"
+    return isinstance(node, Call) and isinstance(node.func, Member) and node.func.name in _BOOLEAN_METHODS
+
+
+def _is_options_name(node: Node) -> bool:
+    return isinstance(node, Name) and node.text.endswith("_options")
+
+
+def _literal(node: Literal) -> str:
+    if node.kind == "bool":
+        return "True" if node.text == "true" else "False"
+    if node.kind == "str":
+        return node.text
+    text = node.text.rstrip("uUlL")
+    if node.kind == "float":
+        text = text.rstrip("fF")
+        return text + "0" if text.endswith(".") else text
+    return text
+
+
+def _fail(message: str, node: Name) -> str:
+    raise ExprError(message, node.offset)

@@ -1,0 +1,128 @@
+"""The helper functions at the top of a generated Python autograd module.
+
+The module does not import vtgen_build (it ships in the op library's wheel), so what its
+Functions share is spelled into it: packing a call's arguments for ``autograd.Function.apply``
+(tensor lists flattened, so each element gets its own gradient), reading
+``ctx.needs_input_grad`` per argument, the version bump of a written tensor, and the few
+helpers of PyTorch's formulas (``PRELUDE_HELPERS`` in ``python_formula``) a formula may call.
+Only the helpers the module's text uses are emitted, in a fixed order.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["prelude"]
+
+_ALWAYS = (
+    '''def _differentiating(*values):
+    """Does the call need the op's Function: an input requires grad, or carries a tangent?"""
+    tensors = [t for v in values for t in (v if isinstance(v, (list, tuple)) else (v,)) if isinstance(t, torch.Tensor)]
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return True
+    if torch.autograd.forward_ad._current_level >= 0:
+        return any(torch.autograd.forward_ad.unpack_dual(t).tangent is not None for t in tensors)
+    return False''',
+    '''def _flatten(args, lists):
+    """(layout, *flat): the arguments at ``lists`` (Tensor[]) spread out, each its own input."""
+    layout, flat = [], []
+    for i, a in enumerate(args):
+        layout.append((len(flat), len(a) if i in lists else None))
+        flat.extend(a) if i in lists else flat.append(a)
+    return (tuple(layout), *flat)''',
+    """def _unflatten(layout, flat):
+    return tuple(flat[s] if n is None else list(flat[s : s + n]) for s, n in layout)""",
+    '''def _need(ctx, i):
+    """Is the gradient of argument ``i`` needed (any element's, for a tensor list)?"""
+    start, count = ctx.layout[i]
+    needs = ctx.needs_input_grad[1:]
+    return needs[start] if count is None else any(needs[start : start + count])''',
+    """def _flat_grads(ctx, grads):
+    flat = [None]
+    for (_, count), g in zip(ctx.layout, grads):
+        flat.extend(([None] * count if g is None else g) if count is not None else (g,))
+    return tuple(flat)""",
+)
+
+_WHEN_USED = {
+    "_forward_ad_on": """def _forward_ad_on():
+    return torch.autograd.forward_ad._current_level >= 0""",
+    "_tangents": '''def _tangents(ctx, tangents, primals):
+    """Each argument's tangent (a list for a tensor list), zeros for a tensor input that has none."""
+    flat = tangents[1:]
+    found = []
+    for (start, count), p in zip(ctx.layout, primals):
+        t = flat[start] if count is None else list(flat[start : start + count])
+        if count is None:
+            found.append(torch.zeros_like(p) if t is None and isinstance(p, torch.Tensor) else t)
+        else:
+            found.append([torch.zeros_like(q) if u is None else u for u, q in zip(t, p)])
+    return tuple(found)''',
+    "_versions_of": """def _versions_of(tensors):
+    return tuple(t._version for t in tensors)""",
+    "_bump": '''def _bump(tensors, versions):
+    """A kernel writing through a data pointer leaves the version alone: bump it as in-place ops do."""
+    for t, v in zip(tensors, versions):
+        if t._version == v:
+            torch.autograd.graph.increment_version(t)''',
+    "_no_grad_formula": """def _no_grad_formula(value, message):
+    if isinstance(value, torch.Tensor) and value.requires_grad:
+        raise RuntimeError(message)""",
+    "_options": """def _options(t):
+    return {"dtype": t.dtype, "device": t.device, "layout": t.layout}""",
+    "_type_and_size": """def _type_and_size(t):
+    return (t.shape, t.dtype, t.device)""",
+    "_zeros_info": """def _zeros_info(info):
+    return torch.zeros(info[0], dtype=info[1], device=info[2])""",
+    "_handle_r_to_c": '''def _handle_r_to_c(self_st, gradient_result):
+    """The real part of a complex gradient of a real input."""
+    dtype = self_st if isinstance(self_st, torch.dtype) else self_st.dtype
+    if gradient_result is not None and not dtype.is_complex and gradient_result.is_complex():
+        return torch.real(gradient_result)
+    return gradient_result''',
+    "_maybe_multiply": """def _maybe_multiply(t, s):
+    return t if not isinstance(s, torch.Tensor) and s == 1 else t * s""",
+    "_sum_to": '''def _sum_to(t, shape):
+    """Sum ``t`` down to ``shape`` (the inverse of broadcasting)."""
+    shape = tuple(shape)
+    if t is None or tuple(t.shape) == shape:
+        return t
+    lead = t.dim() - len(shape)
+    dims = [*range(lead), *(lead + i for i, n in enumerate(shape) if n == 1 and t.shape[lead + i] != 1)]
+    return (t.sum(dims, keepdim=True) if dims else t).reshape(shape)''',
+    "_isComplexType": """def _isComplexType(dtype):
+    return dtype.is_complex""",
+    "_not_implemented": """def _not_implemented(name, reason=""):
+    raise NotImplementedError(f"the derivative for '{name}' is not implemented" + (f": {reason}" if reason else ""))""",
+    "_mul_tensor_backward": """def _mul_tensor_backward(grad, other, self_st):
+    return _handle_r_to_c(self_st, grad * other.conj())""",
+    "_div_tensor_self_backward": """def _div_tensor_self_backward(grad, other, self_st, rounding_mode=None):
+    if rounding_mode is not None:
+        return torch.zeros_like(grad, dtype=self_st)
+    return _handle_r_to_c(self_st, grad / other.conj())""",
+    "_div_tensor_other_backward": """def _div_tensor_other_backward(grad, self, other, rounding_mode=None):
+    if rounding_mode is not None:
+        return torch.zeros_like(grad, dtype=other.dtype)
+    return _handle_r_to_c(other.dtype, -grad * ((self / other) / other).conj())""",
+    "_value_selecting_backward": """def _value_selecting_backward(grad, dim, indices, sizes):
+    return grad.new_zeros(sizes).scatter(dim, indices, grad)""",
+    "_any_grad_defined": """def _any_grad_defined(grads):
+    return any(g is not None for g in grads)""",
+    "_strides_or_error": """def _strides_or_error(t, name):
+    return t.stride()""",
+}
+# helpers another helper calls
+_NEEDS = {
+    "_mul_tensor_backward": ("_handle_r_to_c",),
+    "_div_tensor_self_backward": ("_handle_r_to_c",),
+    "_div_tensor_other_backward": ("_handle_r_to_c",),
+}
+
+
+def prelude(body: str) -> str:
+    """The helper definitions ``body`` (the module's sections) calls, always-needed ones first."""
+    used = {name for name in _WHEN_USED if re.search(rf"(?<![\w.]){name}\(", body)}
+    for name in list(used):
+        used.update(_NEEDS.get(name, ()))
+    chosen = [text for name, text in _WHEN_USED.items() if name in used]
+    return "\n\n\n".join((*_ALWAYS, *chosen))

@@ -1,0 +1,68 @@
+"""The Python autograd of an op library (``generate --python-autograd FILE``): plan, render, write.
+
+``FILE`` (a module inside the library's package, e.g. ``src/mypkg/_autograd.py``) registers the
+Autograd kernel of every op of the library that has a derivatives entry (see
+``emit/python_autograd.py``).  ``--python-formulas FILE`` names the author's module of helper
+functions, which must sit beside it (the generated module imports it relatively); its top-level
+functions are read with ``ast``, never imported.  Written atomically and only when changed; the
+text depends on the yaml, the policy and those names only.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from ..base.errors import Location, VtgenError
+from ..base.write import write_atomic
+from ..emit.python_autograd import AutogradModule, python_autograd_module
+from ..inputs.files import Inputs
+from ..model import Model, load_model
+from ..plan.kernel import build_plan
+from ..plan.policy import Policy
+
+__all__ = ["autograd_module", "formulas_functions", "write_python_autograd"]
+
+
+def formulas_functions(path: str) -> frozenset[str]:
+    """The public top-level functions of the formulas module at ``path``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        tree = ast.parse(text, path)
+    except OSError as exc:
+        raise VtgenError(f"--python-formulas: cannot read {path}: {exc.strerror}") from None
+    except SyntaxError as exc:
+        raise VtgenError(f"--python-formulas: {exc.msg}", Location(path, exc.lineno or 1)) from None
+    functions = (n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
+    return frozenset(n.name for n in functions if not n.name.startswith("_"))
+
+
+def autograd_module(model: Model, formulas: str | None = None, target: str | None = None) -> AutogradModule:
+    """What the module is generated from besides the plans (the library: its one namespace)."""
+    namespaces = sorted({f.namespace for f in model.native_functions if f.namespace != "aten"})
+    if len(namespaces) != 1:
+        found = ", ".join(namespaces) or "none"
+        raise VtgenError(f"the Python autograd needs one op-library namespace (found: {found}; --namespace?)")
+    ns = namespaces[0]
+    ops = frozenset(f.name.name for f in model.native_functions if f.namespace == ns)
+    module_name, functions = None, frozenset[str]()
+    if formulas is not None:
+        if target is not None and Path(formulas).resolve().parent != Path(target).resolve().parent:
+            raise VtgenError(f"--python-formulas {formulas} must sit beside the generated module {target}")
+        module_name, functions = Path(formulas).stem, formulas_functions(formulas)
+        if not module_name.isidentifier():
+            raise VtgenError(f"--python-formulas: '{module_name}' is not a Python module name")
+    return AutogradModule(ns, ops, model.derivatives, module_name, functions)
+
+
+def write_python_autograd(
+    inputs: Inputs, policy: Policy, path: str, formulas: str | None = None, *, beside: bool = True
+) -> bool:
+    """Write the module to ``path`` (when changed); True if it was written.
+
+    ``beside``: check that ``formulas`` sits beside ``path`` (a wheel build writes the module
+    elsewhere first and places it beside the formulas module in the wheel)."""
+    model = load_model(inputs)
+    plan = build_plan(model, policy)
+    text = python_autograd_module(plan.kernels, autograd_module(model, formulas, path if beside else None))
+    return write_atomic(Path(path), text)
