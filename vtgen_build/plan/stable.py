@@ -29,14 +29,13 @@ from ..base.errors import Location, VtgenError
 from ..model.cpp_api import VOID, BaseC, Binding, ConstRefC, CppSignature, CType, MutRefC, OptionalC, TupleC
 from ..model.native import NativeFunction
 from ..model.schema import BaseType, ListType, OptionalType, Return, Type
-from .registrations import ALL_KEYS
+from .registrations import ALL_KEYS, KernelDecl
 from .structured import StructuredGroup, plan_structured
 
 __all__ = [
     "OLDEST_TARGET",
     "STABLE_META_OUTPUTS",
     "StableImpl",
-    "StableKernel",
     "StablePlan",
     "StableStructured",
     "StableTarget",
@@ -203,16 +202,6 @@ def stable_signature(fn: NativeFunction, name: str) -> CppSignature:
 
 # -- the plan -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class StableKernel:
-    """A function the author defines, declared in the generated ``NativeKernels.h``."""
-
-    namespace: str
-    signature: CppSignature
-    location: Location
-    role: str  # e.g. "CPU kernel of vtstable::affine"
-
-
-@dataclass(frozen=True)
 class StableImpl:
     """One ``m.impl`` of a plain op: the author's kernel, boxed."""
 
@@ -251,7 +240,7 @@ class StablePlan:
     target: StableTarget
     keys: tuple[str, ...]  # one registration unit each
     schemas: tuple[tuple[str, str, tuple[str, ...]], ...]  # (namespace, schema, tags) in yaml order
-    declarations: tuple[StableKernel, ...]
+    declarations: tuple[KernelDecl, ...]
     impls: tuple[StableImpl, ...]
     structured: tuple[StableStructured, ...]
     fake_module: str | None
@@ -328,9 +317,9 @@ def _structured(group: StructuredGroup) -> StableStructured:
     return StableStructured(group, inputs)
 
 
-def _declarations(plain: list[NativeFunction], keys: tuple[str, ...]) -> tuple[StableKernel, ...]:
+def _declarations(plain: list[NativeFunction], keys: tuple[str, ...]) -> tuple[KernelDecl, ...]:
     """One declaration per distinct kernel (``CPU, CUDA: affine`` declares ``affine`` once)."""
-    seen: dict[tuple[str, str, tuple[str, ...]], StableKernel] = {}
+    seen: dict[tuple[str, str, tuple[str, ...]], KernelDecl] = {}
     for f in plain:
         for d in f.dispatch:
             if d.key not in keys:
@@ -339,5 +328,5 @@ def _declarations(plain: list[NativeFunction], keys: tuple[str, ...]) -> tuple[S
             key = (f.namespace, sig.name, sig.types())
             if key not in seen:
                 where = d.location or f.location
-                seen[key] = StableKernel(f.namespace, sig, where, f"{d.key} kernel of {f.namespace}::{f.name}")
+                seen[key] = KernelDecl(f.namespace, sig, where, f"{d.key} kernel of {f.namespace}::{f.name}")
     return tuple(seen.values())
