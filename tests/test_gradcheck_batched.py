@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import subprocess
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -119,3 +120,69 @@ def test_unedited_ops_pass_with_no_batched_failure(batched_yaml: EditedYaml, run
     failing = {int(line[len(prefix) :].split(":")[0]) for line in text.splitlines() if line.startswith(prefix)}
     edited = {batched_yaml.lines[e.op] + d for e in VMAP_EDITS for d in (0, 1)} | {batched_yaml.lines[RANDOM_EDIT.op]}
     assert failing and failing <= edited, (sorted(failing), sorted(edited))
+
+
+def _scale_add_inplace() -> Any:
+    """A Function writing ``self`` (as the generated one does): its jvp copies into self's own tangent."""
+    import torch
+
+    class ScaleAdd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: object, self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+            self.add_(other)
+            ctx.mark_dirty(self)  # type: ignore[attr-defined]
+            return self
+
+        @staticmethod
+        def backward(ctx: object, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return grad, grad
+
+        @staticmethod
+        def jvp(ctx: object, self_t: torch.Tensor | None, other_t: torch.Tensor) -> torch.Tensor:
+            if self_t is None:
+                return other_t.clone()
+            version = self_t._version
+            self_t.copy_(self_t + other_t)
+            if self_t._version == version:  # the generated jvp's _bump_tangent: vmap's copy_ leaves it
+                torch.autograd.graph.increment_version(self_t)
+            return self_t
+
+    return lambda a, b: ScaleAdd.apply(a.clone(), b)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's forward-AD decompositions load via jit.script
+def test_vmaps_refusal_to_write_an_inplace_tangent_is_told_apart() -> None:
+    """Only another input's tangent batched: vmap refuses the copy_ PyTorch demands of the jvp (not
+    applicable); a formula's own vmap failure (the backward's add_ into an unbatched tensor) is not that."""
+    import torch
+
+    from vtgen_build.gradcheck import batching
+
+    a, b = (torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    fn = _scale_add_inplace()
+
+    def forward(on: bool) -> None:
+        torch.autograd.gradcheck(
+            fn, (a, b), check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
+            check_batched_forward_grad=on, fast_mode=True,
+        )  # fmt: skip
+
+    with pytest.raises(batching.BatchingFailure) as refused:
+        batching.run_batched(forward, True)
+    assert batching.inplace_tangent_refused(refused.value), str(refused.value)
+
+    def bad_backward(x: torch.Tensor) -> torch.Tensor:
+        class Bad(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx: object, x: torch.Tensor) -> torch.Tensor:
+                return x * 2
+
+            @staticmethod
+            def backward(ctx: object, grad: torch.Tensor) -> torch.Tensor:
+                return torch.zeros(grad.shape[-1], dtype=grad.dtype).add_(grad * 2)
+
+        return Bad.apply(x)
+
+    with pytest.raises(batching.BatchingFailure) as formula:
+        batching.run_batched(lambda on: torch.autograd.gradcheck(bad_backward, (a,), check_batched_grad=on), True)
+    assert not batching.inplace_tangent_refused(formula.value), str(formula.value)

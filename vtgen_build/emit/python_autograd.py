@@ -357,6 +357,7 @@ def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[st
     for n in _written(k):  # the plan's in-place spelling: the raw tangent (updated in place), the value before
         position = _arguments(k).index(n)
         lines.append(f"{py_name(n)}_t_raw = tangents[1 + ctx.layout[{position}][0]]")
+        lines.append(f"{py_name(n)}_t_version = _tangent_version({py_name(n)}_t_raw)")
         lines.append(f"original_{n}_t = {py_name(n)}_t")
         if n in (*_befores(k, info), *_forward_befores(k, info)):
             lines.append(f"original_{n}_p = _before_{n}")
@@ -367,7 +368,8 @@ def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[st
         target = _tuple([f"_t_{n}" for n in fw.var_names]) if len(fw.var_names) > 1 else f"_t_{fw.var_names[0]}"
         lines.append(f"{target} = {_forward_python(k, fw, values, module)}")
     if _written(k):  # the formula updated the written tensor's own tangent in place (it is marked dirty)
-        return [*lines, f"return _t_{_written(k)[0]}"]
+        n = _written(k)[0]
+        return [*lines, f"_bump_tangent({py_name(n)}_t_raw, {py_name(n)}_t_version, _t_{n})", f"return _t_{n}"]
     given = {n for fw in info.forward for n in fw.var_names}
     returned = [f"_t_{o}" if o in given else "None" for o in outs]
     return [*lines, f"return {returned[0]}" if len(returned) == 1 else f"return {', '.join(returned)}"]

@@ -65,6 +65,14 @@ _WHEN_USED = {
     for t, v in zip(tensors, versions):
         if t._version == v:
             torch.autograd.graph.increment_version(t)''',
+    "_tangent_version": """def _tangent_version(t):
+    return None if t is None else t._version""",
+    "_bump_tangent": '''def _bump_tangent(t, version, result):
+    """A tangent written by copy_ under vmap keeps its version (the batched wrapper's own), and the
+    jvp of a Function that marks an input dirty is checked by it: bump it as the write would have.
+    Only when the formula did return that same tensor, so a new tensor still fails the check."""
+    if t is not None and result is t and t._version == version:
+        torch.autograd.graph.increment_version(t)''',
     "_no_grad_formula": """def _no_grad_formula(value, message):
     if isinstance(value, torch.Tensor) and value.requires_grad:
         raise RuntimeError(message)""",

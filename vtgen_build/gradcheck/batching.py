@@ -20,7 +20,16 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BatchingFailure", "input_of", "is_batching", "row_of", "run_batched", "short", "timed"]
+__all__ = [
+    "BatchingFailure",
+    "inplace_tangent_refused",
+    "input_of",
+    "is_batching",
+    "row_of",
+    "run_batched",
+    "short",
+    "timed",
+]
 
 # torch's own words for its batched-gradient checks (autograd/gradcheck.py)
 _MARK = re.compile(r"batched grad|batched gradient", re.IGNORECASE)
@@ -34,6 +43,18 @@ class BatchingFailure(Exception):
     def __init__(self, message: str, input_index: int | None) -> None:
         super().__init__(message)
         self.input = input_index
+
+
+# vmap's refusal to copy a batched tangent into the unbatched tangent of a written input: the jvp of
+# an in-place Function must write that tangent in place (PyTorch checks it), so under vmap it cannot
+# when only another input's tangent is batched; PyTorch's own in-place ops are alike (their OpInfos
+# turn ``check_inplace_batched_forward_grad`` off).  Not applicable, not a formula's failure.
+_INPLACE_TANGENT = re.compile(r"vmap: aten::copy_\(self, \*extra_args\) is not possible because there exists a Tensor")
+
+
+def inplace_tangent_refused(exc: BaseException) -> bool:
+    """Is ``exc`` a batched forward check failing only on vmap's refusal above (its values right)?"""
+    return isinstance(exc, BatchingFailure) and bool(_INPLACE_TANGENT.search(str(exc)))
 
 
 def is_batching(text: str) -> bool:
