@@ -221,3 +221,23 @@ def test_only_a_failure_of_the_batched_part_is_a_batching_failure() -> None:
     with pytest.raises(RuntimeError, match="Jacobian mismatch"):
         run_batched(wrong_values, True)
     run_batched(lambda on: None, False)  # off: nothing batched asked
+
+
+def test_an_op_vmap_cannot_run_is_checked_unbatched() -> None:
+    """A library's view op has no batching rule (and no vmap fallback): its forward-AD values are still
+    checked, without the batched part, as an OpInfo turns it off; not 'not run', not a batching failure."""
+    from vtgen_build.gradcheck.batching import run_batched
+
+    calls: list[bool] = []
+
+    def no_rule(on: bool) -> None:
+        calls.append(on)
+        if on:
+            raise RuntimeError(
+                "While computing batched gradients, got: Batching rule not implemented for vtsample::swap_dims; "
+                "the fallback path doesn't work on out= or view ops. gradcheck failed while testing batched "
+                "gradient computation."
+            )
+
+    run_batched(no_rule, True)
+    assert calls == [True, False]

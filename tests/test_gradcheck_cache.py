@@ -168,9 +168,11 @@ from vtgen_build.gradcheck.formulas import formula_places
 from vtgen_build.inputs.files import Inputs
 inputs, cache = Inputs(*sys.argv[1:4], "vtsample"), Path(sys.argv[4])
 formula_places(inputs, cache, "2.13")
-data = store.read(cache / "formulas.json", "formula_places_v4")
+data = store.read(cache / "formulas.json", "formula_places_v5")
+if data is None:
+    sys.exit("formulas.json did not read as formula_places_v5 (the state kind changed?)")
 data["ops"]["softsign"]["arguments"] = "self"  # a well-formed file (its hash is right) holding a wrong shape
-store.write(cache / "formulas.json", "formula_places_v4", data)
+store.write(cache / "formulas.json", "formula_places_v5", data)
 print(json.dumps(formula_places(inputs, cache, "2.13")["softsign"].arguments))
 """
 
