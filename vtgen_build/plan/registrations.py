@@ -11,7 +11,7 @@ is neither declared as required nor referenced.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..base.errors import Location, VtgenError, did_you_mean
@@ -19,7 +19,15 @@ from ..model.cpp_api import Binding, CppSignature, argument_type, dispatcher_ret
 from ..model.native import DISPATCH_KEYS, Dispatch, NativeFunction
 from .structured import StructuredGroup, plan_structured
 
-__all__ = ["ALL_KEYS", "KernelDecl", "KernelImpl", "RegistrationPlan", "parse_keys", "plan_registrations"]
+__all__ = [
+    "ALL_KEYS",
+    "KernelDecl",
+    "KernelImpl",
+    "RegistrationPlan",
+    "kernel_declarations",
+    "parse_keys",
+    "plan_registrations",
+]
 
 ALL_KEYS = "all"  # --register-backends all: every key the yaml uses
 
@@ -99,17 +107,20 @@ def plan_registrations(functions: Iterable[NativeFunction], keys: tuple[str, ...
         for d in f.dispatch
         if d.key in chosen
     )
-    return RegistrationPlan(chosen, _declarations(plain, chosen), impls, groups)
+    return RegistrationPlan(chosen, kernel_declarations(plain, chosen, native_signature), impls, groups)
 
 
-def _declarations(plain: list[NativeFunction], keys: tuple[str, ...]) -> tuple[KernelDecl, ...]:
-    """One declaration per distinct kernel (``CPU, CUDA: affine`` declares ``affine`` once)."""
+def kernel_declarations(
+    plain: list[NativeFunction], keys: tuple[str, ...], signature: Callable[[NativeFunction, str], CppSignature]
+) -> tuple[KernelDecl, ...]:
+    """One declaration per distinct kernel (``CPU, CUDA: affine`` declares ``affine`` once), its C++
+    signature spelled by ``signature`` (the classic native types, or the stable ABI's)."""
     seen: dict[tuple[str, str, tuple[str, ...]], KernelDecl] = {}
     for f in plain:
         for d in f.dispatch:
             if d.key not in keys:
                 continue
-            sig = native_signature(f, d.kernel)
+            sig = signature(f, d.kernel)
             key = (f.namespace, sig.name, sig.types())
             if key not in seen:
                 seen[key] = KernelDecl(f.namespace, sig, _where(d, f), f"{d.key} kernel of {f.namespace}::{f.name}")

@@ -29,7 +29,7 @@ from ..base.errors import Location, VtgenError
 from ..model.cpp_api import VOID, BaseC, Binding, ConstRefC, CppSignature, CType, MutRefC, OptionalC, TupleC
 from ..model.native import NativeFunction
 from ..model.schema import BaseType, ListType, OptionalType, Return, Type
-from .registrations import ALL_KEYS, KernelDecl
+from .registrations import ALL_KEYS, KernelDecl, kernel_declarations
 from .structured import StructuredGroup, plan_structured
 
 __all__ = [
@@ -281,7 +281,8 @@ def plan_stable(
         if d.key in chosen
     )
     schemas = tuple((f.namespace, str(f.func), _tags(f, target, pytorch_tags)) for f in fns)
-    return StablePlan(target, chosen, schemas, _declarations(plain, chosen), impls, structured, fake_module)
+    declarations = kernel_declarations(plain, chosen, stable_signature)
+    return StablePlan(target, chosen, schemas, declarations, impls, structured, fake_module)
 
 
 def _tags(fn: NativeFunction, target: StableTarget, pytorch_tags: frozenset[str]) -> tuple[str, ...]:
@@ -315,18 +316,3 @@ def _structured(group: StructuredGroup) -> StableStructured:
     for fn in group.members:
         stable_signature(fn, "check")  # every variant's types must cross the ABI too
     return StableStructured(group, inputs)
-
-
-def _declarations(plain: list[NativeFunction], keys: tuple[str, ...]) -> tuple[KernelDecl, ...]:
-    """One declaration per distinct kernel (``CPU, CUDA: affine`` declares ``affine`` once)."""
-    seen: dict[tuple[str, str, tuple[str, ...]], KernelDecl] = {}
-    for f in plain:
-        for d in f.dispatch:
-            if d.key not in keys:
-                continue
-            sig = stable_signature(f, d.kernel)
-            key = (f.namespace, sig.name, sig.types())
-            if key not in seen:
-                where = d.location or f.location
-                seen[key] = KernelDecl(f.namespace, sig, where, f"{d.key} kernel of {f.namespace}::{f.name}")
-    return tuple(seen.values())
