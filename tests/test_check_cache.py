@@ -219,28 +219,7 @@ def test_a_compiler_that_does_not_run_is_an_error(run_cli: CliRunner, tmp_path: 
 @pytest.mark.slow
 def test_an_interrupted_check_reports_no_failure(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT to the whole process group) while a unit compiles: no ``FAILED`` line, exit 130."""
-    started = tmp_path / "started"
-    cxx = _wrapper(tmp_path / "cxx", f'case "$*" in *--version*) ;; *) touch {started}; sleep 60;; esac')
-    cmd = [sys.executable, "-m", "vtgen_build", *_args(SAMPLE, tmp_path / "check", "--cxx", str(cxx), "--no-pch")]
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=default_ctrl_c,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not started.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert started.exists(), "the compiler never started"
-        os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
+    proc, out, err = _ctrl_c_while_compiling(tmp_path)
     assert proc.returncode == 130, (out, err)
     assert "FAILED" not in out + err and ": ok" not in out
     assert "Traceback" not in err
@@ -290,9 +269,24 @@ def test_namespace_hint_only_when_one_namespace_fixes_everything() -> None:
 def test_an_interrupted_check_still_writes_its_document(tmp_path: Path, fmt: str) -> None:
     """Ctrl-C with --format json|sarif: exit 130 and, on stdout, the document saying the run was interrupted
     (it once left stdout empty, which a CI step then failed to parse)."""
+    proc, out, err = _ctrl_c_while_compiling(tmp_path, "--format", fmt)
+    assert proc.returncode == 130, (out, err)
+    document = json.loads(out)
+    said = "interrupted (Ctrl-C) before the check finished: the findings are incomplete"
+    if fmt == "json":
+        assert document["interrupted"] is True and document["ok"] is False and document["summary"] == said
+    else:
+        (invocation,) = document["runs"][0]["invocations"]
+        assert invocation["executionSuccessful"] is False
+        assert invocation["toolExecutionNotifications"][0]["message"]["text"] == said
+    assert "Traceback" not in err
+
+
+def _ctrl_c_while_compiling(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], str, str]:
+    """Run ``check`` on the sample with a compiler that hangs, send Ctrl-C once it has started."""
     started = tmp_path / "started"
     cxx = _wrapper(tmp_path / "cxx", f'case "$*" in *--version*) ;; *) touch {started}; sleep 60;; esac')
-    args = _args(SAMPLE, tmp_path / "check", "--cxx", str(cxx), "--no-pch", "--format", fmt)
+    args = _args(SAMPLE, tmp_path / "check", "--cxx", str(cxx), "--no-pch", *extra)
     proc = subprocess.Popen(
         [sys.executable, "-m", "vtgen_build", *args],
         stdout=subprocess.PIPE,
@@ -312,13 +306,4 @@ def test_an_interrupted_check_still_writes_its_document(tmp_path: Path, fmt: str
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-    assert proc.returncode == 130, (out, err)
-    document = json.loads(out)
-    said = "interrupted (Ctrl-C) before the check finished: the findings are incomplete"
-    if fmt == "json":
-        assert document["interrupted"] is True and document["ok"] is False and document["summary"] == said
-    else:
-        (invocation,) = document["runs"][0]["invocations"]
-        assert invocation["executionSuccessful"] is False
-        assert invocation["toolExecutionNotifications"][0]["message"]["text"] == said
-    assert "Traceback" not in err
+    return proc, out, err
