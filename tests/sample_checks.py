@@ -14,6 +14,7 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.autograd import gradcheck, gradgradcheck
@@ -381,21 +382,66 @@ def export_save_load_in_fresh_process() -> None:
     _in_fresh_process("--load-exported", path)
 
 
-@check
-def aoti_package_loads_in_fresh_process() -> None:
-    """AOTInductor: aoti_compile_and_package of every functional op, aoti_load_package in a fresh
-    process that loads the library: eager's values.  Without C shims the compiled wrapper calls each
-    op of ours through AOTInductor's proxy executor (the dispatcher, no Python): the source says so."""
+# The ops of AllOps, each called once: the AOTInductor C shim each call goes through.
+AOTI_SHIMS = tuple(f"aoti_torch_cpu_{op}" for op in ("softsign", "scale_add", "topk_abs", "affine", "tile_to",
+                                                      "stack_mean", "soft_quantize"))  # fmt: skip
+PROXY_CALL = "aoti_torch_proxy_executor_call_function("
+
+
+def aoti_wrapper_source(program: torch.export.ExportedProgram, path: str) -> str:
+    """aoti_compile_and_package(program) into ``path``: the generated C++ wrapper's source."""
     import zipfile
 
-    program, path = _program_and_inputs("all_ops_aoti.pt2")
     torch._inductor.aoti_compile_and_package(program, package_path=path)
     with zipfile.ZipFile(path) as package:
         (wrapper,) = [n for n in package.namelist() if n.endswith(".wrapper.cpp")]
-        source = package.read(wrapper).decode()
-    calls = source.count("aoti_torch_proxy_executor_call_function(")
-    assert calls == 7, f"{calls} proxy-executor calls (one per op of ours expected)"
+        return package.read(wrapper).decode()
+
+
+def shims_not_called(source: str, shims: tuple[str, ...] = AOTI_SHIMS) -> list[str]:
+    """The shims a wrapper's source does not call (a declaration is not a call)."""
+    return [s for s in shims if f"AOTI_TORCH_ERROR_CODE_CHECK({s}(" not in source]
+
+
+@check
+def aoti_package_loads_in_fresh_process() -> None:
+    """AOTInductor: aoti_compile_and_package of every functional op, aoti_load_package in a fresh
+    process that loads the library: eager's values.  The library's generated C shims are installed
+    (vtsample.ops.install_aoti_c_shims, at import): the wrapper calls each op of ours through its
+    shim, directly, and never through AOTInductor's proxy executor."""
+    assert inductor_config().custom_ops_to_c_shims, "import vtsample installed no C shim"
+    program, path = _program_and_inputs("all_ops_aoti.pt2")
+    source = aoti_wrapper_source(program, path)
+    assert not shims_not_called(source), f"not called: {shims_not_called(source)}"
+    assert PROXY_CALL not in source, f"{source.count(PROXY_CALL)} proxy-executor calls"
     _in_fresh_process("--load-aoti", path)
+
+
+@check
+def aoti_missing_shim_is_detected() -> None:
+    """The shim check above can fail: with softsign's shim left out of custom_ops_to_c_shims, the
+    wrapper calls softsign through the proxy executor (one call), shims_not_called names it, and
+    the package still gives eager's values.  With no shim listed, every op goes through the proxy."""
+    import torch._inductor.config as config
+
+    shims = dict(inductor_config().custom_ops_to_c_shims)
+    del shims[ops().softsign.default]
+    program, path = _program_and_inputs("all_ops_aoti_one_missing.pt2")
+    with config.patch({"aot_inductor.custom_ops_to_c_shims": shims}):
+        source = aoti_wrapper_source(program, path)
+    assert shims_not_called(source) == ["aoti_torch_cpu_softsign"], shims_not_called(source)
+    assert source.count(PROXY_CALL) == 1, f"{source.count(PROXY_CALL)} proxy-executor calls (softsign's expected)"
+    runner = torch._inductor.aoti_load_package(path)
+    x, expected = torch.load(path + ".io", weights_only=True)
+    with torch.no_grad():
+        torch.testing.assert_close(runner(x), expected)
+
+
+def inductor_config() -> Any:
+    """torch._inductor.config.aot_inductor (where vtsample's import lists its C shims)."""
+    import torch._inductor.config as config
+
+    return config.aot_inductor
 
 
 @check

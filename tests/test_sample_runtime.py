@@ -66,6 +66,7 @@ NAMES = (
     "export_three_ops",
     "export_save_load_in_fresh_process",
     "aoti_package_loads_in_fresh_process",
+    "aoti_missing_shim_is_detected",
     "view_op_refused_by_compile",
     "out_variant_compiles",
     "inplace_in_compile_style_compiles",

@@ -496,7 +496,9 @@ class build_vtgen(Command):  # type: ignore[misc]
         from .plan.policy import policy_for
 
         try:
-            written = write_python_api(inputs, policy_for(None, release), str(self._api_dir()))
+            s = self.settings
+            keys = () if s.stable_abi else s.register_backends  # the classic build compiles AOTIShims.cpp
+            written = write_python_api(inputs, policy_for(None, release), str(self._api_dir()), register_backends=keys)
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None

@@ -434,8 +434,14 @@ def _python_api(
 
     paths = [str(Path(args.python_api) / name) for name in API_FILES]
     if result.mode != "up-to-date" or not api_intact(args.python_api, args.out):
+        keys = () if getattr(args, "stable_abi", None) else _backend_keys(getattr(args, "register_backends", None))
         written += write_python_api(
-            inputs, _policy(args, release), args.python_api, allow_overwrite=args.allow_overwrite, record_in=args.out
+            inputs,
+            _policy(args, release),
+            args.python_api,
+            allow_overwrite=args.allow_overwrite,
+            record_in=args.out,
+            register_backends=keys,
         )
     return paths
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..model.native import NativeFunction
+from ..plan.aoti_shims import plan_aoti_shims
 from ..plan.functionalize import plan_functionalize
 from ..plan.infos import DerivativeInfo
 from ..plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
@@ -22,6 +23,9 @@ from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan
 from ..plan.policy import Policy
 from ..plan.registrations import plan_registrations
 from ..plan.schemas import plan_schemas
+from .aoti_shims import HEADER as AOTI_SHIMS_HEADER
+from .aoti_shims import UNIT as AOTI_SHIMS_UNIT
+from .aoti_shims import aoti_shims_header, aoti_shims_unit
 from .functionalize import UNIT as FUNCTIONALIZE_UNIT
 from .functionalize import register_functionalize
 from .inplace_or_view import inplace_or_view_definition, inplace_or_view_registration
@@ -239,7 +243,9 @@ def library_files(
     functions: Iterable[NativeFunction], plan: Plan, policy: Policy, options: EmitOptions
 ) -> dict[str, str]:
     """``RegisterSchema.cpp``, the ``ADInplaceOrViewType_<k>.cpp`` shards and, with backend
-    registrations, ``NativeKernels.h``, ``Register<Key>.cpp`` and ``RegisterFunctionalize.cpp``.
+    registrations, ``NativeKernels.h``, ``Register<Key>.cpp`` and ``RegisterFunctionalize.cpp``; with
+    backend registrations of an op library (an operator outside ``aten``), also the AOTInductor C
+    shims (``AOTIShims.h``, ``AOTIShims.cpp``).
 
     They follow from native_functions.yaml (a view op's differentiability aside, which an edit of
     its derivatives.yaml entry re-plans with a clean run), so an incremental run keeps them.
@@ -253,6 +259,10 @@ def library_files(
         registrations = plan_registrations(functions, options.register_backends)
         files.update(registration_files(registrations, options.line_directives))
         files[FUNCTIONALIZE_UNIT] = register_functionalize(functionalized)
+        if any(f.namespace != "aten" for f in functions):
+            shims = plan_aoti_shims(functions, registrations)
+            files[AOTI_SHIMS_HEADER] = aoti_shims_header(shims)
+            files[AOTI_SHIMS_UNIT] = aoti_shims_unit(shims)
     fragments = inplace_or_view_fragments(plan_inplace_or_view(plan, policy), options)
     for shard in range(options.shards):
         in_shard = [f for f in fragments if f.shard == shard]

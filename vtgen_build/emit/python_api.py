@@ -18,6 +18,7 @@ after one with a default, and an op named like a module attribute Python itself 
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 from dataclasses import dataclass
@@ -334,9 +335,52 @@ def _imports(spell: Spelling) -> list[str]:
     return lines
 
 
-def python_api_module(ops: tuple[ApiOp, ...], title: str) -> str:
-    """The module text: ``title`` (the library) in its docstring, then the functions in yaml order."""
+_SHIM_NAMES = ("AOTI_C_SHIMS", "install_aoti_c_shims")
+
+
+def _aoti_block(shims: tuple[tuple[str, tuple[str, ...]], ...], torch: str) -> str:
+    """``AOTI_C_SHIMS`` (each operator's shim declarations) and ``install_aoti_c_shims()``."""
+    entries = "\n".join(f"    {json.dumps(name)}: ({''.join(f'{json.dumps(d)}, ' for d in decls).rstrip()}),"
+                         for name, decls in shims)  # fmt: skip
+    return f"""# The AOTInductor C shims compiled into the op library (its AOTIShims.cpp): each operator's shim
+# declarations, as torch._inductor.config.aot_inductor.custom_ops_to_c_shims takes them.
+AOTI_C_SHIMS: dict[str, tuple[str, ...]] = {{
+{entries}
+}}
+
+
+def install_aoti_c_shims(library: str) -> None:
+    \"\"\"Make AOTInductor call the op library's C shims directly (``library``: its path, already loaded).
+
+    Lists each operator of ``AOTI_C_SHIMS`` in ``custom_ops_to_c_shims`` (Inductor's wrapper then calls
+    the shim instead of its proxy executor), and makes the library's symbols global, so an AOTInductor
+    package compiled or loaded afterwards in this process resolves the shims.
+    \"\"\"
+    import ctypes
+    import os
+
+    import torch._inductor.config as inductor_config
+
+    try:  # RTLD_NOLOAD: only a library this process loaded (torch.ops.load_library) is made global
+        ctypes.CDLL(library, mode=getattr(os, "RTLD_GLOBAL", 0) | getattr(os, "RTLD_NOLOAD", 0))
+    except OSError as exc:
+        raise ImportError(f"install_aoti_c_shims: {{library}} is not loaded (load it first): {{exc}}") from None
+    for name, declarations in AOTI_C_SHIMS.items():
+        namespace, _, operator = name.partition("::")
+        packet, _, overload = operator.partition(".")
+        op = getattr(getattr(getattr({torch}.ops, namespace), packet), overload or "default")
+        inductor_config.aot_inductor.custom_ops_to_c_shims[op] = list(declarations)"""
+
+
+def python_api_module(ops: tuple[ApiOp, ...], title: str, shims: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> str:
+    """The module text: ``title`` (the library) in its docstring, then the functions in yaml order;
+    with ``shims`` (operator → its AOTInductor C shim declarations), ``install_aoti_c_shims()``."""
     groups = _groups(ops)
+    for name in _SHIM_NAMES if shims else ():
+        if name in groups:
+            op = groups[name][0].function
+            problem = f"operator '{name}' has the name of the typed API's AOTInductor helper; rename it"
+            raise VtgenError(problem, op.location)
     namespaces = sorted({op.function.namespace for op in ops})
     taken = set(groups) | {p for op in ops for _, p in parameter_names(op.function)}
     writer = _Writer(Spelling.avoiding(taken, namespaces))
@@ -350,9 +394,11 @@ def python_api_module(ops: tuple[ApiOp, ...], title: str) -> str:
         "",
         *_imports(writer.spelling),
         "",
-        f"__all__ = [{', '.join(repr(n) for n in sorted(groups))}]",
+        f"__all__ = [{', '.join(repr(n) for n in sorted([*groups, *(_SHIM_NAMES if shims else ())]))}]",
         "",
         *(f"{writer.spelling(f'_ops_{ns}')} = {writer.spelling('torch')}.ops.{ns}" for ns in namespaces),
     ]
     functions = [writer.function(name, group) for name, group in groups.items()]
+    if shims:
+        functions.append(_aoti_block(shims, writer.spelling("torch")))
     return "\n".join(header) + "\n\n\n" + "\n\n\n".join(functions) + "\n"

@@ -22,15 +22,26 @@ from pathlib import Path
 from ..base import store
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
+from ..emit.aoti_shims import declarations_by_operator
 from ..emit.python_api import ApiOp, python_api_module
 from ..inputs.files import Inputs
 from ..model import Model, load_model
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
+from ..plan.aoti_shims import plan_aoti_shims
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan, build_plan
 from ..plan.policy import Policy
+from ..plan.registrations import plan_registrations
 
-__all__ = ["API_FILES", "API_RECORD", "api_intact", "api_ops", "autograd_sentence", "write_python_api"]
+__all__ = [
+    "API_FILES",
+    "API_RECORD",
+    "aoti_shim_declarations",
+    "api_intact",
+    "api_ops",
+    "autograd_sentence",
+    "write_python_api",
+]
 
 API_FILES = ("__init__.py", "py.typed")
 API_RECORD = ".vtgen-python-api"  # in --out: the directory written and each file's SHA-256
@@ -66,18 +77,36 @@ def api_ops(model: Model, plan: Plan) -> tuple[ApiOp, ...]:
     )
 
 
+def aoti_shim_declarations(model: Model, register_backends: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each operator's AOTInductor C shim declarations, as the op library built with
+    ``register_backends`` (classic mode: its ``AOTIShims.cpp``) defines them; none without keys."""
+    if not register_backends:
+        return ()
+    functions = model.native_functions
+    shims = plan_aoti_shims(functions, plan_registrations(functions, register_backends))
+    return tuple((name, tuple(decls)) for name, decls in declarations_by_operator(shims.shims).items())
+
+
 def write_python_api(
-    inputs: Inputs, policy: Policy, directory: str, *, allow_overwrite: bool = False, record_in: str | None = None
+    inputs: Inputs,
+    policy: Policy,
+    directory: str,
+    *,
+    allow_overwrite: bool = False,
+    record_in: str | None = None,
+    register_backends: tuple[str, ...] = (),
 ) -> tuple[str, ...]:
     """Write ``directory``'s two files (when changed); returns the paths written.  ``allow_overwrite``:
-    replace files vtgen-build did not write; ``record_in``: the ``--out`` directory keeping API_RECORD."""
+    replace files vtgen-build did not write; ``record_in``: the ``--out`` directory keeping API_RECORD;
+    ``register_backends`` (a classic build's keys): the module installs the library's AOTInductor C shims."""
     target = _real_directory(directory)
     model = load_model(inputs)
     ops = api_ops(model, build_plan(model, policy))
     if not ops:
         raise VtgenError(f"--python-api: no operator outside 'aten' in {inputs.native_functions} (--namespace?)")
     title = ", ".join(sorted({op.function.namespace for op in ops}))
-    contents = {"__init__.py": python_api_module(ops, title), "py.typed": ""}
+    shims = aoti_shim_declarations(model, register_backends)
+    contents = {"__init__.py": python_api_module(ops, title, shims), "py.typed": ""}
     if not allow_overwrite:
         _refuse_foreign_files(target, contents)
     written = []

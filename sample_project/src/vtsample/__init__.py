@@ -41,8 +41,13 @@ def get_include() -> str:
     return str(_HERE / "include")
 
 
-torch.ops.load_library(library_path())
+_LIBRARY = library_path()
+torch.ops.load_library(_LIBRARY)
 
 # After the ops exist: the Python fake kernels (_fake) and the typed functions calling them
 # (ops: vtsample.ops.softsign(x)).
 from . import _fake, ops  # noqa: E402,F401
+
+# AOTInductor packages call the ops' generated C shims (AOTIShims.cpp in the library) directly,
+# not through their proxy executor: Inductor is given the shims' declarations.
+ops.install_aoti_c_shims(_LIBRARY)

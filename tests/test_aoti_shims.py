@@ -1,0 +1,158 @@
+"""AOTInductor C shims of an op library (plan/aoti_shims.py, emit/aoti_shims.py): which operators get
+one and why the others do not, the C signatures Inductor is given, and the unit compiling against the
+installed torch's headers.  The sample's packages calling them are checked at run time by
+tests/sample_checks.py (aoti_package_loads_in_fresh_process, aoti_missing_shim_is_detected)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vtgen_build.cli.commands import main
+from vtgen_build.emit.aoti_shims import aoti_shims_unit, declarations_by_operator
+from vtgen_build.model import Inputs, load_model
+from vtgen_build.plan.aoti_shims import AotiShimPlan, plan_aoti_shims
+from vtgen_build.plan.registrations import plan_registrations
+
+from .conftest import SAMPLE, YamlWriter, sample_inputs
+
+
+def _plan(native: str, keys: tuple[str, ...], namespace: str = "lib") -> AotiShimPlan:
+    model = load_model(Inputs(native, str(Path(native).with_name("d.yaml")), None, namespace))
+    return plan_aoti_shims(model.native_functions, plan_registrations(model.native_functions, keys))
+
+
+def _sample_plan() -> AotiShimPlan:
+    inputs = Inputs(str(SAMPLE / "native_functions.yaml"), str(SAMPLE / "derivatives.yaml"), None, "vtsample")
+    functions = load_model(inputs).native_functions
+    return plan_aoti_shims(functions, plan_registrations(functions, ("CPU", "CompositeExplicitAutograd", "Meta")))
+
+
+def test_the_samples_shims_and_why_the_others_have_none() -> None:
+    plan = _sample_plan()
+    assert [s.name for s in plan.shims] == [
+        *("aoti_torch_cpu_softsign", "aoti_torch_cpu_softsign_", "aoti_torch_cpu_scale_add"),
+        *("aoti_torch_cpu_scale_add_", "aoti_torch_cpu_topk_abs", "aoti_torch_cpu_stack_mean"),
+        *("aoti_torch_cpu_affine", "aoti_torch_cpu_tile_to", "aoti_torch_cpu_soft_quantize"),
+    ]
+    reasons = {s.operator: s.reason for s in plan.skipped}
+    assert set(reasons) == {"vtsample::softsign.out", "vtsample::scale_add.out", "vtsample::swap_dims"}
+    assert "out= operator" in reasons["vtsample::softsign.out"] and "alias" in reasons["vtsample::swap_dims"]
+    # the spelling AOTInductor's wrapper calls (torch 2.13's c_shim_cpu.h conventions)
+    declarations = declarations_by_operator(plan.shims)
+    assert declarations["vtsample::scale_add"] == [
+        "AOTITorchError aoti_torch_cpu_scale_add(AtenTensorHandle self, AtenTensorHandle other, double alpha, "
+        "AtenTensorHandle* ret0)"
+    ]
+    assert declarations["vtsample::affine"] == [
+        "AOTITorchError aoti_torch_cpu_affine(AtenTensorHandle input, AtenTensorHandle weight, AtenTensorHandle* bias, "
+        "AtenTensorHandle* ret0)"
+    ]
+    assert declarations["vtsample::stack_mean"] == [
+        "AOTITorchError aoti_torch_cpu_stack_mean(const AtenTensorHandle* tensors, int64_t tensors_len_, int64_t dim, "
+        "AtenTensorHandle* ret0)"
+    ]
+    unit = aoti_shims_unit(plan)
+    assert "vtsample::swap_dims: returns an alias of an input" in unit  # listed in the unit, never silently left out
+
+
+SHAPES = """\
+- func: pick.Tensor(Tensor self, Tensor other) -> Tensor
+  dispatch:
+    CPU: pick_tensor
+- func: pick.Scalar(Tensor self, Scalar other) -> Tensor
+  dispatch:
+    CPU: pick_scalar
+- func: everywhere(Tensor self) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: everywhere
+- func: gpu_only(Tensor self) -> Tensor
+  dispatch:
+    CUDA: gpu_only
+- func: split_all(Tensor self) -> Tensor[]
+  dispatch:
+    CPU: split_all
+- func: decomposed(Tensor self) -> Tensor
+"""
+
+
+def test_devices_name_clashes_and_types(tmp_yaml: YamlWriter) -> None:
+    """Inductor names a shim without the overload: two overloads, no shim.  CompositeExplicitAutograd
+    serves every device of the build; a key the build lacks gives none."""
+    native = tmp_yaml("nf.yaml", SHAPES)
+    tmp_yaml("d.yaml", "")
+    plan = _plan(native, ("CPU", "CUDA", "CompositeExplicitAutograd"))
+    assert [s.name for s in plan.shims] == ["aoti_torch_cpu_everywhere", "aoti_torch_cuda_everywhere",
+                                            "aoti_torch_cuda_gpu_only"]  # fmt: skip
+    reasons = {s.operator: s.reason for s in plan.skipped}
+    assert "shares its shim name with pick.Scalar" in reasons["lib::pick.Tensor"]
+    assert "'Tensor[]' returns" in reasons["lib::split_all"]
+    assert "CompositeImplicitAutograd" in reasons["lib::decomposed"]
+    cpu_only = _plan(native, ("CPU",))
+    assert (
+        "no kernel for a device of this build (CPU)"
+        in {s.operator: s.reason for s in cpu_only.skipped}["lib::gpu_only"]
+    )
+
+
+def test_an_op_named_like_the_helper_is_refused(tmp_yaml: YamlWriter, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    native = tmp_yaml("nf.yaml", "- func: install_aoti_c_shims(Tensor self) -> Tensor\n  dispatch:\n    CPU: k\n")
+    derivatives = tmp_yaml("d.yaml", "")
+    args = ["generate", "--native-functions", str(native), "--derivatives", str(derivatives), "--namespace", "lib"]
+    args += ["--out", str(tmp_path / "out"), "--register-backends", "CPU", "--python-api", str(tmp_path / "api")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    said = f"{native}:1: error: operator 'install_aoti_c_shims' has the name of the typed API's AOTInductor helper"
+    assert said in err, err
+
+
+_EVERY_ARGUMENT = (
+    "Tensor self, Tensor? weight, Tensor[] more, int n, SymInt m, float f, bool flag, str mode, Scalar s, "
+    "ScalarType dtype, int[] dims, SymInt[] sizes, float[] scales, int? k, SymInt? j, float? g, bool? b, "
+    "Scalar? t, ScalarType? dt, int[]? odims"
+)
+TYPES = f"""\
+- func: every_type({_EVERY_ARGUMENT}) -> (Tensor, int, float, bool, Scalar, SymInt)
+  dispatch:
+    CPU: every_type
+- func: fill_in(Tensor(a!) self, Scalar value) -> ()
+  dispatch:
+    CPU: fill_in
+"""
+
+
+@pytest.mark.slow
+def test_every_supported_type_compiles_against_torch(tmp_yaml: YamlWriter, tmp_path: Path) -> None:
+    """AOTIShims.cpp of an op taking every argument type the shim ABI spells (and returning every
+    return type), and of a mutating op, compiles against the installed torch's headers."""
+    pytest.importorskip("torch")
+    from vtgen_build.check.run import find_compiler
+    from vtgen_build.torchlib import locate_torch
+
+    native = tmp_yaml("nf.yaml", TYPES)
+    derivatives = tmp_yaml("d.yaml", "")
+    out = tmp_path / "out"
+    args = ["generate", "--native-functions", str(native), "--derivatives", str(derivatives), "--namespace", "lib"]
+    assert main([*args, "--out", str(out), "--register-backends", "CPU"]) == 0
+    unit = (out / "AOTIShims.cpp").read_text()
+    assert "aoti_torch_cpu_every_type(" in unit and "aoti_torch_cpu_fill_in(" in unit
+    command = [find_compiler(None), "-std=c++20", "-fsyntax-only", *locate_torch().compile_flags(), f"-I{out}"]
+    done = subprocess.run([*command, str(out / "AOTIShims.cpp")], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_sample_api_lists_the_shims(tmp_path: Path) -> None:
+    """The typed Python API of a build with backend registrations lists each shim's declaration and
+    installs them; without backend registrations (no AOTIShims.cpp) it has neither."""
+    api, plain = tmp_path / "api", tmp_path / "plain"
+    common = [*sample_inputs(), "--namespace", "vtsample"]
+    assert main(["generate", *common, "--out", str(tmp_path / "o1"), "--register-backends", "CPU,Meta",
+                 "--python-api", str(api)]) == 0  # fmt: skip
+    assert main(["generate", *common, "--out", str(tmp_path / "o2"), "--python-api", str(plain)]) == 0
+    text = (api / "__init__.py").read_text()
+    assert '"vtsample::softsign": ("AOTITorchError aoti_torch_cpu_softsign(AtenTensorHandle self, ' in text
+    assert "def install_aoti_c_shims(library: str) -> None:" in text
+    assert "AOTI_C_SHIMS" not in (plain / "__init__.py").read_text()
+    compile(text, "__init__.py", "exec")

@@ -1,0 +1,182 @@
+"""Spelling the AOTInductor C shims of an op library: ``AOTIShims.h``, ``AOTIShims.cpp`` and the
+declarations Inductor is given (``custom_ops_to_c_shims``).
+
+The ABI is AOTInductor's, as its generated wrapper calls a shim: every parameter a C type
+(``AtenTensorHandle`` for a tensor; ``int64_t`` for ``int``/``SymInt``; ``double`` for ``float`` and
+``Scalar``; ``int32_t`` for ``bool`` and the enums; ``const char*`` for ``str``), an optional value
+by pointer (``nullptr``: none), a list as a pointer and a length (``<name>_len_``), then one pointer
+per result (``ret0``, ...); the function returns an ``AOTITorchError`` and turns a C++ exception
+into an error code.  Each shim runs the operator's kernel for its device below autograd (a typed
+dispatcher handle looked up once, redispatched to the device's key), as AOTInductor's own shims
+run aten's backend kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .. import __version__
+from ..base.names import CPP_KEYWORDS
+from ..model.native import NativeFunction
+from ..model.schema import Argument, ListType, OptionalType, Return, Type
+from ..plan.aoti_shims import AotiShim, AotiShimPlan
+from .dispatch import kernel_type
+from .schema import cpp_string
+from .templates import render, template_text
+
+__all__ = ["HEADER", "UNIT", "aoti_shims_header", "aoti_shims_unit", "declarations_by_operator", "shim_declaration"]
+
+HEADER = "AOTIShims.h"
+UNIT = "AOTIShims.cpp"
+
+_C_TYPES = {
+    "Tensor": "AtenTensorHandle",
+    "int": "int64_t",
+    "SymInt": "int64_t",
+    "float": "double",
+    "Scalar": "double",
+    "bool": "int32_t",
+    "str": "const char*",
+    "ScalarType": "int32_t",
+    "Layout": "int32_t",
+    "MemoryFormat": "int32_t",
+}
+_ENUMS = {"ScalarType": "c10::ScalarType", "Layout": "c10::Layout", "MemoryFormat": "c10::MemoryFormat"}
+_OPTIONAL_VALUES = {"SymInt": "c10::SymInt", "bool": "bool", "Scalar": "c10::Scalar", **_ENUMS}
+_AOTI = "torch::aot_inductor::"
+
+
+def _name(a: Argument) -> str:
+    return a.name + "_" if a.name in CPP_KEYWORDS else a.name
+
+
+def _params(a: Argument) -> list[str]:
+    """The C parameters of one schema argument."""
+    ty, name = a.type, _name(a)
+    if isinstance(ty, OptionalType):
+        if isinstance(ty.elem, ListType):
+            return [f"const int64_t** {name}", f"int64_t {name}_len_"]
+        return [f"{_C_TYPES[str(ty.elem)]}* {name}"]
+    if isinstance(ty, ListType):
+        return [f"const {_C_TYPES[str(ty.elem)]}* {name}", f"int64_t {name}_len_"]
+    return [f"{_C_TYPES[str(ty)]} {name}"]
+
+
+def _base_value(ty: Type, name: str) -> str:
+    text = str(ty)
+    if text == "Tensor":
+        return f"*{_AOTI}tensor_handle_to_tensor_pointer({name})"
+    if text == "SymInt":
+        return f"c10::SymInt({name})"
+    if text == "Scalar":
+        return f"c10::Scalar({name})"
+    if text == "bool":
+        return f"{name} != 0"
+    if text == "str":
+        return f"c10::string_view({name})"
+    if text in _ENUMS:
+        return f"static_cast<{_ENUMS[text]}>({name})"
+    return name
+
+
+def _value(a: Argument) -> str:
+    """The C++ expression passing the argument to the operator's kernel."""
+    ty, name = a.type, _name(a)
+    if isinstance(ty, OptionalType):
+        if isinstance(ty.elem, ListType):
+            some = f"at::OptionalIntArrayRef(c10::IntArrayRef(*{name}, {name}_len_))"
+            return f"{name} ? {some} : at::OptionalIntArrayRef()"
+        elem = str(ty.elem)
+        if elem == "Tensor":
+            return f"optional_tensor({name})"
+        return f"optional_value<{_OPTIONAL_VALUES.get(elem, _C_TYPES[elem])}>({name})"
+    if isinstance(ty, ListType):
+        elem = str(ty.elem)
+        if elem == "Tensor":
+            return f"tensor_list({name}, {name}_len_)"
+        if elem == "SymInt":
+            return f"c10::fromIntArrayRefSlow(c10::IntArrayRef({name}, {name}_len_))"
+        return f"c10::ArrayRef<{_C_TYPES[elem]}>({name}, {name}_len_)"
+    return _base_value(ty, name)
+
+
+def _result(r: Return, value: str) -> str:
+    name = str(r.type)
+    if name == "Tensor":
+        return f"{_AOTI}new_tensor_handle(std::move({value}))"
+    if name == "SymInt":
+        return f"{value}.expect_int()"
+    if name == "Scalar":
+        return f"{value}.toDouble()"
+    return value
+
+
+def _signature(shim: AotiShim) -> str:
+    f = shim.function
+    params = [p for a in f.func.arguments.all for p in _params(a)]
+    returns = [f"{_C_TYPES[str(r.type)]}* ret{i}" for i, r in enumerate(f.func.returns)]
+    return f"AOTITorchError {shim.name}({', '.join(params + returns)})"
+
+
+def shim_declaration(shim: AotiShim) -> str:
+    """The declaration Inductor pastes into its wrapper (``custom_ops_to_c_shims``)."""
+    return _signature(shim)
+
+
+def _body(shim: AotiShim) -> str:
+    f: NativeFunction = shim.function
+    keyset = f"c10::DispatchKeySet(c10::DispatchKey::{shim.key})"
+    args = ", ".join([keyset, *(_value(a) for a in f.func.arguments.all)])
+    name, overload = cpp_string(f"{f.namespace}::{f.name.name}"), cpp_string(f.name.overload)
+    lookup = f"c10::Dispatcher::singleton().findSchemaOrThrow({name}, {overload})"
+    call = f"op.redispatch({args})"
+    returns = f.func.returns
+    if not returns:
+        stores = [f"    {call};"]
+    elif len(returns) == 1:
+        stores = [f"    auto result = {call};", f"    *ret0 = {_result(returns[0], 'result')};"]
+    else:
+        stores = [f"    auto result = {call};"]
+        stores += [f"    *ret{i} = {_result(r, f'std::get<{i}>(result)')};" for i, r in enumerate(returns)]
+    return "\n".join(
+        [
+            f"// {f.location}: {shim.operator} on {shim.device} (the {shim.key} kernel)",
+            f"VTGEN_AOTI_SHIM_EXPORT {_signature(shim)} {{",
+            "  AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE({",
+            f"    static const auto op = {lookup}",
+            f"        .typed<{kernel_type(f)}>();",
+            *stores,
+            "  });",
+            "}",
+        ]
+    )
+
+
+def _listing(plan: AotiShimPlan) -> str:
+    if not plan.skipped:
+        return "// Every operator has a shim."
+    lines = [f"// {s.location}: {s.operator}: {s.reason}" for s in plan.skipped]
+    return "\n".join(["// Operators without a shim (their calls go through the proxy executor):", *lines])
+
+
+def aoti_shims_header(plan: AotiShimPlan) -> str:
+    declarations = "\n".join(f"VTGEN_AOTI_SHIM_EXPORT {_signature(s)};" for s in plan.shims)
+    values = {"version": __version__, "declarations": declarations or "// (no operator has a shim)"}
+    return render(HEADER, template_text(HEADER), values)
+
+
+def aoti_shims_unit(plan: AotiShimPlan) -> str:
+    values = {
+        "version": __version__,
+        "shims": "\n\n".join(_body(s) for s in plan.shims),
+        "skipped": _listing(plan),
+    }
+    return render(UNIT, template_text(UNIT), values)
+
+
+def declarations_by_operator(shims: Iterable[AotiShim]) -> dict[str, list[str]]:
+    """Each operator's shim declarations (one per device), for ``custom_ops_to_c_shims``."""
+    found: dict[str, list[str]] = {}
+    for s in shims:
+        found.setdefault(s.operator, []).append(shim_declaration(s))
+    return found

@@ -1,0 +1,151 @@
+"""Which operators of an op library get an AOTInductor C shim, on which devices, under which name.
+
+AOTInductor compiles a graph into C++ that calls each operator either through a C function
+(a *C shim*: ``aoti_torch_<device>_<name>``, tensors as ``AtenTensorHandle``, results through
+pointers) or, for an operator without one, back through its proxy executor (a boxed call by
+name).  PyTorch generates shims for aten only; for an op library Inductor calls a shim only when
+``torch._inductor.config.aot_inductor.custom_ops_to_c_shims`` lists the operator with the
+shim's declaration.  This plan decides, from ``dispatch:``, which shims the library defines:
+
+* one per operator Inductor can meet in a graph and device the build registers a kernel for
+  (``CPU`` → ``cpu``, ``CUDA`` → ``cuda``, ...; a ``CompositeExplicitAutograd`` kernel serves every
+  device of the build, a structured op the devices of its out= op's ``dispatch:``);
+* Inductor names a custom operator's shim after the operator *without* its overload name, so
+  two overloads reaching Inductor with one name cannot both have one: neither gets a shim;
+* out= operators never reach Inductor's lowering (they are functionalized first), nor do
+  ``CompositeImplicitAutograd`` decompositions; operators returning views of their inputs are
+  refused by torch.compile; argument or return types without a C spelling (``Dimname``,
+  ``Tensor[]`` returns, ...) stay on the proxy executor.
+
+Every operator left out is listed with its reason (``AotiShimPlan.skipped``), never silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..base.errors import Location
+from ..model.native import NativeFunction
+from ..model.schema import BaseType, ListType, OptionalType, SchemaKind, Type
+from .registrations import RegistrationPlan
+
+__all__ = ["DEVICES", "AotiShim", "AotiShimPlan", "SkippedShim", "plan_aoti_shims", "shim_type_problem"]
+
+# The dispatch keys that name a device AOTInductor compiles for, and its spelling in shim names.
+DEVICES = {"CPU": "cpu", "CUDA": "cuda", "XPU": "xpu", "MPS": "mps"}
+_EVERY_DEVICE = frozenset(("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"))
+
+# Schema base types with a C spelling in the shim ABI (optional: passed by pointer; lists: pointer + length).
+_BASE = frozenset(("Tensor", "int", "SymInt", "float", "bool", "Scalar", "str", "ScalarType", "Layout", "MemoryFormat"))
+_LIST_ELEMENTS = frozenset(("Tensor", "int", "SymInt", "float"))
+_OPTIONAL = frozenset(("Tensor", "int", "SymInt", "float", "bool", "Scalar", "ScalarType", "Layout", "MemoryFormat"))
+_RETURNS = frozenset(("Tensor", "int", "SymInt", "float", "bool", "Scalar"))
+
+
+@dataclass(frozen=True)
+class AotiShim:
+    """One C shim: ``function`` on ``device``, running the kernel registered for ``key``."""
+
+    function: NativeFunction
+    device: str  # "cpu"
+    key: str  # the dispatch key whose kernel it runs: "CPU"
+
+    @property
+    def name(self) -> str:
+        """The C function Inductor calls: ``aoti_torch_cpu_softsign`` (no overload name, as Inductor spells it)."""
+        return f"aoti_torch_{self.device}_{self.function.name.name}"
+
+    @property
+    def operator(self) -> str:
+        """The operator as Python names it: ``vtsample::softsign`` or ``vtsample::foo.Tensor``."""
+        return f"{self.function.namespace}::{self.function.name}"
+
+
+@dataclass(frozen=True)
+class SkippedShim:
+    """An operator without a shim (its calls go through the proxy executor), and why."""
+
+    operator: str
+    reason: str
+    location: Location
+
+
+@dataclass(frozen=True)
+class AotiShimPlan:
+    shims: tuple[AotiShim, ...]  # in yaml order, then device order
+    skipped: tuple[SkippedShim, ...]
+
+
+def shim_type_problem(ty: Type) -> str | None:
+    """Why an argument of type ``ty`` has no C spelling in the shim ABI (None: it has one)."""
+    if isinstance(ty, BaseType):
+        return None if ty.name in _BASE else f"'{ty}' arguments"
+    if isinstance(ty, OptionalType):
+        if isinstance(ty.elem, ListType) and str(ty.elem.elem) == "int":
+            return None
+        return None if str(ty.elem) in _OPTIONAL else f"'{ty}' arguments"
+    if isinstance(ty, ListType):
+        return None if str(ty.elem) in _LIST_ELEMENTS and ty.size is None else f"'{ty}' arguments"
+    return f"'{ty}' arguments"
+
+
+def _problem(f: NativeFunction) -> str | None:
+    if f.generated or f.manual_kernel_registration:
+        return "no kernel registered by the generated code (derived, or manual_kernel_registration)"
+    if f.kind is SchemaKind.out:
+        return "an out= operator (functionalized before Inductor lowers the graph)"
+    if not f.is_abstract:
+        return "a CompositeImplicitAutograd decomposition (decomposed before Inductor lowers the graph)"
+    if any(r.annotation is not None for r in f.func.returns):
+        return "returns an alias of an input (torch.compile refuses custom ops returning views)"
+    for a in f.func.arguments.all:
+        problem = shim_type_problem(a.type)
+        if problem is not None:
+            return f"{problem} have no C spelling in AOTInductor's shim ABI ({a.name})"
+    for r in f.func.returns:
+        if not (isinstance(r.type, BaseType) and r.type.name in _RETURNS):
+            return f"'{r.type}' returns have no C spelling in AOTInductor's shim ABI"
+    return None
+
+
+def _device_keys(f: NativeFunction, registrations: RegistrationPlan, devices: tuple[str, ...]) -> tuple[str, ...]:
+    """The device keys of the build that have a kernel of ``f``."""
+    for group in registrations.structured:
+        if any(m is f for m in group.members):
+            keys = {d.key for d in group.impls}
+            return tuple(k for k in devices if k in keys)
+    if f.dispatch_keys & _EVERY_DEVICE:
+        return devices
+    return tuple(k for k in devices if k in f.dispatch_keys)
+
+
+def plan_aoti_shims(functions: Iterable[NativeFunction], registrations: RegistrationPlan) -> AotiShimPlan:
+    """The shims of the operators ``registrations`` registers (a build against torch), in yaml order."""
+    fns = [f for f in functions if f.namespace != "aten"]
+    devices = tuple(k for k in DEVICES if k in registrations.keys)
+    skipped: list[SkippedShim] = []
+    candidates: list[NativeFunction] = []
+    for f in fns:
+        problem = _problem(f)
+        if problem is not None:
+            skipped.append(SkippedShim(f"{f.namespace}::{f.name}", problem, f.location))
+        else:
+            candidates.append(f)
+    by_name: dict[tuple[str, str], list[NativeFunction]] = {}
+    for f in candidates:
+        by_name.setdefault((f.namespace, f.name.name), []).append(f)
+    shims: list[AotiShim] = []
+    for f in candidates:
+        same = by_name[(f.namespace, f.name.name)]
+        if len(same) > 1:
+            others = ", ".join(str(g.name) for g in same if g is not f)
+            reason = f"shares its shim name with {others} (Inductor names a shim without the overload)"
+            skipped.append(SkippedShim(f"{f.namespace}::{f.name}", reason, f.location))
+            continue
+        keys = _device_keys(f, registrations, devices)
+        if not keys:
+            reason = f"no kernel for a device of this build ({', '.join(devices) or 'none'})"
+            skipped.append(SkippedShim(f"{f.namespace}::{f.name}", reason, f.location))
+        shims.extend(AotiShim(f, DEVICES[k], k) for k in keys)
+    return AotiShimPlan(tuple(shims), tuple(skipped))
