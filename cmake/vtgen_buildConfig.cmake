@@ -596,8 +596,9 @@ function(vtgen_generate target)
   # (vtgen_build's version, interpreter, options) goes into this file,
   # rewritten only when it changes: a new option or an upgrade reruns the
   # generator under Make too (Ninja reruns on a changed command line anyway).
-  # The package's own files are deliberately not dependencies: under pip's
-  # build isolation they are reinstalled (new mtimes) for every build.
+  # The files it reads -- the yaml, and vtgen_build's templates, data and own
+  # modules -- are in the depfile it writes: an upgrade in place reruns it too
+  # (under pip's build isolation a rerun writes nothing that did not change).
   set(options_file "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.options")
   get_property(version GLOBAL PROPERTY _vtgen_version)
   list(JOIN command "\n" command_text)

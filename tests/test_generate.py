@@ -136,3 +136,21 @@ def test_cli_shards_follow_the_librarys_size_like_cmake_and_setuptools(tmp_path:
     assert units == ["VariableType_0.cpp"]
     assert main(["generate", *sample_inputs(), "--shards", "3", "--out", str(tmp_path / "three")]) == 0
     assert len(list((tmp_path / "three").glob("VariableType_*.cpp"))) == 3
+
+
+def test_depfile_lists_the_generators_own_modules(tmp_path: Path) -> None:
+    """The depfile a build system reads (CMake's vtgen.d) names the yaml, the templates and data, and
+    every module of vtgen_build: an upgrade of the generator in place reruns the generate step."""
+    import vtgen_build
+    from vtgen_build.compile import parse_depfile
+
+    depfile = tmp_path / "vtgen.d"
+    args = ["generate", *sample_inputs(), "--out", str(tmp_path / "out"), "--depfile", str(depfile)]
+    assert main(args) == 0
+    deps = parse_depfile(depfile.read_text(encoding="utf-8"))
+    package = Path(vtgen_build.__file__).resolve().parent
+    modules = sorted(str(p) for p in package.rglob("*.py") if "__pycache__" not in p.parts)
+    assert str(package / "emit" / "files.py") in deps and str(package / "engine" / "generate.py") in deps
+    assert set(modules) <= set(deps), sorted(set(modules) - set(deps))[:5]
+    assert str(package / "templates" / "VariableType.cpp") in deps
+    assert str((SAMPLE / "derivatives.yaml").resolve()) in deps

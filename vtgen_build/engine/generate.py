@@ -452,8 +452,9 @@ def manifest_files(out_dir: Path) -> tuple[str, ...] | None:
 
 
 def depfile_inputs(inputs: Inputs) -> list[str]:
-    """Every file a run reads to decide the output: the yaml inputs, the templates and the policy."""
-    return [os.path.abspath(p) for p in input_paths(inputs)] + [str(p) for p in _generator_files() if p.suffix != ".py"]
+    """Every file a run reads to decide the output: the yaml inputs, the templates, the policy and the
+    generator's own modules (an upgrade of vtgen_build in place reruns the generator)."""
+    return [os.path.abspath(p) for p in input_paths(inputs)] + [str(p) for p in _generator_files()]
 
 
 def write_depfile(path: str, target: str, inputs: Inputs) -> None:
