@@ -191,21 +191,22 @@ def test_sample_structured_group(run_cli: CliRunner, tmp_path: Path) -> None:
     assert "vtsample::softsign_out(self, self);" in cpu  # the in-place kernel: impl writes into self
 
 
+# A structured op on TensorIterator with precomputed values (its dispatch: ends the text: more keys may follow).
+LERP_TO = """\
+- func: lerp_to(Tensor self, Tensor end, int dim) -> Tensor
+  structured_delegate: lerp_to.out
+- func: lerp_to.out(Tensor self, Tensor end, int dim, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  structured_inherits: TensorIteratorBase
+  precomputed:
+  - dim -> int wrapped_dim, float weight
+  dispatch:
+    CPU: lerp_to_out
+"""
+
+
 def test_iterator_and_precomputed(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
-    native = tmp_yaml(
-        "nf.yaml",
-        """\
-        - func: lerp_to(Tensor self, Tensor end, int dim) -> Tensor
-          structured_delegate: lerp_to.out
-        - func: lerp_to.out(Tensor self, Tensor end, int dim, *, Tensor(a!) out) -> Tensor(a!)
-          structured: True
-          structured_inherits: TensorIteratorBase
-          precomputed:
-          - dim -> int wrapped_dim, float weight
-          dispatch:
-            CPU: lerp_to_out
-        """,
-    )
+    native = tmp_yaml("nf.yaml", LERP_TO)
     code, err = _generate(run_cli, native, tmp_yaml("d.yaml", ""), tmp_path, "--register-backends", "CPU,Meta")
     assert code == 0, err
     header = (tmp_path / "NativeKernels.h").read_text()
@@ -263,16 +264,9 @@ def test_setuptools_keys() -> None:
 
 
 # -- issue 35, item 6: check compiles the registrations ------------------------------------------
-CHECKED = """\
-- func: lerp_to(Tensor self, Tensor end, int dim) -> Tensor
-  structured_delegate: lerp_to.out
-- func: lerp_to.out(Tensor self, Tensor end, int dim, *, Tensor(a!) out) -> Tensor(a!)
-  structured: True
-  structured_inherits: TensorIteratorBase
-  precomputed:
-  - dim -> int wrapped_dim, float weight
-  dispatch:
-    CPU: lerp_to_out
+CHECKED = (
+    LERP_TO
+    + """\
     SparseCPU: lerp_sparse
 - func: other(Tensor self) -> Tensor
   dispatch:
@@ -284,6 +278,7 @@ CHECKED = """\
   dispatch:
     CPU: k
 """
+)
 
 
 def test_stub_dispatch_keys_cover_every_key() -> None:
