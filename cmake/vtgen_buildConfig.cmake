@@ -535,14 +535,20 @@ function(vtgen_generate target)
 
   get_property(python GLOBAL PROPERTY _vtgen_python)
 
+  # -- the command (both modes add to it) ---------------------------------------------
+  set(stamp "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.stamp")
+  set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.d")  # written by the generator
+  set(command "${python}" -m vtgen_build generate
+      --native-functions "${NATIVE_FUNCTIONS}" --derivatives "${DERIVATIVES}")
+  if(DEFINED TAGS)
+    list(APPEND command --tags "${TAGS}")
+  endif()
+
   if(DEFINED arg_STABLE_ABI)
     _vtgen_generate_stable()  # the stable-ABI mode: its own sources, flags, link and audit
     return()
   endif()
 
-  # -- the command --------------------------------------------------------------
-  set(stamp "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.stamp")
-  set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.d")
   set(sources "")
   math(EXPR last "${shards} - 1")
   set(headers "${out_dir}/Functions.h" "${out_dir}/FunctionsBase.h")
@@ -556,11 +562,6 @@ function(vtgen_generate target)
     list(APPEND headers "${out_dir}/Functions_${k}.h")  # the Node declarations of shard k
   endforeach()
 
-  set(command "${python}" -m vtgen_build generate
-      --native-functions "${NATIVE_FUNCTIONS}" --derivatives "${DERIVATIVES}")
-  if(DEFINED TAGS)
-    list(APPEND command --tags "${TAGS}")
-  endif()
   foreach(header IN LISTS arg_MANUAL_HEADERS)
     list(APPEND command --manual-header "${header}")
   endforeach()
@@ -571,16 +572,7 @@ function(vtgen_generate target)
   list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
        --line-directives --depfile "${depfile}" --stamp "${stamp}")
   _vtgen_backend_registrations()  # appends to command, sources and headers
-  if(DEFINED arg_PYTHON_API)
-    if(IS_ABSOLUTE "${arg_PYTHON_API}" OR arg_PYTHON_API MATCHES "(^|/)\\.\\.(/|$)")
-      message(FATAL_ERROR "vtgen_generate(): PYTHON_API must be a relative install destination "
-                          "(a package directory such as mypkg/ops), got '${arg_PYTHON_API}'")
-    endif()
-    set(python_api "${out_dir}/python_api")
-    list(APPEND command --python-api "${python_api}")
-    list(APPEND headers "${python_api}/__init__.py" "${python_api}/py.typed")
-    install(FILES "${python_api}/__init__.py" "${python_api}/py.typed" DESTINATION "${arg_PYTHON_API}")
-  endif()
+  _vtgen_python_api()  # appends to command and headers
   _vtgen_python_autograd()  # appends to command, headers and inputs
   if(NOT arg_USE_TORCH)
     list(APPEND command --stub-decls)  # the op declarations the stub headers include
@@ -592,31 +584,7 @@ function(vtgen_generate target)
     endif()
   endif()
 
-  # Everything that shapes the output but is not a file the generator reads
-  # (vtgen_build's version, interpreter, options) goes into this file,
-  # rewritten only when it changes: a new option or an upgrade reruns the
-  # generator under Make too (Ninja reruns on a changed command line anyway).
-  # The files it reads -- the yaml, and vtgen_build's templates, data and own
-  # modules -- are in the depfile it writes: an upgrade in place reruns it too
-  # (under pip's build isolation a rerun writes nothing that did not change).
-  set(options_file "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.options")
-  get_property(version GLOBAL PROPERTY _vtgen_version)
-  list(JOIN command "\n" command_text)
-  _vtgen_write_if_changed("${options_file}" "vtgen_build ${version}\n${command_text}\n")
-
-  add_custom_command(
-    OUTPUT "${stamp}"
-    BYPRODUCTS ${sources} ${headers}
-    COMMAND ${command}
-    DEPENDS ${inputs} "${options_file}"
-    DEPFILE "${depfile}"
-    COMMENT "vtgen_build: generating autograd kernels for ${target}"
-    VERBATIM)
-
-  # The stamp is a source of the target so the command is attached to it (a
-  # byproduct alone does not attach it); it is not compiled.
-  target_sources("${target}" PRIVATE "${stamp}" ${sources})
-  target_include_directories("${target}" PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
+  _vtgen_add_generate_step("${target}" "vtgen_build: generating autograd kernels for ${target}")
   target_compile_features("${target}" PUBLIC cxx_std_17)
   set_target_properties("${target}" PROPERTIES VTGEN_OUTPUT_DIR "${out_dir}")
   # What vtgen_add_gradcheck_test() passes to `check` to read the same yaml.
@@ -747,6 +715,50 @@ macro(_vtgen_backend_registrations)
     list(APPEND command --fake-module "${arg_FAKE_MODULE}")
   endif()
 endmacro()
+
+# _vtgen_python_api(): a macro of vtgen_generate() (both modes): with PYTHON_API <dest>, adds
+# --python-api to `command`, the typed API's two files to `headers` and their install() to <dest>.
+macro(_vtgen_python_api)
+  if(DEFINED arg_PYTHON_API)
+    if(IS_ABSOLUTE "${arg_PYTHON_API}" OR arg_PYTHON_API MATCHES "(^|/)\\.\\.(/|$)")
+      message(FATAL_ERROR "vtgen_generate(): PYTHON_API must be a relative install destination "
+                          "(a package directory such as mypkg/ops), got '${arg_PYTHON_API}'")
+    endif()
+    list(APPEND command --python-api "${out_dir}/python_api")
+    list(APPEND headers "${out_dir}/python_api/__init__.py" "${out_dir}/python_api/py.typed")
+    install(FILES "${out_dir}/python_api/__init__.py" "${out_dir}/python_api/py.typed" DESTINATION "${arg_PYTHON_API}")
+  endif()
+endmacro()
+
+# _vtgen_add_generate_step(<target> <comment>): for vtgen_generate() (both modes), from its variables:
+# the build step running `command` (it writes `sources`, `headers`, the `depfile` of what it read
+# and the `stamp`), rerun when one of `inputs`, the depfile's files or the options file changes; the
+# stamp and `sources` become sources of <target>, `out_dir` part of its include path.
+function(_vtgen_add_generate_step target comment)
+  # Everything that shapes the output but is not a file the generator reads
+  # (vtgen_build's version, interpreter, options) goes into this file,
+  # rewritten only when it changes: a new option or an upgrade reruns the
+  # generator under Make too (Ninja reruns on a changed command line anyway).
+  # The files it reads -- the yaml, and vtgen_build's templates, data and own
+  # modules -- are in the depfile it writes: an upgrade in place reruns it too
+  # (under pip's build isolation a rerun writes nothing that did not change).
+  set(options_file "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.options")
+  get_property(version GLOBAL PROPERTY _vtgen_version)
+  list(JOIN command "\n" command_text)
+  _vtgen_write_if_changed("${options_file}" "vtgen_build ${version}\n${command_text}\n")
+  add_custom_command(
+    OUTPUT "${stamp}"
+    BYPRODUCTS ${sources} ${headers}
+    COMMAND ${command}
+    DEPENDS ${inputs} "${options_file}"
+    DEPFILE "${depfile}"
+    COMMENT "${comment}"
+    VERBATIM)
+  # The stamp is a source of the target so the command is attached to it (a
+  # byproduct alone does not attach it); it is not compiled.
+  target_sources("${target}" PRIVATE "${stamp}" ${sources})
+  target_include_directories("${target}" PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
+endfunction()
 
 # _vtgen_write_if_changed(<file> <text>): keep the file's mtime when its text is the same.
 function(_vtgen_write_if_changed file text)
@@ -927,44 +939,17 @@ print(os.path.join(package, "lib"))
   list(GET _vtgen_out 2 _vtgen_target_macro)
   list(GET _vtgen_out 3 _vtgen_torch_lib)
 
-  set(stamp "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.stamp")
-  set(depfile "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.d")
   set(sources "${out_dir}/RegisterSchema.cpp")
   set(headers "")
-  set(command "${python}" -m vtgen_build generate
-      --native-functions "${NATIVE_FUNCTIONS}" --derivatives "${DERIVATIVES}")
-  if(DEFINED TAGS)
-    list(APPEND command --tags "${TAGS}")
-  endif()
   list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
        --stable-abi "${arg_STABLE_ABI}" --torch-version "${_vtgen_torch_version}"
        --depfile "${depfile}" --stamp "${stamp}")
   set(arg_USE_TORCH TRUE)  # for _vtgen_backend_registrations(): real headers, not the stubs
   _vtgen_backend_registrations()
-  if(DEFINED arg_PYTHON_API)
-    if(IS_ABSOLUTE "${arg_PYTHON_API}" OR arg_PYTHON_API MATCHES "(^|/)\\.\\.(/|$)")
-      message(FATAL_ERROR "vtgen_generate(): PYTHON_API must be a relative install destination "
-                          "(a package directory such as mypkg/ops), got '${arg_PYTHON_API}'")
-    endif()
-    list(APPEND command --python-api "${out_dir}/python_api")
-    list(APPEND headers "${out_dir}/python_api/__init__.py" "${out_dir}/python_api/py.typed")
-    install(FILES "${out_dir}/python_api/__init__.py" "${out_dir}/python_api/py.typed" DESTINATION "${arg_PYTHON_API}")
-  endif()
+  _vtgen_python_api()
   _vtgen_python_autograd()  # the stable ABI has no autograd: the ops' autograd as generated Python
-  set(options_file "${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/vtgen.options")
-  get_property(version GLOBAL PROPERTY _vtgen_version)
-  list(JOIN command "\n" command_text)
-  _vtgen_write_if_changed("${options_file}" "vtgen_build ${version}\n${command_text}\n")
-  add_custom_command(
-    OUTPUT "${stamp}"
-    BYPRODUCTS ${sources} ${headers}
-    COMMAND ${command}
-    DEPENDS ${inputs} "${options_file}"
-    DEPFILE "${depfile}"
-    COMMENT "vtgen_build: generating stable-ABI registrations for ${target} (stable-abi ${arg_STABLE_ABI})"
-    VERBATIM)
-  target_sources("${target}" PRIVATE "${stamp}" ${sources})
-  target_include_directories("${target}" PUBLIC "$<BUILD_INTERFACE:${out_dir}>")
+  _vtgen_add_generate_step("${target}"
+    "vtgen_build: generating stable-ABI registrations for ${target} (stable-abi ${arg_STABLE_ABI})")
   target_include_directories("${target}" SYSTEM PRIVATE "${_vtgen_torch_include}")
   target_compile_definitions("${target}" PUBLIC "TORCH_TARGET_VERSION=${_vtgen_target_macro}")
   target_compile_features("${target}" PUBLIC cxx_std_17)
