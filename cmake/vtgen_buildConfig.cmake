@@ -113,10 +113,10 @@
 #   there that no source defines fails the link with `native_functions.yaml:<line>: error: ...`
 #   (the target's RULE_LAUNCH_LINK runs the link through `python -m vtgen_build.linkcheck`).
 #   FAKE_MODULE names, in the generated schema registration (m.set_python_module), the Python
-#   module that calls torch.library.register_fake for the ops without a Meta kernel.  The classic
-#   mode also adds RegisterFunctionalize.cpp (the out= ops under torch.compile) and, for an op library
-#   (NAMESPACE not aten), AOTIShims.cpp/.h: AOTInductor C shims of its ops (exported with default
-#   visibility), which the typed Python API's install_aoti_c_shims() makes AOTInductor packages call.
+#   module that calls torch.library.register_fake for the ops without a Meta kernel.  An op library
+#   (NAMESPACE not aten) also gets RegisterFunctionalize.cpp (its out= ops under torch.compile) and
+#   AOTIShims.cpp/.h: AOTInductor C shims of its ops (exported with default visibility), which the
+#   typed Python API's install_aoti_c_shims() makes AOTInductor packages call directly.
 #
 #   STABLE_ABI X.Y (X.Y >= 2.10, not newer than the torch the generator's Python has) builds the
 #   library on the LibTorch stable ABI instead: one library for every PyTorch from X.Y on, with no
@@ -688,7 +688,7 @@ endfunction()
 # -- op libraries: backend registrations and fake kernels (REGISTER_BACKENDS, FAKE_MODULE) ----------
 # _vtgen_backend_registrations(): a macro of vtgen_generate(): adds --register-backends and
 # --fake-module to `command`, NativeKernels.h to `headers`, Register<key>.cpp and (the classic
-# mode) RegisterFunctionalize.cpp and (an op library, NAMESPACE not aten) AOTIShims.cpp to `sources`.
+# mode of an op library, NAMESPACE not aten) RegisterFunctionalize.cpp and AOTIShims.cpp to `sources`.
 macro(_vtgen_backend_registrations)
   if(arg_REGISTER_BACKENDS)
     if(NOT arg_USE_TORCH)
@@ -700,12 +700,11 @@ macro(_vtgen_backend_registrations)
       endif()
       list(APPEND sources "${out_dir}/Register${_vtgen_key}.cpp")
     endforeach()
-    if(NOT DEFINED arg_STABLE_ABI)  # the classic mode's out= operators' Functionalize kernels
-      list(APPEND sources "${out_dir}/RegisterFunctionalize.cpp")
-      if(NOT namespace STREQUAL "aten")  # an op library's AOTInductor C shims
-        list(APPEND sources "${out_dir}/AOTIShims.cpp")
-        list(APPEND headers "${out_dir}/AOTIShims.h")
-      endif()
+    if(NOT DEFINED arg_STABLE_ABI AND NOT namespace STREQUAL "aten")
+      # The classic mode of an op library: its out= operators' Functionalize kernels and its
+      # operators' AOTInductor C shims (a yaml of aten's operators has nothing for either)
+      list(APPEND sources "${out_dir}/RegisterFunctionalize.cpp" "${out_dir}/AOTIShims.cpp")
+      list(APPEND headers "${out_dir}/AOTIShims.h")
     endif()
     list(JOIN arg_REGISTER_BACKENDS "," _vtgen_keys)
     list(APPEND command --register-backends "${_vtgen_keys}")

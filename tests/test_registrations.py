@@ -86,6 +86,25 @@ def test_header_declares_native_signatures(tmp_yaml: YamlWriter, run_cli: CliRun
     assert "TORCH_LIBRARY_IMPL(three, CPU, m)" in unit and 'm.impl("pair",' in unit and "&three::pair" in unit
 
 
+def test_only_an_op_library_gets_functionalize_and_shim_units(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    """RegisterFunctionalize.cpp and AOTIShims.cpp/.h are an op library's (--namespace other than aten,
+    as CMake decides from NAMESPACE): the same yaml as aten's ops gets neither (nothing would be in
+    them), and a rerun as aten removes the ones an op-library run wrote."""
+    native, derivatives = tmp_yaml("nf.yaml", THREE_OPS), tmp_yaml("d.yaml", THREE_DERIVATIVES)
+    units = ("RegisterFunctionalize.cpp", "AOTIShims.cpp", "AOTIShims.h")
+    out = tmp_path / "out"
+    code, err = _generate(run_cli, native, derivatives, out, "--register-backends", "CPU")
+    assert code == 0, err
+    assert all((out / name).is_file() for name in units)
+    as_aten = run_cli("generate", "--native-functions", native, "--derivatives", derivatives, "--out", str(out),
+                      "--register-backends", "CPU")  # fmt: skip
+    assert as_aten.code == 0, as_aten.err
+    assert not any((out / name).exists() for name in units), sorted(p.name for p in out.iterdir())
+    assert (out / "RegisterCPU.cpp").is_file()
+
+
 def test_all_keys_and_symint_spelling(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
     """`all`: one unit per key the yaml uses; SymInt is int64_t unless the kernel is ``*_symint``."""
     native = tmp_yaml(

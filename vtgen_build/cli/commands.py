@@ -434,7 +434,9 @@ def _python_api(
 
     paths = [str(Path(args.python_api) / name) for name in API_FILES]
     if result.mode != "up-to-date" or not api_intact(args.python_api, args.out):
-        keys = () if getattr(args, "stable_abi", None) else _backend_keys(getattr(args, "register_backends", None))
+        # the shims AOTIShims.cpp holds: a classic op library's (the rule of emit.files.library_files)
+        classic = not getattr(args, "stable_abi", None) and args.namespace != "aten"
+        keys = _backend_keys(getattr(args, "register_backends", None)) if classic else ()
         written += write_python_api(
             inputs,
             _policy(args, release),

@@ -65,6 +65,7 @@ class EmitOptions:
     release: str = "2.13"  # the PyTorch release whose semantics the code follows
     register_backends: tuple[str, ...] = ()  # --register-backends: dispatch keys whose kernels we register
     fake_module: str | None = None  # --fake-module: the Python module registering the ops' fake kernels
+    namespace: str = "aten"  # --namespace: the namespace of the yaml's unqualified entries (aten: not an op library)
 
 
 @dataclass(frozen=True)
@@ -243,23 +244,25 @@ def library_files(
     functions: Iterable[NativeFunction], plan: Plan, policy: Policy, options: EmitOptions
 ) -> dict[str, str]:
     """``RegisterSchema.cpp``, the ``ADInplaceOrViewType_<k>.cpp`` shards and, with backend
-    registrations, ``NativeKernels.h``, ``Register<Key>.cpp`` and ``RegisterFunctionalize.cpp``; with
-    backend registrations of an op library (an operator outside ``aten``), also the AOTInductor C
-    shims (``AOTIShims.h``, ``AOTIShims.cpp``).
+    registrations, ``NativeKernels.h`` and ``Register<Key>.cpp``; with backend registrations of an op
+    library (``--namespace`` other than ``aten``, CMake's rule too), also ``RegisterFunctionalize.cpp``
+    and the AOTInductor C shims (``AOTIShims.h``, ``AOTIShims.cpp``).  A yaml of aten's operators gets
+    neither: there would be nothing in them.
 
     They follow from native_functions.yaml (a view op's differentiability aside, which an edit of
     its derivatives.yaml entry re-plans with a clean run), so an incremental run keeps them.
     """
     functions = tuple(functions)
-    # Out= operators get a Functionalize kernel (and lose the `out` tag) only in a build against torch.
-    functionalized = plan_functionalize(functions) if options.register_backends else ()
+    # Out= operators get a Functionalize kernel (and lose the `out` tag) only in an op library's build against torch.
+    op_library = bool(options.register_backends) and options.namespace != "aten"
+    functionalized = plan_functionalize(functions) if op_library else ()
     schemas = plan_schemas(functions, policy, functionalized)
     files = {"RegisterSchema.cpp": register_schema(schemas, options.fake_module)}
     if options.register_backends:
         registrations = plan_registrations(functions, options.register_backends)
         files.update(registration_files(registrations, options.line_directives))
-        files[FUNCTIONALIZE_UNIT] = register_functionalize(functionalized)
-        if any(f.namespace != "aten" for f in functions):
+        if op_library:
+            files[FUNCTIONALIZE_UNIT] = register_functionalize(functionalized)
             shims = plan_aoti_shims(functions, registrations)
             files[AOTI_SHIMS_HEADER] = aoti_shims_header(shims)
             files[AOTI_SHIMS_UNIT] = aoti_shims_unit(shims)

@@ -179,6 +179,7 @@ def _emit_options(options: Any, policy: Policy) -> EmitOptions:
         getattr(options, "release", "2.13"),
         getattr(options, "register_backends", ()),
         getattr(options, "fake_module", None),
+        getattr(options, "namespace", "aten"),
     )
 
 
