@@ -42,11 +42,14 @@ def library_path() -> str:
 
 
 def _say_if_regenerated(started: float) -> None:
-    """On stderr, when the lookup above just rewrote a generated module (an editable install's rebuild).
+    """On stderr, when the lookup above just rewrote a generated module: only in an editable install
+    (scikit-build-core's loaders there can rebuild), never for a wheel installed a moment ago.
     CMake's install step copies a file's time in whole seconds: a second of slack."""
     for name in _GENERATED:
         spec = importlib.util.find_spec(f"{__name__}.{name}")
-        if spec is not None and spec.origin is not None and os.path.getmtime(spec.origin) >= int(started):
+        if spec is None or spec.origin is None or not hasattr(spec.loader, "rebuild"):
+            continue
+        if os.path.getmtime(spec.origin) >= int(started):
             print(f"vtstable: regenerated {spec.origin}", file=sys.stderr)
 
 
