@@ -528,7 +528,7 @@ def _left_out(kernels: tuple[KernelPlan, ...]) -> str:
         elif k.function.kind is SchemaKind.inplace:
             why = "an in-place op writing more than self"
         else:
-            why = "a view or mutable op (not functional, not -> ())"
+            why = "a mutable op returning values (not functional, not -> ())"
         lines.append(f"#   {k.function.namespace}::{k.op}: {why}")
     if not lines:
         return ""
