@@ -1,24 +1,42 @@
 """The Python autograd (``generate --python-autograd``): the formula-edit loop, and backward cost.
 
-``edit``: a copy of tests/packages/py_autograd; per round, one formula of derivatives.yaml is
-edited, the module regenerated (``vtgen-build generate --python-autograd``: no C++ unit exists to
-compile), and a fresh torch process imports the package and gradchecks the edited op.  Prints
-the wall time from the edit to the op verified (the goal: <= 3 s idle).
+``edit``: the stable sample (sample_stable/) installed editable (``pip install --no-build-isolation
+-e``, scikit-build-core's ``editable.rebuild``) into a new venv seeing this checkout; per round,
+softsign's formula in derivatives.yaml is edited (between two correct spellings) and a new process
+runs ``import torch, vtstable`` (the import reruns the build: the generator rewrites _autograd.py,
+no C++ unit compiles, nothing relinks; asserted from the object files' and library's times) and
+gradchecks softsign.  Printed: the wall time from the edit to the op verified (the goal: <= 3 s
+idle), its phases in the verifying process, and two references measured in the same rounds, so the
+idle figure can be estimated on a loaded machine: a bare ``python -c "import torch"``, and the floor
+no op library can beat (the same process verifying a built-in op: torch imported, torch.sin
+gradchecked, which pays torch's own lazy imports of a first gradcheck).  The children run as a
+user's would: bytecode written (``PYTHON*`` variables dropped).
+
+``edit-cli``: the CLI route on a copy of tests/packages/py_autograd (``vtgen-build generate
+--python-autograd``, then a new process gradchecking ``scale_add``).
 
 ``backward --classic-library SO``: the classic sample's shared library (its C++ forward kernels
 and C++ Nodes, e.g. ``build/_vtsample_ops.so`` of sample_project); the backward of
 ``scale_add`` per call, through its C++ Node, then through the generated Python autograd
-registered over the same library (same forward kernel), at 8 and 262,144 elements.
+registered over the same library (same forward kernel), and through a hand-written
+``autograd.Function`` with the same backward (the floor of any Python autograd), at 8 and 262,144
+elements.  ``--threads`` (default 1) sets torch's intra-op threads in all three: at 262,144
+elements the multiply runs on the OpenMP pool, whose waits on a shared machine swamp the figures.
+Printed per call: the CPU time of the calling thread (the engine runs a CPU backward there; other
+processes' load barely moves it) and the wall time, each the best of 7 batches in 3 rotations.
 
 Usage: python bench/bench_python_autograd.py edit [--rounds N]
-       python bench/bench_python_autograd.py backward --classic-library SO [--calls N]
+       python bench/bench_python_autograd.py edit-cli [--rounds N]
+       python bench/bench_python_autograd.py backward --classic-library SO [--calls N] [--threads N]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,10 +61,10 @@ def _generate(pkg: Path) -> None:
     cmd = [sys.executable, "-m", "vtgen_build", "generate", "--native-functions", str(pkg / "native_functions.yaml")]
     cmd += ["--derivatives", str(pkg / "derivatives.yaml"), "--namespace", "pyag", "--out", str(pkg / "out")]
     cmd += ["--python-autograd", str(pkg / "pyag/_autograd.py"), "--python-formulas", str(pkg / "pyag/formulas.py")]
-    subprocess.run(cmd, check=True, capture_output=True)
+    subprocess.run(cmd, check=True, capture_output=True, env=_env())
 
 
-def edit(rounds: int) -> None:
+def edit_cli(rounds: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         pkg = Path(tmp) / "py_autograd"
         shutil.copytree(PACKAGE, pkg, ignore=shutil.ignore_patterns("_autograd.py", "__pycache__"))
@@ -67,14 +85,125 @@ def edit(rounds: int) -> None:
         print(f"median edit -> verified: {sorted(t for _, t in times)[len(times) // 2]:.2f} s; C++ units compiled: 0")
 
 
+def _env() -> dict[str, str]:
+    """A user's environment: no PYTHON* variables (PYTHONDONTWRITEBYTECODE would recompile every
+    module of vtgen_build in each generator run), no CMake generator override."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PIP_", "SKBUILD_"))}
+    env.pop("CMAKE_GENERATOR", None)
+    return env
+
+
+def _run(cmd: list[str | Path], cwd: Path) -> str:
+    done = subprocess.run([str(c) for c in cmd], cwd=cwd, env=_env(), capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.exit(f"failed: {' '.join(map(str, cmd))}\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+    return done.stdout
+
+
+SOFTSIGN = ("  self: softsign_backward(grad, self)\n", "  self: grad / (1 + self.abs()).pow(2)\n")
+INSTALLED = (  # each spelling's place comment in the installed module
+    "# derivatives.yaml:11: softsign_backward(grad, self)\n",
+    "# derivatives.yaml:11: grad / (1 + self.abs()).pow(2)\n",
+)
+# The edited op verified: phases on stderr (torch import; vtstable import, which rebuilds; gradcheck).
+VERIFY_STABLE = """
+import time
+start = time.perf_counter()
+import torch
+torch_done = time.perf_counter()
+import vtstable
+x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+imported = time.perf_counter()
+assert torch.autograd.gradcheck(torch.ops.vtstable.softsign, (x,))
+print(torch_done - start, imported - torch_done, time.perf_counter() - imported)
+"""
+FLOOR = """
+import torch
+x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+assert torch.autograd.gradcheck(torch.sin, (x,))
+"""
+
+
+def _editable_stable(tmp: Path) -> tuple[Path, Path, Path]:
+    """sample_stable installed editable into a new venv importing this checkout's vtgen_build:
+    (its python, the copy's derivatives.yaml, its build directory)."""
+    source = Path(shutil.copytree(REPO / "sample_stable", tmp / "sample", ignore=shutil.ignore_patterns("build")))
+    venv = tmp / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], tmp)
+    python = venv / "bin" / "python"
+    site = _run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp).strip()
+    (Path(site) / "_vtgen_checkout.pth").write_text(f"{REPO}\n")
+    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", python, "install", "--no-deps"]
+    _run([*pip, "--no-build-isolation", "-C", f"cmake.define.vtgen_build_DIR={REPO / 'cmake'}", "-e", source], tmp)
+    (build,) = (source / "build").iterdir()
+    return python, source / "derivatives.yaml", build
+
+
+def _compiled(build: Path) -> dict[str, int]:
+    return {str(p): p.stat().st_mtime_ns for p in (*build.rglob("*.o"), *build.glob("*.so"))}
+
+
+def _timed(cmd: list[str | Path], cwd: Path) -> tuple[float, str]:
+    start = time.perf_counter()
+    out = _run(cmd, cwd)
+    return time.perf_counter() - start, out
+
+
+def edit(rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        python, yaml, build = _editable_stable(tmp)
+        _timed([python, "-c", VERIFY_STABLE], tmp)  # bytecode written, caches warm
+        compiled = _compiled(build)
+        rows = []
+        for i in range(rounds):
+            bare, _ = _timed([python, "-c", "import torch"], tmp)
+            floor, _ = _timed([python, "-c", FLOOR], tmp)
+            old, new = SOFTSIGN[i % 2], SOFTSIGN[(i + 1) % 2]
+            load = os.getloadavg()[0]
+            yaml.write_text(yaml.read_text().replace(old, new))
+            total, out = _timed([python, "-c", VERIFY_STABLE], tmp)
+            module = (build / "install" / "platlib" / "vtstable" / "_autograd.py").read_text()
+            assert INSTALLED[(i + 1) % 2] in module and INSTALLED[i % 2] not in module, "not regenerated"
+            assert _compiled(build) == compiled, "a C++ unit was compiled or the library relinked"
+            phases = [float(x) for x in out.split()[-3:]]
+            rows.append((total, bare, floor, load, phases))
+            print(
+                f"load {load:5.2f}: edit -> softsign verified {total:.2f} s (torch import {phases[0]:.2f}, "
+                f"import vtstable incl. regeneration {phases[1]:.2f}, gradcheck {phases[2]:.2f}); "
+                f"references: import torch {bare:.2f} s, built-in op verified {floor:.2f} s"
+            )
+        median = statistics.median
+        print(
+            f"median edit -> verified {median(r[0] for r in rows):.2f} s; "
+            f"/ import torch: {median(r[0] / r[1] for r in rows):.2f}x; "
+            f"/ built-in op verified: {median(r[0] / r[2] for r in rows):.2f}x "
+            f"(+{median(r[0] - r[2] for r in rows):.2f} s); C++ units compiled: 0, library relinked: no"
+        )
+
+
 TIMING = """
-import json, sys, time, torch
+import json, sys, time, warnings, torch
 torch.ops.load_library(sys.argv[1])
+torch.set_num_threads(int(sys.argv[5]))
+warnings.simplefilter("ignore")  # the override of the C++ Autograd kernel is the point here
 if sys.argv[2] == "python":
     sys.path.insert(0, sys.argv[3])
-    import warnings
-    warnings.simplefilter("ignore")  # the override of the C++ Autograd kernel is the point here
     import vtsample_autograd
+elif sys.argv[2] == "handwritten":  # the same backward, written by hand: the floor of a Python autograd
+    class ScaleAdd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, self, other, alpha):
+            ctx.alpha = alpha
+            with torch._C._AutoDispatchBelowAutograd():
+                return torch.ops.vtsample.scale_add.default(self, other, alpha=alpha)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad * ctx.alpha, None
+
+    lib = torch.library.Library("vtsample", "IMPL")
+    lib.impl("scale_add", lambda self, other, *, alpha=1: ScaleAdd.apply(self, other, alpha), "Autograd")
 calls = int(sys.argv[4])
 found = {}
 for n in (8, 262144):
@@ -83,21 +212,25 @@ for n in (8, 262144):
     g = torch.ones(n)
     for _ in range(20):
         torch.autograd.grad(torch.ops.vtsample.scale_add(x, y, alpha=2.0), (x, y), g)
-    best = []
-    for _ in range(5):
+    wall, cpu = [], []
+    for _ in range(7):
         outs = [torch.ops.vtsample.scale_add(x, y, alpha=2.0) for _ in range(calls)]
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         for o in outs:
             torch.autograd.grad(o, (x, y), g)
-        best.append((time.perf_counter() - start) / calls)
-    found[n] = min(best)
+        cpu.append((time.thread_time() - start_cpu) / calls)
+        wall.append((time.perf_counter() - start) / calls)
+    found[n], found[f"wall {n}"] = min(cpu), min(wall)
     node = torch.ops.vtsample.scale_add(x, y, alpha=2.0).grad_fn
 found["node"] = type(node).__name__ + " " + node.name()
 print(json.dumps(found))
 """
 
+MODES = ("classic", "python", "handwritten")
+ROTATIONS = 3
 
-def backward(library: str, calls: int) -> None:
+
+def backward(library: str, calls: int, threads: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         mod = Path(tmp) / "vtsample_autograd"
         mod.mkdir()
@@ -106,41 +239,48 @@ def backward(library: str, calls: int) -> None:
         derivatives.write_text(text[text.index("- name: scale_add(") :].split("\n\n")[0] + "\n")
         cmd = [sys.executable, "-m", "vtgen_build", "generate", "--native-functions"]
         cmd += [str(REPO / "sample_project" / "native_functions.yaml"), "--derivatives", str(derivatives)]
-        cmd += [
-            "--namespace",
-            "vtsample",
-            "--out",
-            str(Path(tmp) / "out"),
-            "--python-autograd",
-            str(mod / "__init__.py"),
-        ]
+        cmd += ["--namespace", "vtsample", "--out", str(Path(tmp) / "out")]
+        cmd += ["--python-autograd", str(mod / "__init__.py")]
         subprocess.run(cmd, check=True, capture_output=True)
-        results = {}
-        for mode in ("classic", "python"):
-            done = subprocess.run(
-                [sys.executable, "-c", TIMING, library, mode, tmp, str(calls)],
-                check=True, capture_output=True, text=True,
-            )  # fmt: skip
-            results[mode] = json.loads(done.stdout.splitlines()[-1])
-        for n in ("8", "262144"):
-            c, p = results["classic"][n], results["python"][n]
-            print(f"{n:>7} elements: classic C++ Node {c * 1e6:8.1f} us, Python {p * 1e6:8.1f} us, ratio {p / c:.2f}x")
+        results: dict[str, dict[str, float | str]] = {}
+        load = os.getloadavg()[0]
+        for _ in range(ROTATIONS):  # the modes in turn, the best of each: load drifts over a run
+            for mode in MODES:
+                done = subprocess.run(
+                    [sys.executable, "-c", TIMING, library, mode, tmp, str(calls), str(threads)],
+                    check=True, capture_output=True, text=True,
+                )  # fmt: skip
+                found = json.loads(done.stdout.splitlines()[-1])
+                best = results.setdefault(mode, found)
+                best.update({n: min(best[n], found[n]) for n in ("8", "262144", "wall 8", "wall 262144")})
+        print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}; intra-op threads {threads}")
+        for what, key in (("CPU time of the calling thread", ""), ("wall time", "wall ")):
+            print(f"{what} per backward call (best of 7 x {calls} calls, {ROTATIONS} rotations):")
+            for n in ("8", "262144"):
+                c, p, h = (float(results[m][key + n]) for m in MODES)
+                print(
+                    f"  {n:>7} elements: classic C++ Node {c * 1e6:8.1f} us, generated Python {p * 1e6:8.1f} us "
+                    f"({p / c:.2f}x), hand-written Function {h * 1e6:8.1f} us ({h / c:.2f}x)"
+                )
         print(f"nodes: classic {results['classic']['node']}; python {results['python']['node']}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
-    e = sub.add_parser("edit")
-    e.add_argument("--rounds", type=int, default=5)
+    for name in ("edit", "edit-cli"):
+        sub.add_parser(name).add_argument("--rounds", type=int, default=5)
     b = sub.add_parser("backward")
     b.add_argument("--classic-library", required=True, metavar="SO")
     b.add_argument("--calls", type=int, default=200)
+    b.add_argument("--threads", type=int, default=1, help="torch's intra-op threads (default 1)")
     opts = parser.parse_args()
     if opts.what == "edit":
         edit(opts.rounds)
+    elif opts.what == "edit-cli":
+        edit_cli(opts.rounds)
     else:
-        backward(opts.classic_library, opts.calls)
+        backward(opts.classic_library, opts.calls, opts.threads)
     return 0
 
 

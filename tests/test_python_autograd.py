@@ -17,8 +17,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.conftest import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "tests" / "packages" / "py_autograd"
@@ -129,6 +133,104 @@ def test_a_wrong_formula_fails_gradcheck(tmp_path: Path) -> None:
     found = _checks(pkg, "grad")
     failed = {str(r["op"]) for r in found if not r["ok"]}
     assert failed == {"scale_add", "scale_add_"}
+
+
+# --- view ops: carried by the Function; what PyTorch refuses is refused loudly -----------------
+_VIEW_SCHEMA = "swap_dims(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"
+_VIEW_KERNEL = """
+
+@_kernel("swap_dims")
+def swap_dims(self, dim0, dim1):
+    return self.transpose(dim0, dim1)
+"""
+_VIEW_CHECKS = """
+import json, sys, torch
+import torch.autograd.forward_ad as fwAD
+sys.path.insert(0, sys.argv[1])
+import pyag
+
+op, found = torch.ops.pyag.swap_dims, {}
+x = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+found["gradcheck"] = torch.autograd.gradcheck(lambda a: op(a, 0, 1), (x,), raise_exception=False)
+found["gradgradcheck"] = torch.autograd.gradgradcheck(lambda a: op(a, 0, 1), (x,), raise_exception=False)
+y = op(x, 0, 1)
+found["aliases"] = [y._base is x, y.grad_fn.name()]
+with torch.no_grad():
+    found["aliases_without_grad"] = op(x, 0, 1)._base is x
+for written in ("view", "base"):
+    a = x.clone()
+    v = op(a, 0, 1)
+    try:
+        (v if written == "view" else a).mul_(2)
+        v.sum().backward()
+        found[f"inplace_on_{written}"] = "no error"
+    except RuntimeError as exc:
+        found[f"inplace_on_{written}"] = str(exc).split(".")[0]
+with fwAD.dual_level():
+    t = torch.randn(2, 3, dtype=torch.float64)
+    d = fwAD.make_dual(torch.randn(2, 3, dtype=torch.float64), t)
+    found["forward_ad"] = torch.equal(fwAD.unpack_dual(op(d, 0, 1)).tangent, t.transpose(0, 1))
+print(json.dumps(found))
+"""
+
+
+def _with_view_op(tmp_path: Path, formula: str) -> Path:
+    pkg = tmp_path / "py_autograd"
+    shutil.copytree(PACKAGE, pkg, ignore=shutil.ignore_patterns("_autograd.py", "__pycache__", "out"))
+    with (pkg / "native_functions.yaml").open("a") as f:
+        f.write(f"\n- func: {_VIEW_SCHEMA}\n")
+    with (pkg / "derivatives.yaml").open("a") as f:
+        f.write(f"\n- name: {_VIEW_SCHEMA}\n  self: {formula}\n  result: auto_linear\n")
+    with (pkg / "pyag" / "kernels.py").open("a") as f:
+        f.write(_VIEW_KERNEL)
+    _generate(pkg)
+    return pkg
+
+
+def _view_checks(pkg: Path) -> dict[str, object]:
+    done = subprocess.run([sys.executable, "-c", _VIEW_CHECKS, str(pkg)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return found
+
+
+def test_view_op_is_differentiated_and_inplace_through_it_is_refused(tmp_path: Path) -> None:
+    """A view op (``Tensor(a) self -> Tensor(a)``) gets its Function like any functional op: its output
+    is a view of the input (the kernel's alias, kept), backward, double backward and forward AD run the
+    yaml's formulas.  An in-place write to the view or to its base afterwards is refused by PyTorch's
+    own error for views made inside a custom Function (the classic mode rebases instead): never a
+    silently wrong gradient.  A sign flip in the formula fails gradcheck."""
+    found = _view_checks(_with_view_op(tmp_path / "right", "grad.transpose(dim0, dim1)"))
+    assert found["gradcheck"] is True and found["gradgradcheck"] is True, found
+    assert found["aliases"] == [True, "SwapDimsBackward0"] and found["aliases_without_grad"] is True, found
+    assert found["forward_ad"] is True, found
+    for written in ("view", "base"):
+        message = found[f"inplace_on_{written}"]
+        assert isinstance(message, str) and message.startswith("Output 0 of SwapDims is a view"), found
+    wrong = _view_checks(_with_view_op(tmp_path / "wrong", "-grad.transpose(dim0, dim1)"))
+    assert wrong["gradcheck"] is False, wrong
+
+
+def test_tensor_list_return_is_refused_at_its_yaml_line(tmp_path: Path, run_cli: CliRunner) -> None:
+    """A ``-> Tensor(a)[]`` op (split-like views, or any list return): an autograd.Function cannot
+    return a list, so its elements would silently get no history: an error at the entry's line."""
+    pkg = tmp_path / "py_autograd"
+    shutil.copytree(PACKAGE, pkg, ignore=shutil.ignore_patterns("_autograd.py", "__pycache__", "out"))
+    schema = "halves(Tensor(a -> *) self) -> Tensor(a)[]"
+    with (pkg / "native_functions.yaml").open("a") as f:
+        f.write(f"\n- func: {schema}\n")
+    derivatives = pkg / "derivatives.yaml"
+    line = len(derivatives.read_text().splitlines()) + 2
+    with derivatives.open("a") as f:
+        f.write(f"\n- name: {schema}\n  self: at::cat(grads, 0)\n")
+    args = ["--native-functions", str(pkg / "native_functions.yaml"), "--derivatives", str(derivatives)]
+    args += ["--namespace", "pyag", "--python-formulas", str(pkg / "pyag" / "formulas.py")]
+    result = run_cli("generate", *args, "--out", str(pkg / "out"), "--python-autograd", str(pkg / "pyag" / "_a.py"))
+    message = f"{derivatives}:{line}: error: 'halves': the Python autograd cannot carry a Tensor[] return"
+    assert result.code == 1 and result.err.startswith(message), result.err
+    assert not (pkg / "pyag" / "_a.py").exists()
+    result = run_cli("inspect", *args, "--op", "halves", "--python-autograd")
+    assert result.code == 0 and "Python autograd: refused (" in result.out, result.out + result.err
 
 
 # --- check --gradcheck --library: failures at their yaml line, in two torch releases ---------

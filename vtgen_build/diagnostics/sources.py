@@ -6,7 +6,6 @@ import re
 from typing import TYPE_CHECKING
 
 from ..base.errors import VtgenError
-from ..compile.diagnostics import ERROR_LINE
 from .record import Diagnostic, Fix
 
 if TYPE_CHECKING:
@@ -73,6 +72,8 @@ def from_compiler_output(text: str, unit: str, failed: bool) -> list[Diagnostic]
     A unit that failed without any such line (the compiler crashed, or said something
     else) still yields one diagnostic, naming the unit and the end of the output.
     """
+    from ..compile.diagnostics import ERROR_LINE  # here: `generate` never loads the compile package
+
     found = []
     for raw in text.splitlines():
         m = ERROR_LINE.match(raw)

@@ -428,18 +428,34 @@ def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
     return [f"if _differentiating({tensors}):", f"    return {apply}", *direct]
 
 
+def _refusal(k: KernelPlan, info: DerivativeInfo) -> VtgenError | None:
+    """Why an op that has a formula set of the Autograd key cannot get a Python autograd (None: it can)."""
+    f = k.function
+    if info.output_differentiability_condition is not None:
+        return VtgenError(
+            f"'{f.name}': the Python autograd does not evaluate a C++ output_differentiability condition",
+            info.location,
+        )
+    if any(a.type.is_list() and a.is_write for a in f.func.arguments.non_out):
+        return VtgenError(f"'{f.name}': the Python autograd does not support a written Tensor[] argument", f.location)
+    if any(r.type.is_list() for r in f.func.returns):
+        return VtgenError(
+            f"'{f.name}': the Python autograd cannot carry a Tensor[] return (an autograd.Function returns "
+            "tensors one by one: the list's elements would get no history and their gradients would be lost); "
+            "return a fixed number of tensors, e.g. `-> (Tensor a, Tensor b)`",
+            info.location,
+        )
+    return None
+
+
 def _section(k: KernelPlan, module: AutogradModule) -> str:
     info = k.info
     assert info is not None
     f = k.function
     cls = _identifier(f)
-    if info.output_differentiability_condition is not None:
-        raise VtgenError(
-            f"'{f.name}': the Python autograd does not evaluate a C++ output_differentiability condition",
-            info.location,
-        )
-    if any(a.type.is_list() and a.is_write for a in f.func.arguments.non_out):
-        raise VtgenError(f"'{f.name}': the Python autograd does not support a written Tensor[] argument", f.location)
+    refused = _refusal(k, info)
+    if refused is not None:
+        raise refused
     parts = [
         f"# {f.namespace}::{f.func}  ({_place(info.location)})",
         f"class {cls}(torch.autograd.Function):",
@@ -512,7 +528,7 @@ def _left_out(kernels: tuple[KernelPlan, ...]) -> str:
         elif k.function.kind is SchemaKind.inplace:
             why = "an in-place op writing more than self"
         else:
-            why = "a view or mutable op (not functional, not -> ())"
+            why = "a mutable op returning values (not functional, not -> ())"
         lines.append(f"#   {k.function.namespace}::{k.op}: {why}")
     if not lines:
         return ""
@@ -524,6 +540,9 @@ def describe_python(k: KernelPlan, module: AutogradModule) -> list[str]:
     """``inspect --op``: the Python each formula of ``k`` became (or why it cannot be)."""
     if k not in supported_kernels((k,)) or k.info is None:
         return ["  Python autograd: none (no formula of the plain Autograd key, or not a functional/-> () op)"]
+    refused = _refusal(k, k.info)
+    if refused is not None:
+        return [f"  Python autograd: refused ({refused})"]
     lines = [f"  Python autograd: {'Function of a mutating op' if _written(k) else 'autograd.Function'}"]
     try:
         for b, python in python_formulas(k.info, module):

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
+import sys
+import time
 from pathlib import Path
 
 import torch
@@ -29,13 +32,30 @@ _GENERATED = ("_autograd",)
 
 def library_path() -> str:
     """The shared library holding the ops' schemas and kernels."""
+    # Found as if it were a submodule, never imported: in an editable install (editable.rebuild, see
+    # pyproject.toml) this first lookup reruns the build, which regenerates _autograd.py after a
+    # formula edit (no C++ compiles), then names the library in the install tree.
     spec = importlib.util.find_spec(f"{__name__}._vtstable_ops")
     if spec is None or spec.origin is None:
         raise ImportError(f"vtstable: no op library in {_HERE}")
     return spec.origin
 
 
+def _say_if_regenerated(started: float) -> None:
+    """On stderr, when the lookup above just rewrote a generated module: only in an editable install
+    (scikit-build-core's loaders there can rebuild), never for a wheel installed a moment ago.
+    CMake's install step copies a file's time in whole seconds: a second of slack."""
+    for name in _GENERATED:
+        spec = importlib.util.find_spec(f"{__name__}.{name}")
+        if spec is None or spec.origin is None or not hasattr(spec.loader, "rebuild"):
+            continue
+        if os.path.getmtime(spec.origin) >= int(started):
+            print(f"vtstable: regenerated {spec.origin}", file=sys.stderr)
+
+
+_started = time.time()
 torch.ops.load_library(library_path())
+_say_if_regenerated(_started)
 
 from . import _fake  # noqa: E402,F401
 
