@@ -114,9 +114,11 @@ class Call:
     """The op as gradcheck sees it: the differentiable tensors positional, the rest fixed."""
 
     def __init__(
-        self, torch: Any, fn: Any, args: dict[str, Any], writes: list[str], keep: list[int], seeded: bool = False
-    ) -> None:
+        self, torch: Any, fn: Any, args: dict[str, Any], writes: list[str], keep: list[int], seeded: bool = False,
+        through: dict[str, str] | None = None,
+    ) -> None:  # fmt: skip
         self.torch, self.fn, self.args, self.writes, self.keep = torch, fn, args, writes, keep
+        self.through = through or {}  # argument -> what the op gets of it (a hint's ``through``: log_softmax)
         self.slots = [(n, i) for n, v in args.items() for i, t in _tensors(v) if t.requires_grad]
         self.names = [n for n, _ in self.slots]
         # a random op: each evaluation seeded alike; what else it writes (rrelu_with_noise's noise) on copies
@@ -137,6 +139,8 @@ class Call:
                 args[n] = t
             else:
                 args[n][i] = t
+        for name, how in self.through.items():  # the op gets a function of the tensor gradcheck moves
+            args[name] = getattr(args[name], how)(-1)
         for name in [*self.writes, *self.scratch]:  # written on copies: gradcheck's inputs stay as they are
             value = args[name]
             args[name] = [t.clone() for t in value] if isinstance(value, list) else value.clone()
@@ -226,8 +230,9 @@ def dispatch_proof(torch: Any, qualified: str) -> bool:
         return False
 
 
-def _refused(torch: Any, fn: Any, args: dict[str, Any]) -> str | None:
-    """Why the op rejects the sample itself (no gradient involved), or None."""
+def _refused(torch: Any, fn: Any, args: dict[str, Any], keep: list[int] | None = None) -> str | None:
+    """Why the op rejects the sample itself (no gradient involved), or None (``keep``: the returns checked;
+    another return's values do not matter: ``_ctc_loss``'s ``log_alpha`` holds -inf)."""
     plain = {n: [t.detach().clone() for t in v] if isinstance(v, list) and _tensors(v) else v for n, v in args.items()}
     plain = {n: v.detach().clone() if isinstance(v, torch.Tensor) else v for n, v in plain.items()}
     try:
@@ -236,7 +241,9 @@ def _refused(torch: Any, fn: Any, args: dict[str, Any]) -> str | None:
             result = fn(**plain)
     except Exception as exc:
         return f"the op rejects the sample: {' '.join(str(exc).split())[:200]}"
-    outs = [t for o in (result if isinstance(result, (tuple, list)) else [result]) for t in _tensors(o)]
+    results = result if isinstance(result, tuple) else [result]
+    results = [o for i, o in enumerate(results) if keep is None or not isinstance(result, tuple) or i in keep]
+    outs = [t for o in results for t in _tensors(o)]
     outs += [t for v in plain.values() for t in _tensors(v)]  # what an in-place op wrote (some return nothing)
     if any(t[1].is_nested or t[1].layout != torch.strided for t in outs):
         return "needs sparse / quantized / nested inputs: a sparse or nested result"
@@ -267,13 +274,14 @@ def _check(
     for i, sample in enumerate(entry["samples"]):
         at(f"sample {i} ({str(dtype).removeprefix('torch.')}) of the {kind} check of {want}")
         args = make(torch, sample, dtype, seed=i)
-        refused = _refused(torch, fn, args)
+        keep = entry["forward_outputs"] if kind == "forward" else entry["outputs"]
+        refused = _refused(torch, fn, args, None if entry["writes"] else keep)
         if refused:
             why = refused
             continue
-        keep = entry["forward_outputs"] if kind == "forward" else entry["outputs"]
         writes = entry["writes"] if variant == "function" else entry["inplace_writes"]
-        call = Call(torch, fn, args, writes, keep, bool(entry.get("random")))
+        through = {a["name"]: a["through"] for a in sample if a.get("through")}
+        call = Call(torch, fn, args, writes, keep, bool(entry.get("random")), through)
         if not call.slots:
             continue
         before = counters.snapshot() if counters else []
