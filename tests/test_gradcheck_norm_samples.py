@@ -37,6 +37,8 @@ EDITS = (
 )
 Run = tuple[EditedYaml, Path, str]  # the edited yaml, the coverage JSON, what the run printed
 PROVEN = ("native_group_norm", "_native_batch_norm_legit_functional", "_native_batch_norm_legit_no_training")
+# its call raises for PyTorch's own kernel as for ours (a complex output of a real input): not ours, said so
+SHARED = "view_as_complex_copy"
 
 
 def _edit(text: str, edit: Edit) -> tuple[str, int]:
@@ -56,7 +58,7 @@ def run(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> Run:
     tmp = tmp_path_factory.mktemp("norm-samples")
     yaml = edited_checkout(real_yaml, tmp / "checkout", text, lines)
     report = tmp / "coverage.json"
-    ops = [a for op in (*(e.op for e in EDITS), *PROVEN) for a in ("--op", op)]
+    ops = [a for op in (*(e.op for e in EDITS), *PROVEN, SHARED) for a in ("--op", op)]
     base = ("check", "--pytorch-root", str(yaml.root), "--out", str(tmp / "out"), "--shards", "1", "--gradcheck")
     done: subprocess.CompletedProcess[str] = vtgen(*base, "--coverage", str(report), *ops)
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
@@ -84,3 +86,4 @@ def test_the_newly_sampled_norms_are_proven_formula_by_formula(run: Run) -> None
         assert all(f["check"] for f in entry["formulas"] if f["kind"] == "forward"), entry
     for edit in EDITS:
         assert entries[(edit.op,)]["reason"] == "a check of it failed", entries[(edit.op,)]
+    assert f"not verified: {SHARED}: no sample yet: PyTorch's own kernels fail it on these arguments too" in text
