@@ -214,6 +214,8 @@ HINTED = (
     "bernoulli.Tensor",  # probabilities (random: every evaluation seeded alike)
     "_native_batch_norm_legit_no_training",
     "_slow_conv2d_backward.output_mask",
+    "_batch_norm_with_update_functional",
+    "_native_batch_norm_legit.no_stats",
 )
 
 

@@ -52,10 +52,25 @@ def test_a_bad_shard_or_costs_file(tmp_path: Path) -> None:
     for bad in ("0/4", "5/4", "4", "a/b", "1/0", "1/2000"):
         with pytest.raises(VtgenError, match="expected K/N"):
             shard.parse_shard(bad)
-    damaged = tmp_path / "costs.json"
-    damaged.write_text("{not json")
-    assert shard.load_costs(damaged) == {} and shard.load_costs(tmp_path / "none.json") == {}
-    assert shard.load_costs() == shard.load_costs(shard.COSTS)  # the shipped file (or none) reads
+    assert shard.load_costs(tmp_path / "none.json") == shard.Costs()  # no file: no measurement, nothing to say
+    good = shard.costs_text({"sin": 1.234, "add": 2}, "a test")
+    assert good == shard.costs_text({"add": 2.0, "sin": 1.234}, "a test")  # deterministic
+    path = tmp_path / "costs.json"
+    path.write_text(good)
+    assert dict(shard.load_costs(path).seconds) == {"add": 2.0, "sin": 1.23} and not shard.load_costs(path).damaged
+    data = json.loads(good)
+    for damage, why in (
+        ("{not json", "damaged"),
+        (good.replace('"sin": 1.23', '"sin": 9.23'), "does not match its digest"),  # a flipped digit
+        (json.dumps({**data, "format": "other"}), "not a costs file"),
+        (json.dumps({**data, "costs": {"sin": "slow"}}), "not a duration"),
+        (json.dumps(data["costs"]), "not a costs file"),  # the old flat file
+    ):
+        path.write_text(damage)
+        costs = shard.load_costs(path)
+        assert not costs.seconds and why in costs.damaged and "every op group's cost is estimated" in costs.damaged
+    shipped = shard.load_costs()
+    assert not shipped.damaged and len(shipped.seconds) > 500, shipped.damaged  # the measured file ships, intact
 
 
 def _entry(line: int, covered: bool) -> coverage.EntryCoverage:
