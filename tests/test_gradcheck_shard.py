@@ -36,6 +36,22 @@ def test_the_parts_cover_every_op_once_and_keep_a_base_name_together() -> None:
     assert parts == [shard.shard_of(list(regs), (k, 3), None, 1, {}) for k in (1, 2, 3)]  # deterministic
 
 
+def test_ops_sharing_a_derivatives_entry_go_to_one_part() -> None:
+    """``exp`` and ``_foreach_exp`` (one entry of the yaml), ``view`` and ``view_copy``: one part each, else the
+    parts' coverage JSONs would each hold the entry (and could not merge)."""
+    regs = _regs("exp", "exp_", "_foreach_exp", "_foreach_exp_", "view", "view_copy", "sin", "cos", "tan")
+    entries = {op: Location("derivatives.yaml", 10) for op in ("exp", "exp_", "_foreach_exp", "_foreach_exp_")}
+    entries |= {"view": Location("derivatives.yaml", 20), "view_copy": Location("derivatives.yaml", 20)}
+    costs = {"exp": 1.0, "_foreach_exp": 1.0, "view": 1.0, "view_copy": 1.0, "sin": 1.0, "cos": 1.0, "tan": 1.0}
+    parts = [shard.shard_of(regs, (k, 4), None, 1, costs, entries) for k in (1, 2, 3, 4)]
+    owner = {r.op: k for k, p in enumerate(parts) for r in p}
+    assert len({owner[op] for op in ("exp", "exp_", "_foreach_exp", "_foreach_exp_")}) == 1
+    assert owner["view"] == owner["view_copy"] and sorted(owner) == sorted(r.op for r in regs)
+    assert [len(p) for p in parts] == [4, 2, 2, 1]  # the joined groups cost their parts' sum (2 each)
+    split = [shard.shard_of(regs, (k, 4), None, 1, costs) for k in (1, 2, 3, 4)]  # without the entries
+    assert len({k for k, p in enumerate(split) for r in p if r.op in ("exp", "_foreach_exp")}) == 2
+
+
 def test_measured_costs_balance_the_parts_and_the_estimate_reads_the_reach_map() -> None:
     regs = _regs("a", "b", "c", "d")
     costs = {"a": 10.0, "b": 3.0, "c": 3.0, "d": 3.0}
@@ -117,8 +133,9 @@ def test_coverage_merge_on_the_command_line(tmp_path: Path) -> None:
     assert bad.returncode == 1 and "error: parts 2 of 2 are missing" in bad.stderr and "Traceback" not in bad.stderr
 
 
-# a few ops of the unmodified yaml: element-wise, two inputs, a random one, a backward op's own entry
-SUBSET = ("tanh", "atan2", "rrelu_with_noise", "log_sigmoid_forward", "log_sigmoid_backward")
+# a few ops of the unmodified yaml: element-wise, two inputs, a random one, a backward op's own entry, and a
+# `_foreach_` op sharing tanh's entry (its parts must still hold the entry once)
+SUBSET = ("tanh", "atan2", "rrelu_with_noise", "log_sigmoid_forward", "log_sigmoid_backward", "_foreach_tanh")
 
 
 @pytest.mark.slow

@@ -327,7 +327,8 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         costs = load_costs()  # the shipped measurement; damaged: estimated, and said
         if costs.damaged:
             print(f"vtgen-build: note: {costs.damaged}", file=sys.stderr)
-        regs = shard_of(regs, options.shard, reach_map(torch, work), options.reach_limit, costs.seconds)
+        entries = {op: p.entry for op, p in formula_places(inputs, work, release, gen_options.policy_root).items()}
+        regs = shard_of(regs, options.shard, reach_map(torch, work), options.reach_limit, costs.seconds, entries)
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
             if options.coverage:
                 write_atomic(Path(options.coverage), to_json([], options.shard))

@@ -1,7 +1,9 @@
 """``check --gradcheck --shard K/N``: a deterministic, balanced part of the selected ops.
 
 The ops are grouped by their base name (``add.Tensor``, ``add_.Tensor`` and ``add.out`` are one
-group: an OpInfo entry named ``add`` checks all of them, so they must run in one part).  Each
+group: an OpInfo entry named ``add`` checks all of them, so they must run in one part), and groups
+whose ops share a derivatives.yaml entry are one (``exp`` and ``_foreach_exp``, ``view`` and
+``view_copy``): an entry's coverage is computed in one part.  Each
 group has a cost: the seconds its checks took in a measured whole run
 (``data/gradcheck_costs.json``, written by a run as ``<out>/.vtgen-gradcheck/costs.json``), else
 an estimate from the reach map (``estimate``).  The groups are dealt out largest first, each to
@@ -120,23 +122,59 @@ def estimate(ops: Iterable[str], reach: ReachMap | None, limit: int) -> float:
     return total
 
 
+def _groups(ops: Sequence[str], entries: Mapping[str, object]) -> dict[str, list[str]]:
+    """The op groups: the ops of one base name, joined with every group holding an op of the same
+    derivatives.yaml entry (``exp`` and ``_foreach_exp``, ``view`` and ``view_copy``, ``_batch_norm_with_update``
+    and its ``_functional`` variant), so that each entry is covered within one part; named by their first base."""
+    root: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        while root[name] != name:
+            name = root[name]
+        return name
+
+    owner: dict[object, str] = {}
+    for op in ops:
+        base = base_of(op)
+        root.setdefault(base, base)
+        entry = entries.get(op)
+        if entry is None:
+            continue
+        if entry not in owner:
+            owner[entry] = base
+            continue
+        a, b = find(owner[entry]), find(base)
+        if a != b:
+            root[max(a, b)] = min(a, b)
+    groups: dict[str, list[str]] = {}
+    for op in ops:
+        groups.setdefault(find(base_of(op)), []).append(op)
+    return groups
+
+
 def shard_of(
     regs: Sequence[Registration],
     shard: tuple[int, int],
     reach: ReachMap | None,
     limit: int,
     costs: Mapping[str, float],
+    entries: Mapping[str, object] | None = None,
 ) -> list[Registration]:
-    """The registrations of part K of N (``shard``), in their given order."""
+    """The registrations of part K of N (``shard``), in their given order; ``entries``: each op's derivatives.yaml
+    entry (ops sharing one go to one part)."""
     k, n = shard
-    groups: dict[str, list[str]] = {}
-    for r in regs:
-        groups.setdefault(base_of(r.op), []).append(r.op)
-    cost = {g: costs[g] if g in costs else estimate(sorted(set(ops)), reach, limit) for g, ops in groups.items()}
+    groups = _groups([r.op for r in regs], entries or {})
+    cost: dict[str, float] = {}
+    for g, ops in groups.items():
+        by_base: dict[str, list[str]] = {}
+        for op in sorted(set(ops)):
+            by_base.setdefault(base_of(op), []).append(op)
+        cost[g] = sum(costs[b] if b in costs else estimate(found, reach, limit) for b, found in by_base.items())
     loads = [0.0] * n
     part: dict[str, int] = {}
     for g in sorted(groups, key=lambda g: (-cost[g], g)):
         i = min(range(n), key=lambda i: (loads[i], i))
         part[g] = i + 1
         loads[i] += cost[g]
-    return [r for r in regs if part[base_of(r.op)] == k]
+    owner = {op: part[g] for g, ops in groups.items() for op in ops}
+    return [r for r in regs if owner[r.op] == k]
