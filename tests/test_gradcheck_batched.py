@@ -11,6 +11,7 @@ ops beside them (a random one among them) pass with no batched failure.  A secon
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import dataclass
 from typing import Any
@@ -122,8 +123,9 @@ def test_unedited_ops_pass_with_no_batched_failure(batched_yaml: EditedYaml, run
     assert failing and failing <= edited, (sorted(failing), sorted(edited))
 
 
-def _scale_add_inplace() -> Any:
-    """A Function writing ``self`` (as the generated one does): its jvp copies into self's own tangent."""
+def _scale_add_inplace(clone: bool = True) -> Any:
+    """A Function writing ``self`` (as the generated one does): its jvp copies into self's own tangent.
+    ``clone``: on a copy of ``self`` (else into the tensor passed, as ``scale_add_``)."""
     import torch
 
     class ScaleAdd(torch.autograd.Function):
@@ -147,7 +149,7 @@ def _scale_add_inplace() -> Any:
                 torch.autograd.graph.increment_version(self_t)
             return self_t
 
-    return lambda a, b: ScaleAdd.apply(a.clone(), b)
+    return (lambda a, b: ScaleAdd.apply(a.clone(), b)) if clone else ScaleAdd.apply
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch's forward-AD decompositions load via jit.script
@@ -186,3 +188,41 @@ def test_vmaps_refusal_to_write_an_inplace_tangent_is_told_apart() -> None:
     with pytest.raises(batching.BatchingFailure) as formula:
         batching.run_batched(lambda on: torch.autograd.gradcheck(bad_backward, (a,), check_batched_grad=on), True)
     assert not batching.inplace_tangent_refused(formula.value), str(formula.value)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_an_inplace_ops_batched_forward_part_vmap_refuses_is_a_note_not_a_silent_pass() -> None:
+    """A schema sample's in-place check (as ``scale_add_``'s): the values pass, vmap refuses its batched
+    forward part; the check row says so, the report prints it as a note, the coverage JSON keeps it."""
+    import torch
+
+    from vtgen_build.base.errors import Location
+    from vtgen_build.gradcheck import coverage, schema_child
+    from vtgen_build.gradcheck.formulas import FormulaPlaces
+    from vtgen_build.gradcheck.records import Entry
+    from vtgen_build.gradcheck.report import Report
+
+    scale_add_ = _scale_add_inplace(clone=False)
+    a, b = (torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    call = schema_child.Call(torch, lambda self, other: scale_add_(self, other), {"self": a, "other": b}, ["self"], [])
+    note = schema_child.gradcheck(torch, "forward", call, batched=True)
+    assert note.startswith("its batched (vmap) part could not run") and "vmap: aten::copy_" in note, note
+    assert schema_child.gradcheck(torch, "forward", call, batched=False) == ""  # nothing asked, nothing to say
+
+    row = {"status": "passed", "samples": 1, "ours_ran": True, "hit": ["scale_add_"], "unbatched": note}
+    checks = [{"test": "schema_forward_ad", "kind": "forward", "variant": "inplace", "dtype": "float64", **row}]
+    entry = Entry.parse({"entry": "scale_add (schema samples)", "aten": "scale_add", "checks": checks,
+                         "direct": {"function": ["scale_add"], "inplace": ["scale_add_"]}, "schema": True})  # fmt: skip
+    yaml = Location("derivatives.yaml", 13)
+    place = FormulaPlaces(("self", "other"), False, ("alpha",), ((("self",), Location("derivatives.yaml", 14)),),
+                          (Location("derivatives.yaml", 16),), yaml, ("self",), True)  # fmt: skip
+    report = Report.from_results([entry], ["scale_add_"], {}, {"scale_add_": place}, None, 1.0)
+    said = [line for line in report.render().splitlines() if line.startswith("  note: scale_add (schema samples)")]
+    assert said and "forward-AD check (inplace, float64) passed; its batched (vmap) part could not run" in said[0]
+    entries = coverage.coverage({"scale_add_": place}, [entry], [])
+    forward = next(f for f in entries[0].formulas if f.kind == "forward")
+    assert forward.check and forward.note == note
+    text = coverage.to_json(entries)
+    assert json.loads(text)["entries"][0]["formulas"][1]["note"] == note
+    assert coverage.to_json(coverage.from_json(text)[0]) == text  # kept through a merge
+    assert "ran only in checks whose batched (vmap) part could not run" in coverage.render(entries)

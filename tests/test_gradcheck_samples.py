@@ -52,6 +52,12 @@ def test_bad_values_are_located(tmp_yaml: YamlWriter) -> None:
     assert _error(path).endswith("h.yaml:2: error: sample hints: a second entry for 'a' (first at line 1)")
     path = tmp_yaml("h.yaml", "- args: {}\n")
     assert _error(path).endswith("h.yaml:1: error: sample hints: each entry needs 'op: <name>'")
+    path = tmp_yaml("h.yaml", "- op: a\n  args:\n    x: {through: log_softmx}\n")
+    assert "h.yaml:3: error: through: expected one of log_softmax" in _error(path) and "did you mean" in _error(path)
+    path = tmp_yaml("h.yaml", "- op: a\n  outputs: [0, -1]\n")
+    assert _error(path).endswith("h.yaml:2: error: outputs: expected a list of return indices (integers >= 0)")
+    path = tmp_yaml("h.yaml", "- op: a\n  optional: presnt\n")
+    assert "h.yaml:2: error: optional: expected one of both, present" in _error(path)
 
 
 def test_a_hint_for_an_unknown_op_says_did_you_mean(tmp_yaml: YamlWriter) -> None:
@@ -199,6 +205,17 @@ HINTED = (
     "grid_sampler_3d_backward",
     "eq_.Scalar",  # in-place ops whose functional variant's output is not differentiable: sampled in place
     "lt_.Tensor",
+    # norms whose statistics come from their forward (running statistics of the input's channel count,
+    # present in every sample; native_group_norm: the output PyTorch's own backward does not drop)
+    "_batch_norm_no_update",
+    "_native_batch_norm_legit_functional",
+    "native_group_norm",
+    "_ctc_loss",  # on log_softmax of the tensor gradcheck moves (hint `through`)
+    "bernoulli.Tensor",  # probabilities (random: every evaluation seeded alike)
+    "_native_batch_norm_legit_no_training",
+    "_slow_conv2d_backward.output_mask",
+    "_batch_norm_with_update_functional",
+    "_native_batch_norm_legit.no_stats",
 )
 
 
@@ -294,3 +311,13 @@ def test_a_list_of_index_tensors_takes_its_hints_values_bound_and_dtype(real_yam
         3,
         False,
     )
+
+
+def test_hints_keep_outputs_make_optional_arguments_present_and_pass_a_tensor_through(real_yaml: RealYaml) -> None:
+    plans = {p.op: p for p in sample_source(real_yaml.inputs, [], ["native_group_norm", "_batch_norm_no_update",
+                                                                     "_ctc_loss"]).plans}  # fmt: skip
+    assert plans["native_group_norm"].outputs == (0,) and plans["native_group_norm"].forward_outputs == (0,)
+    (only,) = plans["_batch_norm_no_update"].samples  # no sample without the running statistics (a crash)
+    assert _arg(only, "running_mean") == ArgSample("running_mean", "tensor", (3,), grad=False)
+    log_probs = _arg(plans["_ctc_loss"].samples[0], "log_probs")
+    assert log_probs is not None and log_probs.through == "log_softmax" and log_probs.grad

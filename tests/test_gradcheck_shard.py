@@ -36,6 +36,22 @@ def test_the_parts_cover_every_op_once_and_keep_a_base_name_together() -> None:
     assert parts == [shard.shard_of(list(regs), (k, 3), None, 1, {}) for k in (1, 2, 3)]  # deterministic
 
 
+def test_ops_sharing_a_derivatives_entry_go_to_one_part() -> None:
+    """``exp`` and ``_foreach_exp`` (one entry of the yaml), ``view`` and ``view_copy``: one part each, else the
+    parts' coverage JSONs would each hold the entry (and could not merge)."""
+    regs = _regs("exp", "exp_", "_foreach_exp", "_foreach_exp_", "view", "view_copy", "sin", "cos", "tan")
+    entries = {op: Location("derivatives.yaml", 10) for op in ("exp", "exp_", "_foreach_exp", "_foreach_exp_")}
+    entries |= {"view": Location("derivatives.yaml", 20), "view_copy": Location("derivatives.yaml", 20)}
+    costs = {"exp": 1.0, "_foreach_exp": 1.0, "view": 1.0, "view_copy": 1.0, "sin": 1.0, "cos": 1.0, "tan": 1.0}
+    parts = [shard.shard_of(regs, (k, 4), None, 1, costs, entries) for k in (1, 2, 3, 4)]
+    owner = {r.op: k for k, p in enumerate(parts) for r in p}
+    assert len({owner[op] for op in ("exp", "exp_", "_foreach_exp", "_foreach_exp_")}) == 1
+    assert owner["view"] == owner["view_copy"] and sorted(owner) == sorted(r.op for r in regs)
+    assert [len(p) for p in parts] == [4, 2, 2, 1]  # the joined groups cost their parts' sum (2 each)
+    split = [shard.shard_of(regs, (k, 4), None, 1, costs) for k in (1, 2, 3, 4)]  # without the entries
+    assert len({k for k, p in enumerate(split) for r in p if r.op in ("exp", "_foreach_exp")}) == 2
+
+
 def test_measured_costs_balance_the_parts_and_the_estimate_reads_the_reach_map() -> None:
     regs = _regs("a", "b", "c", "d")
     costs = {"a": 10.0, "b": 3.0, "c": 3.0, "d": 3.0}
@@ -52,10 +68,25 @@ def test_a_bad_shard_or_costs_file(tmp_path: Path) -> None:
     for bad in ("0/4", "5/4", "4", "a/b", "1/0", "1/2000"):
         with pytest.raises(VtgenError, match="expected K/N"):
             shard.parse_shard(bad)
-    damaged = tmp_path / "costs.json"
-    damaged.write_text("{not json")
-    assert shard.load_costs(damaged) == {} and shard.load_costs(tmp_path / "none.json") == {}
-    assert shard.load_costs() == shard.load_costs(shard.COSTS)  # the shipped file (or none) reads
+    assert shard.load_costs(tmp_path / "none.json") == shard.Costs()  # no file: no measurement, nothing to say
+    good = shard.costs_text({"sin": 1.234, "add": 2}, "a test")
+    assert good == shard.costs_text({"add": 2.0, "sin": 1.234}, "a test")  # deterministic
+    path = tmp_path / "costs.json"
+    path.write_text(good)
+    assert dict(shard.load_costs(path).seconds) == {"add": 2.0, "sin": 1.23} and not shard.load_costs(path).damaged
+    data = json.loads(good)
+    for damage, why in (
+        ("{not json", "damaged"),
+        (good.replace('"sin": 1.23', '"sin": 9.23'), "does not match its digest"),  # a flipped digit
+        (json.dumps({**data, "format": "other"}), "not a costs file"),
+        (json.dumps({**data, "costs": {"sin": "slow"}}), "not a duration"),
+        (json.dumps(data["costs"]), "not a costs file"),  # the old flat file
+    ):
+        path.write_text(damage)
+        costs = shard.load_costs(path)
+        assert not costs.seconds and why in costs.damaged and "every op group's cost is estimated" in costs.damaged
+    shipped = shard.load_costs()
+    assert not shipped.damaged and len(shipped.seconds) > 500, shipped.damaged  # the measured file ships, intact
 
 
 def _entry(line: int, covered: bool) -> coverage.EntryCoverage:
@@ -102,8 +133,9 @@ def test_coverage_merge_on_the_command_line(tmp_path: Path) -> None:
     assert bad.returncode == 1 and "error: parts 2 of 2 are missing" in bad.stderr and "Traceback" not in bad.stderr
 
 
-# a few ops of the unmodified yaml: element-wise, two inputs, a random one, a backward op's own entry
-SUBSET = ("tanh", "atan2", "rrelu_with_noise", "log_sigmoid_forward", "log_sigmoid_backward")
+# a few ops of the unmodified yaml: element-wise, two inputs, a random one, a backward op's own entry, and a
+# `_foreach_` op sharing tanh's entry (its parts must still hold the entry once)
+SUBSET = ("tanh", "atan2", "rrelu_with_noise", "log_sigmoid_forward", "log_sigmoid_backward", "_foreach_tanh")
 
 
 @pytest.mark.slow

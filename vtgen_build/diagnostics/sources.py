@@ -104,6 +104,8 @@ def from_gradcheck_report(report: Report, verbose: bool = False) -> list[Diagnos
         found += [Diagnostic("VTGEN-CHECKED", "note", f"{op}: {what}") for op, what in report.checked]
     # an entry that raised (a crash or a hang is a failure above): it verified nothing, which the verdict counts
     found += [Diagnostic("VTGEN-GRADCHECK", "warning", f"gradcheck entry {e}") for e in report.errors]
+    # a passed check whose batched (vmap) part could not run: said, never silent
+    found += [Diagnostic("VTGEN-UNVERIFIED", "note", f"{name}: {what}") for name, what in report.unbatched]
     found += [Diagnostic("VTGEN-UNVERIFIED", "note", f"{op}: not verified: {why}") for op, why in report.not_run]
     said = {op for op, _ in report.not_run}
     for u in report.unverified:

@@ -22,6 +22,7 @@ from typing import Any
 
 __all__ = [
     "BatchingFailure",
+    "inplace_tangent_note",
     "inplace_tangent_refused",
     "input_of",
     "is_batching",
@@ -51,13 +52,23 @@ class BatchingFailure(Exception):
 # vmap's refusal to copy a batched tangent into the unbatched tangent of a written input: the jvp of
 # an in-place Function must write that tangent in place (PyTorch checks it), so under vmap it cannot
 # when only another input's tangent is batched; PyTorch's own in-place ops are alike (their OpInfos
-# turn ``check_inplace_batched_forward_grad`` off).  Not applicable, not a formula's failure.
+# turn ``check_inplace_batched_forward_grad`` off).  Not a formula's failure: the check passes on its
+# values, and its row carries a note saying its batched part could not run (``inplace_tangent_note``),
+# which the report prints and the coverage JSON keeps on the formulas it proves.
 _INPLACE_TANGENT = re.compile(r"vmap: aten::copy_\(self, \*extra_args\) is not possible because there exists a Tensor")
 
 
 def inplace_tangent_refused(exc: BaseException) -> bool:
     """Is ``exc`` a batched forward check failing only on vmap's refusal above (its values right)?"""
     return isinstance(exc, BatchingFailure) and bool(_INPLACE_TANGENT.search(str(exc)))
+
+
+def inplace_tangent_note(exc: BaseException) -> str:
+    """The note of a check whose batched forward part vmap refused (``inplace_tangent_refused``), with torch's words."""
+    return (
+        "its batched (vmap) part could not run: vmap cannot write the batched tangent of another input into the "
+        f"unbatched tangent of the input the op writes (as for PyTorch's in-place ops): {str(exc)[:200]}"
+    )
 
 
 def is_batching(text: str) -> bool:

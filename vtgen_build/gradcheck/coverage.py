@@ -32,6 +32,7 @@ class FormulaRun:
     inputs: tuple[str, ...]  # backward: the one input this record is of (a formula of two inputs: two records)
     where: Location
     check: str | None  # the passing check it ran inside, None: it did not run
+    note: str = ""  # it ran, but that check's batched (vmap) part could not (``batching.py``): why
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,13 @@ class EntryCoverage:
 _THROUGH_BACKWARD = {"gradgrad": "backward", "fwd_over_rev": "forward"}
 
 
-def _ran(records: Iterable[Entry]) -> dict[tuple[str, str], dict[str, str]]:
-    """(op, kind) → differentiated input ("*": every input) → the first passing check it ran in."""
-    ran: dict[tuple[str, str], dict[str, str]] = {}
+# (op, kind) → differentiated input ("*": every input) → (the passing check it ran in, that check's note)
+_Ran = dict[tuple[str, str], dict[str, tuple[str, str]]]
+
+
+def _ran(records: Iterable[Entry]) -> _Ran:
+    """The first passing check each formula ran in; one whose batched part ran over one with a note."""
+    ran: _Ran = {}
     for entry in records:
         for c in entry.checks:
             kind = _THROUGH_BACKWARD.get(c.kind, c.kind) if entry.source else c.kind
@@ -68,13 +73,13 @@ def _ran(records: Iterable[Entry]) -> dict[tuple[str, str], dict[str, str]]:
             for op in entry.ops(c.variant):
                 found = ran.setdefault((op, kind), {})
                 for name in c.inputs or ("*",):
-                    found.setdefault(name, f"{entry.name}: {c.test or c.kind} {c.dtype}".strip())
+                    if name not in found or (found[name][1] and not c.unbatched):
+                        found[name] = (f"{entry.name}: {c.test or c.kind} {c.dtype}".strip(), c.unbatched)
     return ran
 
 
-def _check_of(
-    ran: dict[tuple[str, str], dict[str, str]], ops: Sequence[str], kind: str, inputs: Sequence[str]
-) -> str | None:
+def _check_of(ran: _Ran, ops: Sequence[str], kind: str, inputs: Sequence[str]) -> tuple[str | None, str]:
+    """The check a formula ran in and its note; (None, ""): it did not run."""
     for op in ops:
         found = ran.get((op, kind), {})
         if "*" in found:
@@ -83,7 +88,7 @@ def _check_of(
             return found[inputs[0]]
         if kind == "forward" and found:
             return next(iter(found.values()))
-    return None
+    return None, ""
 
 
 def _fixed(reason: str, detail: str) -> tuple[str, str]:
@@ -111,12 +116,12 @@ def coverage(
     for where, ops in sorted(by_entry.items(), key=lambda item: (item[0].file, item[0].line)):
         place = places[ops[0]]
         runs = [
-            FormulaRun("backward", (name,), at, _check_of(ran, ops, "backward", (name,)))
+            FormulaRun("backward", (name,), at, *_check_of(ran, ops, "backward", (name,)))
             for names, at in place.backward
             for name in names
             if name in place.differentiable
         ]
-        runs += [FormulaRun("forward", (), at, _check_of(ran, ops, "forward", ())) for at in place.forward]
+        runs += [FormulaRun("forward", (), at, *_check_of(ran, ops, "forward", ())) for at in place.forward]
         missing = [f for f in runs if f.check is None]
         reason, detail = None, ""
         if missing:
@@ -167,12 +172,19 @@ def render(entries: Sequence[EntryCoverage], by_name: Sequence[EntryCoverage] = 
     lines += [f"  not covered: {n:4d} entries: {reason}" for reason, n in sorted(counts.items())]
     lines.append(f"  backward formulas run (per input): {_share(*formula_figure(entries, 'backward'))}")
     lines.append(f"  forward formulas run: {_share(*formula_figure(entries, 'forward'))}")
+    noted = [f for e in _eligible(entries) for f in e.formulas if f.check and f.note]
+    if noted:
+        lines.append(f"  note: {len(noted)} of them ran only in checks whose batched (vmap) part could not run")
+        lines += [f"    {f.where}: {f.note}" for f in noted]
     return "\n".join(lines)
 
 
 def _formula_row(f: FormulaRun, reason: str | None) -> dict[str, object]:
-    return {"kind": f.kind, "inputs": list(f.inputs), "line": f.where.line, "check": f.check,
-            "reason": None if f.check else reason}  # fmt: skip
+    row: dict[str, object] = {"kind": f.kind, "inputs": list(f.inputs), "line": f.where.line, "check": f.check,
+                              "reason": None if f.check else reason}  # fmt: skip
+    if f.note:
+        row["note"] = f.note
+    return row
 
 
 def to_json(entries: Sequence[EntryCoverage], shard: tuple[int, int] | None = None) -> str:
@@ -210,6 +222,7 @@ def _entry_of(row: object) -> EntryCoverage:
             tuple(map(str, f["inputs"])),
             Location(file, int(f["line"])),
             None if f["check"] is None else str(f["check"]),
+            str(f.get("note", "")),
         )
         for f in row["formulas"]
     )

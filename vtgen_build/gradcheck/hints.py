@@ -32,13 +32,17 @@ from ..base.errors import Location, VtgenError, misspelled
 from ..inputs.load import Field, Value, load_entries
 from ..model.schema import op_name
 
-__all__ = ["BUILTIN", "VALUES", "ArgHint", "Hints", "OpHints", "TensorHint", "load_hints"]
+__all__ = ["BUILTIN", "THROUGH", "VALUES", "ArgHint", "Hints", "OpHints", "TensorHint", "load_hints"]
 
 BUILTIN = Path(__file__).resolve().parent.parent / "data" / "pytorch_sample_hints.yaml"
 VALUES = ("normal", "positive", "nonzero", "probability", "unit", "index", "spd", "one_hot")
 DTYPES = ("float64", "complex128")
-_TENSOR_KEYS = ("shape", "shapes", "values", "high", "grad", "dtype")
-_ENTRY_KEYS = ("op", "args", "dtypes", "skip")
+_TENSOR_KEYS = ("shape", "shapes", "values", "high", "grad", "dtype", "through")
+_ENTRY_KEYS = ("op", "args", "dtypes", "skip", "outputs", "optional")
+OPTIONAL = ("both", "present")  # the samples made: optional arguments absent, then present (both); or present only
+# what a differentiated tensor may pass through before the op gets it: an op whose formula is the
+# gradient along a manifold (``_ctc_loss``'s is the one through ``log_softmax``) is checked on it
+THROUGH = ("log_softmax",)
 _INT_DTYPES = ("long", "bool")
 
 Literal = str | bool | int | float | None | tuple["Literal", ...]
@@ -54,6 +58,7 @@ class TensorHint:
     high: int | None = None
     grad: bool = True
     dtype: str | None = None  # None: the check's floating dtype
+    through: str | None = None  # one of ``THROUGH``: the op gets this function of the differentiated tensor
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ class OpHints:
     dtypes: tuple[str, ...] | None
     skip: str | None
     location: Location
+    outputs: tuple[int, ...] | None = None  # the returns gradcheck differentiates (None: every differentiable one)
+    optional: str = "both"  # "present": no sample leaves the optional arguments out (the op crashes without them)
 
     def arg(self, name: str) -> ArgHint | None:
         return next((a for a in self.args if a.name == name), None)
@@ -144,7 +151,13 @@ def _tensor(fields: tuple[Field, ...]) -> TensorHint:
         dtype = str(f.value)
     if values == "index" and high is None:
         high = 2
-    return TensorHint(hint.shape, shapes, values, high, grad and values != "index" and dtype is None, dtype)
+    through = None
+    if (f := got.get("through")) is not None:
+        if f.value not in THROUGH:
+            raise misspelled(f"through: expected one of {', '.join(THROUGH)}", str(f.value), THROUGH, f.location)
+        through = str(f.value)
+    grad = grad and values != "index" and dtype is None
+    return TensorHint(hint.shape, shapes, values, high, grad, dtype, through)
 
 
 def _literal(value: Value, where: Location) -> Literal:
@@ -177,7 +190,21 @@ def _entry(fields: tuple[Field, ...], where: Location) -> OpHints:
     skip = got.get("skip")
     if skip is not None and (not isinstance(skip.value, str) or not skip.value):
         raise VtgenError("skip: expected the reason, as text", skip.location)
-    return OpHints(op.value, arg_hints, dtypes, str(skip.value) if skip else None, where)
+    optional = got.get("optional")
+    if optional is not None and optional.value not in OPTIONAL:
+        raise misspelled(f"optional: expected one of {', '.join(OPTIONAL)}", str(optional.value), OPTIONAL,
+                         optional.location)  # fmt: skip
+    told = str(optional.value) if optional is not None else "both"
+    return OpHints(op.value, arg_hints, dtypes, str(skip.value) if skip else None, where, _outputs(got.get("outputs")),
+                   told)  # fmt: skip
+
+
+def _outputs(f: Field | None) -> tuple[int, ...] | None:
+    if f is None:
+        return None
+    if not isinstance(f.value, tuple) or not f.value or any(not isinstance(i, int) or i < 0 for i in f.value):
+        raise VtgenError("outputs: expected a list of return indices (integers >= 0)", f.location)
+    return tuple(i for i in f.value if isinstance(i, int))
 
 
 def load_hints(paths: Sequence[str]) -> Hints:

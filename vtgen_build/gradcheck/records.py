@@ -85,6 +85,7 @@ class Check:
     reference: str = ""  # failed: the kept call, for the rerun with torch's own kernels
     batched: bool = False  # failed: only its batched (vmap) part, the values were right (batching.py)
     input: int | None = None  # a batching failure: the differentiated input whose formula breaks
+    unbatched: str = ""  # passed, but its batched (vmap) part could not run: why (batching.py)
 
     @classmethod
     def parse(cls, row: Mapping[str, Any]) -> Check:
@@ -107,6 +108,7 @@ class Check:
             reference=_text(row, "reference"),
             batched=_flag(row, "batched"),
             input=_int(row, "input"),
+            unbatched=_text(row, "unbatched"),
         )
 
     @property

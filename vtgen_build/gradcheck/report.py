@@ -86,6 +86,8 @@ class Report:
     not_run: list[tuple[str, str]] = field(default_factory=list)  # (op, why)
     notes: list[str] = field(default_factory=list)  # e.g. where the helpers libtorch hides came from
     checked: list[tuple[str, str]] = field(default_factory=list)  # (op, what ran on which samples): --verbose
+    # (entry, a passed check whose batched (vmap) part could not run, and why): printed as notes
+    unbatched: list[tuple[str, str]] = field(default_factory=list)
     nothing: bool = False
     # checks of an op on the arguments captured from the entries reaching it (``capture.py``)
     captured: int = 0
@@ -163,6 +165,9 @@ class Report:
             samples = f"{c.samples} samples" if c.status != FAILED else f"sample {c.sample}"
             what = f"{c.kind} ({c.variant}, {c.dtype or 'default dtype'}, {samples}): {c.status}"
             self.checked.append((entry.name, what))
+            if c.status == PASSED and c.unbatched:
+                told = f"{_WHAT[c.kind]} check ({c.variant}, {c.dtype}) passed; {c.unbatched}"
+                self.unbatched.append((entry.name, told))
         failed = False
         for kind in _KINDS:
             mine = [c for c in checks if c.kind == kind]
@@ -208,6 +213,7 @@ class Report:
             lines += [f"  checked: {op}: {what}" for op, what in self.checked]
         lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
         lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
+        lines += [f"  note: {name}: {what}" for name, what in self.unbatched]
         lines += [f"  error: {e}" for e in self.errors]
         lines += [f"  not verified: {u}" for u in self.unverified]
         lines.append(self._verdict())

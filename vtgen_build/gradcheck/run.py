@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -32,7 +33,7 @@ from .records import Entry, read_entries
 from .reference import REFERENCE_DIR, judge_failures
 from .report import Report
 from .schema_run import schema_fallback, schema_whys
-from .shard import base_of, load_costs, shard_of
+from .shard import base_of, costs_text, load_costs, shard_of
 from .supervise import Child, run_to_end
 from .units import Registration, read_registrations
 from .verdict import unverified
@@ -221,16 +222,16 @@ def _coverage(
     return render(entries, by_name) + f"\n  per entry: {path}{part}"
 
 
-def _write_costs(path: Path, records: list[Entry]) -> None:
-    """Each op group's seconds in this run, over the ones an earlier run in this directory measured:
-    a whole run's file is what ``data/gradcheck_costs.json`` ships (``shard.py``)."""
-    costs = load_costs(path)
-    found: dict[str, float] = {}
+def _write_costs(path: Path, regs: list[Registration], records: list[Entry], torch_version: str) -> None:
+    """Each op group's seconds in this run (0: none of its checks ran), over the ones an earlier run in this
+    directory measured: a whole run's file is what ``data/gradcheck_costs.json`` ships (``shard.py``)."""
+    costs = dict(load_costs(path).seconds)  # a damaged one: measured again
+    found = dict.fromkeys({base_of(r.op) for r in regs}, 0.0)
     for r in records:
         if r.aten:
             found[base_of(r.aten)] = found.get(base_of(r.aten), 0.0) + r.seconds
-    costs.update({group: round(seconds, 2) for group, seconds in found.items()})
-    write_atomic(path, json.dumps(dict(sorted(costs.items())), indent=0) + "\n")
+    costs.update(found)
+    write_atomic(path, costs_text(costs, f"check --gradcheck, torch {torch_version}"))
 
 
 def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[str, str | None]:
@@ -323,7 +324,11 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
     regs = _selected(index, read_registrations(out), options, digests, state)
     if options.shard is not None:  # the reach map is cached: read again below
-        regs = shard_of(regs, options.shard, reach_map(torch, work), options.reach_limit, load_costs())
+        costs = load_costs()  # the shipped measurement; damaged: estimated, and said
+        if costs.damaged:
+            print(f"vtgen-build: note: {costs.damaged}", file=sys.stderr)
+        entries = {op: p.entry for op, p in formula_places(inputs, work, release, gen_options.policy_root).items()}
+        regs = shard_of(regs, options.shard, reach_map(torch, work), options.reach_limit, costs.seconds, entries)
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
             if options.coverage:
                 write_atomic(Path(options.coverage), to_json([], options.shard))
@@ -366,7 +371,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     report.accept_unverified = options.allow_unverified
     if options.coverage:
         report.notes.append(_coverage(options.coverage, regs, places, records, report, options.shard))
-    _write_costs(work / "costs.json", records)
+    _write_costs(work / "costs.json", regs, records, torch.version)
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
     if target_note is not None:

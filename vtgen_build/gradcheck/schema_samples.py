@@ -39,6 +39,7 @@ class ArgSample:
     grad: bool = False
     dtype: str | None = None  # None: the check's dtype
     value: Literal = None
+    through: str | None = None  # the op gets this function of the differentiated tensor (``hints.THROUGH``)
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,9 @@ def _tensor(arg: Argument, hint: TensorHint | None, grad: bool, listed: bool) ->
         return ArgSample(
             arg.name, "tensors", shapes=shapes, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype
         )
-    return ArgSample(arg.name, "tensor", shape, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype)
+    return ArgSample(
+        arg.name, "tensor", shape, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype, through=h.through
+    )
 
 
 def _one(
@@ -251,13 +254,17 @@ def _plan_one(kernel: KernelPlan, variants: Sequence[KernelPlan], hints: OpHints
         inplace_writes=_written(inplace),
         random="nondeterministic_seeded" in f.tags,
     )
+    if hints is not None and hints.outputs is not None:  # the returns a hint keeps (others: PyTorch's own fail)
+        kept = hints.outputs
+        base = _with(base, outputs=tuple(i for i in base.outputs if i in kept),
+                     forward_outputs=tuple(i for i in base.forward_outputs if i in kept))  # fmt: skip
     if hints is not None and hints.skip is not None:
         return _with(base, why_not=_skipped(hints.skip))
     grads = _grad_names(kernel)
     if not grads:
         return _with(base, why_not=NOTHING)
     args = f.func.arguments.non_out
-    first = _sample(args, hints, grads, present=False)
+    first = _sample(args, hints, grads, present=hints is not None and hints.optional == "present")
     if isinstance(first, str):
         return _with(base, why_not=f"no sample yet: {first} (add a sample hint)")
     samples = [first]

@@ -1,7 +1,9 @@
 """``check --gradcheck --shard K/N``: a deterministic, balanced part of the selected ops.
 
 The ops are grouped by their base name (``add.Tensor``, ``add_.Tensor`` and ``add.out`` are one
-group: an OpInfo entry named ``add`` checks all of them, so they must run in one part).  Each
+group: an OpInfo entry named ``add`` checks all of them, so they must run in one part), and groups
+whose ops share a derivatives.yaml entry are one (``exp`` and ``_foreach_exp``, ``view`` and
+``view_copy``): an entry's coverage is computed in one part.  Each
 group has a cost: the seconds its checks took in a measured whole run
 (``data/gradcheck_costs.json``, written by a run as ``<out>/.vtgen-gradcheck/costs.json``), else
 an estimate from the reach map (``estimate``).  The groups are dealt out largest first, each to
@@ -9,6 +11,12 @@ the part with the least cost so far (ties: the lower part), names breaking ties 
 every process of a sharded run computes the same partition from the same inputs, whatever its
 ``--out``.  The coverage JSONs of the N parts merge into the one a single run writes
 (``coverage.merge``).
+
+A costs file is data, content-verified when read: ``{"format": FORMAT, "measured": what ran,
+"costs": {group: seconds}, "sha256": digest of the canonical JSON of measured and costs}``.  A
+missing file is no measurement; a damaged one (not JSON, another format, a digest that does not
+match, a cost that is not a duration) is no measurement either, and says so (``Costs.damaged``):
+the parts are then balanced by the estimate, never refused.
 """
 
 from __future__ import annotations
@@ -16,16 +24,20 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 from ..base.errors import VtgenError
+from ..base.store import sha256_hex
 from ..model.schema import op_name
 from .reach import ReachMap
 from .units import Registration
 
-__all__ = ["COSTS", "base_of", "estimate", "load_costs", "parse_shard", "shard_of"]
+__all__ = ["COSTS", "FORMAT", "Costs", "base_of", "costs_text", "estimate", "load_costs", "parse_shard", "shard_of"]
 
 COSTS = Path(__file__).resolve().parent.parent / "data" / "gradcheck_costs.json"
+FORMAT = "vtgen_build gradcheck costs 1"
 _SHARD = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")
 
 # The estimate, in seconds of a two-core machine, for a group no measured run timed: its schema
@@ -48,15 +60,54 @@ def base_of(op: str) -> str:
     return op_name(op.split("::")[-1]).family
 
 
-def load_costs(path: Path = COSTS) -> dict[str, float]:
-    """Group -> measured seconds; a missing or damaged file is no measurement (every group estimated)."""
+@dataclass(frozen=True)
+class Costs:
+    """The measured seconds of each op group (empty: none), and why a damaged file gave none."""
+
+    seconds: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    damaged: str = ""  # a file was there but is not a costs file: the note that says so
+
+
+def _digest(measured: str, costs: Mapping[str, float]) -> str:
+    body = json.dumps({"costs": dict(costs), "measured": measured}, sort_keys=True, separators=(",", ":"))
+    return sha256_hex(body.encode("utf-8"))
+
+
+def costs_text(costs: Mapping[str, float], measured: str) -> str:
+    """A costs file (deterministic): groups sorted, seconds rounded to 0.01, its digest."""
+    rounded = {g: round(float(costs[g]), 2) for g in sorted(costs)}
+    data = {"format": FORMAT, "measured": measured, "sha256": _digest(measured, rounded), "costs": rounded}
+    return json.dumps(data, indent=0, sort_keys=True) + "\n"
+
+
+def _decoded(text: str) -> dict[str, float]:
+    """The costs of a costs file's text; ``ValueError`` saying what is wrong with anything else."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ValueError(f"not a costs file of format {FORMAT!r}")
+    costs, measured = data.get("costs"), data.get("measured")
+    if not isinstance(costs, dict) or not isinstance(measured, str):
+        raise ValueError("no costs or no account of the run that measured them")
+    bad = next((g for g, v in costs.items() if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0), None)
+    if bad is not None:
+        raise ValueError(f"the cost of {bad!r} is not a duration")
+    if data.get("sha256") != _digest(measured, costs):
+        raise ValueError("its content does not match its digest")
+    return {str(g): float(v) for g, v in costs.items()}
+
+
+def load_costs(path: Path = COSTS) -> Costs:
+    """The measured costs of ``path`` (default: the shipped file); missing: none; damaged: none and a note."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {str(k): float(v) for k, v in data.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Costs()
+    except (OSError, UnicodeDecodeError) as exc:
+        return Costs(damaged=f"{path}: cannot be read ({exc}): every op group's cost is estimated")
+    try:
+        return Costs(MappingProxyType(_decoded(text)))
+    except ValueError as exc:
+        return Costs(damaged=f"{path}: damaged ({exc}): every op group's cost is estimated")
 
 
 def estimate(ops: Iterable[str], reach: ReachMap | None, limit: int) -> float:
@@ -71,23 +122,59 @@ def estimate(ops: Iterable[str], reach: ReachMap | None, limit: int) -> float:
     return total
 
 
+def _groups(ops: Sequence[str], entries: Mapping[str, object]) -> dict[str, list[str]]:
+    """The op groups: the ops of one base name, joined with every group holding an op of the same
+    derivatives.yaml entry (``exp`` and ``_foreach_exp``, ``view`` and ``view_copy``, ``_batch_norm_with_update``
+    and its ``_functional`` variant), so that each entry is covered within one part; named by their first base."""
+    root: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        while root[name] != name:
+            name = root[name]
+        return name
+
+    owner: dict[object, str] = {}
+    for op in ops:
+        base = base_of(op)
+        root.setdefault(base, base)
+        entry = entries.get(op)
+        if entry is None:
+            continue
+        if entry not in owner:
+            owner[entry] = base
+            continue
+        a, b = find(owner[entry]), find(base)
+        if a != b:
+            root[max(a, b)] = min(a, b)
+    groups: dict[str, list[str]] = {}
+    for op in ops:
+        groups.setdefault(find(base_of(op)), []).append(op)
+    return groups
+
+
 def shard_of(
     regs: Sequence[Registration],
     shard: tuple[int, int],
     reach: ReachMap | None,
     limit: int,
     costs: Mapping[str, float],
+    entries: Mapping[str, object] | None = None,
 ) -> list[Registration]:
-    """The registrations of part K of N (``shard``), in their given order."""
+    """The registrations of part K of N (``shard``), in their given order; ``entries``: each op's derivatives.yaml
+    entry (ops sharing one go to one part)."""
     k, n = shard
-    groups: dict[str, list[str]] = {}
-    for r in regs:
-        groups.setdefault(base_of(r.op), []).append(r.op)
-    cost = {g: costs[g] if g in costs else estimate(sorted(set(ops)), reach, limit) for g, ops in groups.items()}
+    groups = _groups([r.op for r in regs], entries or {})
+    cost: dict[str, float] = {}
+    for g, ops in groups.items():
+        by_base: dict[str, list[str]] = {}
+        for op in sorted(set(ops)):
+            by_base.setdefault(base_of(op), []).append(op)
+        cost[g] = sum(costs[b] if b in costs else estimate(found, reach, limit) for b, found in by_base.items())
     loads = [0.0] * n
     part: dict[str, int] = {}
     for g in sorted(groups, key=lambda g: (-cost[g], g)):
         i = min(range(n), key=lambda i: (loads[i], i))
         part[g] = i + 1
         loads[i] += cost[g]
-    return [r for r in regs if part[base_of(r.op)] == k]
+    owner = {op: part[g] for g, ops in groups.items() for op in ops}
+    return [r for r in regs if owner[r.op] == k]

@@ -1,0 +1,89 @@
+"""The entries the shipped sample hints newly reach, checked through our kernels (a subset of the yaml).
+
+The norms whose statistics come from their forward (``_batch_norm_no_update``,
+``_native_batch_norm_legit_functional``, ``_native_batch_norm_legit_no_training``,
+``native_group_norm``) and ``_ctc_loss`` (on ``log_softmax`` of the tensor gradcheck moves) had "no
+sample yet".  One run of ``check --gradcheck --coverage`` on a copy of the real yaml with two wrong
+formulas among them: the wrong ones fail at their lines, the others are proven, every formula, by
+their schema samples.  (That the shipped hints' samples pass with PyTorch's own kernels:
+``tests/test_gradcheck_samples.py``.)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RealYaml
+from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
+
+pytestmark = [pytest.mark.slow, pytest.mark.torch]
+
+
+@dataclass(frozen=True)
+class Edit:
+    op: str
+    old: str  # the start of a formula line of the real derivatives.yaml, just after "- name: <op>(..."
+    new: str  # what replaces that start: the formula, wrong by a factor of two
+
+
+EDITS = (
+    Edit("_ctc_loss", "  log_probs: _ctc_loss_backward(grad,", "  log_probs: _ctc_loss_backward(grad * 2,"),
+    Edit("_batch_norm_no_update", "  result0: batch_norm_jvp(", "  result0: 2 * batch_norm_jvp("),
+)
+Run = tuple[EditedYaml, Path, str]  # the edited yaml, the coverage JSON, what the run printed
+PROVEN = ("native_group_norm", "_native_batch_norm_legit_functional", "_native_batch_norm_legit_no_training")
+# its call raises for PyTorch's own kernel as for ours (a complex output of a real input): not ours, said so
+SHARED = "view_as_complex_copy"
+
+
+def _edit(text: str, edit: Edit) -> tuple[str, int]:
+    lines = text.split("\n")
+    head = next(i for i, line in enumerate(lines) if line.startswith(f"- name: {edit.op}("))
+    at = next(i for i in range(head, head + 4) if lines[i].startswith(edit.old))
+    lines[at] = edit.new + lines[at][len(edit.old) :]
+    return "\n".join(lines), at + 1
+
+
+@pytest.fixture(scope="module")
+def run(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    text = real_yaml.derivatives.read_text(encoding="utf-8")
+    lines: dict[str, int] = {}
+    for edit in EDITS:
+        text, lines[edit.op] = _edit(text, edit)
+    tmp = tmp_path_factory.mktemp("norm-samples")
+    yaml = edited_checkout(real_yaml, tmp / "checkout", text, lines)
+    report = tmp / "coverage.json"
+    ops = [a for op in (*(e.op for e in EDITS), *PROVEN, SHARED) for a in ("--op", op)]
+    base = ("check", "--pytorch-root", str(yaml.root), "--out", str(tmp / "out"), "--shards", "1", "--gradcheck")
+    done: subprocess.CompletedProcess[str] = vtgen(*base, "--coverage", str(report), *ops)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    return yaml, report, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=[e.op for e in EDITS])
+def test_a_wrong_formula_of_a_newly_sampled_entry_fails_at_its_line(edit: Edit, run: Run) -> None:
+    yaml, _, text = run
+    where = f"{yaml.derivatives}:{yaml.lines[edit.op]}: error: gradcheck failed for {edit.op}"
+    assert where in text, text[-6000:]
+
+
+def test_the_newly_sampled_norms_are_proven_formula_by_formula(run: Run) -> None:
+    yaml, report, text = run
+    prefix = f"{yaml.derivatives}:"
+    failing = {int(line[len(prefix) :].split(":")[0]) for line in text.splitlines() if line.startswith(prefix)}
+    assert failing == set(yaml.lines.values()), (sorted(failing), yaml.lines)  # no false failure
+    entries = {tuple(e["ops"]): e for e in json.loads(report.read_text())["entries"]}
+    for op in PROVEN:
+        entry = entries[(op,)]
+        assert entry["covered"] and entry["reason"] is None, entry
+        backward = [f for f in entry["formulas"] if f["kind"] == "backward"]
+        assert backward and all(f["check"] == f"{op} (schema samples): schema_grad float64" for f in backward), entry
+        assert all(f["check"] for f in entry["formulas"] if f["kind"] == "forward"), entry
+    for edit in EDITS:
+        assert entries[(edit.op,)]["reason"] == "a check of it failed", entries[(edit.op,)]
+    assert f"not verified: {SHARED}: no sample yet: PyTorch's own kernels fail it on these arguments too" in text
