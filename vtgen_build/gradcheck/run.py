@@ -14,8 +14,8 @@ from pathlib import Path
 from ..base import store
 from ..base.errors import VtgenError
 from ..base.write import locked, write_atomic
-from ..check.run import CHECK_LOCK, CheckOptions, find_compiler, include_flags, launcher_argv, op_digests, select_ops
-from ..compile import default_std, identify
+from ..check import CHECK_LOCK, op_digests, select_ops
+from ..compile import Headers, default_std, find_compiler, identify, include_flags, launcher_argv
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
@@ -256,17 +256,13 @@ def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: Generat
 
 
 def _settings(torch: TorchInstall, options: GradcheckOptions, out: Path, release: str) -> BuildSettings:
-    check = CheckOptions(
-        torch_include=str(torch.include_dirs[0]),
-        include_dirs=options.include_dirs,
-        manual_header_file=options.manual_header_file,
-    )
+    headers = Headers(str(torch.include_dirs[0]), options.include_dirs, options.manual_header_file)
     return BuildSettings(
         identify(find_compiler(options.cxx)),
         torch,
         out / WORK,
         std=options.std or default_std(torch.include_dirs[0]),
-        extra_flags=tuple(include_flags(out, check)),
+        extra_flags=tuple(include_flags(out, headers)),
         jobs=options.jobs,
         launcher=launcher_argv(options.launcher),
         use_cache=options.cache,
