@@ -45,8 +45,7 @@ from .engine.generate import (
     manifest_files,
 )
 from .model import Inputs
-from .plan.policy import DEFAULT_RELEASE
-from .plan.target import supported_release
+from .plan.target import resolve_target, supported_release
 
 __all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_options", "read_settings", "shard_count"]
 
@@ -543,14 +542,11 @@ class build_vtgen(Command):  # type: ignore[misc]
 
 def build_release(settings: Settings) -> str:
     """The release the kernels are generated for: ``torch-version``, else that of the torch installed
-    in the build environment (its distribution metadata: torch is never imported), else the default."""
-    if settings.torch_version:
-        return supported_release(settings.torch_version, f"[{TABLE}] torch-version")
-    try:
-        installed = importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        return DEFAULT_RELEASE
-    return supported_release(installed, f"torch {installed}, installed in the build environment")
+    in the build environment (its distribution metadata: torch is never imported), else the default
+    (``plan.target.resolve_target``, the one rule of the CLI too)."""
+    version = None if settings.torch_version else _installed_torch()
+    installed = (version, f"torch {version}, installed in the build environment") if version else None
+    return resolve_target(settings.torch_version, None, None, installed, f"[{TABLE}] torch-version").release
 
 
 def check_command(settings: Settings, root: Path, release: str | None = None) -> list[str] | None:

@@ -292,8 +292,12 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--pytorch-root", metavar="DIR", help="fill the three paths from a PyTorch checkout or torchgen")
     g.add_argument("--torch-version", metavar="X.Y",
                    help="PyTorch release to generate for (default: the one in the torch/version.h of "
-                        "--torch-include, where the command has it; else the PyTorch --pytorch-root "
-                        "belongs to; else 2.13)")  # fmt: skip
+                        "--torch-include, where the command has it; else the torch/version.py or version.txt of "
+                        "the PyTorch --pytorch-root belongs to; else the release whose operator lists "
+                        "--pytorch-root's generator sources hold; else 2.13, with a warning when --pytorch-root "
+                        "was given: read from files, never from an installed torch, once per command); "
+                        "check --gradcheck builds for the torch of --python, and a value naming another "
+                        "release is an error")  # fmt: skip
     g.add_argument(
         "--namespace",
         default="aten",
@@ -645,7 +649,7 @@ def _run_check(args: argparse.Namespace) -> int:
     since = _changes_since(args, inputs, manual_file) if args.changed_since else None
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
     if args.gradcheck:
-        report = _run_gradcheck(args, inputs, gen_options, manual_file, since)
+        report = _run_gradcheck(args, inputs, gen_options, target, manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
         args.found += from_gradcheck_report(report, verbose=args.verbose)
         return report.status
@@ -677,7 +681,12 @@ def _check_options(args: argparse.Namespace, manual_file: str | None, since: Cha
 
 
 def _run_gradcheck(
-    args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions, manual: str | None, since: Changes | None
+    args: argparse.Namespace,
+    inputs: Inputs,
+    gen_options: GenerateOptions,
+    target: Target,
+    manual: str | None,
+    since: Changes | None,
 ) -> Report:
     """``check --gradcheck``: run, print the failures and the summary; the report, whose ``status`` is the
     exit status: 1 on a failed check, 3 when a selected op with a formula was verified by no passing check
@@ -695,13 +704,13 @@ def _run_gradcheck(
         library = _library_options(args)
         report = run_library(inputs, work, gen_options.release, gen_options.policy_root, library)
     else:
-        report = run_gradcheck(inputs, gen_options, _gradcheck_options(args, inputs, manual, since))
+        report = run_gradcheck(inputs, gen_options, _gradcheck_options(args, inputs, target, manual, since))
     print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)
     return report
 
 
 def _gradcheck_options(
-    args: argparse.Namespace, inputs: Inputs, manual: str | None, since: Changes | None
+    args: argparse.Namespace, inputs: Inputs, target: Target, manual: str | None, since: Changes | None
 ) -> GradcheckOptions:
     from ..gradcheck import GradcheckOptions, parse_shard
 
@@ -722,6 +731,7 @@ def _gradcheck_options(
         cache=not args.no_cache,
         torch_include=args.torch_include,
         torch_version=args.torch_version,
+        target=target,
         since=since,
         hints=tuple(args.hints),
         allow_unverified=args.allow_unverified,

@@ -20,7 +20,8 @@ from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
-from ..plan.target import supported_release
+from ..plan.target import Target as Release
+from ..plan.target import resolve_target, running_target
 from ..revisions import Changes
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from .coverage import coverage, render, to_json
@@ -63,6 +64,7 @@ class GradcheckOptions:
     cache: bool = True  # False: compile and link everything again (--no-cache)
     torch_include: str | None = None  # given: must be the include directory of the torch of ``python``
     torch_version: str | None = None  # an explicit --torch-version: must be the release of that torch
+    target: Release | None = None  # the release the command resolved, and where from (None: gen_options' release)
     since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
     schema_samples: bool = True  # ops no OpInfo check verified get samples made from their schema
     hints: tuple[str, ...] = ()  # sample hints files besides the built-in one (schema_run.py)
@@ -234,24 +236,24 @@ def _write_costs(path: Path, records: list[Entry]) -> None:
 
 
 def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[str, str | None]:
-    """The release the library is built for: the one of the torch that loads it; and a note when that
-    is not the release the other options pointed at.  An explicit other release or include directory is an error."""
-    release = supported_release(torch.version, f"the torch of {torch.python}")
-    if options.torch_version and supported_release(options.torch_version, "--torch-version") != release:
-        raise VtgenError(
-            f"--torch-version {options.torch_version}: --gradcheck builds for the torch that runs the checks "
-            f"({torch.version}, of {torch.python}); leave the option out or give --python a torch of that release"
-        )
+    """The release the library is built for: the one of the torch that loads it (``plan.target.running_target``,
+    from the target the command resolved); and a note when that is not the release the inputs pointed at.
+    An explicit other release or include directory is an error."""
+    resolved = options.target or Release(gen_options.release, gen_options.torch_found or gen_options.release, "")
+    if options.torch_version and options.target is None:  # a caller that resolved nothing: the option decides
+        resolved = resolve_target(options.torch_version, None, None)
+    running = running_target(resolved, torch.version, torch.python)
     if options.torch_include and Path(options.torch_include).resolve() != torch.include_dirs[0].resolve():
         raise VtgenError(
             f"--torch-include {options.torch_include}: --gradcheck compiles against the headers of the torch that "
             f"loads the library ({torch.include_dirs[0]}); leave the option out or name that directory"
         )
-    if release == gen_options.release:
-        return release, None
+    if running.release == gen_options.release:
+        return running.release, None
+    where = f", from {resolved.source}" if resolved.source else ""
     return (
-        release,
-        f"target: PyTorch {release}, the torch of {torch.python} (the inputs point at {gen_options.release})",
+        running.release,
+        f"target: PyTorch {running.release}, {running.source} (the inputs point at {gen_options.release}{where})",
     )
 
 
