@@ -9,6 +9,26 @@ May import: ``base``, ``inputs``, ``model``, ``plan``, ``emit``, ``stubs``, ``en
 ``revisions``, ``compile``.
 """
 
-from .run import CHECK_LOCK, CheckOptions, CheckResult, default_check_dir, op_digests, run_check, select_ops
+from .run import (
+    CHECK_LOCK,
+    CheckOptions,
+    CheckResult,
+    default_check_dir,
+    op_digests,
+    run_check,
+    select_ops,
+)
+from .state import changed_ops, read_state, write_state
 
-__all__ = ["CHECK_LOCK", "CheckOptions", "CheckResult", "default_check_dir", "op_digests", "run_check", "select_ops"]
+__all__ = [
+    "CHECK_LOCK",
+    "CheckOptions",
+    "CheckResult",
+    "changed_ops",
+    "default_check_dir",
+    "op_digests",
+    "read_state",
+    "run_check",
+    "select_ops",
+    "write_state",
+]

@@ -61,6 +61,7 @@ from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..plan.registrations import ALL_KEYS
+from .state import changed_ops, read_state, write_state
 
 if TYPE_CHECKING:
     from ..revisions import Changes
@@ -197,7 +198,7 @@ def select_ops(index: OutputIndex, names: Iterable[str]) -> list[str]:
 # -- state for --changed ------------------------------------------------------------------------
 def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, ...], options: CheckOptions) -> str:
     """Everything but the ops' own code that decides whether a check passes."""
-    h = hashlib.sha256(json.dumps([settings.compiler.identity, *settings.flags]).encode())
+    h = hashlib.sha256(json.dumps([settings.compiler.identity, settings.release, *settings.flags]).encode())
     shared = [out / "FunctionsBase.h", *sorted((out / "vtgen_decls").glob("*.inc"))]
     if options.manual_header_file:
         shared.append(Path(options.manual_header_file))
@@ -230,19 +231,6 @@ def op_digests(index: OutputIndex, out: Path) -> dict[str, str]:
     return {op: index.op_digest(op, headers) for op, ks in index.kernels_of_op.items() if ks}
 
 
-def _read_state(out: Path, settings: str) -> dict[str, str]:
-    data = store.read(out / STATE, _STATE_KIND)
-    ops = data.get("ops") if isinstance(data, dict) and data.get("settings") == settings else None
-    if not isinstance(ops, dict):
-        return {}
-    return {k: v for k, v in ops.items() if isinstance(v, str)}
-
-
-def _write_state(out: Path, settings: str, ops: dict[str, str]) -> None:
-    (out / STATE).parent.mkdir(parents=True, exist_ok=True)
-    store.write(out / STATE, _STATE_KIND, {"settings": settings, "ops": dict(ops)})
-
-
 # -- running ------------------------------------------------------------------------------------
 def _settings(out: Path, options: CheckOptions, release: str) -> Settings:
     compiler = identify(find_compiler(options.cxx))
@@ -269,8 +257,7 @@ def _unit(source: Path) -> Unit:
 
 
 def _changed_ops(out: Path, digests: dict[str, str], settings: str) -> list[str]:
-    state = _read_state(out, settings)
-    return [op for op, d in digests.items() if state.get(op) != d]
+    return changed_ops(read_state(out / STATE, _STATE_KIND, settings), digests)
 
 
 @dataclass
@@ -377,9 +364,9 @@ def _record_passed(
         checked = [op for op in ops if op in digests]
         passed = set() if failed_units else set(checked)
     if passed:
-        state = _read_state(out, state_key)
+        state = read_state(out / STATE, _STATE_KIND, state_key)
         state.update({op: digests[op] for op in passed})
-        _write_state(out, state_key, state)
+        write_state(out / STATE, _STATE_KIND, state_key, state)
     return len(checked)
 
 

@@ -11,7 +11,7 @@ May import: ``base``, ``plan`` (the release of a torch's headers), ``emit`` (the
 
 from __future__ import annotations
 
-from .artifacts import ArtifactCache, FileDigests, Hit, parse_depfile
+from .artifacts import ArtifactCache, FileDigests, Hit, artifact_key, parse_depfile, read_depfile
 from .build import WARNINGS, Settings, Unit, compile_units, launcher_env
 from .compiler import Compiler, find_compiler, identify
 from .diagnostics import Diagnostics, first_error, namespace_hint, read_diagnostics
@@ -37,6 +37,7 @@ __all__ = [
     "Settings",
     "Unit",
     "UnitResult",
+    "artifact_key",
     "compile_units",
     "default_std",
     "find_compiler",
@@ -51,6 +52,7 @@ __all__ = [
     "op_kernels",
     "parse_depfile",
     "prefix_of",
+    "read_depfile",
     "read_diagnostics",
     "run_parallel",
     "section",

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..base import store
 from ..base.errors import VtgenError
 from ..base.write import locked, write_atomic
-from ..check import CHECK_LOCK, op_digests, select_ops
+from ..check import CHECK_LOCK, changed_ops, op_digests, read_state, select_ops, write_state
 from ..compile import Headers, default_std, find_compiler, identify, include_flags, launcher_argv
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
@@ -88,7 +88,7 @@ def _selected(
         families = {op_name(op).family for op in names}  # an op selects its in-place variant, and back
         names |= {r.op for r in regs if op_name(r.op).family in families}
         if options.changed:
-            names |= {op for op, d in digests.items() if state.get(op) != d}
+            names |= set(changed_ops(state, digests))
         return [r for r in regs if r.op in names]
     if options.changed:
         return [r for r in regs if state.get(r.op) != digests.get(r.op)]
@@ -190,7 +190,7 @@ def _run_child(
     return read_entries(paths[1])
 
 
-def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> store.JSON:
+def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> dict[str, str]:
     """What ``--changed`` compares with next time: each op's code when it was last checked (or first seen).
 
     A failed op is left out, so that it is checked again; an op seen for the first time is
@@ -316,9 +316,8 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     index = read_index(out)
     settings = _settings(torch, options, out, release)
     digests = op_digests(index, out)
-    state_file = work / "state.json"
-    state_data = store.read(state_file, "gradcheck_state")
-    state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
+    state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
+    state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
     regs = _selected(index, read_registrations(out), options, digests, state)
     if options.shard is not None:  # the reach map is cached: read again below
         regs = shard_of(regs, options.shard, reach_map(torch, work), options.reach_limit, load_costs())
@@ -369,5 +368,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         report.notes.append(manual.summary(build.extra, torch.version))
     if target_note is not None:
         report.notes.append(target_note)
-    store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
+    write_state(
+        state_file, "gradcheck_state", state_key, _next_state(state, digests, {r.op for r in regs}, report.failed_ops)
+    )
     return report
