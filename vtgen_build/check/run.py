@@ -57,7 +57,7 @@ from ..compile import (
     section,
 )
 from ..emit.output_index import OutputIndex, read_index
-from ..engine.generate import GenerateOptions, generate
+from ..engine.generate import GenerateOptions, GenerateResult, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..plan.registrations import ALL_KEYS
@@ -72,6 +72,7 @@ __all__ = [
     "CheckOptions",
     "CheckResult",
     "UnitResult",
+    "check_generated",
     "default_check_dir",
     "find_compiler",
     "op_digests",
@@ -306,6 +307,20 @@ def _run_check_locked(inputs: Inputs, gen_options: GenerateOptions, options: Che
     gen_options = replace(gen_options, line_directives=True, stub_decls=True, register_backends=(ALL_KEYS,))
     generated = generate(inputs, gen_options)
     fault_point("check generated")
+    return _check_generated(gen_options, generated, options, start)
+
+
+def check_generated(gen_options: GenerateOptions, generated: GenerateResult, options: CheckOptions) -> CheckResult:
+    """Compile the translation units a build generated (``generated``, in ``gen_options.out_dir``) as they
+    ship: nothing is generated again, no check-only file is added (the setuptools hook's check)."""
+    find_compiler(options.cxx)
+    with locked(Path(gen_options.out_dir), CHECK_LOCK):
+        return _check_generated(gen_options, generated, options, time.perf_counter())
+
+
+def _check_generated(
+    gen_options: GenerateOptions, generated: GenerateResult, options: CheckOptions, start: float
+) -> CheckResult:
     out = Path(gen_options.out_dir).resolve()
     settings = _settings(out, options, gen_options.release)
     state_key = _settings_digest(out, settings, gen_options.manual_headers, options)
