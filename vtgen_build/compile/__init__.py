@@ -14,7 +14,7 @@ from __future__ import annotations
 from .artifacts import ArtifactCache, FileDigests, Hit, artifact_key, parse_depfile, read_depfile
 from .build import WARNINGS, Settings, Unit, compile_units, launcher_env
 from .compiler import Compiler, find_compiler, identify
-from .diagnostics import Diagnostics, first_error, namespace_hint, read_diagnostics
+from .compiler_output import Diagnostics, first_error, namespace_hint, read_diagnostics
 from .includes import STUB_INCLUDE, WORK, Headers, header_root, include_flags, launcher_argv
 from .jobs import Interrupted, Processes, UnitResult, run_parallel
 from .partial import node_blocks, op_kernels, section, with_node_includes

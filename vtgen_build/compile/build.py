@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .artifacts import ArtifactCache, FileDigests, artifact_key, read_depfile, remove_legacy
 from .compiler import Compiler
-from .diagnostics import Locator, read_diagnostics
+from .compiler_output import Locator, read_diagnostics
 from .jobs import Processes, Reporter, UnitResult, run_parallel
 from .pch import PchBuilder
 

@@ -6,7 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..base.errors import VtgenError
-from ..compile.diagnostics import ERROR_LINE
+from ..compile.compiler_output import ERROR_LINE
 from .record import Diagnostic, Fix
 
 if TYPE_CHECKING:
