@@ -14,14 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import __version__
-from ..model.native import NativeFunction
-from ..plan.functionalize import plan_functionalize
 from ..plan.infos import DerivativeInfo
-from ..plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
+from ..plan.inplace_or_view import InplaceOrViewPlan
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan
-from ..plan.policy import Policy
-from ..plan.registrations import plan_registrations
-from ..plan.schemas import plan_schemas
+from ..plan.library import LibraryPlan
 from .functionalize import UNIT as FUNCTIONALIZE_UNIT
 from .functionalize import register_functionalize
 from .inplace_or_view import inplace_or_view_definition, inplace_or_view_registration
@@ -102,12 +98,10 @@ def family(name: str) -> str:
     return base[:-1] if base.endswith("_") and not base.endswith("__") else base
 
 
-def render_outputs(
-    functions: Iterable[NativeFunction], plan: Plan, policy: Policy, options: EmitOptions
-) -> dict[str, str]:
+def render_outputs(plan: Plan, library: LibraryPlan, options: EmitOptions) -> dict[str, str]:
     """Relative path → content of every generated file."""
     files = assemble_outputs(kernel_fragments(plan.kernels, options), node_fragments(plan.infos, options), options)
-    return {**files, **library_files(functions, plan, policy, options)}
+    return {**files, **library_files(library, options)}
 
 
 def _base(options: EmitOptions) -> dict[str, str]:
@@ -235,25 +229,19 @@ def assemble_functions(shard: int, nodes: list[NodeFragment], options: EmitOptio
 
 
 # -- what an op library registers besides Autograd kernels -------------------------------------
-def library_files(
-    functions: Iterable[NativeFunction], plan: Plan, policy: Policy, options: EmitOptions
-) -> dict[str, str]:
+def library_files(library: LibraryPlan, options: EmitOptions) -> dict[str, str]:
     """``RegisterSchema.cpp``, the ``ADInplaceOrViewType_<k>.cpp`` shards and, with backend
-    registrations, ``NativeKernels.h``, ``Register<Key>.cpp`` and ``RegisterFunctionalize.cpp``.
+    registrations, ``NativeKernels.h``, ``Register<Key>.cpp`` and ``RegisterFunctionalize.cpp``,
+    written from the library's plan (``plan.library``).
 
     They follow from native_functions.yaml (a view op's differentiability aside, which an edit of
     its derivatives.yaml entry re-plans with a clean run), so an incremental run keeps them.
     """
-    functions = tuple(functions)
-    # Out= operators get a Functionalize kernel (and lose the `out` tag) only in a build against torch.
-    functionalized = plan_functionalize(functions) if options.register_backends else ()
-    schemas = plan_schemas(functions, policy, functionalized)
-    files = {"RegisterSchema.cpp": register_schema(schemas, options.fake_module)}
-    if options.register_backends:
-        registrations = plan_registrations(functions, options.register_backends)
-        files.update(registration_files(registrations, options.line_directives))
-        files[FUNCTIONALIZE_UNIT] = register_functionalize(functionalized)
-    fragments = inplace_or_view_fragments(plan_inplace_or_view(plan, policy), options)
+    files = {"RegisterSchema.cpp": register_schema(library.schemas, options.fake_module)}
+    if library.registrations is not None:
+        files.update(registration_files(library.registrations, options.line_directives))
+        files[FUNCTIONALIZE_UNIT] = register_functionalize(library.functionalized)
+    fragments = inplace_or_view_fragments(library.inplace_or_view, options)
     for shard in range(options.shards):
         in_shard = [f for f in fragments if f.shard == shard]
         files[f"ADInplaceOrViewType_{shard}.cpp"] = assemble_inplace_or_view(shard, in_shard, options)
