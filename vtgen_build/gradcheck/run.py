@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import gradcheck_child as child_package
 from ..base import store
 from ..base.errors import VtgenError
 from ..base.write import locked, write_atomic
@@ -40,7 +41,6 @@ from .verdict import unverified
 
 __all__ = ["GradcheckOptions", "op_variants", "run_gradcheck"]
 
-CHILD = Path(__file__).resolve().parent / "child.py"
 WORK = ".vtgen-gradcheck"
 
 
@@ -98,7 +98,8 @@ def _selected(
 def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Path) -> dict[str, store.JSON]:
     """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op), cached."""
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
-    code = hashlib.sha256(Path(CHILD).read_bytes()).hexdigest()  # the answer is child.py's: its rules key it too
+    # the answer is the child package's: its rules key it too
+    code = [hashlib.sha256((child_package.HERE / name).read_bytes()).hexdigest() for name in child_package.FILES]
     key = hashlib.sha256(json.dumps([torch.python, torch.version, names, code]).encode()).hexdigest()
     record = cache / "schemas.json"
     data = store.read(record, "schemas_v2")
@@ -107,7 +108,7 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
         return cached
     query, answer = cache / "schemas-query.json", cache / "schemas-answer.json"
     write_atomic(query, json.dumps(names))
-    command = [torch.python, str(CHILD), "--schemas", str(query), str(answer)]
+    command = child_package.command(torch.python, "child", "--schemas", str(query), str(answer))
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
@@ -186,7 +187,9 @@ def _run_child(
         }
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
-    run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo", options.timeout), request)
+    what, launch = "the gradcheck process", child_package.LAUNCH
+    child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, ("child",))
+    run_to_end(child, request)
     return read_entries(paths[1])
 
 

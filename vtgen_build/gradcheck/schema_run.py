@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import gradcheck_child as child_package
 from ..base.errors import VtgenError, did_you_mean
 from ..inputs.files import Inputs
 from ..model.schema import op_name
@@ -26,7 +27,6 @@ from .supervise import Child, run_to_end
 from .verdict import REASONS, Unverified
 
 __all__ = [
-    "CHILD",
     "LibraryOptions",
     "SampleSource",
     "library_ops",
@@ -36,8 +36,6 @@ __all__ = [
     "schema_fallback",
     "schema_whys",
 ]
-
-CHILD = Path(__file__).resolve().parent / "schema_child.py"
 
 
 @dataclass(frozen=True)
@@ -87,7 +85,8 @@ def run_schema_child(
 
     work.mkdir(parents=True, exist_ok=True)
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
-    run_to_end(Child(python, CHILD, *paths, "the schema-sample gradcheck process", "op", timeout), request)
+    what = "the schema-sample gradcheck process"
+    run_to_end(Child(python, child_package.LAUNCH, *paths, what, "op", timeout, ("schema_child",)), request)
     return read_entries(paths[1])
 
 
