@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from .. import __version__, get_cmake_dir
 from ..base.errors import VtgenError, did_you_mean
-from ..base.names import module_name_problem
 from ..base.write import is_output_name, write_atomic
 from ..diagnostics import (
     FORMATS,
@@ -363,17 +362,10 @@ def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptio
         policy_root=args.pytorch_root,
         allow_overwrite=args.allow_overwrite,
         register_backends=_backend_keys(getattr(args, "register_backends", None)),
-        fake_module=_module_name(getattr(args, "fake_module", None)),
+        fake_module=getattr(args, "fake_module", None),  # checked with the other names (check_options)
         stable_abi=getattr(args, "stable_abi", None),
         torch_found=target.found,
     )
-
-
-def _module_name(text: str | None) -> str | None:
-    problem = module_name_problem(text) if text is not None else None
-    if problem is not None:
-        raise VtgenError(f"--fake-module: {problem}")
-    return text
 
 
 def _backend_keys(text: str | None) -> tuple[str, ...]:
