@@ -36,7 +36,7 @@ from .report import Report
 from .schema_run import schema_fallback, schema_whys
 from .shard import base_of, load_costs, shard_of
 from .supervise import Child, run_to_end
-from .units import Registration, read_registrations
+from .units import Registration
 from .verdict import unverified
 
 __all__ = ["GradcheckOptions", "op_variants", "run_gradcheck"]
@@ -321,7 +321,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     digests = op_digests(index, out)
     state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
-    regs = _selected(index, read_registrations(out), options, digests, state)
+    regs = _selected(index, index.registrations, options, digests, state)
     if options.shard is not None:  # the reach map is cached: read again below
         regs = shard_of(regs, options.shard, reach_map(torch, work), options.reach_limit, load_costs())
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)

@@ -12,41 +12,18 @@ definition keeps a ``#line`` to its place in the generated shard (formulas: the 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..compile import node_blocks, section
-from ..emit.output_index import OutputIndex
+from ..emit.output_index import OutputIndex, Registration, read_index
 
 __all__ = ["PROVIDED", "Registration", "kernel_units", "read_registrations", "register_symbol", "registration_unit"]
 
-_BLOCK = re.compile(r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{$")
-_IMPL = re.compile(r'^\s*m\.impl\("([^"]+)", TORCH_FN\(VariableType::(\w+)\)\);$')
-
-
-@dataclass(frozen=True)
-class Registration:
-    namespace: str
-    key: str  # Autograd, AutogradNestedTensor, ...
-    op: str  # sin, add.Tensor
-    kernel: str  # the kernel function: sin, add_Tensor
-
 
 def read_registrations(out: Path) -> list[Registration]:
-    """The kernel registrations of the generated shards (fallback registrations are not ours to check)."""
-    found: list[Registration] = []
-    for path in sorted(out.glob("VariableType_*.cpp")):
-        block: tuple[str, str] | None = None
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            if (m := _BLOCK.match(line)) is not None:
-                block = (m.group(1), m.group(2))
-            elif line == "}":
-                block = None
-            elif block is not None and (m := _IMPL.match(line)) is not None:
-                found.append(Registration(block[0], block[1], m.group(1), m.group(2)))
-    return found
+    """The kernel registrations of the generated shards (``emit.output_index``, their one reader)."""
+    return read_index(out).registrations
 
 
 def register_symbol(kernel: str) -> str:
