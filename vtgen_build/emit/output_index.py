@@ -189,19 +189,19 @@ def _split(name: str, text: str, kind: str, nodes: set[str] | None) -> Translati
 def _read_registrations(index: OutputIndex, text: str) -> None:
     """The ``m.impl`` lines of a shard: each op's kernels, and each registration with its block's
     namespace and dispatch key (the one reader of them: ``check --gradcheck`` takes its list from here)."""
+    for op, kernel in _REGISTRATION.findall(text):
+        known = index.kernels_of_op.setdefault(op, ())
+        if kernel and kernel not in known:
+            index.kernels_of_op[op] = (*known, kernel)
+    start = text.find("\nTORCH_LIBRARY_IMPL(")  # the blocks follow the last kernel
     block: tuple[str, str] | None = None
-    for line in text.split("\n"):
+    for line in text[start + 1 :].split("\n") if start >= 0 else ():
         if (head := _IMPL_BLOCK.match(line)) is not None:
             block = (head.group(1), head.group(2))
         elif line == "}":
             block = None
-        elif (m := _REGISTRATION.search(line)) is not None:
-            op, kernel = m.group(1), m.group(2)
-            known = index.kernels_of_op.setdefault(op, ())
-            if kernel and kernel not in known:
-                index.kernels_of_op[op] = (*known, kernel)
-            if kernel and block is not None:
-                index.registrations.append(Registration(block[0], block[1], op, kernel))
+        elif block is not None and (m := _REGISTRATION.search(line)) is not None and m.group(2):
+            index.registrations.append(Registration(block[0], block[1], m.group(1), m.group(2)))
 
 
 def read_index(out_dir: Path) -> OutputIndex:
