@@ -59,10 +59,10 @@ def _copy_inputs(root: Path, tmp: Path) -> Path:
 
 def _shard_seconds(out: Path, root: Path) -> float:
     """One real-header -fsyntax-only compile of VariableType_0.cpp with the include flags check uses."""
-    from vtgen_build.check.run import CheckOptions, find_compiler, include_flags
+    from vtgen_build.compile import Headers, find_compiler, include_flags
 
     include = root.parent / "torch/include"
-    flags = include_flags(out, CheckOptions(torch_include=str(include)))
+    flags = include_flags(out, Headers(torch_include=str(include)))
     cmd = [find_compiler(), "-std=c++17", "-fsyntax-only", "-w", *flags, str(out / "VariableType_0.cpp")]
     seconds, done = timed(cmd)
     if done.returncode != 0:

@@ -501,16 +501,9 @@ function(vtgen_generate target)
   endif()
   set(namespace aten)
   if(DEFINED arg_NAMESPACE)
-    if(NOT arg_NAMESPACE MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
-      message(FATAL_ERROR "vtgen_generate(): NAMESPACE must be an identifier, got '${arg_NAMESPACE}'")
-    endif()
     set(namespace "${arg_NAMESPACE}")
   endif()
-  foreach(ns IN LISTS arg_USING_NAMESPACES)
-    if(NOT ns MATCHES "^(::)?[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*$")
-      message(FATAL_ERROR "vtgen_generate(): USING_NAMESPACES: '${ns}' is not a C++ namespace name")
-    endif()
-  endforeach()
+  _vtgen_check_names()  # NAMESPACE, USING_NAMESPACES, MANUAL_HEADERS, REGISTER_BACKENDS, FAKE_MODULE
   set(out_dir "${CMAKE_CURRENT_BINARY_DIR}/vtgen/${target}")
   if(DEFINED arg_OUTPUT_DIR)
     get_filename_component(out_dir "${arg_OUTPUT_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
@@ -685,6 +678,61 @@ function(vtgen_add_gradcheck_test target)
   add_test(NAME "${name}" COMMAND "${python}" -m vtgen_build check ${command})
 endfunction()
 
+# _vtgen_check_names(): a macro of vtgen_generate(): the names it hands the generator, checked at
+# configure time by the generator's own rules (vtgen_build.engine.generate.arguments_problems, the
+# rules of `vtgen-build generate` and the setuptools hook), never by copies of them here.
+macro(_vtgen_check_names)
+  set(_vtgen_names "")
+  if(DEFINED arg_NAMESPACE)
+    list(APPEND _vtgen_names --namespace "${arg_NAMESPACE}")
+  endif()
+  foreach(_vtgen_name IN LISTS arg_USING_NAMESPACES)
+    list(APPEND _vtgen_names --using-namespace "${_vtgen_name}")
+  endforeach()
+  foreach(_vtgen_name IN LISTS arg_MANUAL_HEADERS)
+    list(APPEND _vtgen_names --manual-header "${_vtgen_name}")
+  endforeach()
+  if(arg_REGISTER_BACKENDS)
+    list(JOIN arg_REGISTER_BACKENDS "," _vtgen_name)
+    list(APPEND _vtgen_names --register-backends "${_vtgen_name}")
+  endif()
+  if(DEFINED arg_FAKE_MODULE)
+    list(APPEND _vtgen_names --fake-module "${arg_FAKE_MODULE}")
+  endif()
+  if(_vtgen_names)
+    get_property(_vtgen_py GLOBAL PROPERTY _vtgen_python)
+    execute_process(
+      COMMAND "${_vtgen_py}" -c [=[
+import sys
+from vtgen_build.engine.generate import arguments_problems
+for option, problem in arguments_problems(sys.argv[1:]):
+    print(option + "\t" + problem.replace("\n", " "))
+]=] ${_vtgen_names}
+      WORKING_DIRECTORY "${CMAKE_CURRENT_FUNCTION_LIST_DIR}"  # not the caller's: `-c` puts it on sys.path
+      RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_out ERROR_VARIABLE _vtgen_err
+      OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
+    if(NOT _vtgen_rc EQUAL 0)
+      message(FATAL_ERROR "vtgen_generate(): checking the names with ${_vtgen_py} failed: ${_vtgen_err}")
+    endif()
+    if(_vtgen_out)
+      string(REGEX MATCH "^[^\n]*" _vtgen_first "${_vtgen_out}")  # the first problem, as the generator says it
+      string(REGEX MATCH "^([^\t]*)\t(.*)$" _vtgen_first "${_vtgen_first}")
+      set(_vtgen_option "${CMAKE_MATCH_1}")
+      string(REGEX REPLACE "^--[a-z-]+: " "" _vtgen_problem "${CMAKE_MATCH_2}")
+      set(_vtgen_keyword_of--namespace NAMESPACE)
+      set(_vtgen_keyword_of--using-namespace USING_NAMESPACES)
+      set(_vtgen_keyword_of--manual-header MANUAL_HEADERS)
+      set(_vtgen_keyword_of--register-backends REGISTER_BACKENDS)
+      set(_vtgen_keyword_of--fake-module FAKE_MODULE)
+      set(_vtgen_keyword "${_vtgen_keyword_of${_vtgen_option}}")
+      if(_vtgen_keyword STREQUAL "NAMESPACE")
+        message(FATAL_ERROR "vtgen_generate(): NAMESPACE must be an identifier, got '${arg_NAMESPACE}': ${_vtgen_problem}")
+      endif()
+      message(FATAL_ERROR "vtgen_generate(): ${_vtgen_keyword}: ${_vtgen_problem}")
+    endif()
+  endif()
+endmacro()
+
 # -- op libraries: backend registrations and fake kernels (REGISTER_BACKENDS, FAKE_MODULE) ----------
 # _vtgen_backend_registrations(): a macro of vtgen_generate(): adds --register-backends and
 # --fake-module to `command`, NativeKernels.h to `headers`, Register<key>.cpp and (the classic
@@ -694,10 +742,7 @@ macro(_vtgen_backend_registrations)
     if(NOT arg_USE_TORCH)
       message(FATAL_ERROR "vtgen_generate(): REGISTER_BACKENDS needs USE_TORCH (the stubs declare no kernels)")
     endif()
-    foreach(_vtgen_key IN LISTS arg_REGISTER_BACKENDS)
-      if(NOT _vtgen_key MATCHES "^[A-Za-z][A-Za-z0-9]*$")
-        message(FATAL_ERROR "vtgen_generate(): REGISTER_BACKENDS: '${_vtgen_key}' is not a dispatch key name")
-      endif()
+    foreach(_vtgen_key IN LISTS arg_REGISTER_BACKENDS)  # checked by _vtgen_check_names()
       list(APPEND sources "${out_dir}/Register${_vtgen_key}.cpp")
     endforeach()
     if(NOT DEFINED arg_STABLE_ABI AND NOT namespace STREQUAL "aten")

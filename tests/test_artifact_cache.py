@@ -186,7 +186,7 @@ def test_a_damaged_or_forged_index_is_no_cache(tmp_path: Path) -> None:
 def _pch(tmp_path: Path, header: Path) -> tuple[PchBuilder, tuple[str, ...]]:
     flags = ("-std=c++17", f"-I{header.parent}")
     cache = ArtifactCache.open(tmp_path / "cache")
-    return PchBuilder(identify(GXX or "g++"), flags, cache, FileDigests(), Processes()), ('#include "h.h"',)
+    return PchBuilder(identify(GXX or "g++"), flags, "2.13", cache, FileDigests(), Processes()), ('#include "h.h"',)
 
 
 def _compile_with(builder: PchBuilder, prefix: tuple[str, ...], value: int, tmp_path: Path) -> str:
@@ -227,6 +227,30 @@ def test_damaged_and_stale_precompiled_headers_are_rebuilt(tmp_path: Path) -> No
     assert stale.get(prefix) is not None
     assert f"! {gch}" in _compile_with(stale, prefix, 2, tmp_path)  # a stale one would fail the static_assert
     assert len(list((tmp_path / "cache").glob("*/prefix.h.gch"))) == 1
+
+
+@needs_gxx
+def test_a_precompiled_header_of_another_release_is_not_reused(tmp_path: Path) -> None:
+    """The precompiled header is keyed by the one artifact-key rule, the target release included: a check
+    for 2.14 never uses the one built for 2.13 from the same prefix, compiler and flags (it builds its own),
+    and the 2.13 one stays for 2.13."""
+    (tmp_path / "inc").mkdir()
+    header = tmp_path / "inc" / "h.h"
+    header.write_text("#pragma once\nconstexpr int h() { return 1; }\n")
+    builder, prefix = _pch(tmp_path, header)
+    first = builder.get(prefix)
+    _, gch_13, _ = builder.paths(prefix)
+    assert first is not None and gch_13.is_file()
+    built = gch_13.stat().st_mtime_ns
+    cache = ArtifactCache.open(tmp_path / "cache")
+    other = PchBuilder(builder.compiler, builder.flags, "2.14", cache, FileDigests(), Processes())
+    second = other.get(prefix)
+    _, gch_14, _ = other.paths(prefix)
+    assert second is not None and second.key != first.key and gch_14 != gch_13
+    used = _compile_with(other, prefix, 1, tmp_path)
+    assert f"! {gch_14}" in used and str(gch_13) not in used  # its own precompiled header, not 2.13's
+    assert _pch(tmp_path, header)[0].get(prefix) == first and gch_13.stat().st_mtime_ns == built  # kept
+    assert len(list((tmp_path / "cache").glob("*/prefix.h.gch"))) == 2
 
 
 @needs_gxx

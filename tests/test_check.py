@@ -349,10 +349,10 @@ def test_changed_checks_again_when_a_stub_header_changes(
     """``--changed`` once answered "no op changed" after the headers were upgraded in place (its state
     key held the compiler and flags, not the headers): an edit now checks again (a touch too: the next
     test).  A copy of the stub headers stands in for the shipped ones (a pip upgrade rewrites them)."""
-    from vtgen_build.check import run as check_run
+    from vtgen_build.compile import includes
 
-    headers = Path(shutil.copytree(check_run.STUB_INCLUDE, tmp_path / "include"))
-    monkeypatch.setattr(check_run, "STUB_INCLUDE", headers)
+    headers = Path(shutil.copytree(includes.STUB_INCLUDE, tmp_path / "include"))
+    monkeypatch.setattr(includes, "STUB_INCLUDE", headers)
     args = [*_sample_args(tmp_path, tmp_path / "check"), "--changed"]
     first = run_cli(*args)
     assert first.code == 0, first.err[-3000:]

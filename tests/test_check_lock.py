@@ -12,6 +12,7 @@ import pytest
 
 from vtgen_build.check.run import CHECK_LOCK
 
+from . import faulty
 from .conftest import copy_sample, sample_inputs
 
 pytestmark = pytest.mark.slow
@@ -19,11 +20,10 @@ pytestmark = pytest.mark.slow
 
 def _check(root: Path, out: Path, pause: Path | None = None) -> subprocess.Popen[str]:
     args = ["check", *sample_inputs(root), "-I", str(root / "include"), "--shards", "1", "-j", "1", "--out", str(out)]
-    env = {**os.environ, "VTGEN_TEST_PAUSE": f"check generated:{pause}"} if pause else dict(os.environ)
-    env.pop("VTGEN_TEST_KILL_AFTER", None)
-    return subprocess.Popen(
-        [sys.executable, "-m", "vtgen_build", *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    cli = [sys.executable, "-m", "vtgen_build", *args]
+    if pause:
+        cli = faulty.command(args, pause=f"check generated:{pause}")
+    return subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _wait_for(proc: subprocess.Popen[str], pause: Path) -> None:

@@ -533,6 +533,34 @@ def test_vtgen_generate_rejects(configure_only: Configure, body: str, message: s
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ("NAMESPACE class", "vtgen_generate(): NAMESPACE must be an identifier, got 'class': 'class' is a C++ keyword"),
+        (
+            "USING_NAMESPACES helpers::delete",
+            "vtgen_generate(): USING_NAMESPACES: 'helpers::delete' is not a C++ qualified name ('delete' is a C++",
+        ),
+        (
+            "REGISTER_BACKENDS Mta",
+            "vtgen_generate(): REGISTER_BACKENDS: unknown dispatch key 'Mta'; did you mean 'Meta'?",
+        ),
+        ("FAKE_MODULE my.-fake", "vtgen_generate(): FAKE_MODULE: 'my.-fake' is not a Python module name"),
+    ],
+    ids=["keyword-namespace", "keyword-using", "dispatch-key", "fake-module"],
+)
+def test_vtgen_generate_checks_names_by_the_generators_rules(
+    configure_only: Configure, args: str, message: str
+) -> None:
+    """The names vtgen_generate() hands the generator are checked at configure time by the generator's own
+    rules (base/names.py, plan/registrations.py), the ones `vtgen-build generate` and the setuptools hook
+    apply: a C++ keyword is no namespace here either (the configure-time copy of the rule accepted it)."""
+    code, log = configure_only(f"{_FIND}vtgen_generate(lib {_ARGS} {args})")
+    assert code != 0, log
+    assert message in " ".join(log.split()), log
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("entries", "shards"), [(12, 1), (32, 1), (33, 2), (320, 10), (2000, 10), (None, 10)])
 def test_default_shards_follow_the_op_count(
     configure_only: Configure, tmp_path: Path, entries: int | None, shards: int

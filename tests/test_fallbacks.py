@@ -175,7 +175,7 @@ class _NoCounters:
 )
 def test_an_inplace_kernel_that_throws_on_every_sample_fails(throws: str, expected: dict[str, object]) -> None:
     torch = pytest.importorskip("torch")
-    from vtgen_build.gradcheck import child
+    from vtgen_build.gradcheck_child import child
 
     result = child._check(_InplaceOp(throws), "backward", "inplace", torch.float64, 0, _NoCounters(), set())
     assert result == expected

@@ -1,6 +1,6 @@
 """`generate` killed (SIGKILL) at random points: the next run repairs everything and no file is ever torn.
 
-``VTGEN_TEST_KILL_AFTER=N`` makes the generator SIGKILL itself at its N-th write point (before and
+``tests/faulty.py --kill-after N`` makes the generator SIGKILL itself at its N-th write point (before and
 after every rename, after the outputs, after the cache); a timer kill covers the moments between.
 After each kill every output file holds either its old or its new content, and the next run's
 output equals a clean generation byte for byte.
@@ -8,7 +8,6 @@ output equals a clean generation byte for byte.
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
@@ -17,15 +16,18 @@ from pathlib import Path
 
 import pytest
 
+from tests import faulty
 from tests.test_incremental import Workspace, clean_files, on_disk
 from vtgen_build.engine.generate import GenerateOptions, generate
 
 pytestmark = pytest.mark.torch
 
 
-def _cli(ws: Workspace, env: dict[str, str] | None = None, *, shards: int = 10) -> subprocess.Popen[bytes]:
+def _cli(ws: Workspace, kill_after: int | None = None, *, shards: int = 10) -> subprocess.Popen[bytes]:
     args = [*ws.cli_args(), "--shards", str(shards)]
-    return subprocess.Popen(args, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if kill_after is not None:  # generate ...: under the fault harness
+        args = faulty.command(args[3:], kill_after)
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def _assert_not_torn(out: Path, old: dict[str, str], new: dict[str, str]) -> None:
@@ -60,7 +62,7 @@ def test_killed_incremental_runs_leave_old_or_new_files_and_the_next_run_repairs
         # (with its cache): one formula back is an incremental run
         assert generate(ws.inputs, options).mode == ("up-to-date" if i == 0 else "incremental")
         ws.write("derivatives", edited)
-        proc = _cli(ws, {"VTGEN_TEST_KILL_AFTER": str(rng.randint(1, 12))})
+        proc = _cli(ws, rng.randint(1, 12))
         proc.communicate(timeout=120)
         assert proc.returncode in (0, -signal.SIGKILL)
         _assert_not_torn(ws.out, old, new)
@@ -78,7 +80,7 @@ def test_killed_clean_runs_at_random_moments_are_repaired(seeded) -> None:  # ty
     assert isinstance(old, dict) and isinstance(new, dict)
     for attempt in range(4):  # a shard-count change rewrites everything: kill in the middle of it
         if attempt % 2:
-            proc = _cli(ws, {"VTGEN_TEST_KILL_AFTER": str(rng.randint(1, 1500))}, shards=7)
+            proc = _cli(ws, rng.randint(1, 1500), shards=7)
         else:
             proc = _cli(ws, shards=7)
             time.sleep(rng.uniform(0.3, 3.0))

@@ -198,7 +198,7 @@ def test_a_batching_failure_is_reported_at_its_inputs_formula_and_says_the_value
 
 
 def test_only_a_failure_of_the_batched_part_is_a_batching_failure() -> None:
-    from vtgen_build.gradcheck.batching import BatchingFailure, run_batched
+    from vtgen_build.gradcheck_child.batching import BatchingFailure, run_batched
 
     calls: list[bool] = []
 
@@ -226,7 +226,7 @@ def test_only_a_failure_of_the_batched_part_is_a_batching_failure() -> None:
 def test_an_op_vmap_cannot_run_is_checked_unbatched() -> None:
     """A library's view op has no batching rule (and no vmap fallback): its forward-AD values are still
     checked, without the batched part, as an OpInfo turns it off; not 'not run', not a batching failure."""
-    from vtgen_build.gradcheck.batching import run_batched
+    from vtgen_build.gradcheck_child.batching import run_batched
 
     calls: list[bool] = []
 

@@ -158,7 +158,7 @@ def test_vmaps_refusal_to_write_an_inplace_tangent_is_told_apart() -> None:
     applicable); a formula's own vmap failure (the backward's add_ into an unbatched tensor) is not that."""
     import torch
 
-    from vtgen_build.gradcheck import batching
+    from vtgen_build.gradcheck_child import batching
 
     a, b = (torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2))
     fn = _scale_add_inplace()

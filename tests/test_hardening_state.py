@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests import faulty
 from vtgen_build.base import store, write
 from vtgen_build.cli import entry
 from vtgen_build.engine import noop as quick
@@ -381,8 +382,7 @@ def test_a_run_waiting_for_the_lock_sees_the_whole_of_the_other_run(tmp_path: Pa
     d = Dir(tmp_path / "d")
     gate = tmp_path / "gate"
     command = [sys.executable, "-m", "vtgen_build", *d.args]
-    env = {**os.environ, "VTGEN_TEST_PAUSE": f"cache written:{gate}"}
-    a = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    a = subprocess.Popen(faulty.command(d.args, pause=f"cache written:{gate}"), stdout=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while not gate.exists() and a.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests import faulty
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.engine import incremental
 from vtgen_build.engine.generate import GenerateOptions, GenerateResult, _generator_stats, _settings, generate
@@ -318,8 +319,8 @@ def test_two_runs_on_one_directory_are_serialized_by_the_lock(workspace, tmp_pat
     ws.reset(seeded)
     ws.write("derivatives", ws.text("derivatives").replace("self.cos().conj()", "self.cos().conj() * 2", 1))
     pause = tmp_path / "paused"
-    env = {**os.environ, "VTGEN_TEST_PAUSE": f"outputs written:{pause}"}
-    first = subprocess.Popen(ws.cli_args(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    cli = faulty.command(ws.cli_args()[3:], pause=f"outputs written:{pause}")  # its args, under the harness
+    first = subprocess.Popen(cli, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         while not pause.exists():  # until it stands between writing the outputs and the manifest
             assert first.poll() is None, first.communicate()

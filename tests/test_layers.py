@@ -22,7 +22,9 @@ PACKAGE = ROOT / "vtgen_build"
 # of vtgen_build, or one of the modules left at the package root (the entry points other
 # tools name by module path).  Rooms of one layer do not import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("base",),  # errors, identifier rules, atomic writes, hash-checked state files
+    # errors, identifier rules, atomic writes, hash-checked state files; the child processes of
+    # --gradcheck (they run in another Python: nothing of vtgen_build but their own package)
+    ("base", "gradcheck_child"),
     ("inputs",),  # finding the yaml, digests, yaml -> located records
     ("model",),  # frozen records of native functions, schemas, derivatives; C++ API spellings
     ("plan",),  # one frozen KernelPlan per op; the release policy and target
@@ -109,6 +111,21 @@ def test_the_package_root_imports_no_room() -> None:
 def test_no_room_imports_a_room_of_its_layer_or_above() -> None:
     wrong = layer_violations()
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_gradcheck_child_package_imports_only_itself() -> None:
+    """It runs in the Python whose torch is checked, which may hold no vtgen_build (``launch.py`` loads it
+    under a name of its own): not even the package root."""
+    child = "vtgen_build.gradcheck_child"
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {target}"
+        for module, path in _modules().items()
+        if module == child or module.startswith(child + ".")
+        for line, target in _imports(path)
+        if target != child and not target.startswith(child + ".")
+    ]
+    assert not found, "\n".join(found)
+    assert any(t.startswith(child + ".") for t in (t for _, t in _imports(PACKAGE / "gradcheck_child" / "child.py")))
 
 
 def test_no_import_circle_between_modules() -> None:

@@ -325,3 +325,59 @@ def test_readme_ci_job() -> None:
     checks = [line for line in runs if line.startswith("vtgen-build check --pytorch-root . ")]
     assert checks and all("--format github" in line for line in checks), runs
     assert any("--changed-since" in line for line in runs), runs  # a PR checks the ops it changed
+
+
+@pytest.mark.slow
+def test_the_build_check_compiles_the_files_the_build_ships_generated_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``check = true`` compiles exactly the translation units the build generated, where it generated
+    them (the files it ships), and nothing is generated a second time; a shipped file that does not
+    compile fails the build (a check of a copy generated elsewhere would pass)."""
+    from setuptools.dist import Distribution
+
+    from vtgen_build import setuptools_hook
+    from vtgen_build.check import run as check_run
+    from vtgen_build.engine.generate import manifest_files
+
+    project = Path(shutil.copytree(FIXTURE, tmp_path / "project"))
+    generated: list[str] = []
+    compiled: list[Path] = []
+    broken: list[Path] = []  # a generated file to break once the build generated it
+    real_generate, real_compile = setuptools_hook.generate, check_run.compile_units
+
+    def generate(*args: object, **kwargs: object) -> object:
+        generated.append("build")
+        result = real_generate(*args, **kwargs)  # type: ignore[arg-type]
+        for unit in broken:
+            unit.write_text(unit.read_text() + "\n#error the shipped file\n")
+        return result
+
+    def compile_units(units: list[object], *args: object) -> object:
+        compiled.extend(u.source for u in units)  # type: ignore[attr-defined]
+        return real_compile(units, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(setuptools_hook, "generate", generate)
+    monkeypatch.setattr(check_run, "generate", lambda *a, **k: generated.append("check"))
+    monkeypatch.setattr(check_run, "compile_units", compile_units)
+
+    def build() -> None:
+        dist = Distribution({"name": "setuptools_ops", "packages": ["setuptools_ops"]})
+        dist.vtgen_build_settings = load_settings(project)  # type: ignore[attr-defined]
+        command = setuptools_hook.build_vtgen(dist)
+        command.initialize_options()
+        command.editable_mode = True  # generates in place: no build directory needed
+        command.settings, command.root = dist.vtgen_build_settings, project  # type: ignore[attr-defined]
+        command.run()
+
+    build()
+    out = project / "src" / "setuptools_ops" / "_autograd"
+    shipped = sorted(out / name for name in manifest_files(out) or () if name.endswith(".cpp"))
+    assert generated == ["build"] and shipped and sorted(compiled) == shipped
+    assert "OK, 0 errors" in capsys.readouterr().out
+
+    (out / ".vtgen-check-ok").unlink()  # the check runs again on the next build
+    broken.append(out / "VariableType_0.cpp")
+    with pytest.raises(Exception, match="vtgen-build check failed"):
+        build()
+    assert "the shipped file" in capsys.readouterr().err

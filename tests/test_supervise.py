@@ -94,7 +94,7 @@ def test_the_childs_loop_writes_a_start_then_rows_or_one_error_row(tmp_path: Pat
     import io
     import json
 
-    from vtgen_build.gradcheck.child_loop import run_entries
+    from vtgen_build.gradcheck_child.child_loop import run_entries
 
     def fails() -> list[dict[str, object]]:
         raise ValueError("no\n  such   sample")

@@ -27,8 +27,6 @@ def check_options(project: Path) -> list[str]:
     settings = load_settings(project)
     if settings is not None:
         command = check_command(settings, project)
-        if command is None:
-            raise VtgenError("this vtgen_build has no check command")
         return command[command.index("check") + 1 :]
     find_pytorch_layout(str(project))  # not a checkout either: its error says what was looked for
     return ["--pytorch-root", str(project)]

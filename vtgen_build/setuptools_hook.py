@@ -11,8 +11,9 @@ protocol), which
   copies the generated files into the wheel, at the package path ``output-dir`` names;
 * editable build (``pip install -e .``, PEP 660): generates in place, into ``output-dir``
   in the source tree, which the editable install then points at;
-* both: runs ``vtgen-build check`` (compile check) afterwards when ``check = true`` and the
-  installed vtgen_build has that command.
+* both: compile-checks the generated files afterwards when ``check = true``: exactly the files
+  the build ships, in its own output directory (``check.check_generated``: nothing is
+  generated a second time).
 
 ``sdist`` carries the yaml inputs and the manual headers, never the generated files.
 """
@@ -23,7 +24,6 @@ import hashlib
 import importlib.metadata
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -45,8 +45,7 @@ from .engine.generate import (
     manifest_files,
 )
 from .model import Inputs
-from .plan.policy import DEFAULT_RELEASE
-from .plan.target import supported_release
+from .plan.target import resolve_target, supported_release
 
 __all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_options", "read_settings", "shard_count"]
 
@@ -479,7 +478,7 @@ class build_vtgen(Command):  # type: ignore[misc]
         if s.python_autograd is not None:
             self._write_autograd(inputs, release)
         if s.check:
-            self._check(result, out, release)
+            self._check(result, options)
         if not self.editable_mode:
             for api_file, source in (self._api_mapping() | self._autograd_mapping()).items():
                 self.mkpath(str(Path(api_file).parent))
@@ -522,48 +521,44 @@ class build_vtgen(Command):  # type: ignore[misc]
 
     # -- the compile check ---------------------------------------------------------------
 
-    def _check(self, result: GenerateResult, out: Path, release: str) -> None:
-        command = check_command(self.settings, self.root, release)
-        if command is None:
-            print(
-                "vtgen_build: compile check skipped: this vtgen_build has no `vtgen-build check` command yet",
-                flush=True,
-            )
-            return
+    def _check(self, result: GenerateResult, options: GenerateOptions) -> None:
+        """Compile-check exactly what the build ships: the files just generated into the build's own
+        output directory (nothing is generated a second time), with the include directories it names."""
+        from .check import CheckOptions, check_generated
+
+        out = Path(options.out_dir)
         stamp = out / _CHECK_STAMP
         fingerprint = hashlib.sha256((out / MANIFEST).read_bytes()).hexdigest()
         if result.plan is None and stamp.is_file() and stamp.read_text().strip() == fingerprint:
             print("vtgen_build: compile check: up to date", flush=True)
             return
         stamp.unlink(missing_ok=True)
-        print("vtgen_build: compile check:", " ".join(command), flush=True)
-        proc = subprocess.run(command, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        sys.stdout.write(proc.stdout)
-        if proc.returncode != 0:
-            raise SetupError(f"vtgen-build check failed (exit {proc.returncode}):\n{proc.stdout}")
+        print(f"vtgen_build: compile check: the generated files in {_relative(str(out), self.root)}", flush=True)
+        include_dirs = tuple(str(self.root / d) for d in self.settings.include_dirs)
+        try:
+            checked = check_generated(options, result, CheckOptions(include_dirs=include_dirs, progress=False))
+        except VtgenError as exc:
+            print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
+            raise SetupError("vtgen_build: the compile check could not run (see above)") from None
+        print(checked.summary(), flush=True)
+        if not checked.ok:
+            raise SetupError(f"vtgen-build check failed:\n{checked.summary()}")
         stamp.write_text(fingerprint + "\n")
 
 
 def build_release(settings: Settings) -> str:
     """The release the kernels are generated for: ``torch-version``, else that of the torch installed
-    in the build environment (its distribution metadata: torch is never imported), else the default."""
-    if settings.torch_version:
-        return supported_release(settings.torch_version, f"[{TABLE}] torch-version")
-    try:
-        installed = importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        return DEFAULT_RELEASE
-    return supported_release(installed, f"torch {installed}, installed in the build environment")
+    in the build environment (its distribution metadata: torch is never imported), else the default
+    (``plan.target.resolve_target``, the one rule of the CLI too)."""
+    version = None if settings.torch_version else _installed_torch()
+    installed = (version, f"torch {version}, installed in the build environment") if version else None
+    return resolve_target(settings.torch_version, None, None, installed, f"[{TABLE}] torch-version").release
 
 
-def check_command(settings: Settings, root: Path, release: str | None = None) -> list[str] | None:
-    """The ``vtgen-build check`` command line for ``settings``; None when this vtgen_build has no check.
+def check_command(settings: Settings, root: Path, release: str | None = None) -> list[str]:
+    """The ``vtgen-build check`` command line for ``settings`` (the pre-commit hook's check of a project).
 
-    ``release``: the one the build resolved (None: resolved here, for a caller that generates nothing)."""
-    import importlib.util
-
-    if importlib.util.find_spec("vtgen_build.check.run") is None:
-        return None
+    ``release``: the one the caller resolved (None: resolved here, for a caller that generates nothing)."""
     s = settings
     command = [
         sys.executable,

@@ -12,17 +12,17 @@ import contextlib
 import fcntl
 import os
 import re
-import signal
-import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import VtgenError
 
 __all__ = [
+    "FaultHook",
     "WriteResult",
     "fault_point",
+    "install_fault_hook",
     "is_output_name",
     "locked",
     "remove_outputs",
@@ -93,27 +93,21 @@ def temporary_name(name: str) -> str:
     return f".{name}.{os.getpid()}.{os.urandom(4).hex()}.vtgen.tmp"
 
 
+FaultHook = Callable[[str], None]
+_FAULT_HOOKS: list[FaultHook] = []  # empty in production; a test harness installs one (tests/faulty.py)
+
+
 def fault_point(where: str) -> None:
-    """Test hooks: with ``VTGEN_TEST_KILL_AFTER=N`` the process SIGKILLs itself at the N-th point;
-    with ``VTGEN_TEST_PAUSE=<where>:<file>`` it creates ``<file>`` at the first point named
-    ``<where>`` and waits until ``<file>`` is removed (a test drives a race step by step)."""
-    if _pause is not None and _pause[0] == where and not _paused:
-        _paused.append(where)
-        with open(_pause[1], "w"):
-            pass
-        while os.path.exists(_pause[1]):
-            time.sleep(0.01)
-    if _kill_after is None:
-        return
-    _points.append(where)
-    if len(_points) >= _kill_after:
-        os.kill(os.getpid(), signal.SIGKILL)
+    """A named point of the write path (``write``, ``written``, ``outputs written``, ``cache written``,
+    ``check generated``) where an installed hook may stop or kill the process; nothing otherwise.
+    Nothing here reads the environment: a harness running the CLI injects its hook first."""
+    for hook in _FAULT_HOOKS:
+        hook(where)
 
 
-_points: list[str] = []  # the points passed (a list: no module-level rebinding)
-_paused: list[str] = []
-_kill_after = int(os.environ["VTGEN_TEST_KILL_AFTER"]) if os.environ.get("VTGEN_TEST_KILL_AFTER") else None
-_pause = tuple(os.environ["VTGEN_TEST_PAUSE"].split(":", 1)) if ":" in os.environ.get("VTGEN_TEST_PAUSE", "") else None
+def install_fault_hook(hook: FaultHook) -> None:
+    """Call ``hook`` at every fault point of this process (a test harness driving a crash or a race)."""
+    _FAULT_HOOKS.append(hook)
 
 
 def is_output_name(rel: str) -> bool:

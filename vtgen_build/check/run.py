@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import sys
 import threading
 import time
@@ -38,21 +37,31 @@ from ..base import store
 from ..base.errors import VtgenError, did_you_mean
 from ..base.write import fault_point, locked, write_atomic
 from ..compile import (
+    STUB_INCLUDE,
+    WORK,
+    Headers,
     Settings,
     Unit,
     UnitResult,
     compile_units,
     default_std,
     find_compiler,
+    header_root,
     identify,
+    include_flags,
+    launcher_argv,
     namespace_hint,
+    node_blocks,
+    op_kernels,
     prefix_of,
+    section,
 )
 from ..emit.output_index import OutputIndex, read_index
-from ..engine.generate import GenerateOptions, generate
+from ..engine.generate import GenerateOptions, GenerateResult, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..plan.registrations import ALL_KEYS
+from .state import changed_ops, read_state, write_state
 
 if TYPE_CHECKING:
     from ..revisions import Changes
@@ -63,18 +72,14 @@ __all__ = [
     "CheckOptions",
     "CheckResult",
     "UnitResult",
+    "check_generated",
     "default_check_dir",
     "find_compiler",
-    "include_flags",
-    "launcher_argv",
     "op_digests",
     "run_check",
     "select_ops",
-    "with_node_includes",
 ]
 
-STUB_INCLUDE = Path(__file__).resolve().parent.parent / "stubs" / "include"
-WORK = ".vtgen-check"
 STATE = f"{WORK}/state"
 _STATE_KIND = "check_state"
 _PARTIAL_LIMIT = 0.25  # --changed compiles everything when more than this share of the ops changed
@@ -98,6 +103,10 @@ class CheckOptions:
     cache: bool = True  # False: compile every unit, even those that passed unchanged before
     pch: bool = True  # precompiled headers for the shared include prefix
     since: Changes | None = None  # --changed-since: only the ops whose entries differ from a git revision
+
+    @property
+    def headers(self) -> Headers:
+        return Headers(self.torch_include, self.include_dirs, self.manual_header_file)
 
 
 @dataclass(frozen=True)
@@ -155,84 +164,19 @@ def default_check_dir(inputs: Inputs, options: GenerateOptions) -> str:
     return os.path.join(cache, "vtgen-build", "check", hashlib.sha256(key.encode()).hexdigest()[:16])
 
 
-# -- include directories ------------------------------------------------------------------------
 def _write_if_changed(path: Path, text: str) -> None:
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text)
 
 
-def _include(path: Path) -> str:
-    return '#include "' + str(path).replace("\\", "\\\\").replace('"', '\\"') + '"\n'
-
-
-def include_flags(out: Path, options: CheckOptions) -> list[str]:
-    """``-I``/``-isystem`` flags: our Functions.h shadows PyTorch's, headers we did not write are system."""
-    mode = "real" if options.torch_include else "stubs"
-    shim = out / WORK / mode / "shim"  # found first: the generated Functions.h under PyTorch's name
-    system = out / WORK / mode / "system"  # headers we do not check for warnings
-    # PyTorch's FunctionsManual.h includes generated/Functions.h for the shared includes only: give it
-    # FunctionsBase.h, not the umbrella, so that a change to one Node's header recompiles one shard.
-    _write_if_changed(shim / "torch/csrc/autograd/generated/Functions.h", _include(out.resolve() / "FunctionsBase.h"))
-    flags = [f"-I{shim}", f"-I{out}"]
-    flags += [f"-isystem{d}" for d in options.include_dirs]
-    if options.torch_include is None:
-        if options.manual_header_file:
-            _write_if_changed(
-                system / "torch/csrc/autograd/FunctionsManual.h", _include(Path(options.manual_header_file).resolve())
-            )
-        return [*flags, f"-isystem{system}", f"-isystem{STUB_INCLUDE}"]
-    real = Path(options.torch_include)
-    if not (real / "ATen").is_dir():
-        raise VtgenError(f"--torch-include {real}: no ATen/ headers there (expected <torch>/include)")
-    flags += [f"-isystem{system}", f"-isystem{real}", f"-isystem{real / 'torch/csrc/api/include'}"]
-    functions_inc = (out / "vtgen_decls" / "Functions.inc").read_text(encoding="utf-8")
-    if "<vtgen_aten/" in functions_inc:  # an op library in its own namespace: PyTorch's headers lack its functions
-        for kind in ("Functions", "RedispatchFunctions"):
-            _write_if_changed(system / "vtgen_aten" / f"{kind}.inc", "// the real aten headers are used\n")
-        forced = system / "vtgen_namespace_decls.h"
-        decls = tuple(f"vtgen_decls/{k}.inc" for k in ("Functions", "RedispatchFunctions"))
-        includes = ("ATen/ATen.h", "torch/csrc/Export.h", *decls)
-        _write_if_changed(forced, "#pragma once\n" + "".join(f"#include <{h}>\n" for h in includes))
-        flags += ["-include", str(forced)]
-    return flags
-
-
 # -- the partial unit (--op, --changed) ---------------------------------------------------------
-_NODE_INCLUDE = re.compile(r'^#include "Functions_\d+\.h"$')
-
-
-def with_node_includes(prelude: str, headers: Iterable[str]) -> str:
-    """``prelude`` including exactly ``headers`` (the ``Functions_<k>.h`` declaring the Nodes needed)."""
-    lines = prelude.split("\n")
-    wanted = [f'#include "{h}"' for h in sorted(set(headers))]
-    at = next((i for i, line in enumerate(lines) if _NODE_INCLUDE.match(line)), None)
-    kept = [line for line in lines if not _NODE_INCLUDE.match(line)]
-    if at is None:
-        at = max((i for i, line in enumerate(kept) if line.startswith("#include")), default=-1) + 1
-    return "\n".join(kept[:at] + wanted + kept[at:])
-
-
 def _partial_unit(index: OutputIndex, ops: Iterable[str]) -> str:
-    """One translation unit with the kernels of ``ops`` and the ``apply`` of their Nodes.
-
-    Each definition is preceded by ``#line`` to its place in the shard it comes from,
-    so errors point at the full generated files (or, inside formulas, at the yaml).
-    """
-    kernels = list(dict.fromkeys(k for op in ops for k in index.kernels_of_op.get(op, ()) if k in index.kernels))
+    """One translation unit with the kernels of ``ops`` and the ``apply`` of their Nodes (``compile.partial``)."""
+    kernels = op_kernels(index, ops)
     nodes = list(dict.fromkeys(n for k in kernels for n in index.nodes_of_kernel.get(k, ())))
-    parts: list[str] = []
-    for kind, names in (("kernels", kernels), ("nodes", nodes)):
-        blocks = [b for n in names for b in (index.node_blocks.get(n, []) if kind == "nodes" else [index.kernels[n]])]
-        if not blocks:
-            continue
-        unit = index.units[blocks[0].unit]
-        parts.append(f"#line 1 {json.dumps(str(index.out_dir / unit.name))}")
-        parts.append(with_node_includes(unit.prelude, (index.header_of_node[n] for n in nodes)))
-        parts.append(_UNREGISTERED)
-        for b in blocks:
-            parts.append(f"#line {b.first} {json.dumps(str(index.out_dir / b.unit))}\n{b.text}")
-        parts.append(unit.epilogue)
+    parts = section(index, [index.kernels[k] for k in kernels], nodes, (_UNREGISTERED,))
+    parts += section(index, node_blocks(index, nodes), nodes, (_UNREGISTERED,))
     return (
         "// Generated by vtgen-build check: the kernels and Nodes of some ops, for a quick check.\n"
         + "\n".join(parts)
@@ -255,7 +199,7 @@ def select_ops(index: OutputIndex, names: Iterable[str]) -> list[str]:
 # -- state for --changed ------------------------------------------------------------------------
 def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, ...], options: CheckOptions) -> str:
     """Everything but the ops' own code that decides whether a check passes."""
-    h = hashlib.sha256(json.dumps([settings.compiler.identity, *settings.flags]).encode())
+    h = hashlib.sha256(json.dumps([settings.compiler.identity, settings.release, *settings.flags]).encode())
     shared = [out / "FunctionsBase.h", *sorted((out / "vtgen_decls").glob("*.inc"))]
     if options.manual_header_file:
         shared.append(Path(options.manual_header_file))
@@ -263,7 +207,7 @@ def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, .
     for path in shared:
         if path.is_file():
             h.update(str(path).encode() + path.read_bytes())
-    h.update(_headers_digest(Path(options.torch_include) if options.torch_include else STUB_INCLUDE).encode())
+    h.update(_headers_digest(header_root(options.headers)).encode())
     return h.hexdigest()
 
 
@@ -288,28 +232,7 @@ def op_digests(index: OutputIndex, out: Path) -> dict[str, str]:
     return {op: index.op_digest(op, headers) for op, ks in index.kernels_of_op.items() if ks}
 
 
-def _read_state(out: Path, settings: str) -> dict[str, str]:
-    data = store.read(out / STATE, _STATE_KIND)
-    ops = data.get("ops") if isinstance(data, dict) and data.get("settings") == settings else None
-    if not isinstance(ops, dict):
-        return {}
-    return {k: v for k, v in ops.items() if isinstance(v, str)}
-
-
-def _write_state(out: Path, settings: str, ops: dict[str, str]) -> None:
-    (out / STATE).parent.mkdir(parents=True, exist_ok=True)
-    store.write(out / STATE, _STATE_KIND, {"settings": settings, "ops": dict(ops)})
-
-
 # -- running ------------------------------------------------------------------------------------
-def launcher_argv(launcher: str | None) -> tuple[str, ...]:
-    """``--launcher CMD`` as the words each compile is prefixed with; a launcher not found is an error."""
-    argv = tuple(launcher.split()) if launcher else ()
-    if argv and shutil.which(argv[0]) is None:
-        raise VtgenError(f"--launcher {launcher}: {argv[0]} not found")
-    return argv
-
-
 def _settings(out: Path, options: CheckOptions, release: str) -> Settings:
     compiler = identify(find_compiler(options.cxx))
     launcher = launcher_argv(options.launcher)
@@ -318,7 +241,7 @@ def _settings(out: Path, options: CheckOptions, release: str) -> Settings:
     return Settings(
         compiler,
         options.std or default_std(include),
-        tuple(include_flags(out, options)),
+        tuple(include_flags(out, options.headers)),
         out / WORK,
         launcher,
         options.jobs,
@@ -335,8 +258,7 @@ def _unit(source: Path) -> Unit:
 
 
 def _changed_ops(out: Path, digests: dict[str, str], settings: str) -> list[str]:
-    state = _read_state(out, settings)
-    return [op for op, d in digests.items() if state.get(op) != d]
+    return changed_ops(read_state(out / STATE, _STATE_KIND, settings), digests)
 
 
 @dataclass
@@ -385,6 +307,20 @@ def _run_check_locked(inputs: Inputs, gen_options: GenerateOptions, options: Che
     gen_options = replace(gen_options, line_directives=True, stub_decls=True, register_backends=(ALL_KEYS,))
     generated = generate(inputs, gen_options)
     fault_point("check generated")
+    return _check_generated(gen_options, generated, options, start)
+
+
+def check_generated(gen_options: GenerateOptions, generated: GenerateResult, options: CheckOptions) -> CheckResult:
+    """Compile the translation units a build generated (``generated``, in ``gen_options.out_dir``) as they
+    ship: nothing is generated again, no check-only file is added (the setuptools hook's check)."""
+    find_compiler(options.cxx)
+    with locked(Path(gen_options.out_dir), CHECK_LOCK):
+        return _check_generated(gen_options, generated, options, time.perf_counter())
+
+
+def _check_generated(
+    gen_options: GenerateOptions, generated: GenerateResult, options: CheckOptions, start: float
+) -> CheckResult:
     out = Path(gen_options.out_dir).resolve()
     settings = _settings(out, options, gen_options.release)
     state_key = _settings_digest(out, settings, gen_options.manual_headers, options)
@@ -443,9 +379,9 @@ def _record_passed(
         checked = [op for op in ops if op in digests]
         passed = set() if failed_units else set(checked)
     if passed:
-        state = _read_state(out, state_key)
+        state = read_state(out / STATE, _STATE_KIND, state_key)
         state.update({op: digests[op] for op in passed})
-        _write_state(out, state_key, state)
+        write_state(out / STATE, _STATE_KIND, state_key, state)
     return len(checked)
 
 

@@ -8,12 +8,12 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__, get_cmake_dir
 from ..base.errors import VtgenError, did_you_mean
-from ..base.names import module_name_problem
 from ..base.write import is_output_name, write_atomic
 from ..diagnostics import (
     FORMATS,
@@ -42,6 +42,8 @@ from ..inputs.files import Inputs
 from ..inputs.paths import find_pytorch_layout, layout_candidates
 
 if TYPE_CHECKING:
+    from ..check import CheckOptions
+    from ..gradcheck import GradcheckOptions, LibraryOptions, Report
     from ..model import Model
     from ..plan.kernel import KernelPlan, Plan
     from ..plan.policy import Policy
@@ -289,8 +291,12 @@ def _add_inputs(p: argparse.ArgumentParser) -> None:
     g.add_argument("--pytorch-root", metavar="DIR", help="fill the three paths from a PyTorch checkout or torchgen")
     g.add_argument("--torch-version", metavar="X.Y",
                    help="PyTorch release to generate for (default: the one in the torch/version.h of "
-                        "--torch-include, where the command has it; else the PyTorch --pytorch-root "
-                        "belongs to; else 2.13)")  # fmt: skip
+                        "--torch-include, where the command has it; else the torch/version.py or version.txt of "
+                        "the PyTorch --pytorch-root belongs to; else the release whose operator lists "
+                        "--pytorch-root's generator sources hold; else 2.13, with a warning when --pytorch-root "
+                        "was given: read from files, never from an installed torch, once per command); "
+                        "check --gradcheck builds for the torch of --python, and a value naming another "
+                        "release is an error")  # fmt: skip
     g.add_argument(
         "--namespace",
         default="aten",
@@ -345,28 +351,21 @@ def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptio
     elif not namespaces and any(Path(h).as_posix().endswith(_PYTORCH_MANUAL) for h in headers):
         namespaces = [_PYTORCH_HELPERS]  # PyTorch's own helper header: its helpers' namespace
     return GenerateOptions(
-        args.out,
-        args.shards if args.shards is not None else _default_shards(args),
-        args.namespace,
-        tuple(headers),
-        tuple(namespaces),
+        out_dir=args.out or "",
+        shards=args.shards if args.shards is not None else _default_shards(args),
+        namespace=args.namespace,
+        manual_headers=tuple(headers),
+        using_namespaces=tuple(namespaces),
         line_directives=getattr(args, "line_directives", False),
         stub_decls=getattr(args, "stub_decls", False),
         release=target.release,
         policy_root=args.pytorch_root,
         allow_overwrite=args.allow_overwrite,
         register_backends=_backend_keys(getattr(args, "register_backends", None)),
-        fake_module=_module_name(getattr(args, "fake_module", None)),
+        fake_module=getattr(args, "fake_module", None),  # checked with the other names (check_options)
         stable_abi=getattr(args, "stable_abi", None),
         torch_found=target.found,
     )
-
-
-def _module_name(text: str | None) -> str | None:
-    problem = module_name_problem(text) if text is not None else None
-    if problem is not None:
-        raise VtgenError(f"--fake-module: {problem}")
-    return text
 
 
 def _backend_keys(text: str | None) -> tuple[str, ...]:
@@ -636,43 +635,137 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from ..check.run import CheckOptions, default_check_dir, run_check
+    from ..check import default_check_dir, run_check
 
     _check_ranges(args)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
     target = _resolve_target(args)
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
+    gen_options = _generate_options(args, target)  # once: the default --out only names a directory
     if not args.out:
-        args.out = default_check_dir(inputs, _generate_options(argparse.Namespace(**{**vars(args), "out": ""}), target))
+        args.out = default_check_dir(inputs, gen_options)
+    gen_options = replace(gen_options, out_dir=args.out)
     since = _changes_since(args, inputs, manual_file) if args.changed_since else None
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
     if args.gradcheck:
-        from ..gradcheck import run_from_args
-
-        report = run_from_args(args, inputs, _generate_options(args, target), manual_file, since)
+        report = _run_gradcheck(args, inputs, gen_options, target, manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
         args.found += from_gradcheck_report(report, verbose=args.verbose)
         return report.status
-    options = CheckOptions(
-        args.std,
-        args.jobs,
-        args.launcher,
-        args.cxx,
-        tuple(args.op),
-        args.changed,
-        args.torch_include,
-        tuple(args.include_dirs),
-        manual_file,
-        cache=not args.no_cache,
-        pch=not args.no_pch,
-        since=since,
-    )
-    result = run_check(inputs, _generate_options(args, target), options)
+    result = run_check(inputs, gen_options, _check_options(args, manual_file, since))
     args.summary = result.summary()
     args.found += [d for u in result.units for d in from_compiler_output(u.diagnostics, u.unit, not u.ok)]
     print(args.summary, file=sys.stdout if result.ok else sys.stderr)
     return 0 if result.ok else 1
+
+
+def _check_options(args: argparse.Namespace, manual_file: str | None, since: Changes | None) -> CheckOptions:
+    """``check``'s options, as one typed record (the check room never sees the command line)."""
+    from ..check import CheckOptions
+
+    return CheckOptions(
+        std=args.std,
+        jobs=args.jobs,
+        launcher=args.launcher,
+        cxx=args.cxx,
+        ops=tuple(args.op),
+        changed=args.changed,
+        torch_include=args.torch_include,
+        include_dirs=tuple(args.include_dirs),
+        manual_header_file=manual_file,
+        cache=not args.no_cache,
+        pch=not args.no_pch,
+        since=since,
+    )
+
+
+def _run_gradcheck(
+    args: argparse.Namespace,
+    inputs: Inputs,
+    gen_options: GenerateOptions,
+    target: Target,
+    manual: str | None,
+    since: Changes | None,
+) -> Report:
+    """``check --gradcheck``: run, print the failures and the summary; the report, whose ``status`` is the
+    exit status: 1 on a failed check, 3 when a selected op with a formula was verified by no passing check
+    (unless ``--allow-unverified``), else 0."""
+    from ..gradcheck import run_gradcheck, run_library
+
+    if args.no_pch:
+        raise VtgenError("--no-pch: --gradcheck builds no precompiled headers; leave the option out")
+    if args.library and args.shard:
+        raise VtgenError("--shard: parts of a run of PyTorch's yaml (or an op set) only, not of --library")
+    if args.coverage and args.changed and not args.library:
+        raise VtgenError("--coverage reports on every op or on the --op ones: leave out --changed")
+    if args.library:
+        work = Path(gen_options.out_dir).resolve() / ".vtgen-gradcheck"
+        library = _library_options(args)
+        report = run_library(inputs, work, gen_options.release, gen_options.policy_root, library)
+    else:
+        report = run_gradcheck(inputs, gen_options, _gradcheck_options(args, inputs, target, manual, since))
+    print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)
+    return report
+
+
+def _gradcheck_options(
+    args: argparse.Namespace, inputs: Inputs, target: Target, manual: str | None, since: Changes | None
+) -> GradcheckOptions:
+    from ..gradcheck import GradcheckOptions, parse_shard
+
+    return GradcheckOptions(
+        ops=tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op),  # mylib::op or op
+        changed=args.changed,
+        python=args.python,
+        cxx=args.cxx,
+        jobs=args.jobs,
+        include_dirs=tuple(args.include_dirs),
+        manual_header_file=manual,
+        max_samples=args.max_samples,
+        timeout=args.timeout,
+        bind_hidden=args.bind_hidden,
+        pytorch_root=args.pytorch_root,
+        std=args.std,
+        launcher=args.launcher,
+        cache=not args.no_cache,
+        torch_include=args.torch_include,
+        torch_version=args.torch_version,
+        target=target,
+        since=since,
+        hints=tuple(args.hints),
+        allow_unverified=args.allow_unverified,
+        coverage=args.coverage,
+        batched=args.batched_grad,
+        shard=parse_shard(args.shard) if args.shard else None,
+        reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
+    )
+
+
+def _library_options(args: argparse.Namespace) -> LibraryOptions:
+    """``--library``'s options.  An option it would ignore is an error, not a silent no-op: these shape the
+    OpInfo run or the library ``--gradcheck`` builds, and ``--library`` checks a built library on schema samples."""
+    from ..gradcheck import LibraryOptions
+
+    given = (
+        ("--coverage", args.coverage, "it reports which formulas OpInfo samples ran, and --library runs none"),
+        ("--max-samples", args.max_samples, "it limits OpInfo samples; --library runs samples made from the schemas"),
+        ("--changed", args.changed, "it selects by the library --gradcheck builds; name the ops with --op"),
+        ("--changed-since", args.changed_since, "it selects by the library --gradcheck builds; name the ops with --op"),
+        ("--no-bind-hidden", not args.bind_hidden, "it shapes the library --gradcheck builds; --library loads yours"),
+    )
+    for option, value, why in given:
+        if value:
+            raise VtgenError(f"{option} cannot be used with --library: {why}")
+    return LibraryOptions(
+        library=args.library,
+        ops=tuple(args.op),
+        hints=tuple(args.hints),
+        python=args.python,
+        timeout=args.timeout,
+        batched=args.batched_grad,
+        allow_unverified=args.allow_unverified,
+    )
 
 
 def _changes_since(args: argparse.Namespace, inputs: Inputs, manual_file: str | None) -> Changes:

@@ -1,8 +1,9 @@
 """The one cache of compiled artifacts: objects, precompiled headers, linked libraries, check results.
 
-One rule for all of them.  An entry's *key* digests what is known before compiling:
-the compiler's identity (path, ``--version`` output, size, mtime), the exact command
-line, the target release and the source text.  The entry holds every file the
+One rule for all of them.  An entry's *key* (``artifact_key``, the one key function) digests
+what is known before compiling: the compiler's identity (path, ``--version`` output, size,
+mtime), the exact command line, the target release and the source text.  A compile that
+wrote no depfile (``read_depfile``: None) is used but never cached.  The entry holds every file the
 compiler read (its ``-MD`` output: user headers whatever flag found them, system
 headers, torch's) with one digest of their content, and the SHA-256 of the artifact
 the compile produced (none for a check result: "this unit passed").  A lookup
@@ -24,17 +25,19 @@ are an hour old.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base import store
 from ..base.store import JSON, Malformed
 
-__all__ = ["ArtifactCache", "FileDigests", "Hit", "parse_depfile", "remove_legacy"]
+__all__ = ["ArtifactCache", "FileDigests", "Hit", "artifact_key", "parse_depfile", "read_depfile", "remove_legacy"]
 
 KIND = "compiled_artifacts"
 INDEX = "index"
@@ -70,6 +73,34 @@ class FileDigests:
                 return None
             parts.append(f"{path}\0{digest}\n")
         return store.sha256_hex("".join(parts).encode("utf-8", "surrogateescape"))
+
+
+def artifact_key(
+    kind: str, compiler: str, flags: Sequence[str], release: str, text: str | bytes, parts: Sequence[str] = ()
+) -> str:
+    """The one key rule of every artifact (check result, precompiled header, object, library, analysis):
+    its kind, the compiler's identity, the exact flags, the target release, the unit's text (a header
+    prefix, a link's version script, a query), and ``parts`` (the digests of the artifacts it is made
+    of, a torch version).  The full SHA-256 of them, each part length-prefixed so none can run into the
+    next.  What the build *read* (headers, libraries) is not in the key: the entry holds it and every
+    lookup verifies it by content."""
+    h = hashlib.sha256()
+    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    for part in (kind, compiler, *flags, "\0flags-end", release, *parts, "\0parts-end"):
+        encoded = part.encode("utf-8", "surrogateescape")
+        h.update(len(encoded).to_bytes(8, "little") + encoded)
+    h.update(data)
+    return h.hexdigest()
+
+
+def read_depfile(path: Path) -> list[str] | None:
+    """The files a compile read, from the depfile it wrote (``-MD -MF``); None when there is none or it
+    does not read.  The one rule for every compile: without it what was read is unknown, so the artifact
+    is used but never cached (the caller says so in a note)."""
+    try:
+        return parse_depfile(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def parse_depfile(text: str) -> list[str]:

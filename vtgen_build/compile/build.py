@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .artifacts import ArtifactCache, FileDigests, parse_depfile, remove_legacy
+from .artifacts import ArtifactCache, FileDigests, artifact_key, read_depfile, remove_legacy
 from .compiler import Compiler
-from .diagnostics import Locator, read_diagnostics
+from .compiler_output import Locator, read_diagnostics
 from .jobs import Processes, Reporter, UnitResult, run_parallel
 from .pch import PchBuilder
 
@@ -85,9 +84,7 @@ class _Run:
         return [self.settings.compiler.path, *pch_flags, "-fsyntax-only", *self.settings.flags]
 
     def key(self, argv: list[str], text: bytes) -> str:
-        h = hashlib.sha256("\0".join(["check", self.settings.compiler.identity, self.settings.release, *argv]).encode())
-        h.update(b"\0" + text)
-        return h.hexdigest()
+        return artifact_key("check", self.settings.compiler.identity, argv, self.settings.release, text)
 
     def one(self, unit: Unit) -> UnitResult:
         start = time.perf_counter()
@@ -111,7 +108,7 @@ class _Run:
             output_flags = launcher_output(self.settings.launcher, obj)
             cmd = [*self.settings.launcher, *argv, *output_flags, "-MD", "-MF", str(depfile), str(unit.source)]
             code, output = self.processes.run(cmd, self.env)
-            deps = _read_depfile(depfile) if code == 0 else None
+            deps = read_depfile(depfile) if code == 0 else None
         finally:
             depfile.unlink(missing_ok=True)
             obj.unlink(missing_ok=True)
@@ -129,13 +126,6 @@ class _Run:
         return result
 
 
-def _read_depfile(path: Path) -> list[str] | None:
-    try:
-        return parse_depfile(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def compile_units(units: list[Unit], settings: Settings, locator: Locator, out: Path) -> list[UnitResult]:
     """Check that each unit compiles (``-fsyntax-only``), biggest first; results in the order given."""
     processes = Processes()
@@ -143,7 +133,7 @@ def compile_units(units: list[Unit], settings: Settings, locator: Locator, out: 
     remove_legacy(settings.work, ("results", "pch"))  # the caches of earlier versions
     cache = ArtifactCache.open(settings.work / CACHE)  # --no-cache: no lookups, results still recorded
     files = FileDigests()
-    pch = PchBuilder(settings.compiler, settings.flags, cache, files, processes, env)
+    pch = PchBuilder(settings.compiler, settings.flags, settings.release, cache, files, processes, env)
     reporter = Reporter(len(units), settings.progress)
     if cache.damaged:
         reporter.note(f"the compile cache's index ({cache.root}) was damaged or old: every unit compiles again")

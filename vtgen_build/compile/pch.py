@@ -7,8 +7,9 @@ headers, for Nodes the manual header and ``FunctionsBase.h``.  Units keep their 
 ever replaces a prefix the unit starts with: it cannot hide a missing include.
 
 A precompiled header is an entry of the compiled-artifact cache (``artifacts.py``):
-keyed by the compiler's identity, the flags and the prefix, verified before each use
-by the content of every header it read and of the ``.gch``/``.pch`` itself, so a
+keyed by the compiler's identity, the flags, the target release and the prefix
+(``artifact_key``), verified before each use by the content of every header it read and of
+the ``.gch``/``.pch`` itself, so a
 truncated, replaced or stale one (a header edited keeping its size and mtime) is
 rebuilt, never used.  It is written under a temporary name, then renamed.  A prefix
 that does not compile gets no precompiled header: its units are compiled without one
@@ -17,7 +18,6 @@ and report the error themselves.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .artifacts import ArtifactCache, FileDigests, parse_depfile
+from .artifacts import ArtifactCache, FileDigests, artifact_key, read_depfile
 from .compiler import Compiler
 from .jobs import Processes
 
@@ -62,6 +62,7 @@ class PchBuilder:
 
     compiler: Compiler
     flags: tuple[str, ...]  # -std, warnings, include flags: exactly what units get
+    release: str  # the target PyTorch release: part of every artifact's key
     cache: ArtifactCache
     files: FileDigests
     processes: Processes
@@ -71,8 +72,7 @@ class PchBuilder:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def key(self, prefix: tuple[str, ...]) -> str:
-        text = "\n".join(["pch", self.compiler.identity, *self.flags, "", *prefix])
-        return hashlib.sha256(text.encode()).hexdigest()[:32]
+        return artifact_key("pch", self.compiler.identity, self.flags, self.release, "\n".join(prefix))
 
     def paths(self, prefix: tuple[str, ...]) -> tuple[Path, Path, tuple[str, ...]]:
         """The prefix header, the precompiled file and the flags a unit adds to use them."""
@@ -119,11 +119,11 @@ class PchBuilder:
         argv = [self.compiler.path, "-x", "c++-header", *self.flags, str(header), "-o", str(tmp)]
         try:
             code, _ = self.processes.run([*argv, "-MD", "-MF", str(depfile)], self.env)
-            if code != 0:
+            deps = read_depfile(depfile) if code == 0 else None
+            if deps is None:  # failed, or what it read is unknown: a precompiled header is only used cached
                 return None
-            deps = parse_depfile(depfile.read_text(encoding="utf-8"))
             os.replace(tmp, output)
-        except (OSError, UnicodeDecodeError):
+        except OSError:
             return None
         finally:
             tmp.unlink(missing_ok=True)

@@ -72,7 +72,7 @@ def from_compiler_output(text: str, unit: str, failed: bool) -> list[Diagnostic]
     A unit that failed without any such line (the compiler crashed, or said something
     else) still yields one diagnostic, naming the unit and the end of the output.
     """
-    from ..compile.diagnostics import ERROR_LINE  # here: `generate` never loads the compile package
+    from ..compile.compiler_output import ERROR_LINE  # here: `generate` never loads the compile package
 
     found = []
     for raw in text.splitlines():

@@ -14,15 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .. import __version__
-from ..model.native import NativeFunction
-from ..plan.aoti_shims import plan_aoti_shims
-from ..plan.functionalize import plan_functionalize
 from ..plan.infos import DerivativeInfo
-from ..plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
+from ..plan.inplace_or_view import InplaceOrViewPlan
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan
-from ..plan.policy import Policy
-from ..plan.registrations import plan_registrations
-from ..plan.schemas import plan_schemas
+from ..plan.library import LibraryPlan
 from .aoti_shims import HEADER as AOTI_SHIMS_HEADER
 from .aoti_shims import UNIT as AOTI_SHIMS_UNIT
 from .aoti_shims import aoti_shims_header, aoti_shims_unit
@@ -107,12 +102,10 @@ def family(name: str) -> str:
     return base[:-1] if base.endswith("_") and not base.endswith("__") else base
 
 
-def render_outputs(
-    functions: Iterable[NativeFunction], plan: Plan, policy: Policy, options: EmitOptions
-) -> dict[str, str]:
+def render_outputs(plan: Plan, library: LibraryPlan, options: EmitOptions) -> dict[str, str]:
     """Relative path → content of every generated file."""
     files = assemble_outputs(kernel_fragments(plan.kernels, options), node_fragments(plan.infos, options), options)
-    return {**files, **library_files(functions, plan, policy, options)}
+    return {**files, **library_files(library, options)}
 
 
 def _base(options: EmitOptions) -> dict[str, str]:
@@ -240,33 +233,25 @@ def assemble_functions(shard: int, nodes: list[NodeFragment], options: EmitOptio
 
 
 # -- what an op library registers besides Autograd kernels -------------------------------------
-def library_files(
-    functions: Iterable[NativeFunction], plan: Plan, policy: Policy, options: EmitOptions
-) -> dict[str, str]:
+def library_files(library: LibraryPlan, options: EmitOptions) -> dict[str, str]:
     """``RegisterSchema.cpp``, the ``ADInplaceOrViewType_<k>.cpp`` shards and, with backend
     registrations, ``NativeKernels.h`` and ``Register<Key>.cpp``; with backend registrations of an op
     library (``--namespace`` other than ``aten``, CMake's rule too), also ``RegisterFunctionalize.cpp``
     and the AOTInductor C shims (``AOTIShims.h``, ``AOTIShims.cpp``).  A yaml of aten's operators gets
-    neither: there would be nothing in them.
+    neither: there would be nothing in them.  All of it is written from the library's plan
+    (``plan.library``), which decides it.
 
     They follow from native_functions.yaml (a view op's differentiability aside, which an edit of
     its derivatives.yaml entry re-plans with a clean run), so an incremental run keeps them.
     """
-    functions = tuple(functions)
-    # Out= operators get a Functionalize kernel (and lose the `out` tag) only in an op library's build against torch.
-    op_library = bool(options.register_backends) and options.namespace != "aten"
-    functionalized = plan_functionalize(functions) if op_library else ()
-    schemas = plan_schemas(functions, policy, functionalized)
-    files = {"RegisterSchema.cpp": register_schema(schemas, options.fake_module)}
-    if options.register_backends:
-        registrations = plan_registrations(functions, options.register_backends)
-        files.update(registration_files(registrations, options.line_directives))
-        if op_library:
-            files[FUNCTIONALIZE_UNIT] = register_functionalize(functionalized)
-            shims = plan_aoti_shims(functions, registrations)
-            files[AOTI_SHIMS_HEADER] = aoti_shims_header(shims)
-            files[AOTI_SHIMS_UNIT] = aoti_shims_unit(shims)
-    fragments = inplace_or_view_fragments(plan_inplace_or_view(plan, policy), options)
+    files = {"RegisterSchema.cpp": register_schema(library.schemas, options.fake_module)}
+    if library.registrations is not None:
+        files.update(registration_files(library.registrations, options.line_directives))
+    if library.aoti_shims is not None:
+        files[FUNCTIONALIZE_UNIT] = register_functionalize(library.functionalized)
+        files[AOTI_SHIMS_HEADER] = aoti_shims_header(library.aoti_shims)
+        files[AOTI_SHIMS_UNIT] = aoti_shims_unit(library.aoti_shims)
+    fragments = inplace_or_view_fragments(library.inplace_or_view, options)
     for shard in range(options.shards):
         in_shard = [f for f in fragments if f.shard == shard]
         files[f"ADInplaceOrViewType_{shard}.cpp"] = assemble_inplace_or_view(shard, in_shard, options)

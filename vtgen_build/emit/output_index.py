@@ -16,13 +16,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Block", "OutputIndex", "TranslationUnit", "read_index"]
+__all__ = ["Block", "OutputIndex", "Registration", "TranslationUnit", "read_index"]
 
 _KERNEL = re.compile(r"^\S.*?\b(\w+)\(c10::DispatchKeySet ks\b")
 # a Node's member functions, and its functional forms (<Node>_apply_functional, ..._ivalue)
 _NODE_MEMBER = re.compile(r"^\S.*?\b(\w+)(?:::\w+|_apply_functional(?:_ivalue)?)\(")
 _REGISTRATION = re.compile(r'm\.impl\("([^"]+)", (?:TORCH_FN\(VariableType::(\w+)\)|.*Fallback)')
 _MAKE_NODE = re.compile(r"make_intrusive<(\w+)>")
+_IMPL_BLOCK = re.compile(r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{$")
 _YAML_LINE = re.compile(r'^\s*#line (\d+) "(.*)"\s*$')
 _LINE_DIRECTIVE = re.compile(r"^[ \t]*#line .*(?:\n|$)", re.M)
 
@@ -40,6 +41,16 @@ class Block:
     def code_digest(self) -> str:
         """A digest of the code without ``#line`` lines (they move when unrelated lines move)."""
         return hashlib.sha256(_LINE_DIRECTIVE.sub("", self.text).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One kernel registration of a generated shard (fallback registrations are not ours to check)."""
+
+    namespace: str
+    key: str  # Autograd, AutogradNestedTensor, ...
+    op: str  # sin, add.Tensor
+    kernel: str  # the kernel function: sin, add_Tensor
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,7 @@ class OutputIndex:
     node_spans: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     node_blocks: dict[str, list[Block]] = field(default_factory=dict)
     formula_lines: dict[tuple[str, int], set[str]] = field(default_factory=dict)  # (yaml, line) → Nodes
+    registrations: list[Registration] = field(default_factory=list)  # in file and line order
 
     def ops_of_node(self, node: str) -> set[str]:
         return {op for op, ks in self.kernels_of_op.items() if any(node in self.nodes_of_kernel.get(k, ()) for k in ks)}
@@ -174,6 +186,24 @@ def _split(name: str, text: str, kind: str, nodes: set[str] | None) -> Translati
     return TranslationUnit(name, kind, prelude, "\n".join(epilogue), tuple(blocks))
 
 
+def _read_registrations(index: OutputIndex, text: str) -> None:
+    """The ``m.impl`` lines of a shard: each op's kernels, and each registration with its block's
+    namespace and dispatch key (the one reader of them: ``check --gradcheck`` takes its list from here)."""
+    for op, kernel in _REGISTRATION.findall(text):
+        known = index.kernels_of_op.setdefault(op, ())
+        if kernel and kernel not in known:
+            index.kernels_of_op[op] = (*known, kernel)
+    start = text.find("\nTORCH_LIBRARY_IMPL(")  # the blocks follow the last kernel
+    block: tuple[str, str] | None = None
+    for line in text[start + 1 :].split("\n") if start >= 0 else ():
+        if (head := _IMPL_BLOCK.match(line)) is not None:
+            block = (head.group(1), head.group(2))
+        elif line == "}":
+            block = None
+        elif block is not None and (m := _REGISTRATION.search(line)) is not None and m.group(2):
+            index.registrations.append(Registration(block[0], block[1], m.group(1), m.group(2)))
+
+
 def read_index(out_dir: Path) -> OutputIndex:
     """Index the translation units ``VariableType_<k>.cpp`` and ``Functions_<k>.cpp`` of ``out_dir``."""
     index = OutputIndex(out_dir)
@@ -191,10 +221,7 @@ def read_index(out_dir: Path) -> OutputIndex:
             index.nodes_of_kernel[b.name] = tuple(
                 dict.fromkeys(n for n in _MAKE_NODE.findall(b.text) if n in node_names)
             )
-        for op, kernel in _REGISTRATION.findall(text):
-            known = index.kernels_of_op.setdefault(op, ())
-            if kernel and kernel not in known:
-                index.kernels_of_op[op] = (*known, kernel)
+        _read_registrations(index, text)
     for path in sorted(out_dir.glob("Functions_*.cpp")):
         unit = _split(path.name, path.read_text(encoding="utf-8"), "nodes", node_names)
         index.units[path.name] = unit

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..base import store
 from ..base.errors import VtgenError
-from ..base.names import check_identifier, check_include, check_qualified_name
+from ..base.names import check_identifier, check_include, check_qualified_name, module_name_problem
 from ..base.write import fault_point, locked, remove_outputs, remove_stale_temporaries, write_atomic
 from ..inputs.files import Inputs, file_digest
 from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, read_manifest, write_manifest
@@ -49,12 +49,14 @@ __all__ = [
     "MAX_SHARDS",
     "GenerateOptions",
     "GenerateResult",
+    "arguments_problems",
     "check_options",
     "default_shards",
     "depfile_inputs",
     "generate",
     "input_paths",
     "manifest_files",
+    "option_problems",
     "settings_key",
     "touch",
     "write_depfile",
@@ -259,17 +261,65 @@ def _cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+def option_problems(options: GenerateOptions) -> list[tuple[str, str]]:
+    """Every problem of the options that name things (``(option, message)``, the option as the command line
+    spells it): the one rule of the CLI, the setuptools hook and CMake's ``vtgen_generate()``, which asks it
+    at configure time (``arguments_problems``)."""
+    found: list[tuple[str, str]] = []
+    if not 1 <= options.shards <= MAX_SHARDS:
+        found.append(("--shards", f"--shards must be between 1 and {MAX_SHARDS}, got {options.shards}"))
+    checks: list[tuple[str, Callable[[str, str], None], Iterable[str]]] = [
+        ("--namespace", check_identifier, (options.namespace,)),
+        ("--manual-header", check_include, options.manual_headers),
+        ("--using-namespace", check_qualified_name, options.using_namespaces),
+    ]
+    for option, check, values in checks:
+        for value in values:
+            try:
+                check(value, option)
+            except VtgenError as exc:
+                found.append((option, exc.message))
+    if options.fake_module is not None and (problem := module_name_problem(options.fake_module)) is not None:
+        found.append(("--fake-module", f"--fake-module: {problem}"))
+    return found
+
+
+def arguments_problems(argv: Iterable[str]) -> list[tuple[str, str]]:
+    """``option_problems`` of ``--namespace NS``, ``--using-namespace NS``, ``--manual-header H``,
+    ``--register-backends KEYS`` and ``--fake-module M`` as a build system passes them (CMake's
+    ``vtgen_generate()`` at configure time); an option it does not know is itself a problem."""
+    words = list(argv)
+    values: dict[str, list[str]] = {}
+    for option, value in zip(words[0::2], words[1::2], strict=False):
+        values.setdefault(option, []).append(value)
+    known = ("--namespace", "--using-namespace", "--manual-header", "--register-backends", "--fake-module")
+    found = [(o, f"{o}: not an option validate knows") for o in values if o not in known]
+    keys: tuple[str, ...] = ()
+    for text in values.get("--register-backends", []):
+        from ..plan.registrations import parse_keys
+
+        try:
+            keys = parse_keys(text)
+        except VtgenError as exc:
+            found.append(("--register-backends", exc.message))
+    options = GenerateOptions(
+        out_dir="-",
+        namespace=(values.get("--namespace") or ["aten"])[-1],
+        manual_headers=tuple(values.get("--manual-header", [])),
+        using_namespaces=tuple(values.get("--using-namespace", [])),
+        register_backends=keys,
+        fake_module=values["--fake-module"][-1] if "--fake-module" in values else None,
+    )
+    return found + option_problems(options)
+
+
 def check_options(options: GenerateOptions) -> None:
     """The options' own errors, before anything is read or written."""
     if not options.out_dir:
         raise VtgenError("--out: the output directory must not be empty")
-    if not 1 <= options.shards <= MAX_SHARDS:
-        raise VtgenError(f"--shards must be between 1 and {MAX_SHARDS}, got {options.shards}")
-    check_identifier(options.namespace, "--namespace")
-    for header in options.manual_headers:
-        check_include(header, "--manual-header")
-    for ns in options.using_namespaces:
-        check_qualified_name(ns, "--using-namespace")
+    problems = option_problems(options)
+    if problems:
+        raise VtgenError(problems[0][1])
     if options.stable_abi is not None:
         from ..plan.stable import parse_stable_target
 

@@ -50,6 +50,7 @@ from ..model.derivatives import DerivativeEntry
 from ..model.native import NativeFunction
 from ..plan.infos import node_prefix
 from ..plan.kernel import Plan, build_plan
+from ..plan.library import plan_library
 from ..plan.policy import Policy, policy_for
 from .cache import (
     CACHE,
@@ -194,7 +195,8 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     kernels = kernel_fragments(plan.kernels, emit)
     nodes = node_fragments(plan.infos, emit)
     files = assemble_outputs(kernels, nodes, emit)
-    files.update(library_files(model.native_functions, plan, policy, emit))  # kept as they are by edits
+    library = plan_library(model.native_functions, plan, policy, emit.register_backends, emit.namespace)
+    files.update(library_files(library, emit))  # kept as they are by edits
     if getattr(options, "stub_decls", False):
         from ..stubs.gen_decls import render_decls
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -37,21 +36,28 @@ class LibraryBuild:
     extra: tuple[CompiledUnit, ...] = ()  # the compiled extra_units (a failed one is left out of the link)
 
 
-def _analysis_key(settings: BuildSettings, parts: Sequence[object]) -> str:
-    files = [[str(p), store.stat_signature(p)] for p in settings.torch.libraries]
-    return hashlib.sha256(json.dumps([files, *parts]).encode()).hexdigest()[:24]
+def _recall(settings: BuildSettings, session: Session, kind: str, parts: Sequence[str]) -> tuple[str, store.JSON]:
+    """(key, the recorded answer or None) of an analysis of torch's libraries: an artifact-cache entry
+    (``artifact_key``) whose inputs are the libraries, verified by their content before use."""
+    key = settings.key(kind, (), json.dumps(list(parts)))
+    hit = session.cache.lookup(key, session.files)
+    return key, store.read(hit.path, kind) if hit is not None and hit.path is not None else None
+
+
+def _remember(settings: BuildSettings, session: Session, key: str, kind: str, data: store.JSON) -> None:
+    path = session.cache.place(key, f"{kind}.json")
+    store.write(path, kind, data)
+    session.cache.record(key, [str(p) for p in settings.torch.libraries], session.files, path)
 
 
 def _hidden_needs(
-    settings: BuildSettings, objects: Sequence[CompiledUnit], kernels: Sequence[str]
+    settings: BuildSettings, session: Session, objects: Sequence[CompiledUnit], kernels: Sequence[str]
 ) -> dict[str, tuple[str, ...]]:
     """Kernel → the mangled torch symbols it needs that no torch library exports (cached by content).
 
     An empty tuple: the kernel's code is in no object.
     """
-    key = _analysis_key(settings, [sorted(PROVIDED), *(u.digest for u in objects)])
-    record = settings.cache_dir / "analysis" / f"{key}.json"
-    cached = store.read(record, "hidden_needs")
+    key, cached = _recall(settings, session, "hidden_needs", [*sorted(PROVIDED), *(u.digest for u in objects)])
     if isinstance(cached, dict) and all(isinstance(v, list) for v in cached.values()):
         known = {str(k): tuple(map(str, v)) for k, v in cached.items() if isinstance(v, list)}
         return {k: v for k, v in known.items() if k in set(kernels)}
@@ -60,22 +66,20 @@ def _hidden_needs(
     found = unlinkable_roots([u.object for u in objects if u.object is not None], roots, exported)
     needed = {k: (e.symbols, tuple(s for s in e.symbols if s not in PROVIDED)) for k, e in found.items()}
     result = {k: rest for k, (symbols, rest) in needed.items() if rest or not symbols}
-    record.parent.mkdir(parents=True, exist_ok=True)
-    store.write(record, "hidden_needs", {k: list(v) for k, v in result.items()})
+    _remember(settings, session, key, "hidden_needs", {k: list(v) for k, v in result.items()})
     return result
 
 
-def _lookup(settings: BuildSettings, wanted: Sequence[str], bind: bool) -> HiddenLookup:
-    """Which hidden symbols can be called in the installed libtorch (cached per library files)."""
+def _lookup(settings: BuildSettings, session: Session, wanted: Sequence[str], bind: bool) -> HiddenLookup:
+    """Which hidden symbols can be called in the installed libtorch (cached by the libraries' content)."""
     if not bind:
         return HiddenLookup((), tuple((s, "binding hidden helpers is off (--no-bind-hidden)") for s in wanted))
-    record = settings.cache_dir / "analysis" / f"hidden-{_analysis_key(settings, wanted)}.json"
-    cached = HiddenLookup.from_json(store.read(record, "hidden_lookup"))
+    key, data = _recall(settings, session, "hidden_lookup", wanted)
+    cached = HiddenLookup.from_json(data)
     if cached is not None:
         return cached
     found = find_hidden(settings.torch.libraries, wanted)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    store.write(record, "hidden_lookup", found.to_json())
+    _remember(settings, session, key, "hidden_lookup", found.to_json())
     return found
 
 
@@ -154,8 +158,8 @@ def build_library(
     units, extra = _compile_all(index, kernels, settings, extra_units, extra_settings, session)
     bad_kernels = _compile_failures(index, units, kernels, settings.torch.version)
     ok_units = [u for u in (*units, *extra) if u.object is not None]
-    needs = _hidden_needs(settings, ok_units, [k for k in kernels if k not in bad_kernels])
-    lookup = _lookup(settings, sorted({s for symbols in needs.values() for s in symbols}), bind_hidden)
+    needs = _hidden_needs(settings, session, ok_units, [k for k in kernels if k not in bad_kernels])
+    lookup = _lookup(settings, session, sorted({s for symbols in needs.values() for s in symbols}), bind_hidden)
     bad_kernels.update(_unbound_reasons(needs, lookup))
     excluded: dict[str, str] = {}
     for r in registrations:

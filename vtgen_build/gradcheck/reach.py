@@ -22,20 +22,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import gradcheck_child as child_package
 from ..base import store
 from ..base.errors import VtgenError
 from ..model.schema import op_name
 from ..torchlib import TorchInstall
 from .formulas import FormulaPlaces
 from .records import read_rows
-from .sample_sources import PLUGINS
 from .supervise import Child, run_to_end
 from .units import Registration
 
 __all__ = ["Reach", "ReachMap", "Target", "reach_map", "reach_rows", "targets"]
 
-HERE = Path(__file__).resolve().parent
-CHILD_FILES = ("child.py", "child_loop.py", "capture.py", "sample_sources.py")
 KIND = "gradcheck_reach"
 
 
@@ -81,8 +79,7 @@ class Target:
 
 def _key(torch: TorchInstall) -> str:
     parts = [torch.python, torch.version, str(torch.include_dirs[0])]
-    files = [*CHILD_FILES, *(f"{name}.py" for name in PLUGINS)]
-    parts += [hashlib.sha256((HERE / name).read_bytes()).hexdigest() for name in files]
+    parts += [hashlib.sha256((child_package.HERE / name).read_bytes()).hexdigest() for name in child_package.FILES]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
@@ -105,7 +102,7 @@ def _compute(torch: TorchInstall, work: Path, timeout: int = 60) -> list[list[st
     """Run the child over every entry (past the entries that kill it); each entry's reach as a row."""
     paths = (work / "reach-request.json", work / "reach.jsonl", work / "reach-stderr.txt")
     what = "finding what each sample reaches"
-    child = Child(torch.python, HERE / "child.py", *paths, what, "entry", timeout, ("--reach",))
+    child = Child(torch.python, child_package.LAUNCH, *paths, what, "entry", timeout, ("child", "--reach"))
     run_to_end(child, lambda skip: {"skip": skip, "timeout": timeout})
     found, left_out = reach_rows(read_rows(child.results))
     if left_out:  # never wrong, only less covered: the ops only those entries reach get no captured check

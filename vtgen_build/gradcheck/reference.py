@@ -23,13 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from .. import gradcheck_child as child_package
 from ..base.write import write_atomic
 from .records import FAILED, NOT_RUN, PASSED, Check, Entry, check_or_none
 
 __all__ = ["REFERENCE_DIR", "judge_failures", "judge_schema_failures", "judged"]
 
 REFERENCE_DIR = "reference"  # under the gradcheck work directory: the kept argument sets, the checks described
-_CHILD = Path(__file__).resolve().parent / "child.py"
 
 
 def _kept(records: Sequence[Entry]) -> list[str]:
@@ -72,7 +72,7 @@ def judge_failures(python: str, records: list[Entry], work: Path) -> list[Entry]
     listing, answer = work / "reference-list.json", work / "reference-results.json"
     write_atomic(listing, json.dumps(kept))
     answer.unlink(missing_ok=True)
-    command = [python, str(_CHILD), "--reference", str(listing), str(answer)]
+    command = child_package.command(python, "child", "--reference", str(listing), str(answer))
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     found = json.loads(answer.read_text(encoding="utf-8")) if done.returncode == 0 else {}
     if not isinstance(found, dict):

@@ -12,16 +12,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from .. import gradcheck_child as child_package
 from ..base import store
 from ..base.errors import VtgenError
 from ..base.write import locked, write_atomic
-from ..check.run import CHECK_LOCK, CheckOptions, find_compiler, include_flags, launcher_argv, op_digests, select_ops
-from ..compile import default_std, identify
+from ..check import CHECK_LOCK, changed_ops, op_digests, read_state, select_ops, write_state
+from ..compile import Headers, default_std, find_compiler, identify, include_flags, launcher_argv
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
-from ..plan.target import supported_release
+from ..plan.target import Target as Release
+from ..plan.target import resolve_target, running_target
 from ..revisions import Changes
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from .coverage import coverage, render, to_json
@@ -35,12 +37,11 @@ from .report import Report
 from .schema_run import schema_fallback, schema_whys
 from .shard import base_of, costs_text, load_costs, shard_of
 from .supervise import Child, run_to_end
-from .units import Registration, read_registrations
+from .units import Registration
 from .verdict import unverified
 
 __all__ = ["GradcheckOptions", "op_variants", "run_gradcheck"]
 
-CHILD = Path(__file__).resolve().parent / "child.py"
 WORK = ".vtgen-gradcheck"
 
 
@@ -64,6 +65,7 @@ class GradcheckOptions:
     cache: bool = True  # False: compile and link everything again (--no-cache)
     torch_include: str | None = None  # given: must be the include directory of the torch of ``python``
     torch_version: str | None = None  # an explicit --torch-version: must be the release of that torch
+    target: Release | None = None  # the release the command resolved, and where from (None: gen_options' release)
     since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
     schema_samples: bool = True  # ops no OpInfo check verified get samples made from their schema
     hints: tuple[str, ...] = ()  # sample hints files besides the built-in one (schema_run.py)
@@ -87,7 +89,7 @@ def _selected(
         families = {op_name(op).family for op in names}  # an op selects its in-place variant, and back
         names |= {r.op for r in regs if op_name(r.op).family in families}
         if options.changed:
-            names |= {op for op, d in digests.items() if state.get(op) != d}
+            names |= set(changed_ops(state, digests))
         return [r for r in regs if r.op in names]
     if options.changed:
         return [r for r in regs if state.get(r.op) != digests.get(r.op)]
@@ -97,7 +99,8 @@ def _selected(
 def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Path) -> dict[str, store.JSON]:
     """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op), cached."""
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
-    code = hashlib.sha256(Path(CHILD).read_bytes()).hexdigest()  # the answer is child.py's: its rules key it too
+    # the answer is the child package's: its rules key it too
+    code = [hashlib.sha256((child_package.HERE / name).read_bytes()).hexdigest() for name in child_package.FILES]
     key = hashlib.sha256(json.dumps([torch.python, torch.version, names, code]).encode()).hexdigest()
     record = cache / "schemas.json"
     data = store.read(record, "schemas_v2")
@@ -106,7 +109,7 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
         return cached
     query, answer = cache / "schemas-query.json", cache / "schemas-answer.json"
     write_atomic(query, json.dumps(names))
-    command = [torch.python, str(CHILD), "--schemas", str(query), str(answer)]
+    command = child_package.command(torch.python, "child", "--schemas", str(query), str(answer))
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
@@ -185,11 +188,13 @@ def _run_child(
         }
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
-    run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo", options.timeout), request)
+    what, launch = "the gradcheck process", child_package.LAUNCH
+    child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, ("child",))
+    run_to_end(child, request)
     return read_entries(paths[1])
 
 
-def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> store.JSON:
+def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> dict[str, str]:
     """What ``--changed`` compares with next time: each op's code when it was last checked (or first seen).
 
     A failed op is left out, so that it is checked again; an op seen for the first time is
@@ -235,39 +240,35 @@ def _write_costs(path: Path, regs: list[Registration], records: list[Entry], tor
 
 
 def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[str, str | None]:
-    """The release the library is built for: the one of the torch that loads it; and a note when that
-    is not the release the other options pointed at.  An explicit other release or include directory is an error."""
-    release = supported_release(torch.version, f"the torch of {torch.python}")
-    if options.torch_version and supported_release(options.torch_version, "--torch-version") != release:
-        raise VtgenError(
-            f"--torch-version {options.torch_version}: --gradcheck builds for the torch that runs the checks "
-            f"({torch.version}, of {torch.python}); leave the option out or give --python a torch of that release"
-        )
+    """The release the library is built for: the one of the torch that loads it (``plan.target.running_target``,
+    from the target the command resolved); and a note when that is not the release the inputs pointed at.
+    An explicit other release or include directory is an error."""
+    resolved = options.target or Release(gen_options.release, gen_options.torch_found or gen_options.release, "")
+    if options.torch_version and options.target is None:  # a caller that resolved nothing: the option decides
+        resolved = resolve_target(options.torch_version, None, None)
+    running = running_target(resolved, torch.version, torch.python)
     if options.torch_include and Path(options.torch_include).resolve() != torch.include_dirs[0].resolve():
         raise VtgenError(
             f"--torch-include {options.torch_include}: --gradcheck compiles against the headers of the torch that "
             f"loads the library ({torch.include_dirs[0]}); leave the option out or name that directory"
         )
-    if release == gen_options.release:
-        return release, None
+    if running.release == gen_options.release:
+        return running.release, None
+    where = f", from {resolved.source}" if resolved.source else ""
     return (
-        release,
-        f"target: PyTorch {release}, the torch of {torch.python} (the inputs point at {gen_options.release})",
+        running.release,
+        f"target: PyTorch {running.release}, {running.source} (the inputs point at {gen_options.release}{where})",
     )
 
 
 def _settings(torch: TorchInstall, options: GradcheckOptions, out: Path, release: str) -> BuildSettings:
-    check = CheckOptions(
-        torch_include=str(torch.include_dirs[0]),
-        include_dirs=options.include_dirs,
-        manual_header_file=options.manual_header_file,
-    )
+    headers = Headers(str(torch.include_dirs[0]), options.include_dirs, options.manual_header_file)
     return BuildSettings(
         identify(find_compiler(options.cxx)),
         torch,
         out / WORK,
         std=options.std or default_std(torch.include_dirs[0]),
-        extra_flags=tuple(include_flags(out, check)),
+        extra_flags=tuple(include_flags(out, headers)),
         jobs=options.jobs,
         launcher=launcher_argv(options.launcher),
         use_cache=options.cache,
@@ -319,10 +320,9 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     index = read_index(out)
     settings = _settings(torch, options, out, release)
     digests = op_digests(index, out)
-    state_file = work / "state.json"
-    state_data = store.read(state_file, "gradcheck_state")
-    state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
-    regs = _selected(index, read_registrations(out), options, digests, state)
+    state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
+    state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
+    regs = _selected(index, index.registrations, options, digests, state)
     if options.shard is not None:  # the reach map is cached: read again below
         costs = load_costs()  # the shipped measurement; damaged: estimated, and said
         if costs.damaged:
@@ -376,5 +376,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         report.notes.append(manual.summary(build.extra, torch.version))
     if target_note is not None:
         report.notes.append(target_note)
-    store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
+    write_state(
+        state_file, "gradcheck_state", state_key, _next_state(state, digests, {r.op for r in regs}, report.failed_ops)
+    )
     return report

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import gradcheck_child as child_package
 from ..base.errors import VtgenError, did_you_mean
 from ..inputs.files import Inputs
 from ..model.schema import op_name
@@ -26,7 +27,7 @@ from .supervise import Child, run_to_end
 from .verdict import REASONS, Unverified
 
 __all__ = [
-    "CHILD",
+    "LibraryOptions",
     "SampleSource",
     "library_ops",
     "run_library",
@@ -35,8 +36,6 @@ __all__ = [
     "schema_fallback",
     "schema_whys",
 ]
-
-CHILD = Path(__file__).resolve().parent / "schema_child.py"
 
 
 @dataclass(frozen=True)
@@ -86,7 +85,8 @@ def run_schema_child(
 
     work.mkdir(parents=True, exist_ok=True)
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
-    run_to_end(Child(python, CHILD, *paths, "the schema-sample gradcheck process", "op", timeout), request)
+    what = "the schema-sample gradcheck process"
+    run_to_end(Child(python, child_package.LAUNCH, *paths, what, "op", timeout, ("schema_child",)), request)
     return read_entries(paths[1])
 
 
@@ -109,11 +109,23 @@ def library_ops(inputs: Inputs, names: Sequence[str], known: Sequence[str]) -> l
     return list(dict.fromkeys(chosen))
 
 
-def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: Sequence[str], work: Path,
-                python: str | None, timeout: int, release: str, policy_root: str | None = None,
-                batched: bool = True) -> Report:  # fmt: skip
+@dataclass(frozen=True)
+class LibraryOptions:
+    """``check --gradcheck --library``: check an op library's own built library on schema samples."""
+
+    library: str  # the shared library its build produced, or a package that loads it
+    ops: tuple[str, ...] = ()  # these ops (names or mylib::names); (): every differentiable op
+    hints: tuple[str, ...] = ()  # sample hints files besides the built-in one
+    python: str | None = None  # the Python whose torch is used (default: this one)
+    timeout: int = 300  # seconds per op's schema samples
+    batched: bool = True  # the batched (vmap) part of each check
+    allow_unverified: bool = False  # a selected op no passing check entered does not fail the run
+
+
+def run_library(inputs: Inputs, work: Path, release: str, policy_root: str | None, options: LibraryOptions) -> Report:
     """``check --gradcheck --library``: every (or each named) differentiable op of an op library."""
     start = time.perf_counter()
+    library, names, hint_files = options.library, options.ops, options.hints
     if os.sep in library and not Path(library).is_file():
         raise VtgenError(f"--library {library}: no such file (build the library first)")
     work.mkdir(parents=True, exist_ok=True)
@@ -121,7 +133,9 @@ def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: 
     source = sample_source(inputs, hint_files, library_ops(inputs, names, every.ops()))
     places = formula_places(inputs, work, release, policy_root)
     records = (
-        run_schema_child(python or sys.executable, library, source.plans, work, timeout, batched)
+        run_schema_child(
+            options.python or sys.executable, library, source.plans, work, options.timeout, options.batched
+        )
         if source.plans
         else []
     )
@@ -138,6 +152,7 @@ def run_library(inputs: Inputs, library: str, names: Sequence[str], hint_files: 
         if op not in done
     ]
     report.unverified = sorted({u.op: u for u in missing}.values(), key=lambda u: u.op)
+    report.accept_unverified = options.allow_unverified
     return report
 
 

@@ -39,7 +39,7 @@ _POLL = 0.1  # seconds between looks at the child's results
 @dataclass(frozen=True)
 class Child:
     python: str  # the interpreter with torch
-    script: Path  # the child script, run as ``python SCRIPT [MODE...] REQUEST RESULTS``
+    script: Path  # the child script, run as ``python SCRIPT [MODE...] REQUEST RESULTS`` (gradcheck_child/launch.py)
     request: Path  # where each start's request is written
     results: Path  # the JSON lines the child appends to
     stderr: Path  # what the child printed (its last start's)

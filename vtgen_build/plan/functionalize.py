@@ -51,6 +51,5 @@ def plan_functionalize(functions: Iterable[NativeFunction]) -> tuple[Functionali
         sibling = functional.get((f.namespace, str(f.func.signature())))
         if sibling is None or len(sibling.func.returns) != len(f.func.arguments.out):
             continue
-        name, _, overload = str(sibling.name).partition(".")
-        found.append(FunctionalizedOut(f.namespace, str(f.name), name, overload))
+        found.append(FunctionalizedOut(f.namespace, str(f.name), sibling.name.name, sibling.name.overload))
     return tuple(found)

@@ -5,8 +5,11 @@ against (2.14 fires node-creation hooks, for one).  The release comes from, in
 order: an explicit ``--torch-version``; the ``torch/version.h`` of
 ``--torch-include``; the torch package (``torch/version.py``) beside the
 torchgen package ``--pytorch-root`` names, or a checkout's ``version.txt``; the release
-whose operator lists ``--pytorch-root``'s generator sources hold; else the default
-release (with a warning when ``--pytorch-root`` was given).  Files are read as text, never imported.
+whose operator lists ``--pytorch-root``'s generator sources hold; for a setuptools build, the
+torch installed in its environment (its metadata); else the default release (with a warning when
+``--pytorch-root`` was given).  A command resolves it once (``resolve_target``) and hands the
+``Target`` down; ``check --gradcheck`` then builds for the torch that runs it (``running_target``).
+Files are read as text, never imported.
 """
 
 from __future__ import annotations
@@ -18,7 +21,14 @@ from pathlib import Path
 from ..base.errors import VtgenError
 from .policy import DEFAULT_RELEASE, SUPPORTED_RELEASES, load_policy, read_policy_sources
 
-__all__ = ["Target", "release_of_include", "release_of_root", "resolve_target", "supported_release"]
+__all__ = [
+    "Target",
+    "release_of_include",
+    "release_of_root",
+    "resolve_target",
+    "running_target",
+    "supported_release",
+]
 
 
 @dataclass(frozen=True)
@@ -84,13 +94,22 @@ def release_of_root(root: str) -> tuple[str, str] | None:
         return None
 
 
-def resolve_target(explicit: str | None, torch_include: str | None, pytorch_root: str | None) -> Target:
-    """The release to generate for (see the module docstring for the order)."""
+def resolve_target(
+    explicit: str | None,
+    torch_include: str | None,
+    pytorch_root: str | None,
+    installed: tuple[str, str] | None = None,
+    explicit_source: str = "--torch-version",
+) -> Target:
+    """The release to generate for (see the module docstring for the order).  ``installed``: (version,
+    where) of a torch a build environment holds (the setuptools hook reads its metadata), asked after the
+    files; ``explicit_source`` names the option ``explicit`` came from."""
     if explicit:
-        return Target(supported_release(explicit, "--torch-version"), explicit, "--torch-version")
+        return Target(supported_release(explicit, explicit_source), explicit, explicit_source)
     for found in (
         release_of_include(torch_include) if torch_include else None,
         release_of_root(pytorch_root) if pytorch_root else None,
+        installed,
     ):
         if found is not None:
             version, where = found
@@ -98,6 +117,19 @@ def resolve_target(explicit: str | None, torch_include: str | None, pytorch_root
     if pytorch_root:
         return _release_of_sources(pytorch_root)
     return Target(DEFAULT_RELEASE, DEFAULT_RELEASE, "default")
+
+
+def running_target(target: Target, version: str, python: str) -> Target:
+    """The release of the torch that runs the code (``check --gradcheck`` loads its library into it): that
+    torch's own version decides.  ``target`` is what the command resolved; an explicit ``--torch-version``
+    naming another release is an error (a release read from files only differs, said by the caller)."""
+    running = Target(supported_release(version, f"the torch of {python}"), version, f"the torch of {python}")
+    if target.source == "--torch-version" and target.release != running.release:
+        raise VtgenError(
+            f"--torch-version {target.found}: --gradcheck builds for the torch that runs the checks "
+            f"({version}, of {python}); leave the option out or give --python a torch of that release"
+        )
+    return running
 
 
 def _release_of_sources(root: str) -> Target:

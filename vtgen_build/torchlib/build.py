@@ -1,7 +1,7 @@
 """Compile translation units and link them into a shared library, through the compiled-artifact cache.
 
-An object is an entry of ``compile.artifacts`` keyed by the compiler's identity, the
-target release and torch version, the flags and the source text; it holds every
+An object is an entry of ``compile.artifacts`` keyed by its one rule (``artifact_key``: the
+compiler's identity, the flags, the target release and the source text, and the torch version); it holds every
 header the compiler read (``-MD``: the user's headers whatever flag found them,
 torch's own) and the object's SHA-256.  A library is an entry keyed by the SHA-256
 of its objects, the link flags and the exported names.  Both are verified by
@@ -13,8 +13,6 @@ unit recompiles only itself.  Compiles run in parallel through ``compile.jobs``
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
 import threading
@@ -23,9 +21,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..base import store
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
-from ..compile import ArtifactCache, Compiler, FileDigests, Processes, launcher_env, parse_depfile, run_parallel
+from ..compile import (
+    ArtifactCache,
+    Compiler,
+    FileDigests,
+    Processes,
+    artifact_key,
+    launcher_env,
+    read_depfile,
+    run_parallel,
+)
 from ..compile.artifacts import remove_legacy
 from .locate import TorchInstall
 
@@ -67,9 +75,9 @@ class BuildSettings:
             *self.torch.compile_flags(),
         ]
 
-    def key(self, kind: str, *parts: object) -> str:
-        identity = [kind, self.compiler.identity, self.release, self.torch.version, *parts]
-        return hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:32]
+    def key(self, kind: str, flags: Sequence[str], text: str, parts: Sequence[str] = ()) -> str:
+        """``compile.artifact_key``, the one key rule, with the version of the torch built against."""
+        return artifact_key(kind, self.compiler.identity, flags, self.release, text, [self.torch.version, *parts])
 
 
 @dataclass
@@ -124,8 +132,12 @@ def _compile_one(settings: BuildSettings, session: Session, name: str, text: str
         code, output = session.processes.run(
             [*command, "-c", str(source), "-o", str(partial)], launcher_env(settings.launcher)
         )
-        deps = parse_depfile(depfile.read_text(encoding="utf-8")) if code == 0 else []
-        if code == 0:
+        deps = read_depfile(depfile) if code == 0 else None
+        if code == 0 and deps is None:  # what it read is unknown: used, never cached (compile.read_depfile)
+            kept = settings.cache_dir / "uncached" / f"{name}.o"
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(partial, kept)
+        elif code == 0:
             os.replace(partial, obj)
     finally:
         partial.unlink(missing_ok=True)
@@ -134,6 +146,11 @@ def _compile_one(settings: BuildSettings, session: Session, name: str, text: str
     if code != 0:
         session.cache.forget(key)
         return CompiledUnit(name, None, "", True, seconds, output)
+    if deps is None:
+        session.cache.forget(key)
+        print(f"vtgen-build: note: {name}: the compiler wrote no depfile, so the unit is not cached", file=sys.stderr)
+        digest = store.file_sha256(kept)
+        return CompiledUnit(name, kept if digest else None, digest or "", True, seconds, output)
     recorded = session.cache.record(key, [d for d in deps if d != str(source)], session.files, obj)
     if recorded is None or recorded.sha256 is None:
         return CompiledUnit(name, None, "", True, seconds, f"{output}\nerror: a file {name} read vanished")

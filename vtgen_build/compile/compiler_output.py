@@ -1,4 +1,7 @@
-"""The compiler's output made readable: paths, formulas at their yaml line, ops to blame, hints."""
+"""The compiler's output made readable: paths, formulas at their yaml line, ops to blame, hints.
+
+(Reading what the compiler printed; the ``Diagnostic`` records every command prints, and their
+formats, are the ``diagnostics`` room.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Run in a child Python (with torch) by ``check --gradcheck``; standalone: stdlib and torch only.
 
-    python child.py REQUEST.json RESULTS.jsonl
+    python launch.py child REQUEST.json RESULTS.jsonl
 
 Loads the library named in the request (it overrides the Autograd kernels of its
 ops) and runs PyTorch's OpInfo samples (CPU) through gradcheck, gradgradcheck and
@@ -9,8 +9,8 @@ expected failures.  Writes one JSON object per line: ``{"start": entry}`` before
 an entry, then its result, so that the parent knows which entry a crash hit.
 Results are data only; nothing here reads code from the parent.
 
-    python child.py --reach REQUEST.json RESULTS.jsonl   (what every entry reaches: ``capture.reach``)
-    python child.py --reference LIST.json RESULTS.json  (failed checks again with torch's own kernels)
+    python launch.py child --reach REQUEST.json RESULTS.jsonl   (what every entry reaches: ``capture.reach``)
+    python launch.py child --reference LIST.json RESULTS.json  (failed checks again with torch's own kernels)
 
 A request's ``targets`` are ops checked on the arguments captured from the entries whose
 calls reach them (``capture.captured_checks``), entries from every sample source
@@ -23,8 +23,10 @@ import json
 import os
 import sys
 import warnings
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from . import batching, capture, sample_sources
+from .child_loop import Counters, Progress, Run, Timeout, describe, hidden_status, load_library, run_entries
 
 # (test name as PyTorch's test_ops.py calls it, its class names, check kind, variant)
 CHECKS = (
@@ -40,31 +42,6 @@ THROUGH_BACKWARD = (
     ("test_fn_gradgrad", ("TestBwdGradients", "TestGradients"), "gradgrad"),
     ("test_fn_fwgrad_bwgrad", ("TestFwdGradients", "TestGradients"), "fwd_over_rev"),
 )
-
-
-def _sibling(name: str) -> ModuleType:
-    """A standalone file beside this one, loaded by path (this file runs as a script)."""
-    import importlib.util
-
-    loaded = sys.modules.get(f"vtgen_gradcheck_{name}")
-    if loaded is not None:  # loaded once per process, like an import
-        return loaded
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"vtgen_gradcheck_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-if TYPE_CHECKING:  # mypy reads the package; the script loads its sibling by path
-    from .child_loop import Counters, Progress, Run, Timeout, describe, hidden_status, load_library, run_entries
-else:
-    _loop = _sibling("child_loop")
-    Counters, Run, Timeout, describe = _loop.Counters, _loop.Run, _loop.Timeout, _loop.describe
-    Progress = _loop.Progress
-    hidden_status, load_library, run_entries = _loop.hidden_status, _loop.load_library, _loop.run_entries
 
 
 def _skipped(opinfo: Any, test: str, classes: tuple[str, ...], dtype: Any) -> str | None:
@@ -127,7 +104,7 @@ def _batched(opinfo: Any, kind: str, variant: str) -> bool:
 def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any, batched: bool = False) -> None:
     """One sample through one check; ``batched``: with its batched part where the OpInfo enables it."""
     op = opinfo.get_op() if variant == "function" else opinfo.inplace_variant
-    sources = _sibling("sample_sources")
+    sources = sample_sources
     flat, lengths = sources.flatten_args((sample.input, *sample.args))
 
     def call(*inputs: Any) -> Any:
@@ -139,7 +116,6 @@ def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any, batched: bool
     args = tuple(flat)
     fast = True if opinfo.gradcheck_fast_mode is None else opinfo.gradcheck_fast_mode
     common = {"nondet_tol": opinfo.gradcheck_nondet_tol, "fast_mode": fast}
-    batching = _sibling("batching")
     locate = (lambda: batching.input_of(call, args)) if kind == "backward" else None
     on = batched and _batched(opinfo, kind, variant)
     batching.run_batched(lambda b: _gradcheck(call, args, kind, common, b), on, locate)
@@ -197,7 +173,8 @@ def _inplace_takes(opinfo: Any, sample: Any) -> bool:
 
 
 def _check(
-    opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters, hit: set[str],
+    opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters | capture._NoCounters,
+    hit: set[str],
     batched: bool = False, at: Progress | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable.
@@ -222,7 +199,7 @@ def _check(
             message = " ".join(str(exc).split())[:600] or type(exc).__name__
             positions = _grad_positions((sample.input, *sample.args))
             row = {"status": "failed", "sample": i, "message": message, "positions": positions}
-            return {**row, **_sibling("batching").row_of(exc)}
+            return {**row, **batching.row_of(exc)}
         hit |= counters.entered(before)
         ran += 1
     return {"status": "passed", "samples": ran} if ran else {"status": "not run", "why": "no usable sample"}
@@ -390,7 +367,7 @@ def reach_all(results: str, skip: set[str], timeout: int) -> None:
     """One JSON line per entry of every source: the ops its first calls reach, forward and backward."""
     import torch
 
-    sources, capture = _sibling("sample_sources"), _sibling("capture")
+    sources = sample_sources
     dtypes = [torch.float64, torch.complex128]
 
     def reached(entry: Any) -> Run:
@@ -412,7 +389,6 @@ def _target_records(
     """Each target op gradchecked on the arguments it received in the entry's calls, per dtype."""
     import torch
 
-    capture = _sibling("capture")
     limit, batched = request["max_samples"] or 2, bool(request.get("batched"))
     checks: dict[str, list[dict[str, Any]]] = {t["op"]: [] for t in targets}
     for dtype_name in request["dtypes"]:
@@ -527,10 +503,10 @@ def _reference_call(path: str) -> dict[str, Any]:
 
     with open(path, encoding="utf-8") as f:
         name, kind, variant, dtype, limit, *batched = json.load(f)
-    entry = next(iter(_sibling("sample_sources").all_entries({name})), None)
+    entry = next(iter(sample_sources.all_entries({name})), None)
     if entry is None or not hasattr(entry, "opinfo"):
         return {"status": "not run", "why": f"no OpInfo entry {name}"}
-    nothing = _sibling("capture")._NoCounters()
+    nothing = capture._NoCounters()
     return _check(
         entry.opinfo, kind, variant, getattr(torch, dtype), limit, nothing, set(), bool(batched and batched[0])
     )
@@ -540,7 +516,6 @@ def run_references(listing: str, results: str) -> None:
     """``--reference``: each kept check again with PyTorch's own kernels (this process loads no library)."""
     with open(listing, encoding="utf-8") as f:
         paths = json.load(f)
-    capture = _sibling("capture")
     found: dict[str, Any] = {}
     for path in paths:
         try:
@@ -607,12 +582,10 @@ def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:
 
     def checked(entry: Any) -> Run:
         ran = {"entry": f"via {entry.name}", "checks": []}  # the entry's own row (the target rows name the ops)
-        run: Run = _sibling("batching").timed(
-            lambda: [*_target_records(entry, by_entry[entry.name], request, counters), ran]
-        )
+        run: Run = batching.timed(lambda: [*_target_records(entry, by_entry[entry.name], request, counters), ran])
         return run
 
-    entries = _sibling("sample_sources").all_entries(set(by_entry))
+    entries = sample_sources.all_entries(set(by_entry))
     chosen = ((f"via {e.name}", checked(e)) for e in entries if f"via {e.name}" not in skip)
     run_entries(out, chosen, int(request["timeout"]))
 
@@ -656,7 +629,7 @@ def main(argv: list[str]) -> int:
         at = Progress(out)
 
         def checked(opinfo: Any) -> Run:
-            run: Run = _sibling("batching").timed(lambda: [_run_entry(opinfo, counters, request, candidates, at)])
+            run: Run = batching.timed(lambda: [_run_entry(opinfo, counters, request, candidates, at)])
             return run
 
         chosen = (
@@ -667,7 +640,3 @@ def main(argv: list[str]) -> int:
         run_targets(request, counters, out)
         run_entries(out, chosen, int(request["timeout"]), at)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -15,15 +15,13 @@ reports it at that argument's formula.
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
+
+from . import batching
 
 __all__ = [
     "REACH_CALLS",
@@ -37,21 +35,6 @@ __all__ = [
     "same_draws",
     "save_sets",
 ]
-
-
-def _sibling(name: str) -> ModuleType:
-    """A standalone file beside this one, loaded by path once per process (as ``child.py`` loads it)."""
-    loaded = sys.modules.get(f"vtgen_gradcheck_{name}")
-    if loaded is not None:
-        return loaded
-    spec = importlib.util.spec_from_file_location(
-        f"vtgen_gradcheck_{name}", os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def op_name(func: Any) -> str:
@@ -302,7 +285,6 @@ def _double(prepared: Prepared) -> bool:
 
 def _gradcheck(prepared: Prepared, kind: str, batched: bool) -> None:
     """One check; ``batched``: with its batched (vmap) part (``batching.py``)."""
-    batching = _sibling("batching")
     with warnings.catch_warnings():  # e.g. a deprecation torch itself triggers: not the formula's fault
         warnings.simplefilter("ignore")
         locate = (lambda: batching.input_of(prepared.fn, prepared.inputs)) if kind == "backward" else None
@@ -361,7 +343,7 @@ def captured_checks(
                 hit |= counters.entered(before)
                 message = " ".join(str(exc).split())[:600] or type(exc).__name__
                 row = {"status": "failed", "sample": n, "message": message, "positions": list(prepared.positions)}
-                row.update(_sibling("batching").row_of(exc))
+                row.update(batching.row_of(exc))
                 break
             hit |= counters.entered(before)
             differentiated.update(prepared.names)

@@ -21,8 +21,7 @@ for the in-place variant), ``module:<ModuleInfo name>``, a plugin its own prefix
 
 from __future__ import annotations
 
-import importlib.util
-import os
+import importlib
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -196,13 +195,8 @@ def module_entries() -> Iterator[Entry]:
 
 
 def _plugin(name: str) -> ModuleType:
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"vtgen_gradcheck_{name}", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"no sample source {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """A sample source module of this package named in ``PLUGINS``."""
+    return importlib.import_module(f"{__package__}.{name}")
 
 
 def all_entries(wanted: set[str] | None = None) -> Iterator[Entry]:
