@@ -13,7 +13,7 @@ import pytest
 
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.gradcheck.hints import BUILTIN, Hints, load_hints
-from vtgen_build.gradcheck.schema_run import CHILD, library_ops, sample_source
+from vtgen_build.gradcheck.schema_run import library_ops, sample_source
 from vtgen_build.gradcheck.schema_samples import ArgSample, OpSamples, plan_samples
 from vtgen_build.gradcheck.verdict import REASONS
 from vtgen_build.model import Inputs, load_model
@@ -221,16 +221,13 @@ HINTED = (
 
 @pytest.mark.torch
 def test_shipped_hints_make_samples_torchs_own_kernels_pass(real_yaml: RealYaml) -> None:
-    import importlib.util
     import io
     import json
     import warnings
 
     torch = pytest.importorskip("torch")
-    spec = importlib.util.spec_from_file_location("vtgen_test_schema_child", CHILD)
-    assert spec is not None and spec.loader is not None
-    child = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(child)
+    from vtgen_build.gradcheck_child import schema_child as child
+
     source = sample_source(real_yaml.inputs, [], list(HINTED))
     assert sorted(p.op for p in source.plans) == sorted(HINTED) and not source.not_verified
     for plan in source.plans:

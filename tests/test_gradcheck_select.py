@@ -6,7 +6,7 @@ wrong-formula side, with our kernels built into a library, is tests/test_gradche
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 from collections.abc import Iterator
 from dataclasses import replace
@@ -24,18 +24,10 @@ from vtgen_build.gradcheck.records import Check, entries_of
 from vtgen_build.gradcheck.report import Report
 from vtgen_build.gradcheck.units import Registration
 
-HERE = Path(reach.__file__).resolve().parent
-
 
 def _child_module(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"test_{name}", HERE / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    import sys
-
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """A module of the gradcheck child package (imported as the child imports it)."""
+    return importlib.import_module(f"vtgen_build.gradcheck_child.{name}")
 
 
 def _places(**kw: Any) -> FormulaPlaces:
@@ -382,7 +374,13 @@ def test_a_hint_skip_stating_a_reason_leaves_the_denominator() -> None:
 def test_schema_samples_still_run_for_an_op_entered_only_inside_another_ops_decomposition() -> None:
     from vtgen_build.gradcheck.schema_run import _verified_by
 
-    passed = {"status": "passed", "ours_ran": True, "variant": "function", "hit": ["cdist", "_euclidean_dist"]}
+    passed = {
+        "status": "passed",
+        "ours_ran": True,
+        "kind": "backward",
+        "variant": "function",
+        "hit": ["cdist", "_euclidean_dist"],
+    }
     records: list[dict[str, object]] = [
         {"entry": "cdist", "direct": {"function": ["cdist"], "inplace": []}, "checks": [passed]},
         {"entry": "sin", "direct": {"function": ["sin"]}, "checks": [{**passed, "status": "failed", "hit": ["sin"]}]},
