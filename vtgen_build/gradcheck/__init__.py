@@ -73,6 +73,7 @@ def run_from_args(
         coverage=args.coverage,
         batched=args.batched_grad,
         shard=parse_shard(args.shard) if args.shard else None,
+        use_worker=args.use_worker,
         reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
     if args.coverage and args.changed:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
+import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -23,6 +23,8 @@ from ..model.schema import op_name
 from ..plan.target import supported_release
 from ..revisions import Changes
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
+from ..worker import Worker, run_python
+from ..worker import find as find_worker
 from .coverage import coverage, render, to_json
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
@@ -71,6 +73,8 @@ class GradcheckOptions:
     coverage: str | None = None  # every op, checked on captured arguments only; the JSON report goes here
     batched: bool = True  # the batched (vmap) part of each check, where PyTorch's tests run it (batching.py)
     shard: tuple[int, int] | None = None  # (K, N): only part K of N of the selected ops (shard.py)
+    use_worker: bool = True  # run the children through the warm worker of --out when one is up (``worker``)
+    worker: Worker | None = None  # that worker, once found (``run_gradcheck``)
 
 
 def _selected(
@@ -93,7 +97,9 @@ def _selected(
     return regs
 
 
-def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Path) -> dict[str, store.JSON]:
+def _installed_schemas(
+    torch: TorchInstall, regs: list[Registration], cache: Path, worker: Worker | None
+) -> dict[str, store.JSON]:
     """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op), cached."""
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
     code = hashlib.sha256(Path(CHILD).read_bytes()).hexdigest()  # the answer is child.py's: its rules key it too
@@ -105,10 +111,9 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
         return cached
     query, answer = cache / "schemas-query.json", cache / "schemas-answer.json"
     write_atomic(query, json.dumps(names))
-    command = [torch.python, str(CHILD), "--schemas", str(query), str(answer)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
+    said = cache / "schemas-stderr.txt"
+    if run_python(worker, torch.python, [str(CHILD), "--schemas", str(query), str(answer)], said) != 0:
+        raise VtgenError(f"asking torch for its schemas failed: {said.read_text(errors='replace').strip()[-2000:]}")
     try:
         found = json.loads(answer.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -138,9 +143,9 @@ def _schema_problems(
     return problems
 
 
-def _uncheckable(torch: TorchInstall, regs: list[Registration], work: Path) -> dict[str, str]:
+def _uncheckable(torch: TorchInstall, regs: list[Registration], work: Path, worker: Worker | None) -> dict[str, str]:
     """Op → why no CPU sample can reach it here (random, sparse-only, no CPU kernel), from the schemas query."""
-    found = _installed_schemas(torch, regs, work)
+    found = _installed_schemas(torch, regs, work, worker)
     why: dict[str, str] = {}
     for r in regs:
         row = found.get(f"{r.namespace}::{r.op}")
@@ -184,7 +189,10 @@ def _run_child(
         }
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
-    run_to_end(Child(torch.python, CHILD, *paths, "the gradcheck process", "OpInfo", options.timeout), request)
+    child = Child(
+        torch.python, CHILD, *paths, "the gradcheck process", "OpInfo", options.timeout, worker=options.worker
+    )
+    run_to_end(child, request)
     return read_entries(paths[1])
 
 
@@ -293,7 +301,7 @@ def _schema_stage(
     wanted = [
         r.op for r in regs if (p := places.get(r.op)) is not None and not p.out and r.op not in cannot
     ]  # out=: reach's rule
-    return schema_fallback(inputs, options.hints, wanted, registered, records, run)
+    return schema_fallback(inputs, options.hints, wanted, registered, records, run, options.worker)
 
 
 def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
@@ -303,7 +311,10 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
 
 def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
     start = time.perf_counter()
-    torch = locate_torch(options.python)
+    out = Path(gen_options.out_dir).resolve()
+    warm = find_worker(out, options.python or sys.executable) if options.use_worker else None
+    options = replace(options, worker=warm)
+    torch = locate_torch(options.python, warm)
     if torch.missing:
         raise VtgenError(
             f"--python {torch.python} cannot import {' and '.join(torch.missing)}, which PyTorch's OpInfo tests need: "
@@ -312,7 +323,6 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     release, target_note = _target(torch, options, gen_options)
     gen_options = replace(gen_options, line_directives=True, stub_decls=True, release=release)
     generate(inputs, gen_options)
-    out = Path(gen_options.out_dir).resolve()
     work = out / WORK
     work.mkdir(parents=True, exist_ok=True)
     index = read_index(out)
@@ -323,7 +333,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     state = {str(k): str(v) for k, v in state_data.items()} if isinstance(state_data, dict) else {}
     regs = _selected(index, read_registrations(out), options, digests, state)
     if options.shard is not None:  # the reach map is cached: read again below
-        regs = shard_of(regs, options.shard, reach_map(torch, work), options.reach_limit, load_costs())
+        regs = shard_of(regs, options.shard, reach_map(torch, work, options.worker), options.reach_limit, load_costs())
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
             if options.coverage:
                 write_atomic(Path(options.coverage), to_json([], options.shard))
@@ -334,7 +344,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
         return Report.nothing_to_do(time.perf_counter() - start, why)
     places = formula_places(inputs, work, release, gen_options.policy_root)
-    problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
+    problems = _schema_problems(regs, _installed_schemas(torch, regs, work, options.worker), places)
     usable = [r for r in regs if r.op not in problems]
     if not usable and inputs.namespace != "aten":
         raise VtgenError(
@@ -351,11 +361,13 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         else sorted({op_name(r.op).family for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
-    reach = reach_map(torch, work) if bases is not None or options.coverage else None
+    reach = reach_map(torch, work, options.worker) if bases is not None or options.coverage else None
     chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
     records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
-    records = judge_failures(torch.python, records, work)  # a failure torch's own kernels share is not ours
-    cannot = _uncheckable(torch, regs, work)
+    records = judge_failures(
+        torch.python, records, work, options.worker
+    )  # a failure torch's own kernels share is not ours
+    cannot = _uncheckable(torch, regs, work, options.worker)
     more, unsampled = _schema_stage(inputs, options, torch, build, work, regs, places, cannot, records)
     records = [*records, *more]
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}

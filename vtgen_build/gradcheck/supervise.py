@@ -27,6 +27,7 @@ from typing import Any
 
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
+from ..worker import Worker, WorkerProcess
 from .records import read_rows
 
 __all__ = ["GRACE", "STARTUP", "Child", "run_to_end"]
@@ -47,6 +48,7 @@ class Child:
     first: str  # what it runs first, for "failed before any ...": "OpInfo"
     timeout: int  # seconds per entry (--timeout): an entry with no row by then (plus GRACE) is killed
     mode: tuple[str, ...] = ()  # arguments before the request's path: ``("--reach",)``
+    worker: Worker | None = None  # a warm worker forks the child (``worker``); None: a new Python runs it
 
 
 @dataclass(frozen=True)
@@ -87,26 +89,33 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) 
 def _start(child: Child) -> _Ending:
     """Run the child once; kill it when its running entry (or its start-up) passes the time limit."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
-    command = [child.python, str(child.script), *child.mode, str(child.request), str(child.results)]
+    arguments = [str(child.script), *child.mode, str(child.request), str(child.results)]
     watch = _Watch(child.results)
-    with open(child.stderr, "w", encoding="utf-8") as err:
-        process = subprocess.Popen(command, stdout=err, stderr=err, env=env)
-        try:
-            deadline = time.monotonic() + STARTUP + child.timeout
-            while True:
-                try:
-                    return _Ending(process.wait(timeout=_POLL), False)
-                except subprocess.TimeoutExpired:
-                    pass
-                if watch.moved():  # an entry started or finished: the next one has the full limit
-                    deadline = time.monotonic() + child.timeout + GRACE
-                if time.monotonic() > deadline:
-                    process.kill()
-                    return _Ending(process.wait(), True)
-        finally:
-            if process.poll() is None:  # interrupted (Ctrl-C): the child goes too
+    process = _launch(child, arguments, env)
+    try:
+        deadline = time.monotonic() + STARTUP + child.timeout
+        while True:
+            try:
+                return _Ending(process.wait(timeout=_POLL), False)
+            except subprocess.TimeoutExpired:
+                pass
+            if watch.moved():  # an entry started or finished: the next one has the full limit
+                deadline = time.monotonic() + child.timeout + GRACE
+            if time.monotonic() > deadline:
                 process.kill()
-                process.wait()
+                return _Ending(process.wait(), True)
+    finally:
+        if process.poll() is None:  # interrupted (Ctrl-C): the child goes too
+            process.kill()
+            process.wait()
+
+
+def _launch(child: Child, arguments: list[str], env: dict[str, str]) -> subprocess.Popen[bytes] | WorkerProcess:
+    """The child started: forked by the warm worker when there is one, else a new Python."""
+    if child.worker is not None:
+        return child.worker.spawn(arguments, child.stderr, env)
+    with open(child.stderr, "w", encoding="utf-8") as err:
+        return subprocess.Popen([child.python, *arguments], stdout=err, stderr=err, env=env)
 
 
 class _Watch:
