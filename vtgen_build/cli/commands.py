@@ -468,7 +468,7 @@ def _check_ranges(args: argparse.Namespace) -> None:
                                 ("--hints", args.hints), ("--coverage", args.coverage),
                                 ("--allow-unverified", args.allow_unverified),
                                 ("--no-batched-grad", not args.batched_grad),
-                                ("--shard", args.shard), ("--watch", args.watch),
+                                ("--shard", args.shard), ("--watch", args.watch), ("--all-checks", args.all_checks),
                                 ("--no-worker", not args.use_worker)) if v]  # fmt: skip
         if given:
             raise VtgenError(f"{given[0]} applies to --gradcheck only")
@@ -626,6 +626,9 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--watch", action="store_true",
                    help="check again on every save of the yaml, the manual helpers and the hints, through a warm "
                         "worker (Ctrl-C stops)")  # fmt: skip
+    r.add_argument("--all-checks", action="store_true",
+                   help="run every check even after a failure (default: the verdict comes at the first failure "
+                        "confirmed as ours; the cheapest checks run first: the op's own samples, float64)")  # fmt: skip
     r.add_argument("--no-worker", dest="use_worker", action="store_false",
                    help="start a new Python for each gradcheck process even when a worker is up for --out "
                         "(`vtgen-build worker start`)")  # fmt: skip

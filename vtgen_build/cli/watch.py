@@ -35,16 +35,13 @@ def _contents(files: Sequence[str]) -> str:
 def watch(files: Sequence[str], out: Path, python: str, run: Callable[[], int], use_worker: bool) -> int:
     """Run ``run`` now and after every change of ``files``, until Ctrl-C; a worker started here is stopped."""
     started = use_worker and find(out, python) is None
-    if use_worker:
-        print(f"vtgen-build: starting the gradcheck worker in {out}", file=sys.stderr)
-        start(out, python)
     last = ""
     try:
         while True:
             now = _contents(files)
             if now != last:
                 last = now
-                code = _once(run)
+                code = _once(run, out if use_worker else None, python)
                 verdict = "OK" if code == 0 else f"FAILED (exit {code})"
                 print(f"vtgen-build: watch: {verdict}; waiting for a change of {len(files)} files (Ctrl-C stops)",
                       file=sys.stderr, flush=True)  # fmt: skip
@@ -56,9 +53,13 @@ def watch(files: Sequence[str], out: Path, python: str, run: Callable[[], int], 
             stop(out)
 
 
-def _once(run: Callable[[], int]) -> int:
-    """One run; an error (bad yaml, a compiler gone) is printed and watching goes on."""
+def _once(run: Callable[[], int], warm: Path | None, python: str) -> int:
+    """One run, through the worker of ``warm`` (started first, or again when it was stopped as stale);
+    an error (bad yaml, a compiler gone) is printed and watching goes on."""
     try:
+        if warm is not None and find(warm, python) is None:
+            print(f"vtgen-build: starting the gradcheck worker of {warm}", file=sys.stderr, flush=True)
+            start(warm, python)
         return run()
     except VtgenError as exc:
         sys.stderr.write(render(Findings((from_error(exc),), False), "text"))

@@ -74,6 +74,7 @@ def run_from_args(
         batched=args.batched_grad,
         shard=parse_shard(args.shard) if args.shard else None,
         use_worker=args.use_worker,
+        all_checks=args.all_checks,
         reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
     if args.coverage and args.changed:

@@ -30,12 +30,12 @@ from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
-from .records import Entry, read_entries
+from .records import FAILED, Entry, read_entries
 from .reference import REFERENCE_DIR, judge_failures
 from .report import Report
 from .schema_run import schema_fallback, schema_whys
 from .shard import base_of, load_costs, shard_of
-from .supervise import Child, run_to_end
+from .supervise import Child, Stop, run_to_end
 from .units import Registration, read_registrations
 from .verdict import unverified
 
@@ -43,6 +43,10 @@ __all__ = ["GradcheckOptions", "op_variants", "run_gradcheck"]
 
 CHILD = Path(__file__).resolve().parent / "child.py"
 WORK = ".vtgen-gradcheck"
+EARLY = (
+    "stopped at the first failure confirmed as ours (its rerun with PyTorch's own kernels passes): "
+    "the checks after it did not run (--all-checks runs them all)"
+)
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class GradcheckOptions:
     coverage: str | None = None  # every op, checked on captured arguments only; the JSON report goes here
     batched: bool = True  # the batched (vmap) part of each check, where PyTorch's tests run it (batching.py)
     shard: tuple[int, int] | None = None  # (K, N): only part K of N of the selected ops (shard.py)
+    all_checks: bool = False  # every check runs; default: the run stops at the first failure confirmed as ours
     use_worker: bool = True  # run the children through the warm worker of --out when one is up (``worker``)
     worker: Worker | None = None  # that worker, once found (``run_gradcheck``)
 
@@ -167,8 +172,9 @@ def _run_child(
     options: GradcheckOptions,
     work: Path,
     checks_of: Sequence[Target] = (),
-) -> list[Entry]:
-    """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
+) -> tuple[list[Entry], bool]:
+    """Run the OpInfo checks in a child Python; restart it past an entry that crashes it.  Unless every
+    check is asked for (``all_checks``, ``coverage``), stop at the first failure confirmed as ours: True."""
     shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
     autograd = {r.op for r in build.registered if r.key == "Autograd"}
 
@@ -192,8 +198,19 @@ def _run_child(
     child = Child(
         torch.python, CHILD, *paths, "the gradcheck process", "OpInfo", options.timeout, worker=options.worker
     )
-    run_to_end(child, request)
-    return read_entries(paths[1])
+
+    def confirmed() -> bool:  # its reference rerun with PyTorch's own kernels passes: the failure is ours
+        judged = judge_failures(torch.python, read_entries(paths[1]), work, options.worker)
+        return any(c.status == FAILED for r in judged for c in r.checks)
+
+    stop = None if options.all_checks or options.coverage else Stop(_has_failed_check, confirmed)
+    stopped = run_to_end(child, request, stop)
+    return read_entries(paths[1]), stopped
+
+
+def _has_failed_check(row: dict[str, object]) -> bool:
+    checks = row.get("checks")
+    return isinstance(checks, list) and any(isinstance(c, dict) and c.get("status") == FAILED for c in checks)
 
 
 def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> store.JSON:
@@ -363,19 +380,14 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
     reach = reach_map(torch, work, options.worker) if bases is not None or options.coverage else None
     chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
-    records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
-    records = judge_failures(
-        torch.python, records, work, options.worker
-    )  # a failure torch's own kernels share is not ours
-    cannot = _uncheckable(torch, regs, work, options.worker)
-    more, unsampled = _schema_stage(inputs, options, torch, build, work, regs, places, cannot, records)
-    records = [*records, *more]
-    autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
-    seconds = time.perf_counter() - start
-    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
-    uncheckable = {**schema_whys(more), **unsampled, **cannot}
-    report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
-    report.accept_unverified = options.allow_unverified
+    records, early = (
+        _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else ([], False)
+    )
+    records = judge_failures(torch.python, records, work, options.worker)  # a failure theirs too is not ours
+    report, records = _report(inputs, options, torch, build, work, regs, places, excluded, records, early)
+    report.seconds = time.perf_counter() - start
+    if early:
+        report.notes.append(EARLY)
     if options.coverage:
         report.notes.append(_coverage(options.coverage, regs, places, records, report, options.shard))
     _write_costs(work / "costs.json", records)
@@ -383,5 +395,33 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         report.notes.append(manual.summary(build.extra, torch.version))
     if target_note is not None:
         report.notes.append(target_note)
-    store.write(state_file, "gradcheck_state", _next_state(state, digests, {r.op for r in regs}, report.failed_ops))
+    checked = set(report.passed_ops) if early else {r.op for r in regs}  # what did not run stays to be checked
+    store.write(state_file, "gradcheck_state", _next_state(state, digests, checked, report.failed_ops))
     return report
+
+
+def _report(
+    inputs: Inputs,
+    options: GradcheckOptions,
+    torch: TorchInstall,
+    build: LibraryBuild,
+    work: Path,
+    regs: list[Registration],
+    places: dict[str, FormulaPlaces],
+    excluded: dict[str, str],
+    records: list[Entry],
+    early: bool,
+) -> tuple[Report, list[Entry]]:
+    """The report (and records) of the OpInfo records with the schema samples of the ops they left unverified;
+    ``early`` (stopped at a confirmed failure): no schema samples, and what did not run is not "unverified"."""
+    cannot = _uncheckable(torch, regs, work, options.worker)
+    schema = _schema_stage(inputs, options, torch, build, work, regs, places, cannot, records) if not early else None
+    more, unsampled = schema or ([], {})
+    records = [*records, *more]
+    autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
+    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, 0.0, autograd_ops)
+    uncheckable = {**schema_whys(more), **unsampled, **cannot}
+    if not early:
+        report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
+    report.accept_unverified = options.allow_unverified
+    return report, records
