@@ -188,7 +188,8 @@ def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: Rea
         assert find(out, sys.executable) is not None  # the worker it started is up
         checkout.derivatives.write_text(text.replace(right, "self: grad * self.sin().conj()"), encoding="utf-8")
         failed = _wait_for(log, "watch: FAILED", 1, process, 900)
-        assert f"derivatives.yaml:{line}:" in failed
+        assert f"derivatives.yaml:{line}: error: gradcheck failed for sin" in failed
+        assert "stopped at the first failure confirmed as ours" in failed  # the verdict did not wait for the rest
         checkout.derivatives.write_text(text, encoding="utf-8")
         _wait_for(log, "watch: OK", 2, process, 900)
         process.send_signal(signal.SIGINT)
