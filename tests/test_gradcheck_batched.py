@@ -76,6 +76,7 @@ class Runs:
 def runs(batched_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> Runs:
     out = tmp_path_factory.mktemp("batched-gradcheck")
     base = ("check", "--pytorch-root", str(batched_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck")
+    base = (*base, "--all-checks")  # each edit's failure, not only the first confirmed one
     base += ("--max-samples", "2")
     ops = [a for op in [*(e.op for e in VMAP_EDITS), RANDOM_EDIT.op, *UNEDITED] for a in ("--op", op)]
     batched = vtgen(*base, *ops)

@@ -124,8 +124,9 @@ def gradcheck_run(
     edited_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory
 ) -> subprocess.CompletedProcess[str]:
     out = tmp_path_factory.mktemp("gradcheck")
-    # one shard: the edited ops' kernels and Nodes compile as one unit against the real headers
-    args = ("--pytorch-root", str(edited_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck")
+    # one shard: the edited ops' kernels and Nodes compile as one unit against the real headers; every
+    # check, so that each wrong formula is found (by default the run answers at the first confirmed failure)
+    args = ("--pytorch-root", str(edited_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck", "--all-checks")
     return vtgen("check", *args, *_ops())
 
 

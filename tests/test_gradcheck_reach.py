@@ -220,6 +220,7 @@ def runs(reach_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> Ru
     out = tmp_path_factory.mktemp("reach-gradcheck")
     # one shard: the edited ops' kernels and Nodes compile as one unit against the real headers
     base = ("check", "--pytorch-root", str(reach_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck")
+    base = (*base, "--all-checks")  # each edit's failure, not only the first confirmed one
     ops = [a for op in [*(e.op for e in EDITS), LATER.op, UNCHECKABLE] for a in ("--op", op)]
     first = vtgen(*base, "--max-samples", "2", *ops)
     text, line = _edit(reach_yaml.derivatives.read_text(encoding="utf-8"), LATER)

@@ -29,7 +29,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("model",),  # frozen records of native functions, schemas, derivatives; C++ API spellings
     ("plan",),  # one frozen KernelPlan per op; the release policy and target
     ("emit", "stubs"),  # plans -> C++ text; reading generated text back; stub ATen declarations
-    ("engine", "revisions", "compile"),  # generate (incremental, caches, manifest, no-op record); git; compiler
+    (
+        "engine",
+        "revisions",
+        "compile",
+        "worker",
+    ),  # generate (incremental, caches, no-op record); git; compiler; warm worker
     ("check", "torchlib"),  # the compile check; building against a real torch
     ("gradcheck",),  # gradchecking the generated formulas
     ("diagnostics",),  # one record and its output formats

@@ -134,6 +134,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_check_parser(sub)
     _add_coverage_parser(sub)
     _add_audit_parser(sub)
+    _add_worker_parser(sub)
     return parser
 
 
@@ -474,7 +475,8 @@ def _check_ranges(args: argparse.Namespace) -> None:
                                 ("--hints", args.hints), ("--coverage", args.coverage),
                                 ("--allow-unverified", args.allow_unverified),
                                 ("--no-batched-grad", not args.batched_grad),
-                                ("--shard", args.shard)) if v]  # fmt: skip
+                                ("--shard", args.shard), ("--watch", args.watch), ("--all-checks", args.all_checks),
+                                ("--no-worker", not args.use_worker)) if v]  # fmt: skip
         if given:
             raise VtgenError(f"{given[0]} applies to --gradcheck only")
 
@@ -628,6 +630,15 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         "N parts join with `vtgen-build coverage merge`)")  # fmt: skip
     r.add_argument("--verbose", action="store_true",
                    help="list every op and sample checked (with --format: a note per op)")  # fmt: skip
+    r.add_argument("--watch", action="store_true",
+                   help="check again on every save of the yaml, the manual helpers and the hints, through a warm "
+                        "worker (Ctrl-C stops)")  # fmt: skip
+    r.add_argument("--all-checks", action="store_true",
+                   help="run every check even after a failure (default: the verdict comes at the first failure "
+                        "confirmed as ours; the cheapest checks run first: the op's own samples, float64)")  # fmt: skip
+    r.add_argument("--no-worker", dest="use_worker", action="store_false",
+                   help="start a new Python for each gradcheck process even when a worker is up for --out "
+                        "(`vtgen-build worker start`)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
                    help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     _add_format(check)
@@ -648,6 +659,8 @@ def _run_check(args: argparse.Namespace) -> int:
     gen_options = replace(gen_options, out_dir=args.out)
     since = _changes_since(args, inputs, manual_file) if args.changed_since else None
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
+    if args.watch:
+        return _watch_check(args, inputs, manual_file)
     if args.gradcheck:
         report = _run_gradcheck(args, inputs, gen_options, target, manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
@@ -738,6 +751,8 @@ def _gradcheck_options(
         coverage=args.coverage,
         batched=args.batched_grad,
         shard=parse_shard(args.shard) if args.shard else None,
+        use_worker=args.use_worker,
+        all_checks=args.all_checks,
         reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
 
@@ -766,6 +781,51 @@ def _library_options(args: argparse.Namespace) -> LibraryOptions:
         batched=args.batched_grad,
         allow_unverified=args.allow_unverified,
     )
+
+
+def _watch_check(args: argparse.Namespace, inputs: Inputs, manual_file: str | None) -> int:
+    """``check --gradcheck --watch``: the same check on every save of what it reads."""
+    from .watch import watch
+
+    given = [o for o, v in (("--format", args.format != "text"), ("--coverage", args.coverage),
+                            ("--shard", args.shard), ("--changed-since", args.changed_since)) if v]  # fmt: skip
+    if given:
+        raise VtgenError(f"{given[0]} cannot be used with --watch: it checks the files as they are, verdict by verdict")
+    files = [inputs.native_functions, inputs.derivatives, *([inputs.tags] if inputs.tags else [])]
+    files += [manual_file, str(Path(manual_file).with_suffix(".cpp"))] if manual_file else []
+    files += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs]
+    files += list(args.hints)
+    once = argparse.Namespace(**{**vars(args), "watch": False})
+
+    def run() -> int:
+        once.found = []
+        return _run_check(once)
+
+    return watch(files, Path(args.out), args.python or sys.executable, run, args.use_worker)
+
+
+def _add_worker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    worker = sub.add_parser("worker", help="the warm gradcheck worker of a check directory (start, stop, status)")
+    worker.add_argument("action", choices=("start", "stop", "status"))
+    worker.add_argument("--out", required=True, metavar="DIR", help="the check directory (check's --out)")
+    worker.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
+    worker.set_defaults(run=_run_worker)
+
+
+def _run_worker(args: argparse.Namespace) -> int:
+    from ..worker import find, start, stop
+
+    out, python = Path(args.out).resolve(), args.python or sys.executable
+    if args.action == "start":
+        print(f"vtgen-build: the gradcheck worker of {out} is up (process {start(out, python).pid})")
+    elif args.action == "stop":
+        print(f"vtgen-build: {'stopped the' if stop(out) else 'no'} gradcheck worker of {out}")
+    else:
+        found = find(out, python)
+        what = f"a current gradcheck worker (process {found.pid})" if found else "no gradcheck worker"
+        print(f"vtgen-build: {what} for {out}")
+        return 0 if found else 3
+    return 0
 
 
 def _changes_since(args: argparse.Namespace, inputs: Inputs, manual_file: str | None) -> Changes:

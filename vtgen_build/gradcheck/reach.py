@@ -27,6 +27,7 @@ from ..base import store
 from ..base.errors import VtgenError
 from ..model.schema import op_name
 from ..torchlib import TorchInstall
+from ..worker import Worker
 from .formulas import FormulaPlaces
 from .records import read_rows
 from .supervise import Child, run_to_end
@@ -98,11 +99,11 @@ def _decode(data: store.JSON, key: str) -> ReachMap | None:
     return ReachMap(tuple(found))
 
 
-def _compute(torch: TorchInstall, work: Path, timeout: int = 60) -> list[list[store.JSON]]:
+def _compute(torch: TorchInstall, work: Path, worker: Worker | None, timeout: int = 60) -> list[list[store.JSON]]:
     """Run the child over every entry (past the entries that kill it); each entry's reach as a row."""
     paths = (work / "reach-request.json", work / "reach.jsonl", work / "reach-stderr.txt")
     what = "finding what each sample reaches"
-    child = Child(torch.python, child_package.LAUNCH, *paths, what, "entry", timeout, ("child", "--reach"))
+    child = Child(torch.python, child_package.LAUNCH, *paths, what, "entry", timeout, ("child", "--reach"), worker)
     run_to_end(child, lambda skip: {"skip": skip, "timeout": timeout})
     found, left_out = reach_rows(read_rows(child.results))
     if left_out:  # never wrong, only less covered: the ops only those entries reach get no captured check
@@ -134,14 +135,14 @@ def reach_rows(rows: Sequence[dict[str, object]]) -> tuple[list[list[store.JSON]
     return found, " and ".join(said)
 
 
-def reach_map(torch: TorchInstall, work: Path) -> ReachMap:
-    """Every entry's reach for this torch (cached in ``work``)."""
+def reach_map(torch: TorchInstall, work: Path, worker: Worker | None = None) -> ReachMap:
+    """Every entry's reach for this torch (cached in ``work``; computed in children ``worker`` forks, if given)."""
     key = _key(torch)
     record = work / "reach.json"
     cached = _decode(store.read(record, KIND), key)
     if cached is not None:
         return cached
-    data: store.JSON = {"key": key, "entries": list(_compute(torch, work))}
+    data: store.JSON = {"key": key, "entries": list(_compute(torch, work, worker))}
     store.write(record, KIND, data)
     found = _decode(data, key)
     if found is None:

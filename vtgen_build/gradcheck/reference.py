@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from .. import gradcheck_child as child_package
 from ..base.write import write_atomic
+from ..worker import Worker, run_python
 from .records import FAILED, NOT_RUN, PASSED, Check, Entry, check_or_none
 
 __all__ = ["REFERENCE_DIR", "judge_failures", "judge_schema_failures", "judged"]
@@ -64,7 +64,7 @@ def judged(check: Check, theirs: Check | None) -> Check:
     return replace(check, status=NOT_RUN, why=why, hit=())
 
 
-def judge_failures(python: str, records: list[Entry], work: Path) -> list[Entry]:
+def judge_failures(python: str, records: list[Entry], work: Path, worker: Worker | None = None) -> list[Entry]:
     """The records with each failed check that torch's own kernels fail too turned into ``not run``."""
     kept = _kept(records)
     if not kept:
@@ -72,9 +72,10 @@ def judge_failures(python: str, records: list[Entry], work: Path) -> list[Entry]
     listing, answer = work / "reference-list.json", work / "reference-results.json"
     write_atomic(listing, json.dumps(kept))
     answer.unlink(missing_ok=True)
-    command = child_package.command(python, "child", "--reference", str(listing), str(answer))
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    found = json.loads(answer.read_text(encoding="utf-8")) if done.returncode == 0 else {}
+    said = work / "reference-stderr.txt"
+    argv = [str(child_package.LAUNCH), "child", "--reference", str(listing), str(answer)]
+    code = run_python(worker, python, argv, said)
+    found = json.loads(answer.read_text(encoding="utf-8")) if code == 0 else {}
     if not isinstance(found, dict):
         found = {}
     return [r.with_checks(_judged(c, found) for c in r.checks) for r in records]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -26,23 +25,29 @@ from ..plan.target import Target as Release
 from ..plan.target import resolve_target, running_target
 from ..revisions import Changes
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
+from ..worker import Worker, run_python
+from ..worker import find as find_worker
 from .coverage import coverage, render, to_json
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
-from .records import Entry, read_entries
+from .records import FAILED, Entry, read_entries
 from .reference import REFERENCE_DIR, judge_failures
 from .report import Report
 from .schema_run import schema_fallback, schema_whys
 from .shard import base_of, costs_text, load_costs, shard_of
-from .supervise import Child, run_to_end
+from .supervise import Child, Stop, run_to_end
 from .units import Registration
 from .verdict import unverified
 
 __all__ = ["GradcheckOptions", "op_variants", "run_gradcheck"]
 
 WORK = ".vtgen-gradcheck"
+EARLY = (
+    "stopped at the first failure confirmed as ours (its rerun with PyTorch's own kernels passes): "
+    "the checks after it did not run (--all-checks runs them all)"
+)
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,9 @@ class GradcheckOptions:
     coverage: str | None = None  # every op, checked on captured arguments only; the JSON report goes here
     batched: bool = True  # the batched (vmap) part of each check, where PyTorch's tests run it (batching.py)
     shard: tuple[int, int] | None = None  # (K, N): only part K of N of the selected ops (shard.py)
+    all_checks: bool = False  # every check runs; default: the run stops at the first failure confirmed as ours
+    use_worker: bool = True  # run the children through the warm worker of --out when one is up (``worker``)
+    worker: Worker | None = None  # that worker, once found (``run_gradcheck``)
 
 
 def _selected(
@@ -96,7 +104,9 @@ def _selected(
     return regs
 
 
-def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Path) -> dict[str, store.JSON]:
+def _installed_schemas(
+    torch: TorchInstall, regs: list[Registration], cache: Path, worker: Worker | None
+) -> dict[str, store.JSON]:
     """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op), cached."""
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
     # the answer is the child package's: its rules key it too
@@ -109,10 +119,10 @@ def _installed_schemas(torch: TorchInstall, regs: list[Registration], cache: Pat
         return cached
     query, answer = cache / "schemas-query.json", cache / "schemas-answer.json"
     write_atomic(query, json.dumps(names))
-    command = child_package.command(torch.python, "child", "--schemas", str(query), str(answer))
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise VtgenError(f"asking torch for its schemas failed: {done.stderr.strip()[-2000:]}")
+    said = cache / "schemas-stderr.txt"
+    argv = [str(child_package.LAUNCH), "child", "--schemas", str(query), str(answer)]
+    if run_python(worker, torch.python, argv, said) != 0:
+        raise VtgenError(f"asking torch for its schemas failed: {said.read_text(errors='replace').strip()[-2000:]}")
     try:
         found = json.loads(answer.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -142,9 +152,9 @@ def _schema_problems(
     return problems
 
 
-def _uncheckable(torch: TorchInstall, regs: list[Registration], work: Path) -> dict[str, str]:
+def _uncheckable(torch: TorchInstall, regs: list[Registration], work: Path, worker: Worker | None) -> dict[str, str]:
     """Op → why no CPU sample can reach it here (random, sparse-only, no CPU kernel), from the schemas query."""
-    found = _installed_schemas(torch, regs, work)
+    found = _installed_schemas(torch, regs, work, worker)
     why: dict[str, str] = {}
     for r in regs:
         row = found.get(f"{r.namespace}::{r.op}")
@@ -166,8 +176,9 @@ def _run_child(
     options: GradcheckOptions,
     work: Path,
     checks_of: Sequence[Target] = (),
-) -> list[Entry]:
-    """Run the OpInfo checks in a child Python; restart it past an entry that crashes it."""
+) -> tuple[list[Entry], bool]:
+    """Run the OpInfo checks in a child Python; restart it past an entry that crashes it.  Unless every
+    check is asked for (``all_checks``, ``coverage``), stop at the first failure confirmed as ours: True."""
     shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
     autograd = {r.op for r in build.registered if r.key == "Autograd"}
 
@@ -189,9 +200,20 @@ def _run_child(
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
     what, launch = "the gradcheck process", child_package.LAUNCH
-    child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, ("child",))
-    run_to_end(child, request)
-    return read_entries(paths[1])
+    child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, ("child",), options.worker)
+
+    def confirmed() -> bool:  # its reference rerun with PyTorch's own kernels passes: the failure is ours
+        judged = judge_failures(torch.python, read_entries(paths[1]), work, options.worker)
+        return any(c.status == FAILED for r in judged for c in r.checks)
+
+    stop = None if options.all_checks or options.coverage else Stop(_has_failed_check, confirmed)
+    stopped = run_to_end(child, request, stop)
+    return read_entries(paths[1]), stopped
+
+
+def _has_failed_check(row: dict[str, object]) -> bool:
+    checks = row.get("checks")
+    return isinstance(checks, list) and any(isinstance(c, dict) and c.get("status") == FAILED for c in checks)
 
 
 def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> dict[str, str]:
@@ -295,7 +317,7 @@ def _schema_stage(
     wanted = [
         r.op for r in regs if (p := places.get(r.op)) is not None and not p.out and r.op not in cannot
     ]  # out=: reach's rule
-    return schema_fallback(inputs, options.hints, wanted, registered, records, run)
+    return schema_fallback(inputs, options.hints, wanted, registered, records, run, options.worker)
 
 
 def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
@@ -305,7 +327,10 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
 
 def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
     start = time.perf_counter()
-    torch = locate_torch(options.python)
+    out = Path(gen_options.out_dir).resolve()
+    warm = find_worker(out, options.python or sys.executable) if options.use_worker else None
+    options = replace(options, worker=warm)
+    torch = locate_torch(options.python, warm)
     if torch.missing:
         raise VtgenError(
             f"--python {torch.python} cannot import {' and '.join(torch.missing)}, which PyTorch's OpInfo tests need: "
@@ -314,7 +339,6 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     release, target_note = _target(torch, options, gen_options)
     gen_options = replace(gen_options, line_directives=True, stub_decls=True, release=release)
     generate(inputs, gen_options)
-    out = Path(gen_options.out_dir).resolve()
     work = out / WORK
     work.mkdir(parents=True, exist_ok=True)
     index = read_index(out)
@@ -328,7 +352,8 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         if costs.damaged:
             print(f"vtgen-build: note: {costs.damaged}", file=sys.stderr)
         entries = {op: p.entry for op, p in formula_places(inputs, work, release, gen_options.policy_root).items()}
-        regs = shard_of(regs, options.shard, reach_map(torch, work), options.reach_limit, costs.seconds, entries)
+        reach_all = reach_map(torch, work, options.worker)
+        regs = shard_of(regs, options.shard, reach_all, options.reach_limit, costs.seconds, entries)
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
             if options.coverage:
                 write_atomic(Path(options.coverage), to_json([], options.shard))
@@ -339,7 +364,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
         return Report.nothing_to_do(time.perf_counter() - start, why)
     places = formula_places(inputs, work, release, gen_options.policy_root)
-    problems = _schema_problems(regs, _installed_schemas(torch, regs, work), places)
+    problems = _schema_problems(regs, _installed_schemas(torch, regs, work, options.worker), places)
     usable = [r for r in regs if r.op not in problems]
     if not usable and inputs.namespace != "aten":
         raise VtgenError(
@@ -356,19 +381,16 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         else sorted({op_name(r.op).family for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
-    reach = reach_map(torch, work) if bases is not None or options.coverage else None
+    reach = reach_map(torch, work, options.worker) if bases is not None or options.coverage else None
     chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
-    records = _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else []
-    records = judge_failures(torch.python, records, work)  # a failure torch's own kernels share is not ours
-    cannot = _uncheckable(torch, regs, work)
-    more, unsampled = _schema_stage(inputs, options, torch, build, work, regs, places, cannot, records)
-    records = [*records, *more]
-    autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
-    seconds = time.perf_counter() - start
-    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, seconds, autograd_ops)
-    uncheckable = {**schema_whys(more), **unsampled, **cannot}
-    report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
-    report.accept_unverified = options.allow_unverified
+    records, early = (
+        _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else ([], False)
+    )
+    records = judge_failures(torch.python, records, work, options.worker)  # a failure theirs too is not ours
+    report, records = _report(inputs, options, torch, build, work, regs, places, excluded, records, early)
+    report.seconds = time.perf_counter() - start
+    if early:
+        report.notes.append(EARLY)
     if options.coverage:
         report.notes.append(_coverage(options.coverage, regs, places, records, report, options.shard))
     _write_costs(work / "costs.json", regs, records, torch.version)
@@ -376,7 +398,33 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         report.notes.append(manual.summary(build.extra, torch.version))
     if target_note is not None:
         report.notes.append(target_note)
-    write_state(
-        state_file, "gradcheck_state", state_key, _next_state(state, digests, {r.op for r in regs}, report.failed_ops)
-    )
+    checked = set(report.passed_ops) if early else {r.op for r in regs}  # what did not run stays to be checked
+    write_state(state_file, "gradcheck_state", state_key, _next_state(state, digests, checked, report.failed_ops))
     return report
+
+
+def _report(
+    inputs: Inputs,
+    options: GradcheckOptions,
+    torch: TorchInstall,
+    build: LibraryBuild,
+    work: Path,
+    regs: list[Registration],
+    places: dict[str, FormulaPlaces],
+    excluded: dict[str, str],
+    records: list[Entry],
+    early: bool,
+) -> tuple[Report, list[Entry]]:
+    """The report (and records) of the OpInfo records with the schema samples of the ops they left unverified;
+    ``early`` (stopped at a confirmed failure): no schema samples, and what did not run is not "unverified"."""
+    cannot = _uncheckable(torch, regs, work, options.worker)
+    schema = _schema_stage(inputs, options, torch, build, work, regs, places, cannot, records) if not early else None
+    more, unsampled = schema or ([], {})
+    records = [*records, *more]
+    autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
+    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, 0.0, autograd_ops)
+    uncheckable = {**schema_whys(more), **unsampled, **cannot}
+    if not early:
+        report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
+    report.accept_unverified = options.allow_unverified
+    return report, records

@@ -17,6 +17,7 @@ from .. import gradcheck_child as child_package
 from ..base.errors import VtgenError, did_you_mean
 from ..inputs.files import Inputs
 from ..model.schema import op_name
+from ..worker import Worker
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
 from .records import NOT_RUN, Entry, read_entries
@@ -74,7 +75,13 @@ def sample_source(inputs: Inputs, hint_files: Sequence[str], ops: Sequence[str] 
 
 
 def run_schema_child(
-    python: str, library: str, plans: Sequence[OpSamples], work: Path, timeout: int, batched: bool = True
+    python: str,
+    library: str,
+    plans: Sequence[OpSamples],
+    work: Path,
+    timeout: int,
+    batched: bool = True,
+    worker: Worker | None = None,
 ) -> list[Entry]:
     """Run the plans in a child Python (``batched``: with the checks' batched parts); restart it past an op
     that crashes it."""
@@ -86,7 +93,7 @@ def run_schema_child(
     work.mkdir(parents=True, exist_ok=True)
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
     what = "the schema-sample gradcheck process"
-    run_to_end(Child(python, child_package.LAUNCH, *paths, what, "op", timeout, ("schema_child",)), request)
+    run_to_end(Child(python, child_package.LAUNCH, *paths, what, "op", timeout, ("schema_child",), worker), request)
     return read_entries(paths[1])
 
 
@@ -177,6 +184,7 @@ def schema_fallback(
     registered: Sequence[str],
     earlier: Sequence[Entry],
     run: tuple[str, str, Path, int, bool],
+    worker: Worker | None = None,
 ) -> tuple[list[Entry], dict[str, str]]:
     """Schema samples for the selected ops no earlier check verified (``run``: python, library, work, timeout,
     batched).
@@ -190,11 +198,11 @@ def schema_fallback(
     source = sample_source(inputs, hint_files, rest)
     plans = [p for p in source.plans if p.op in set(registered)]
     python, library, work, timeout, batched = run
-    records = run_schema_child(python, library, plans, work, timeout, batched) if plans else []
+    records = run_schema_child(python, library, plans, work, timeout, batched, worker) if plans else []
 
     def theirs(ops: set[str]) -> list[Entry]:  # the same samples with PyTorch's own kernels (no library loaded)
         again = [p for p in plans if p.op in ops]
-        return run_schema_child(python, "torch", again, work / REFERENCE_DIR / "schema", timeout, batched)
+        return run_schema_child(python, "torch", again, work / REFERENCE_DIR / "schema", timeout, batched, worker)
 
     records = judge_schema_failures(records, theirs)
     return records, {op: why for op, why in source.not_verified if op in set(rest)}

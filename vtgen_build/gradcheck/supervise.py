@@ -27,9 +27,10 @@ from typing import Any
 
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
+from ..worker import Worker, WorkerProcess
 from .records import read_rows
 
-__all__ = ["GRACE", "STARTUP", "Child", "run_to_end"]
+__all__ = ["GRACE", "STARTUP", "Child", "Stop", "run_to_end"]
 
 GRACE = 5  # seconds past the per-entry limit before the parent kills a silent child (its own alarm goes first)
 STARTUP = 300  # seconds a child may take before its first entry starts (importing torch and PyTorch's test suite)
@@ -47,12 +48,14 @@ class Child:
     first: str  # what it runs first, for "failed before any ...": "OpInfo"
     timeout: int  # seconds per entry (--timeout): an entry with no row by then (plus GRACE) is killed
     mode: tuple[str, ...] = ()  # arguments before the request's path: ``("--reach",)``
+    worker: Worker | None = None  # a warm worker forks the child (``worker``); None: a new Python runs it
 
 
 @dataclass(frozen=True)
 class _Ending:
     code: int  # the child's exit status; negative: the signal that killed it
     hung: bool  # killed here: its entry wrote no row within the limit
+    stopped: bool = False  # killed here: a row it wrote was one to stop at (``Stop``)
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,18 @@ class _Pending:
     at: str  # the last sample it reported
 
 
-def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) -> None:
-    """Run the child until it finishes: its results then name every entry once (``records.read_rows``).
+@dataclass(frozen=True)
+class Stop:
+    """Stop the child at an entry's row that ``at(row)`` picks, when ``confirmed()`` then says so (the
+    rows so far are in the results); unconfirmed, the child goes on past that entry."""
+
+    at: Callable[[dict[str, Any]], bool]
+    confirmed: Callable[[], bool]
+
+
+def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]], stop: Stop | None = None) -> bool:
+    """Run the child until it finishes: its results then name every entry once (``records.read_rows``);
+    or until ``stop`` stops it (True: the entries after the row it stopped at have not run).
 
     ``request(skip)`` is the request that skips those entries."""
     child.results.unlink(missing_ok=True)
@@ -71,11 +84,15 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) 
         rows = read_rows(child.results)
         done = list(dict.fromkeys(str(r["entry"]) for r in rows if "entry" in r))  # a crash's error row too
         write_atomic(child.request, json.dumps(request(done), sort_keys=True))
-        ending = _start(child)
+        ending = _start(child, stop.at if stop else None)
+        if ending.stopped:
+            if stop is not None and stop.confirmed():
+                return True
+            continue  # not confirmed: on past the entries written (the one it was in starts again)
         pending = _pending(child)
         if pending is None:
             if ending.code == 0 and not ending.hung:
-                return
+                return False
             raise VtgenError(_outside(child, ending))
         row: dict[str, Any] = {"entry": pending.name, "error": _why(child, ending, pending), "fatal": True}
         if pending.aten:
@@ -84,29 +101,40 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]]) 
             f.write(json.dumps(row) + "\n")
 
 
-def _start(child: Child) -> _Ending:
-    """Run the child once; kill it when its running entry (or its start-up) passes the time limit."""
+def _start(child: Child, stop_at: Callable[[dict[str, Any]], bool] | None = None) -> _Ending:
+    """Run the child once; kill it when its running entry (or its start-up) passes the time limit, or when
+    it wrote a row ``stop_at`` picks."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
-    command = [child.python, str(child.script), *child.mode, str(child.request), str(child.results)]
-    watch = _Watch(child.results)
-    with open(child.stderr, "w", encoding="utf-8") as err:
-        process = subprocess.Popen(command, stdout=err, stderr=err, env=env)
-        try:
-            deadline = time.monotonic() + STARTUP + child.timeout
-            while True:
-                try:
-                    return _Ending(process.wait(timeout=_POLL), False)
-                except subprocess.TimeoutExpired:
-                    pass
-                if watch.moved():  # an entry started or finished: the next one has the full limit
-                    deadline = time.monotonic() + child.timeout + GRACE
-                if time.monotonic() > deadline:
-                    process.kill()
-                    return _Ending(process.wait(), True)
-        finally:
-            if process.poll() is None:  # interrupted (Ctrl-C): the child goes too
+    arguments = [str(child.script), *child.mode, str(child.request), str(child.results)]
+    watch = _Watch(child.results, stop_at)
+    process = _launch(child, arguments, env)
+    try:
+        deadline = time.monotonic() + STARTUP + child.timeout
+        while True:
+            try:
+                return _Ending(process.wait(timeout=_POLL), False)
+            except subprocess.TimeoutExpired:
+                pass
+            if watch.moved():  # an entry started or finished: the next one has the full limit
+                deadline = time.monotonic() + child.timeout + GRACE
+            if watch.stop:
                 process.kill()
-                process.wait()
+                return _Ending(process.wait(), False, True)
+            if time.monotonic() > deadline:
+                process.kill()
+                return _Ending(process.wait(), True)
+    finally:
+        if process.poll() is None:  # interrupted (Ctrl-C): the child goes too
+            process.kill()
+            process.wait()
+
+
+def _launch(child: Child, arguments: list[str], env: dict[str, str]) -> subprocess.Popen[bytes] | WorkerProcess:
+    """The child started: forked by the warm worker when there is one, else a new Python."""
+    if child.worker is not None:
+        return child.worker.spawn(arguments, child.stderr, env)
+    with open(child.stderr, "w", encoding="utf-8") as err:
+        return subprocess.Popen([child.python, *arguments], stdout=err, stderr=err, env=env)
 
 
 class _Watch:
@@ -114,8 +142,8 @@ class _Watch:
 
     Reads only what was appended (complete lines), so that a long run is not read again every poll."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, stop_at: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        self.path, self.stop_at, self.stop = path, stop_at, False
         self.offset = path.stat().st_size if path.exists() else 0
         self.partial = b""
 
@@ -128,16 +156,18 @@ class _Watch:
             return False
         self.offset += len(data)
         *lines, self.partial = (self.partial + data).split(b"\n")
-        return any(_is_mark(line) for line in lines)
+        marks = [row for row in map(_mark, lines) if row is not None]
+        self.stop = self.stop or any(self.stop_at(r) for r in marks if "entry" in r and self.stop_at is not None)
+        return bool(marks)
 
 
-def _is_mark(line: bytes) -> bool:
+def _mark(line: bytes) -> dict[str, Any] | None:
     """A start line or an entry's row (not a sample's ``at`` line, nor a line that is not JSON)."""
     try:
         row = json.loads(line)
     except ValueError:
-        return False
-    return isinstance(row, dict) and ("start" in row or "entry" in row)
+        return None
+    return row if isinstance(row, dict) and ("start" in row or "entry" in row) else None
 
 
 def _pending(child: Child) -> _Pending | None:

@@ -637,6 +637,6 @@ def main(argv: list[str]) -> int:
             for opinfo in op_db
             if _name(opinfo) not in skip and (wanted is None or (opinfo.aten_name or opinfo.name) in wanted)
         )
+        run_entries(out, chosen, int(request["timeout"]), at)  # the ops' own samples first: the cheapest verdict
         run_targets(request, counters, out)
-        run_entries(out, chosen, int(request["timeout"]), at)
     return 0

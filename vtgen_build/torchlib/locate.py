@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -10,29 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import VtgenError
+from ..worker import Worker
 
 __all__ = ["TorchInstall", "locate_torch"]
 
-# Run in the child: prints one JSON object and nothing else.
-_PROBE = """
-import importlib, json, os, torch
-missing = []
-for name in ("numpy", "expecttest"):  # what PyTorch's OpInfo database imports (--gradcheck)
-    try:
-        importlib.import_module(name)
-    except ImportError:
-        missing.append(name)
-root = os.path.dirname(torch.__file__)
-inc = os.path.join(root, "include")
-print(json.dumps({
-    "version": torch.__version__,
-    "root": root,
-    "include_dirs": [inc, os.path.join(inc, "torch", "csrc", "api", "include")],
-    "lib_dir": os.path.join(root, "lib"),
-    "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI),
-    "missing": missing,
-}))
-"""
+PROBE = Path(__file__).resolve().with_name("probe.py")  # run by the Python asked: prints one JSON line
 
 
 @dataclass(frozen=True)
@@ -58,25 +41,26 @@ class TorchInstall:
         return (f"-L{self.lib_dir}", f"-Wl,-rpath,{self.lib_dir}", "-ltorch_cpu", "-lc10", "-ltorch")
 
 
-def locate_torch(python: str | None = None) -> TorchInstall:
-    """The torch installed for ``python`` (default: the running interpreter)."""
+def locate_torch(python: str | None = None, worker: Worker | None = None) -> TorchInstall:
+    """The torch installed for ``python`` (default: the running interpreter), asked of a child ``worker``
+    forks when given (its torch is that Python's: ``worker.find``), else of a new process."""
     exe = python or sys.executable
     try:
-        # `python -c` puts its working directory first on sys.path: from a PyTorch checkout it would
-        # import the checkout's torch/. Ask from an empty directory of our own.
+        # From an empty directory of our own: where a PyTorch checkout is the working directory, a
+        # Python started there could import the checkout's torch/.
         with tempfile.TemporaryDirectory(prefix="vtgen-probe-") as neutral:
-            done = subprocess.run(
-                [exe, "-c", _PROBE], capture_output=True, text=True, timeout=300, check=False, cwd=neutral
-            )
+            said = Path(neutral) / "answer.txt"
+            code = _ask(exe, worker, said, neutral)
+            text = said.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise VtgenError(f"--python {exe}: cannot run it ({exc})") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+    if code != 0:
+        last = (text.strip().splitlines() or ["(no output)"])[-1]
         raise VtgenError(f"--python {exe}: torch cannot be imported there: {last}")
     try:
-        data = json.loads(done.stdout.strip().splitlines()[-1])
+        data = json.loads(text.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        raise VtgenError(f"--python {exe}: unexpected answer from the torch probe: {done.stdout[:200]!r}") from None
+        raise VtgenError(f"--python {exe}: unexpected answer from the torch probe: {text[:200]!r}") from None
     install = TorchInstall(
         exe,
         str(data["version"]),
@@ -92,3 +76,12 @@ def locate_torch(python: str | None = None) -> TorchInstall:
     if missing:
         raise VtgenError(f"torch {install.version} at {install.root} lacks {', '.join(missing)}")
     return install
+
+
+def _ask(python: str, worker: Worker | None, said: Path, cwd: str) -> int:
+    if worker is not None:
+        return worker.spawn([str(PROBE)], said, dict(os.environ), cwd).wait(timeout=300)
+    with open(said, "w", encoding="utf-8") as out:
+        return subprocess.run(
+            [python, str(PROBE)], stdout=out, stderr=out, timeout=300, check=False, cwd=cwd
+        ).returncode

@@ -1,0 +1,68 @@
+"""``check --gradcheck --watch``: the check again on every save of its inputs, through a warm worker.
+
+The files are compared by content (a save that changes nothing runs nothing); their content is read
+*before* each run, so an edit made while a run goes on is seen by the next look and checked again:
+the last verdict printed is always the verdict of the files as they are.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..base.errors import VtgenError
+from ..diagnostics import Findings, from_error, from_os_error, render
+from ..worker import find, start, stop
+
+__all__ = ["POLL", "watch"]
+
+POLL = 0.3  # seconds between looks at the files
+
+
+def _contents(files: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    for name in files:
+        try:
+            digest.update(name.encode() + b"\0" + Path(name).read_bytes())
+        except OSError:  # deleted or mid-save: its absence is a state of its own
+            digest.update(name.encode() + b"\0missing")
+    return digest.hexdigest()
+
+
+def watch(files: Sequence[str], out: Path, python: str, run: Callable[[], int], use_worker: bool) -> int:
+    """Run ``run`` now and after every change of ``files``, until Ctrl-C; a worker started here is stopped."""
+    started = use_worker and find(out, python) is None
+    last = ""
+    try:
+        while True:
+            now = _contents(files)
+            if now != last:
+                last = now
+                code = _once(run, out if use_worker else None, python)
+                verdict = "OK" if code == 0 else f"FAILED (exit {code})"
+                print(f"vtgen-build: watch: {verdict}; waiting for a change of {len(files)} files (Ctrl-C stops)",
+                      file=sys.stderr, flush=True)  # fmt: skip
+            time.sleep(POLL)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        if started:
+            stop(out)
+
+
+def _once(run: Callable[[], int], warm: Path | None, python: str) -> int:
+    """One run, through the worker of ``warm`` (started first, or again when it was stopped as stale);
+    an error (bad yaml, a compiler gone) is printed and watching goes on."""
+    try:
+        if warm is not None and find(warm, python) is None:
+            print(f"vtgen-build: starting the gradcheck worker of {warm}", file=sys.stderr, flush=True)
+            start(warm, python)
+        return run()
+    except VtgenError as exc:
+        sys.stderr.write(render(Findings((from_error(exc),), False), "text"))
+    except OSError as exc:
+        sys.stderr.write(render(Findings((from_os_error(exc),), False), "text"))
+    return 1
