@@ -706,8 +706,6 @@ def _run_gradcheck(
     (unless ``--allow-unverified``), else 0."""
     from ..gradcheck import run_gradcheck, run_library
 
-    if args.no_pch:
-        raise VtgenError("--no-pch: --gradcheck builds no precompiled headers; leave the option out")
     if args.library and args.shard:
         raise VtgenError("--shard: parts of a run of PyTorch's yaml (or an op set) only, not of --library")
     if args.coverage and args.changed and not args.library:
@@ -753,6 +751,7 @@ def _gradcheck_options(
         shard=parse_shard(args.shard) if args.shard else None,
         use_worker=args.use_worker,
         all_checks=args.all_checks,
+        pch=not args.no_pch,
         reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
 

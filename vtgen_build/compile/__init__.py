@@ -18,7 +18,7 @@ from .compiler_output import Diagnostics, first_error, namespace_hint, read_diag
 from .includes import STUB_INCLUDE, WORK, Headers, header_root, include_flags, launcher_argv
 from .jobs import Interrupted, Processes, UnitResult, run_parallel
 from .partial import node_blocks, op_kernels, section, with_node_includes
-from .pch import prefix_of
+from .pch import PchBuilder, prefix_of, shard_prefix
 from .standard import DEFAULT_STD, default_std, torch_version
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "Headers",
     "Hit",
     "Interrupted",
+    "PchBuilder",
     "Processes",
     "Settings",
     "Unit",
@@ -56,6 +57,7 @@ __all__ = [
     "read_diagnostics",
     "run_parallel",
     "section",
+    "shard_prefix",
     "torch_version",
     "with_node_includes",
 ]

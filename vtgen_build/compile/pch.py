@@ -29,9 +29,10 @@ from .artifacts import ArtifactCache, FileDigests, artifact_key, read_depfile
 from .compiler import Compiler
 from .jobs import Processes
 
-__all__ = ["Pch", "PchBuilder", "prefix_of"]
+__all__ = ["Pch", "PchBuilder", "prefix_of", "shard_prefix"]
 
 _INCLUDE = re.compile(r'^#include\s*(<[^>]+>|"[^"]+")\s*$')
+_OWN_HEADER = re.compile(r"Functions_\d+\.h")  # a shard's own Node header ends the shared prefix
 
 
 def prefix_of(text: str, own: Callable[[str], bool]) -> tuple[str, ...]:
@@ -47,6 +48,11 @@ def prefix_of(text: str, own: Callable[[str], bool]) -> tuple[str, ...]:
         if stripped not in found:
             found.append(stripped)
     return tuple(found)
+
+
+def shard_prefix(text: str) -> tuple[str, ...]:
+    """The shared include prefix of a generated shard, or of a unit cut from one (``compile.partial``)."""
+    return prefix_of(text, lambda header: _OWN_HEADER.fullmatch(header) is not None)
 
 
 @dataclass(frozen=True)

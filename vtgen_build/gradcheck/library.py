@@ -16,7 +16,7 @@ from ..torchlib import BuildSettings, compile_objects, exported_symbols, link_li
 from ..torchlib.build import CompiledUnit, Session
 from ..torchlib.hidden import STATUS_SYMBOL, HiddenLookup, binding_unit, find_hidden
 from ..torchlib.symbols import demangle
-from .units import PROVIDED, Registration, kernel_units, register_symbol, registration_unit
+from .units import PROVIDED, CutUnit, Registration, kernel_units, register_symbol, registration_unit
 
 __all__ = ["LibraryBuild", "build_library"]
 
@@ -99,14 +99,14 @@ def _unbound_reasons(needs: dict[str, tuple[str, ...]], lookup: HiddenLookup) ->
     return reasons
 
 
-def _compile_failures(
-    index: OutputIndex, units: Sequence[CompiledUnit], kernels: Sequence[str], version: str
-) -> dict[str, str]:
+def _compile_failures(cut: Sequence[CutUnit], units: Sequence[CompiledUnit], version: str) -> dict[str, str]:
+    """Kernel → why it is left out: a unit its code needs did not compile."""
     bad: dict[str, str] = {}
-    for u in units:
+    for c, u in zip(cut, units, strict=True):
         if u.object is None:
             why = f"does not compile against torch {version}: {first_error(u.diagnostics)}"
-            bad.update((k, why) for k in kernels if index.kernels[k].unit.removesuffix(".cpp") == u.name)
+            for k in c.kernels:
+                bad.setdefault(k, why)
     return bad
 
 
@@ -122,16 +122,17 @@ def _binding(settings: BuildSettings, lookup: HiddenLookup, needed: set[str], se
 
 
 def _compile_all(
-    index: OutputIndex,
-    kernels: Sequence[str],
+    cut: Sequence[CutUnit],
     settings: BuildSettings,
     extra_units: Sequence[tuple[str, str]],
     extra_settings: BuildSettings | None,
     session: Session,
 ) -> tuple[list[CompiledUnit], tuple[CompiledUnit, ...]]:
-    """The kernel units and the extra units, compiled (extra ones with their own settings)."""
+    """The kernel units (cut from the generated shards: their includes precompiled) and the extra units,
+    compiled (extra ones with their own settings)."""
     own = {name: extra_settings or settings for name, _ in extra_units}
-    every = compile_objects(settings, [*kernel_units(index, kernels), *extra_units], own, session)
+    units = [(c.name, c.text) for c in cut]
+    every = compile_objects(settings, [*units, *extra_units], own, session, precompile={c.name for c in cut})
     return every[: len(every) - len(extra_units)], tuple(every[len(every) - len(extra_units) :])
 
 
@@ -155,8 +156,9 @@ def build_library(
         raise VtgenError("no op with an Autograd kernel selected")
     kernels = list(dict.fromkeys(r.kernel for r in registrations))
     session = Session.open(settings)
-    units, extra = _compile_all(index, kernels, settings, extra_units, extra_settings, session)
-    bad_kernels = _compile_failures(index, units, kernels, settings.torch.version)
+    cut = kernel_units(index, kernels)
+    units, extra = _compile_all(cut, settings, extra_units, extra_settings, session)
+    bad_kernels = _compile_failures(cut, units, settings.torch.version)
     ok_units = [u for u in (*units, *extra) if u.object is not None]
     needs = _hidden_needs(settings, session, ok_units, [k for k in kernels if k not in bad_kernels])
     lookup = _lookup(settings, session, sorted({s for symbols in needs.values() for s in symbols}), bind_hidden)

@@ -79,6 +79,7 @@ class GradcheckOptions:
     coverage: str | None = None  # every op, checked on captured arguments only; the JSON report goes here
     batched: bool = True  # the batched (vmap) part of each check, where PyTorch's tests run it (batching.py)
     shard: tuple[int, int] | None = None  # (K, N): only part K of N of the selected ops (shard.py)
+    pch: bool = True  # the kernel and Node units use precompiled headers of their shared includes
     all_checks: bool = False  # every check runs; default: the run stops at the first failure confirmed as ours
     use_worker: bool = True  # run the children through the warm worker of --out when one is up (``worker``)
     worker: Worker | None = None  # that worker, once found (``run_gradcheck``)
@@ -295,6 +296,7 @@ def _settings(torch: TorchInstall, options: GradcheckOptions, out: Path, release
         launcher=launcher_argv(options.launcher),
         use_cache=options.cache,
         release=release,
+        use_pch=options.pch,
     )
 
 

@@ -17,8 +17,8 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..base import store
@@ -28,11 +28,13 @@ from ..compile import (
     ArtifactCache,
     Compiler,
     FileDigests,
+    PchBuilder,
     Processes,
     artifact_key,
     launcher_env,
     read_depfile,
     run_parallel,
+    shard_prefix,
 )
 from ..compile.artifacts import remove_legacy
 from .locate import TorchInstall
@@ -66,6 +68,7 @@ class BuildSettings:
     launcher: tuple[str, ...] = ()  # e.g. ("ccache",): runs each compile, never part of a key
     use_cache: bool = True  # False: compile and link everything again (the results are still recorded)
     release: str = ""  # the PyTorch release the generated code targets
+    use_pch: bool = True  # False: the units ``compile_objects`` is asked to precompile get no precompiled header
 
     def flags(self) -> list[str]:
         return [
@@ -82,11 +85,14 @@ class BuildSettings:
 
 @dataclass
 class Session:
-    """One build's cache, file digests and compiler processes (shared by its compiles and links)."""
+    """One build's cache, file digests, compiler processes and precompiled headers (shared by its
+    compiles and links).  The precompiled headers are ``settings``' (``compile.PchBuilder``: keyed and
+    verified like every artifact): a unit compiled with other settings gets none."""
 
     cache: ArtifactCache
-    files: FileDigests = field(default_factory=FileDigests)
-    processes: Processes = field(default_factory=Processes)
+    pch: PchBuilder
+    files: FileDigests
+    processes: Processes
 
     @classmethod
     def open(cls, settings: BuildSettings) -> Session:
@@ -95,7 +101,10 @@ class Session:
         if cache.damaged:
             print(f"vtgen-build: note: the build cache's index ({cache.root}) was damaged or old: "
                   "every unit compiles again", file=sys.stderr)  # fmt: skip
-        return cls(cache)
+        files, processes = FileDigests(), Processes()
+        env = launcher_env(settings.launcher)
+        pch = PchBuilder(settings.compiler, tuple(settings.flags()), settings.release, cache, files, processes, env)
+        return cls(cache, pch, files, processes)
 
 
 @dataclass(frozen=True)
@@ -116,13 +125,30 @@ def _source(settings: BuildSettings, name: str, text: str) -> Path:
     return source
 
 
-def _compile_one(settings: BuildSettings, session: Session, name: str, text: str) -> CompiledUnit:
+def _precompiled(session: Session, prefix: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the flags a unit adds to use the precompiled header of ``prefix``, the headers inside it); ((), ())
+    when the prefix does not precompile (the unit then compiles without one and shows any error itself)."""
+    pch = session.pch.get(prefix) if prefix else None
+    if prefix and pch is None:
+        print("vtgen-build: note: the shared includes did not precompile: units compile without them (slower)",
+              file=sys.stderr)  # fmt: skip
+    return (pch.flags, pch.deps) if pch is not None else ((), ())
+
+
+def _compile_one(
+    settings: BuildSettings, session: Session, name: str, text: str, prefix: tuple[str, ...] = ()
+) -> CompiledUnit:
+    """One object, from the cache or compiled now (with ``prefix``'s precompiled header when given)."""
     start = time.perf_counter()
-    flags = settings.flags()
+    flags = [*(session.pch.paths(prefix)[2] if prefix else ()), *settings.flags()]
     key = settings.key("object", flags, text)
     found = session.cache.lookup(key, session.files) if settings.use_cache else None
     if found is not None and found.path is not None and found.sha256 is not None:
         return CompiledUnit(name, found.path, found.sha256, False, time.perf_counter() - start, "")
+    pch_flags, pch_deps = _precompiled(session, prefix)
+    if prefix and not pch_flags:
+        flags = settings.flags()
+        key = settings.key("object", flags, text)
     source = _source(settings, name, text)
     obj = session.cache.place(key, "unit.o")
     partial = obj.with_name(f".unit.{os.getpid()}.{threading.get_ident()}.tmp.o")
@@ -151,7 +177,8 @@ def _compile_one(settings: BuildSettings, session: Session, name: str, text: str
         print(f"vtgen-build: note: {name}: the compiler wrote no depfile, so the unit is not cached", file=sys.stderr)
         digest = store.file_sha256(kept)
         return CompiledUnit(name, kept if digest else None, digest or "", True, seconds, output)
-    recorded = session.cache.record(key, [d for d in deps if d != str(source)], session.files, obj)
+    read = [*(d for d in deps if d != str(source)), *pch_deps]
+    recorded = session.cache.record(key, read, session.files, obj)
     if recorded is None or recorded.sha256 is None:
         return CompiledUnit(name, None, "", True, seconds, f"{output}\nerror: a file {name} read vanished")
     return CompiledUnit(name, obj, recorded.sha256, True, seconds, output)
@@ -162,18 +189,25 @@ def compile_objects(
     units: Sequence[tuple[str, str]],
     own_settings: Mapping[str, BuildSettings] | None = None,
     session: Session | None = None,
+    precompile: Collection[str] = (),
 ) -> list[CompiledUnit]:
     """Compile each ``(name, source text)`` to an object (or take it from the cache), in parallel.
 
-    A unit named in ``own_settings`` is compiled with those settings instead (other flags).
+    A unit named in ``own_settings`` is compiled with those settings instead (other flags).  A unit
+    named in ``precompile`` (one cut from a generated shard) uses a precompiled header of its shared
+    include prefix (``compile.shard_prefix``), built once per prefix and flags and cached.
     """
     session = session or Session.open(settings)
     own = own_settings or {}
+
+    def prefix(name: str, text: str) -> tuple[str, ...]:
+        return shard_prefix(text) if settings.use_pch and name in precompile and name not in own else ()
+
     biggest_first = sorted(units, key=lambda u: (u[0] not in own, -len(u[1])))  # own: a whole other file
     try:
         done = run_parallel(
             biggest_first,
-            lambda u: _compile_one(own.get(u[0], settings), session, *u),
+            lambda u: _compile_one(own.get(u[0], settings), session, *u, prefix(*u)),
             settings.jobs,
             session.processes,
         )
