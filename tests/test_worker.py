@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RealYaml
-from tests.edited_checkout import edited_checkout
+from tests.edited_checkout import edited_checkout, vtgen
 from tests.test_supervise import FAKE
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.gradcheck.records import Entry, read_entries
@@ -173,7 +173,8 @@ def _wait_for(path: Path, text: str, count: int, process: subprocess.Popen[str],
 @pytest.mark.slow
 def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: RealYaml, tmp_path: Path) -> None:
     """``check --gradcheck --watch --op sin``: OK, then a wrong formula (cos -> sin) FAILED at its line,
-    then the revert OK again; Ctrl-C ends it with 0 and stops the worker it started."""
+    then the revert OK again; Ctrl-C ends it with 0 and stops the worker it started.  Then the wrong
+    formula one-shot and through a worker: the same errors, the same exit status."""
     text = real_yaml.derivatives.read_text(encoding="utf-8")
     right = "self: grad * self.cos().conj()"
     assert text.count(right) == 1
@@ -198,3 +199,13 @@ def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: Rea
         if process.poll() is None:
             process.kill()
     assert find(out, sys.executable) is None
+    # the same verdict one-shot and through a worker (the wrong unit is compiled: neither run compiles)
+    checkout.derivatives.write_text(text.replace(right, "self: grad * self.sin().conj()"), encoding="utf-8")
+    once = vtgen(*args[:-3], "--op", "sin", "--no-worker")
+    start(out, sys.executable)
+    try:
+        warm = vtgen(*args[:-3], "--op", "sin")
+    finally:
+        stop(out)
+    errors = [[line for line in r.stderr.splitlines() if ": error: " in line] for r in (once, warm)]
+    assert once.returncode == warm.returncode == 1 and errors[0] == errors[1] and errors[0], once.stderr[-3000:]
