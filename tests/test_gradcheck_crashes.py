@@ -62,6 +62,24 @@ def test_a_crashing_kernel_fails_its_op_at_the_sample_whatever_the_flags(
     assert "OpInfo" not in json.dumps(document) and "OpInfo" not in text  # an op library has no OpInfo entries
 
 
+def test_through_a_worker_the_same_failures_and_the_worker_serves_on(
+    every_op: tuple[int, dict[str, object], str], bad_kernels: Path, tmp_path: Path
+) -> None:
+    """The crashing, exiting and out-of-memory kernels run in children a warm worker forks: the same
+    errors and exit status as one-shot, and the worker is still up and serving afterwards."""
+    from vtgen_build.worker import find, start, stop
+
+    out = tmp_path / "out"
+    worker = start(out, sys.executable)
+    try:
+        code, stdout, stderr = _check(bad_kernels, out, "--format", "json", "--allow-unverified")
+        assert (code, _errors(json.loads(stdout))) == (every_op[0], _errors(every_op[1])), stderr[-3000:]
+        assert find(out, sys.executable) == worker  # the same worker, serving on
+        assert "run " in (out / ".vtgen-worker" / "worker-stderr.txt").read_text(encoding="utf-8")
+    finally:
+        stop(out)
+
+
 def test_a_kernel_calling_exit_0_fails_its_op(every_op: tuple[int, dict[str, object], str]) -> None:
     _, document, _ = every_op
     errors = _errors(document)

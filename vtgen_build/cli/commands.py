@@ -767,6 +767,7 @@ def _library_options(args: argparse.Namespace) -> LibraryOptions:
         ("--changed", args.changed, "it selects by the library --gradcheck builds; name the ops with --op"),
         ("--changed-since", args.changed_since, "it selects by the library --gradcheck builds; name the ops with --op"),
         ("--no-bind-hidden", not args.bind_hidden, "it shapes the library --gradcheck builds; --library loads yours"),
+        ("--all-checks", args.all_checks, "--library runs every check of every op anyway"),
     )
     for option, value, why in given:
         if value:
@@ -779,6 +780,7 @@ def _library_options(args: argparse.Namespace) -> LibraryOptions:
         timeout=args.timeout,
         batched=args.batched_grad,
         allow_unverified=args.allow_unverified,
+        use_worker=args.use_worker,
     )
 
 

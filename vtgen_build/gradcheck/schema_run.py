@@ -18,6 +18,7 @@ from ..base.errors import VtgenError, did_you_mean
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..worker import Worker
+from ..worker import find as find_worker
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
 from .records import NOT_RUN, Entry, read_entries
@@ -127,6 +128,7 @@ class LibraryOptions:
     timeout: int = 300  # seconds per op's schema samples
     batched: bool = True  # the batched (vmap) part of each check
     allow_unverified: bool = False  # a selected op no passing check entered does not fail the run
+    use_worker: bool = True  # run the child through the warm worker of --out when one is up (``worker``)
 
 
 def run_library(inputs: Inputs, work: Path, release: str, policy_root: str | None, options: LibraryOptions) -> Report:
@@ -139,10 +141,10 @@ def run_library(inputs: Inputs, work: Path, release: str, policy_root: str | Non
     every = sample_source(inputs, hint_files, None)
     source = sample_source(inputs, hint_files, library_ops(inputs, names, every.ops()))
     places = formula_places(inputs, work, release, policy_root)
+    python = options.python or sys.executable
+    worker = find_worker(work.parent, python) if options.use_worker and source.plans else None
     records = (
-        run_schema_child(
-            options.python or sys.executable, library, source.plans, work, options.timeout, options.batched
-        )
+        run_schema_child(python, library, source.plans, work, options.timeout, options.batched, worker)
         if source.plans
         else []
     )
