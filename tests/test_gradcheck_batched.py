@@ -198,10 +198,11 @@ def test_an_inplace_ops_batched_forward_part_vmap_refuses_is_a_note_not_a_silent
     import torch
 
     from vtgen_build.base.errors import Location
-    from vtgen_build.gradcheck import coverage, schema_child
+    from vtgen_build.gradcheck import coverage
     from vtgen_build.gradcheck.formulas import FormulaPlaces
     from vtgen_build.gradcheck.records import Entry
     from vtgen_build.gradcheck.report import Report
+    from vtgen_build.gradcheck_child import schema_child
 
     scale_add_ = _scale_add_inplace(clone=False)
     a, b = (torch.randn(3, dtype=torch.float64, requires_grad=True) for _ in range(2))

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import TextIO, TypeVar
 
@@ -144,8 +144,10 @@ def run_parallel(tasks: Sequence[T], work: Callable[[T], R], jobs: int, processe
         return []
     results: dict[int, R] = {}
     pool = ThreadPoolExecutor(max_workers=max(1, min(jobs or os.cpu_count() or 1, len(tasks))))
-    futures = {pool.submit(work, t): i for i, t in enumerate(tasks)}
-    try:
+    futures: dict[Future[R], int] = {}
+    try:  # a Ctrl-C while the tasks are still being submitted stops the ones already running too
+        for i, t in enumerate(tasks):
+            futures[pool.submit(work, t)] = i
         for f in as_completed(futures):
             results[futures[f]] = f.result()
     except Interrupted:
