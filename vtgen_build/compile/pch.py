@@ -106,6 +106,13 @@ class PchBuilder:
                 self.built[prefix] = pch
             return pch
 
+    def ready(self, prefix: tuple[str, ...]) -> bool:
+        """Whether the precompiled header of ``prefix`` is built and current (nothing is built here)."""
+        with self.lock:
+            if self.built.get(prefix) is not None:
+                return True
+        return self._current(prefix) is not None
+
     def _current(self, prefix: tuple[str, ...]) -> Pch | None:
         _, output, flags = self.paths(prefix)
         found = self.cache.lookup(self.key(prefix), self.files)

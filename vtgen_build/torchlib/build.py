@@ -194,27 +194,80 @@ def compile_objects(
     """Compile each ``(name, source text)`` to an object (or take it from the cache), in parallel.
 
     A unit named in ``own_settings`` is compiled with those settings instead (other flags).  A unit
-    named in ``precompile`` (one cut from a generated shard) uses a precompiled header of its shared
-    include prefix (``compile.shard_prefix``), built once per prefix and flags and cached.
+    named in ``precompile`` (one cut from a generated shard) may use a precompiled header of its shared
+    include prefix (``compile.shard_prefix``; ``_precompile_plan`` says when).
     """
     session = session or Session.open(settings)
     own = own_settings or {}
+    found: dict[str, CompiledUnit] = {}
+    todo: list[tuple[str, str, tuple[str, ...]]] = []
+    for name, text in units:
+        prefix = shard_prefix(text) if settings.use_pch and name in precompile and name not in own else ()
+        hit = _cached(own.get(name, settings), session, name, text, prefix)
+        if hit is not None:
+            found[name] = hit
+        else:
+            todo.append((name, text, prefix))
+    used, ahead = _precompile_plan(settings, session, [p for _, _, p in todo if p])
+    tasks: list[tuple[str, str, tuple[str, ...]] | tuple[str, None, tuple[str, ...]]] = [
+        *sorted(((n, t, p if p in used else ()) for n, t, p in todo), key=lambda u: (u[0] not in own, -len(u[1]))),
+        *(("", None, p) for p in ahead),  # built beside the one unit that needs it now: for the next edit
+    ]  # own: a whole other file, first; then the biggest
 
-    def prefix(name: str, text: str) -> tuple[str, ...]:
-        return shard_prefix(text) if settings.use_pch and name in precompile and name not in own else ()
+    def run(task: tuple[str, str | None, tuple[str, ...]]) -> CompiledUnit | None:
+        name, text, prefix = task
+        if text is None:
+            _precompiled(session, prefix)
+            return None
+        return _compile_one(own.get(name, settings), session, name, text, prefix)
 
-    biggest_first = sorted(units, key=lambda u: (u[0] not in own, -len(u[1])))  # own: a whole other file
     try:
-        done = run_parallel(
-            biggest_first,
-            lambda u: _compile_one(own.get(u[0], settings), session, *u, prefix(*u)),
-            settings.jobs,
-            session.processes,
-        )
+        done = run_parallel(tasks, run, settings.jobs, session.processes)
     finally:
         session.cache.save()
-    results = {r.name: r for r in done}
-    return [results[name] for name, _ in units]
+    found.update((r.name, r) for r in done if r is not None)
+    return [found[name] for name, _ in units]
+
+
+def _cached(
+    settings: BuildSettings, session: Session, name: str, text: str, prefix: tuple[str, ...]
+) -> CompiledUnit | None:
+    """The object of ``text`` in the cache, compiled with ``prefix``'s precompiled header or without one."""
+    if not settings.use_cache:
+        return None
+    for flags in ([*session.pch.paths(prefix)[2], *settings.flags()] if prefix else None, settings.flags()):
+        if flags is None:
+            continue
+        hit = session.cache.lookup(settings.key("object", flags, text), session.files)
+        if hit is not None and hit.path is not None and hit.sha256 is not None:
+            return CompiledUnit(name, hit.path, hit.sha256, False, 0.0, "")
+    return None
+
+
+def _precompile_plan(
+    settings: BuildSettings, session: Session, prefixes: Sequence[tuple[str, ...]]
+) -> tuple[set[tuple[str, ...]], list[tuple[str, ...]]]:
+    """(the prefixes whose units use a precompiled header now, those to precompile beside their one unit).
+
+    A precompiled header pays when it exists, or when two units or more need it now (it costs about
+    what one unit's includes cost).  One unit alone compiles without it: a cold one-op run costs no
+    more than without precompiled headers; but when a unit of that prefix was compiled before (an
+    edit), the header is built beside it, on the other core, for the edits that follow.
+    """
+    counts: dict[tuple[str, ...], int] = {}
+    for p in prefixes:
+        counts[p] = counts.get(p, 0) + 1
+    used: set[tuple[str, ...]] = set()
+    ahead: list[tuple[str, ...]] = []
+    for prefix, count in counts.items():
+        seen_key = settings.key("pch-wanted", settings.flags(), "\n".join(prefix))
+        seen = session.cache.lookup(seen_key, session.files) is not None
+        if count >= 2 or session.pch.ready(prefix):
+            used.add(prefix)
+        elif seen:
+            ahead.append(prefix)
+        session.cache.record(seen_key, [], session.files)
+    return used, ahead
 
 
 def link_library(
