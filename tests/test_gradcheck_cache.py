@@ -33,6 +33,7 @@ from vtgen_build.gradcheck.run import _target
 from vtgen_build.gradcheck.units import Registration
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan import policy
+from vtgen_build.plan.target import resolve_target
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects
 from vtgen_build.torchlib.build import Session
 
@@ -107,7 +108,8 @@ def test_gradcheck_receives_the_compile_options(
     assert run_cli(*args, *more, "--torch-version", "2.13").code == 0
     (options,) = seen
     assert (options.std, options.launcher, options.cache) == ("c++20", "ccache", False)
-    assert (options.torch_include, options.torch_version) == ("/x/include", "2.13")
+    assert options.torch_include == "/x/include" and options.target is not None
+    assert (options.target.found, options.target.source) == ("2.13", "--torch-version")  # resolved once, by the CLI
     refused = run_cli(*args, "--no-pch")
     assert refused.code == 1 and "--no-pch: --gradcheck builds no precompiled headers" in refused.err
 
@@ -123,8 +125,8 @@ def test_gradcheck_targets_the_release_of_the_torch_that_loads_the_library(tmp_p
     release, note = _target(torch, GradcheckOptions(), GenerateOptions(str(tmp_path), release="2.14"))
     assert release == "2.13" and note is not None and "the inputs point at 2.14" in note
     with pytest.raises(VtgenError, match=r"--torch-version 2\.14: --gradcheck builds for the torch that runs"):
-        _target(torch, GradcheckOptions(torch_version="2.14"), plain)
-    assert _target(torch, GradcheckOptions(torch_version="2.13.1"), plain)[0] == "2.13"
+        _target(torch, GradcheckOptions(target=resolve_target("2.14", None, None)), plain)
+    assert _target(torch, GradcheckOptions(target=resolve_target("2.13.1", None, None)), plain)[0] == "2.13"
     with pytest.raises(VtgenError, match=r"--torch-include .*other: --gradcheck compiles against the headers"):
         _target(torch, GradcheckOptions(torch_include=str(tmp_path / "other")), plain)
     assert _target(torch, GradcheckOptions(torch_include=str(tmp_path / "include")), plain)[0] == "2.13"

@@ -21,7 +21,7 @@ from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..plan.target import Target as Release
-from ..plan.target import resolve_target, running_target
+from ..plan.target import running_target
 from ..revisions import Changes
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..torchlib.build import Session
@@ -71,8 +71,9 @@ class GradcheckOptions:
     launcher: str | None = None  # e.g. ccache: runs each compile
     cache: bool = True  # False: compile and link everything again (--no-cache)
     torch_include: str | None = None  # given: must be the include directory of the torch of ``python``
-    torch_version: str | None = None  # an explicit --torch-version: must be the release of that torch
-    target: Release | None = None  # the release the command resolved, and where from (None: gen_options' release)
+    # the release the command resolved, and where from (None: gen_options' release); from an explicit
+    # --torch-version (its source), it must be the release of the torch that runs the checks
+    target: Release | None = None
     since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
     schema_samples: bool = True  # ops no OpInfo check verified get samples made from their schema
     hints: tuple[str, ...] = ()  # sample hints files besides the built-in one (schema_run.py)
@@ -266,8 +267,6 @@ def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: Generat
     from the target the command resolved); and a note when that is not the release the inputs pointed at.
     An explicit other release or include directory is an error."""
     resolved = options.target or Release(gen_options.release, gen_options.torch_found or gen_options.release, "")
-    if options.torch_version and options.target is None:  # a caller that resolved nothing: the option decides
-        resolved = resolve_target(options.torch_version, None, None)
     running = running_target(resolved, torch.version, torch.python)
     if options.torch_include and Path(options.torch_include).resolve() != torch.include_dirs[0].resolve():
         raise VtgenError(
