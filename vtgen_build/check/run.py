@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -56,7 +55,7 @@ from ..compile import (
     prefix_of,
     section,
 )
-from ..emit.output_index import OutputIndex, read_index
+from ..emit.output_index import OutputIndex, is_node_header, read_index
 from ..engine.generate import GenerateOptions, GenerateResult, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
@@ -85,7 +84,6 @@ _STATE_KIND = "check_state"
 _PARTIAL_LIMIT = 0.25  # --changed compiles everything when more than this share of the ops changed
 # a partial unit leaves the registrations out: its kernels (internal linkage) are never referenced
 _UNREGISTERED = '#pragma GCC diagnostic ignored "-Wunused-function"'
-_OWN_HEADER = re.compile(r"Functions_\d+\.h")  # a shard's own Node header ends the shared prefix
 
 
 @dataclass(frozen=True)
@@ -254,7 +252,7 @@ def _settings(out: Path, options: CheckOptions, release: str) -> Settings:
 
 def _unit(source: Path) -> Unit:
     text = source.read_text(encoding="utf-8")
-    return Unit(source, prefix_of(text, lambda header: _OWN_HEADER.fullmatch(header) is not None))
+    return Unit(source, prefix_of(text, is_node_header))  # a shard's own Node header ends the shared prefix
 
 
 def _changed_ops(out: Path, digests: dict[str, str], settings: str) -> list[str]:
