@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -43,6 +42,7 @@ from ..compile import (
     Settings,
     Unit,
     UnitResult,
+    artifact_key,
     compile_units,
     default_std,
     find_compiler,
@@ -56,7 +56,7 @@ from ..compile import (
     prefix_of,
     section,
 )
-from ..emit.output_index import OutputIndex, read_index
+from ..emit.output_index import OutputIndex, is_node_header, read_index
 from ..engine.generate import GenerateOptions, GenerateResult, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
@@ -85,7 +85,6 @@ _STATE_KIND = "check_state"
 _PARTIAL_LIMIT = 0.25  # --changed compiles everything when more than this share of the ops changed
 # a partial unit leaves the registrations out: its kernels (internal linkage) are never referenced
 _UNREGISTERED = '#pragma GCC diagnostic ignored "-Wunused-function"'
-_OWN_HEADER = re.compile(r"Functions_\d+\.h")  # a shard's own Node header ends the shared prefix
 
 
 @dataclass(frozen=True)
@@ -198,17 +197,16 @@ def select_ops(index: OutputIndex, names: Iterable[str]) -> list[str]:
 
 # -- state for --changed ------------------------------------------------------------------------
 def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, ...], options: CheckOptions) -> str:
-    """Everything but the ops' own code that decides whether a check passes."""
-    h = hashlib.sha256(json.dumps([settings.compiler.identity, settings.release, *settings.flags]).encode())
+    """Everything but the ops' own code that decides whether a check passes: the one key rule
+    (``artifact_key``) over the compiler, the flags, the release, the shared headers' content and the
+    digest of the headers compiled against."""
     shared = [out / "FunctionsBase.h", *sorted((out / "vtgen_decls").glob("*.inc"))]
     if options.manual_header_file:
         shared.append(Path(options.manual_header_file))
     shared += [Path(d) / h for d in options.include_dirs for h in manual_headers]
-    for path in shared:
-        if path.is_file():
-            h.update(str(path).encode() + path.read_bytes())
-    h.update(_headers_digest(header_root(options.headers)).encode())
-    return h.hexdigest()
+    text = "".join(f"{path}\0{store.sha256_hex(path.read_bytes())}\n" for path in shared if path.is_file())
+    headers = _headers_digest(header_root(options.headers))
+    return artifact_key("changed-state", settings.compiler.identity, settings.flags, settings.release, text, [headers])
 
 
 def _headers_digest(root: Path) -> str:
@@ -254,7 +252,7 @@ def _settings(out: Path, options: CheckOptions, release: str) -> Settings:
 
 def _unit(source: Path) -> Unit:
     text = source.read_text(encoding="utf-8")
-    return Unit(source, prefix_of(text, lambda header: _OWN_HEADER.fullmatch(header) is not None))
+    return Unit(source, prefix_of(text, is_node_header))  # a shard's own Node header ends the shared prefix
 
 
 def _changed_ops(out: Path, digests: dict[str, str], settings: str) -> list[str]:

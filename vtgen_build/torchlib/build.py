@@ -32,9 +32,9 @@ from ..compile import (
     artifact_key,
     launcher_env,
     read_depfile,
+    remove_legacy,
     run_parallel,
 )
-from ..compile.artifacts import remove_legacy
 from .locate import TorchInstall
 
 __all__ = ["CACHE", "BuildSettings", "CompiledUnit", "Session", "compile_objects", "link_library"]
