@@ -18,6 +18,7 @@ from hypothesis import Phase
 from hypothesis import settings as hypothesis_settings
 
 from vtgen_build.cli import commands as cli
+from vtgen_build.engine.generate import install_incremental_failure_hook
 from vtgen_build.model import Inputs, Model, load_model
 
 # Property tests: "ci" (the default) draws the same examples on every run, keeps no example
@@ -29,7 +30,15 @@ hypothesis_settings.register_profile(
 )
 hypothesis_settings.register_profile("explore", derandomize=False, max_examples=2000, deadline=None)
 hypothesis_settings.load_profile(os.environ.get("VTGEN_HYPOTHESIS", "ci"))
-os.environ.setdefault("VTGEN_STRICT_INCREMENTAL", "1")  # generate.STRICT_ENV: incremental bugs raise
+
+
+def strict_incremental(exc: Exception) -> None:
+    """The suite's incremental-failure hook (``engine.generate``): a bug in the incremental path raises,
+    never becomes a full run with a notice.  Installed in every test process and by tests/faulty.py."""
+    raise exc
+
+
+install_incremental_failure_hook(strict_incremental)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_project"

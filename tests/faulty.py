@@ -4,8 +4,8 @@
 ``--kill-after N``: the process SIGKILLs itself at its N-th fault point (``base.write.fault_point``:
 before and after every rename, after the outputs, after the cache).  ``--pause WHERE:FILE``: at the
 first point named WHERE it creates FILE and waits until FILE is removed (a test drives a race step by
-step).  The CLI runs without its no-op fast path (``cli.commands.main``): a run under test always
-reaches its fault points.
+step).  A bug in the incremental path raises (as in the test processes).  The CLI runs without its
+no-op fast path (``cli.commands.main``): a run under test always reaches its fault points.
 """
 
 from __future__ import annotations
@@ -47,6 +47,11 @@ def _hook(kill_after: int | None, pause: tuple[str, str] | None):  # type: ignor
     return hook
 
 
+def _strict(exc: Exception) -> None:
+    """An incremental-path bug raises here too, as in the test processes (tests/conftest.py)."""
+    raise exc
+
+
 def main(argv: list[str]) -> int:
     split = argv.index("--")
     options, args = argv[:split], argv[split + 1 :]
@@ -57,8 +62,10 @@ def main(argv: list[str]) -> int:
         pause = (where, path)
     from vtgen_build.base.write import install_fault_hook
     from vtgen_build.cli.commands import main as cli_main
+    from vtgen_build.engine.generate import install_incremental_failure_hook
 
     install_fault_hook(_hook(kill_after, pause))
+    install_incremental_failure_hook(_strict)
     return cli_main(args)
 
 

@@ -388,3 +388,9 @@ def test_the_changed_state_key_covers_the_torch_include_headers(tmp_path: Path) 
     assert touched != first
     (include / "ATen" / "new.h").write_text("")
     assert key() != touched
+    grown = key()
+    before = header.stat()
+    header.write_text("#pragma ONCE\n")  # other content, the same size and (set back) the same mtime
+    os.utime(header, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (header.stat().st_size, header.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert key() != grown

@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from vtgen_build.base.errors import Location, VtgenError
+from vtgen_build.engine import generate as generate_module
 from vtgen_build.engine import incremental
-from vtgen_build.engine.generate import STRICT_ENV, GenerateOptions, generate
+from vtgen_build.engine.generate import GenerateOptions, generate
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.policy import read_policy_sources
 from vtgen_build.plan.target import resolve_target
 
-from .conftest import CliRunner, copy_sample
+from .conftest import CliRunner, copy_sample, strict_incremental
 
 
 def _edited_sample(tmp_path: Path) -> tuple[Inputs, GenerateOptions, Path]:
@@ -37,7 +38,8 @@ def _broken_incremental(*args: object, **kwargs: object) -> object:
 
 def test_an_incremental_path_bug_raises_under_the_test_suite(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     inputs, options, _ = _edited_sample(tmp_path)
-    monkeypatch.setenv(STRICT_ENV, "1")  # tests/conftest.py sets it for the whole suite
+    # tests/conftest.py installs the strict hook in every test process; this test names it again
+    monkeypatch.setattr(generate_module, "_INCREMENTAL_FAILURE_HOOKS", [strict_incremental])
     monkeypatch.setattr(incremental, "incremental_run", _broken_incremental)
     with pytest.raises(TypeError, match="a bug in the incremental path"):
         generate(inputs, options)
@@ -47,15 +49,14 @@ def test_an_incremental_path_bug_is_a_full_run_with_a_notice_for_users(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     inputs, options, _ = _edited_sample(tmp_path)
-    monkeypatch.delenv(STRICT_ENV, raising=False)
+    monkeypatch.setattr(generate_module, "_INCREMENTAL_FAILURE_HOOKS", [])  # as in production: no hook
     monkeypatch.setattr(incremental, "incremental_run", _broken_incremental)
     result = generate(inputs, options)
     assert result.mode == "full"
     reason = "the incremental path failed (TypeError: a bug in the incremental path)"
     assert result.explanations == (f"all ops: {reason}",)
     assert capsys.readouterr().err == f"vtgen-build: note: {reason}; regenerating everything\n"
-    monkeypatch.undo()
-    monkeypatch.setenv(STRICT_ENV, "1")
+    monkeypatch.undo()  # the suite's strict hook again
     assert generate(inputs, options).mode == "up-to-date"  # the full run left a consistent directory
 
 

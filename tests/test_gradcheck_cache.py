@@ -11,6 +11,8 @@ and the check fails at the formula.  (Forged, truncated and planted objects and 
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -22,14 +24,18 @@ import pytest
 from tests.conftest import CliRunner, RealYaml, sample_inputs
 from vtgen_build import gradcheck
 from vtgen_build.base.errors import VtgenError
-from vtgen_build.compile import identify
+from vtgen_build.compile import ArtifactCache, Compiler, identify
 from vtgen_build.engine.generate import GenerateOptions
-from vtgen_build.gradcheck import GradcheckOptions, Report
+from vtgen_build.gradcheck import GradcheckOptions, Report, run
+from vtgen_build.gradcheck.analyses import torch_key
 from vtgen_build.gradcheck.formulas import formula_places
 from vtgen_build.gradcheck.run import _target
+from vtgen_build.gradcheck.units import Registration
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan import policy
+from vtgen_build.plan.target import resolve_target
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects
+from vtgen_build.torchlib.build import Session
 
 _NATIVE = """\
 - func: sin(Tensor self) -> Tensor
@@ -103,7 +109,8 @@ def test_gradcheck_receives_the_compile_options(
     assert run_cli(*args, *more, "--torch-version", "2.13").code == 0
     (options,) = seen
     assert (options.std, options.launcher, options.cache, options.pch) == ("c++20", "ccache", False, True)
-    assert (options.torch_include, options.torch_version) == ("/x/include", "2.13")
+    assert options.torch_include == "/x/include" and options.target is not None
+    assert (options.target.found, options.target.source) == ("2.13", "--torch-version")  # resolved once, by the CLI
     assert run_cli(*args, "--no-pch").code == 0 and not seen[-1].pch
 
 
@@ -118,8 +125,8 @@ def test_gradcheck_targets_the_release_of_the_torch_that_loads_the_library(tmp_p
     release, note = _target(torch, GradcheckOptions(), GenerateOptions(str(tmp_path), release="2.14"))
     assert release == "2.13" and note is not None and "the inputs point at 2.14" in note
     with pytest.raises(VtgenError, match=r"--torch-version 2\.14: --gradcheck builds for the torch that runs"):
-        _target(torch, GradcheckOptions(torch_version="2.14"), plain)
-    assert _target(torch, GradcheckOptions(torch_version="2.13.1"), plain)[0] == "2.13"
+        _target(torch, GradcheckOptions(target=resolve_target("2.14", None, None)), plain)
+    assert _target(torch, GradcheckOptions(target=resolve_target("2.13.1", None, None)), plain)[0] == "2.13"
     with pytest.raises(VtgenError, match=r"--torch-include .*other: --gradcheck compiles against the headers"):
         _target(torch, GradcheckOptions(torch_include=str(tmp_path / "other")), plain)
     assert _target(torch, GradcheckOptions(torch_include=str(tmp_path / "include")), plain)[0] == "2.13"
@@ -202,3 +209,41 @@ def test_no_assert_checks_what_the_gradcheck_parent_reads() -> None:
         if isinstance(node, ast.Assert)
     ]
     assert not found
+
+
+def test_the_installed_schemas_are_keyed_by_content_not_by_size_and_mtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer of the installed torch (here: its schemas) is an artifact-cache entry verified by the
+    content of the torch libraries: a library rewritten keeping its size and mtime is asked again."""
+    torch = _torch(tmp_path, "2.13.0+cpu")
+    torch.lib_dir.mkdir()
+    for library in torch.libraries:
+        library.write_bytes(b"A" * 64)
+    settings = BuildSettings(Compiler("c++", "gcc", "c++ 1", "id"), torch, tmp_path / "work", release="2.13")
+    asked: list[list[str]] = []
+
+    def answer(worker: object, python: str, argv: list[str], said: Path) -> int:
+        asked.append(json.loads(Path(argv[-2]).read_text()))
+        Path(argv[-1]).write_text(json.dumps({"aten::sin": [["self"], [], ""]}))
+        return 0
+
+    monkeypatch.setattr(run, "run_python", answer)
+    regs = [Registration("aten", "Autograd", "sin", "sin_kernel")]
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def schemas() -> object:
+        return run._installed_schemas(settings, Session(ArtifactCache.open(tmp_path / "cache")), regs, work, None)
+
+    assert schemas() == {"aten::sin": [["self"], [], ""]} and asked == [["aten::sin"]]
+    assert schemas() == {"aten::sin": [["self"], [], ""]} and len(asked) == 1  # a new run: from the cache
+    victim = torch.libraries[1]
+    before = victim.stat()
+    victim.write_bytes(b"B" * 64)
+    os.utime(victim, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (victim.stat().st_size, victim.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    assert schemas() == {"aten::sin": [["self"], [], ""]} and len(asked) == 2  # other content: asked again
+    assert schemas() is not None and len(asked) == 2
+    other = replace(settings, torch=_torch(tmp_path, "2.13.1"))
+    assert torch_key(run.SCHEMAS, other.torch, "2.13", "[]") != torch_key(run.SCHEMAS, torch, "2.13", "[]")

@@ -555,10 +555,9 @@ def build_release(settings: Settings) -> str:
     return resolve_target(settings.torch_version, None, None, installed, f"[{TABLE}] torch-version").release
 
 
-def check_command(settings: Settings, root: Path, release: str | None = None) -> list[str]:
-    """The ``vtgen-build check`` command line for ``settings`` (the pre-commit hook's check of a project).
-
-    ``release``: the one the caller resolved (None: resolved here, for a caller that generates nothing)."""
+def check_command(settings: Settings, root: Path) -> list[str]:
+    """The ``vtgen-build check`` command line for ``settings`` (the pre-commit hook's check of a project,
+    which generates nothing: the release is resolved here, once, and passed on as ``--torch-version``)."""
     s = settings
     command = [
         sys.executable,
@@ -578,7 +577,7 @@ def check_command(settings: Settings, root: Path, release: str | None = None) ->
         "--shards",
         str(shard_count(s, root)),
         "--torch-version",
-        release or build_release(s),
+        build_release(s),  # the one resolution of this command (the pre-commit hook's)
     ]
     for header in s.manual_headers:
         command += ["--manual-header", header]

@@ -42,6 +42,7 @@ from ..compile import (
     Settings,
     Unit,
     UnitResult,
+    artifact_key,
     compile_units,
     default_std,
     find_compiler,
@@ -196,17 +197,16 @@ def select_ops(index: OutputIndex, names: Iterable[str]) -> list[str]:
 
 # -- state for --changed ------------------------------------------------------------------------
 def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, ...], options: CheckOptions) -> str:
-    """Everything but the ops' own code that decides whether a check passes."""
-    h = hashlib.sha256(json.dumps([settings.compiler.identity, settings.release, *settings.flags]).encode())
+    """Everything but the ops' own code that decides whether a check passes: the one key rule
+    (``artifact_key``) over the compiler, the flags, the release, the shared headers' content and the
+    digest of the headers compiled against."""
     shared = [out / "FunctionsBase.h", *sorted((out / "vtgen_decls").glob("*.inc"))]
     if options.manual_header_file:
         shared.append(Path(options.manual_header_file))
     shared += [Path(d) / h for d in options.include_dirs for h in manual_headers]
-    for path in shared:
-        if path.is_file():
-            h.update(str(path).encode() + path.read_bytes())
-    h.update(_headers_digest(header_root(options.headers)).encode())
-    return h.hexdigest()
+    text = "".join(f"{path}\0{store.sha256_hex(path.read_bytes())}\n" for path in shared if path.is_file())
+    headers = _headers_digest(header_root(options.headers))
+    return artifact_key("changed-state", settings.compiler.identity, settings.flags, settings.release, text, [headers])
 
 
 def _headers_digest(root: Path) -> str:

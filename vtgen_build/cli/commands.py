@@ -741,7 +741,6 @@ def _gradcheck_options(
         launcher=args.launcher,
         cache=not args.no_cache,
         torch_include=args.torch_include,
-        torch_version=args.torch_version,
         target=target,
         since=since,
         hints=tuple(args.hints),

@@ -11,7 +11,7 @@ May import: ``base``, ``plan`` (the release of a torch's headers), ``emit`` (the
 
 from __future__ import annotations
 
-from .artifacts import ArtifactCache, FileDigests, Hit, artifact_key, parse_depfile, read_depfile
+from .artifacts import ArtifactCache, FileDigests, Hit, artifact_key, parse_depfile, read_depfile, remove_legacy
 from .build import WARNINGS, Settings, Unit, compile_units, launcher_env
 from .compiler import Compiler, find_compiler, identify
 from .compiler_output import Diagnostics, first_error, namespace_hint, read_diagnostics
@@ -55,6 +55,7 @@ __all__ = [
     "prefix_of",
     "read_depfile",
     "read_diagnostics",
+    "remove_legacy",
     "run_parallel",
     "section",
     "shard_prefix",

@@ -11,22 +11,26 @@ shard's epilogue.  Errors therefore point at the full generated files, never at 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 
-from ..emit.output_index import Block, OutputIndex
+from ..emit.output_index import Block, OutputIndex, is_node_header
 
 __all__ = ["node_blocks", "op_kernels", "section", "with_node_includes"]
 
-_NODE_INCLUDE = re.compile(r'^#include "Functions_\d+\.h"$')
+_INCLUDE = '#include "'
+
+
+def _is_node_include(line: str) -> bool:
+    """Does ``line`` include a generated Node header (the emitter's name rule, ``is_node_header``)?"""
+    return line.startswith(_INCLUDE) and line.endswith('"') and is_node_header(line[len(_INCLUDE) : -1])
 
 
 def with_node_includes(prelude: str, headers: Iterable[str]) -> str:
     """``prelude`` including exactly ``headers`` (the ``Functions_<k>.h`` declaring the Nodes needed)."""
     lines = prelude.split("\n")
     wanted = [f'#include "{h}"' for h in sorted(set(headers))]
-    at = next((i for i, line in enumerate(lines) if _NODE_INCLUDE.match(line)), None)
-    kept = [line for line in lines if not _NODE_INCLUDE.match(line)]
+    at = next((i for i, line in enumerate(lines) if _is_node_include(line)), None)
+    kept = [line for line in lines if not _is_node_include(line)]
     if at is None:
         at = max((i for i, line in enumerate(kept) if line.startswith("#include")), default=-1) + 1
     return "\n".join(kept[:at] + wanted + kept[at:])

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..emit.output_index import is_node_header
 from .artifacts import ArtifactCache, FileDigests, artifact_key, read_depfile
 from .compiler import Compiler
 from .jobs import Processes
@@ -32,7 +33,6 @@ from .jobs import Processes
 __all__ = ["Pch", "PchBuilder", "prefix_of", "shard_prefix"]
 
 _INCLUDE = re.compile(r'^#include\s*(<[^>]+>|"[^"]+")\s*$')
-_OWN_HEADER = re.compile(r"Functions_\d+\.h")  # a shard's own Node header ends the shared prefix
 
 
 def prefix_of(text: str, own: Callable[[str], bool]) -> tuple[str, ...]:
@@ -52,7 +52,7 @@ def prefix_of(text: str, own: Callable[[str], bool]) -> tuple[str, ...]:
 
 def shard_prefix(text: str) -> tuple[str, ...]:
     """The shared include prefix of a generated shard, or of a unit cut from one (``compile.partial``)."""
-    return prefix_of(text, lambda header: _OWN_HEADER.fullmatch(header) is not None)
+    return prefix_of(text, is_node_header)  # a shard's own Node header ends the shared prefix
 
 
 @dataclass(frozen=True)

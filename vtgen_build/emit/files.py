@@ -27,6 +27,7 @@ from .inplace_or_view import inplace_or_view_definition, inplace_or_view_registr
 from .kernel import kernel_definition, registration
 from .lines import resolve_line_markers
 from .node import node_apply, node_header
+from .output_index import node_header_name
 from .registrations import registration_files
 from .schema import register_schema
 from .templates import render, template_text
@@ -157,7 +158,7 @@ def assemble_outputs(kernels: list[KernelFragment], nodes: list[NodeFragment], o
     node_shards = {n.node: n.shard for n in nodes}
     for shard in range(options.shards):
         in_shard = [n for n in nodes if n.shard == shard]
-        files[f"Functions_{shard}.h"] = assemble_node_header(shard, in_shard, options)
+        files[node_header_name(shard)] = assemble_node_header(shard, in_shard, options)
         files[f"Functions_{shard}.cpp"] = assemble_functions(shard, in_shard, options)
         files[f"VariableType_{shard}.cpp"] = assemble_variable_type(
             shard, [k for k in kernels if k.shard == shard], options, node_shards
@@ -166,7 +167,7 @@ def assemble_outputs(kernels: list[KernelFragment], nodes: list[NodeFragment], o
 
 
 def _shard_includes(shards: Iterable[int]) -> str:
-    return "\n".join(f'#include "Functions_{k}.h"' for k in sorted(set(shards)))
+    return "\n".join(f'#include "{node_header_name(k)}"' for k in sorted(set(shards)))
 
 
 def assemble_node_header(shard: int, nodes: list[NodeFragment], options: EmitOptions) -> str:

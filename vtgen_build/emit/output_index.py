@@ -16,7 +16,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Block", "OutputIndex", "Registration", "TranslationUnit", "read_index"]
+__all__ = [
+    "Block",
+    "OutputIndex",
+    "Registration",
+    "TranslationUnit",
+    "is_node_header",
+    "node_header_name",
+    "read_index",
+]
 
 _KERNEL = re.compile(r"^\S.*?\b(\w+)\(c10::DispatchKeySet ks\b")
 # a Node's member functions, and its functional forms (<Node>_apply_functional, ..._ivalue)
@@ -26,6 +34,18 @@ _MAKE_NODE = re.compile(r"make_intrusive<(\w+)>")
 _IMPL_BLOCK = re.compile(r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{$")
 _YAML_LINE = re.compile(r'^\s*#line (\d+) "(.*)"\s*$')
 _LINE_DIRECTIVE = re.compile(r"^[ \t]*#line .*(?:\n|$)", re.M)
+_NODE_HEADER = re.compile(r"Functions_\d+\.h")
+
+
+def node_header_name(shard: int) -> str:
+    """The header declaring the Nodes of ``shard``: the emitter writes it under this name, and a
+    shard's own include of it ends the prefix the shards share."""
+    return f"Functions_{shard}.h"
+
+
+def is_node_header(name: str) -> bool:
+    """Is ``name`` (a file name, as a unit includes it) one of the generated Node headers?"""
+    return _NODE_HEADER.fullmatch(name) is not None
 
 
 @dataclass(frozen=True)
@@ -207,7 +227,7 @@ def _read_registrations(index: OutputIndex, text: str) -> None:
 def read_index(out_dir: Path) -> OutputIndex:
     """Index the translation units ``VariableType_<k>.cpp`` and ``Functions_<k>.cpp`` of ``out_dir``."""
     index = OutputIndex(out_dir)
-    for header in sorted(out_dir.glob("Functions_*.h")):
+    for header in sorted(h for h in out_dir.glob("Functions_*.h") if is_node_header(h.name)):
         spans = _struct_spans(header.read_text(encoding="utf-8"))
         index.node_spans[header.name] = spans
         index.header_of_node.update((node, header.name) for _, _, node in spans)

@@ -49,12 +49,14 @@ __all__ = [
     "MAX_SHARDS",
     "GenerateOptions",
     "GenerateResult",
+    "IncrementalFailureHook",
     "arguments_problems",
     "check_options",
     "default_shards",
     "depfile_inputs",
     "generate",
     "input_paths",
+    "install_incremental_failure_hook",
     "manifest_files",
     "option_problems",
     "settings_key",
@@ -62,9 +64,11 @@ __all__ = [
     "write_depfile",
 ]
 
-# Set (to anything) by the test suite: an unexpected exception of the incremental path is raised,
-# not turned into a full run with a notice.
-STRICT_ENV = "VTGEN_STRICT_INCREMENTAL"
+IncrementalFailureHook = Callable[[Exception], None]
+# Empty in production: an unexpected exception of the incremental path becomes a full run with a
+# notice.  A test harness installs a hook that raises it (tests/conftest.py, tests/faulty.py), so an
+# incremental bug cannot stay green; nothing here reads the environment.
+_INCREMENTAL_FAILURE_HOOKS: list[IncrementalFailureHook] = []
 MAX_SHARDS = 1024  # --shards: 1..1024 (each shard is three files)
 # A build that names no shard count (CMake's vtgen_generate(), the setuptools hook) gets one
 # shard per ENTRIES_PER_SHARD entries of native_functions.yaml, 1..MAX_DEFAULT_SHARDS: a
@@ -471,12 +475,18 @@ def _try_incremental(
     try:
         return incremental.incremental_run(inputs, options, settings, (out_dir, cache), explanations)
     except (LookupError, ValueError, TypeError, AssertionError) as exc:
-        if os.environ.get(STRICT_ENV):  # the test suite: a bug in the incremental path must not stay green
-            raise
+        for hook in _INCREMENTAL_FAILURE_HOOKS:  # a test harness: a bug in the incremental path must not stay green
+            hook(exc)
         explanations.clear()
         reason = f"the incremental path failed ({type(exc).__name__}: {str(exc)[:200]})"
         print(f"vtgen-build: note: {reason}; regenerating everything", file=sys.stderr)
         return reason
+
+
+def install_incremental_failure_hook(hook: IncrementalFailureHook) -> None:
+    """Call ``hook(exc)`` when the incremental path raises, before a full run replaces it: a hook that
+    raises ends the run with that exception (a test harness; production installs none)."""
+    _INCREMENTAL_FAILURE_HOOKS.append(hook)
 
 
 def _file_record(content: str) -> tuple[int, str]:

@@ -43,6 +43,7 @@ from ..emit.files import (
     library_files,
     node_fragments,
 )
+from ..emit.output_index import node_header_name
 from ..inputs.files import Inputs, file_digest
 from ..inputs.load import Entry, load_text, read_text
 from ..model import Model, load_model
@@ -528,7 +529,7 @@ def _reassemble(
     for shard in sorted({index.node_shard[q] for q in node_updates}):
         in_shard = list(shards[shard].nodes)
         files[f"Functions_{shard}.cpp"] = assemble_functions(shard, in_shard, emit)
-        files[f"Functions_{shard}.h"] = assemble_node_header(shard, in_shard, emit)
+        files[node_header_name(shard)] = assemble_node_header(shard, in_shard, emit)
     tokens = tuple(shards[k].token if k in shards else t for k, t in enumerate(index.shard_tokens))
     entries = tuple(
         e if (e.digest, e.line) == (c.digest, c.line) else replace(e, digest=c.digest, line=c.line)

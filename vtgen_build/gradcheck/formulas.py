@@ -6,12 +6,12 @@ rerun with unchanged yaml does not re-plan.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..base import store
 from ..base.errors import Location, VtgenError
+from ..compile import artifact_key
 from ..inputs.files import Inputs
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
@@ -52,11 +52,14 @@ class FormulaPlaces:
 
 
 def _digest(inputs: Inputs, release: str, policy_root: str | None) -> str:
-    h = hashlib.sha256("\0".join([inputs.namespace, release, policy_root or ""]).encode())
-    for path in (inputs.native_functions, inputs.derivatives, inputs.tags):
-        if path:
-            h.update(str(Path(path).resolve()).encode() + Path(path).read_bytes())
-    return h.hexdigest()
+    """The record's key, by the one key rule (``compile.artifact_key``): the release, the namespace, the
+    policy root, and each yaml's path and content."""
+    files = [
+        f"{Path(path).resolve()}\0{store.sha256_hex(Path(path).read_bytes())}"
+        for path in (inputs.native_functions, inputs.derivatives, inputs.tags)
+        if path
+    ]
+    return artifact_key("formula_places", "", (), release, "", [inputs.namespace, policy_root or "", *files])
 
 
 _NOT = "not_implemented("

@@ -16,6 +16,7 @@ from ..torchlib import BuildSettings, compile_objects, exported_symbols, link_li
 from ..torchlib.build import CompiledUnit, Session
 from ..torchlib.hidden import STATUS_SYMBOL, HiddenLookup, binding_unit, find_hidden
 from ..torchlib.symbols import demangle
+from .analyses import recall, remember
 from .units import PROVIDED, CutUnit, Registration, kernel_units, register_symbol, registration_unit
 
 __all__ = ["LibraryBuild", "build_library"]
@@ -40,14 +41,11 @@ def _recall(settings: BuildSettings, session: Session, kind: str, parts: Sequenc
     """(key, the recorded answer or None) of an analysis of torch's libraries: an artifact-cache entry
     (``artifact_key``) whose inputs are the libraries, verified by their content before use."""
     key = settings.key(kind, (), json.dumps(list(parts)))
-    hit = session.cache.lookup(key, session.files)
-    return key, store.read(hit.path, kind) if hit is not None and hit.path is not None else None
+    return key, recall(session, key, kind)
 
 
 def _remember(settings: BuildSettings, session: Session, key: str, kind: str, data: store.JSON) -> None:
-    path = session.cache.place(key, f"{kind}.json")
-    store.write(path, kind, data)
-    session.cache.record(key, [str(p) for p in settings.torch.libraries], session.files, path)
+    remember(session, key, kind, data, settings.torch.libraries)
 
 
 def _hidden_needs(
@@ -143,19 +141,21 @@ def build_library(
     bind_hidden: bool = True,
     extra_units: Sequence[tuple[str, str]] = (),
     extra_settings: BuildSettings | None = None,
+    session: Session | None = None,
 ) -> LibraryBuild:
     """One shared library registering every op of ``registrations`` that compiles and links.
 
     ``extra_units`` (``(name, text)``, e.g. a checkout's FunctionsManual.cpp) are compiled with
     ``extra_settings`` (default: ``settings``) and linked in when they compile.  A kernel calling
     helpers libtorch hides that they do not define is linked to libtorch's own copies when its
-    symbol table has them (``bind_hidden``); otherwise it is left out, with the reason.
+    symbol table has them (``bind_hidden``); otherwise it is left out, with the reason.  ``session``:
+    the run's (its file digests shared with the other analyses of torch), else one of its own.
     """
     start = time.perf_counter()
     if not registrations:
         raise VtgenError("no op with an Autograd kernel selected")
     kernels = list(dict.fromkeys(r.kernel for r in registrations))
-    session = Session.open(settings)
+    session = session or Session.open(settings)
     cut = kernel_units(index, kernels)
     units, extra = _compile_all(cut, settings, extra_units, extra_settings, session)
     bad_kernels = _compile_failures(cut, units, settings.torch.version)

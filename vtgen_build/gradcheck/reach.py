@@ -2,10 +2,10 @@
 
 The child (``child.py --reach``) runs the first calls (``capture.REACH_CALLS``) of every entry of every sample source
 (OpInfo, ModuleInfo, plugged-in sources) under a dispatch mode and records the aten ops it
-reaches below autograd, in the forward pass and in the backward pass.  That map is kept as a
-hash-checked state file (``store``) keyed by the torch (interpreter, version, install
-directory) and by the child-side files that produce it; damage reads as "no map" and it is
-computed again (about three minutes on two busy cores: eight calls per entry).
+reaches below autograd, in the forward pass and in the backward pass.  That map is kept in the
+artifact cache (``analyses``: the one key rule, over the torch's interpreter and version), verified
+before use by the content of the torch libraries and of the child-side files that produce it;
+damage reads as "no map" and it is computed again (about three minutes on two busy cores: eight calls per entry).
 
 ``targets`` then turns the selected ops into the request's target list: for each op, the
 entries whose calls reach it (an op called by a backward formula, such as ``elu_backward``,
@@ -15,8 +15,6 @@ most specific first.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -25,9 +23,12 @@ from pathlib import Path
 from .. import gradcheck_child as child_package
 from ..base import store
 from ..base.errors import VtgenError
+from ..compile import remove_legacy
 from ..model.schema import op_name
 from ..torchlib import TorchInstall
+from ..torchlib.build import Session
 from ..worker import Worker
+from .analyses import child_files, recall, remember, torch_key
 from .formulas import FormulaPlaces
 from .records import read_rows
 from .supervise import Child, run_to_end
@@ -76,12 +77,6 @@ class Target:
             "through_backward": list(self.through_backward),
             "outputs": list(self.outputs) if self.outputs is not None else None,
         }
-
-
-def _key(torch: TorchInstall) -> str:
-    parts = [torch.python, torch.version, str(torch.include_dirs[0])]
-    parts += [hashlib.sha256((child_package.HERE / name).read_bytes()).hexdigest() for name in child_package.FILES]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def _decode(data: store.JSON, key: str) -> ReachMap | None:
@@ -135,15 +130,18 @@ def reach_rows(rows: Sequence[dict[str, object]]) -> tuple[list[list[store.JSON]
     return found, " and ".join(said)
 
 
-def reach_map(torch: TorchInstall, work: Path, worker: Worker | None = None) -> ReachMap:
-    """Every entry's reach for this torch (cached in ``work``; computed in children ``worker`` forks, if given)."""
-    key = _key(torch)
-    record = work / "reach.json"
-    cached = _decode(store.read(record, KIND), key)
+def reach_map(
+    torch: TorchInstall, work: Path, session: Session, release: str, worker: Worker | None = None
+) -> ReachMap:
+    """Every entry's reach for this torch (kept in ``session``'s artifact cache; computed in ``work``, in
+    children ``worker`` forks, if given).  ``release``: the target release (a part of the key)."""
+    key = torch_key(KIND, torch, release, "")
+    cached = _decode(recall(session, key, KIND), key)
     if cached is not None:
         return cached
+    remove_legacy(work, ("reach.json",))  # earlier versions' record, keyed by version strings
     data: store.JSON = {"key": key, "entries": list(_compute(torch, work, worker))}
-    store.write(record, KIND, data)
+    remember(session, key, KIND, data, [*torch.libraries, *child_files()])
     found = _decode(data, key)
     if found is None:
         raise VtgenError("internal error: the reach map just computed does not read back")

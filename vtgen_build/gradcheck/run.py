@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sys
@@ -16,17 +15,19 @@ from ..base import store
 from ..base.errors import VtgenError
 from ..base.write import locked, write_atomic
 from ..check import CHECK_LOCK, changed_ops, op_digests, read_state, select_ops, write_state
-from ..compile import Headers, default_std, find_compiler, identify, include_flags, launcher_argv
+from ..compile import Headers, default_std, find_compiler, identify, include_flags, launcher_argv, remove_legacy
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..plan.target import Target as Release
-from ..plan.target import resolve_target, running_target
+from ..plan.target import running_target
 from ..revisions import Changes
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
+from ..torchlib.build import Session
 from ..worker import Worker, run_python
 from ..worker import find as find_worker
+from .analyses import child_files, recall, remember, torch_key
 from .coverage import coverage, render, to_json
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
@@ -44,6 +45,7 @@ from .verdict import unverified
 __all__ = ["GradcheckOptions", "op_variants", "run_gradcheck"]
 
 WORK = ".vtgen-gradcheck"
+SCHEMAS = "gradcheck_schemas"  # the artifact-cache kind of the installed torch's schemas (analyses.py)
 EARLY = (
     "stopped at the first failure confirmed as ours (its rerun with PyTorch's own kernels passes): "
     "the checks after it did not run (--all-checks runs them all)"
@@ -69,8 +71,9 @@ class GradcheckOptions:
     launcher: str | None = None  # e.g. ccache: runs each compile
     cache: bool = True  # False: compile and link everything again (--no-cache)
     torch_include: str | None = None  # given: must be the include directory of the torch of ``python``
-    torch_version: str | None = None  # an explicit --torch-version: must be the release of that torch
-    target: Release | None = None  # the release the command resolved, and where from (None: gen_options' release)
+    # the release the command resolved, and where from (None: gen_options' release); from an explicit
+    # --torch-version (its source), it must be the release of the torch that runs the checks
+    target: Release | None = None
     since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
     schema_samples: bool = True  # ops no OpInfo check verified get samples made from their schema
     hints: tuple[str, ...] = ()  # sample hints files besides the built-in one (schema_run.py)
@@ -106,21 +109,20 @@ def _selected(
 
 
 def _installed_schemas(
-    torch: TorchInstall, regs: list[Registration], cache: Path, worker: Worker | None
+    settings: BuildSettings, session: Session, regs: list[Registration], work: Path, worker: Worker | None
 ) -> dict[str, store.JSON]:
-    """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op), cached."""
+    """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op); kept in the
+    artifact cache (``analyses``), verified by the content of the torch libraries and the child package."""
+    torch = settings.torch
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
-    # the answer is the child package's: its rules key it too
-    code = [hashlib.sha256((child_package.HERE / name).read_bytes()).hexdigest() for name in child_package.FILES]
-    key = hashlib.sha256(json.dumps([torch.python, torch.version, names, code]).encode()).hexdigest()
-    record = cache / "schemas.json"
-    data = store.read(record, "schemas_v2")
-    cached = data.get("ops") if isinstance(data, dict) and data.get("key") == key else None
-    if isinstance(cached, dict):
-        return cached
-    query, answer = cache / "schemas-query.json", cache / "schemas-answer.json"
+    key = torch_key(SCHEMAS, torch, settings.release, json.dumps(names))
+    data = recall(session, key, SCHEMAS)
+    if isinstance(data, dict):
+        return data
+    remove_legacy(work, ("schemas.json",))  # earlier versions' record, keyed by version strings
+    query, answer = work / "schemas-query.json", work / "schemas-answer.json"
     write_atomic(query, json.dumps(names))
-    said = cache / "schemas-stderr.txt"
+    said = work / "schemas-stderr.txt"
     argv = [str(child_package.LAUNCH), "child", "--schemas", str(query), str(answer)]
     if run_python(worker, torch.python, argv, said) != 0:
         raise VtgenError(f"asking torch for its schemas failed: {said.read_text(errors='replace').strip()[-2000:]}")
@@ -130,7 +132,7 @@ def _installed_schemas(
         raise VtgenError(f"asking torch for its schemas: its answer cannot be read ({exc})") from None
     if not isinstance(found, dict):
         raise VtgenError(f"asking torch for its schemas: its answer is not an object: {str(found)[:200]}")
-    store.write(record, "schemas_v2", {"key": key, "ops": found})
+    remember(session, key, SCHEMAS, found, [*torch.libraries, *child_files()])
     return found
 
 
@@ -153,12 +155,11 @@ def _schema_problems(
     return problems
 
 
-def _uncheckable(torch: TorchInstall, regs: list[Registration], work: Path, worker: Worker | None) -> dict[str, str]:
+def _uncheckable(regs: list[Registration], schemas: dict[str, store.JSON]) -> dict[str, str]:
     """Op → why no CPU sample can reach it here (random, sparse-only, no CPU kernel), from the schemas query."""
-    found = _installed_schemas(torch, regs, work, worker)
     why: dict[str, str] = {}
     for r in regs:
-        row = found.get(f"{r.namespace}::{r.op}")
+        row = schemas.get(f"{r.namespace}::{r.op}")
         if isinstance(row, list) and len(row) == 3 and isinstance(row[2], str) and row[2]:
             why[r.op] = row[2]
     return why
@@ -267,8 +268,6 @@ def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: Generat
     from the target the command resolved); and a note when that is not the release the inputs pointed at.
     An explicit other release or include directory is an error."""
     resolved = options.target or Release(gen_options.release, gen_options.torch_found or gen_options.release, "")
-    if options.torch_version and options.target is None:  # a caller that resolved nothing: the option decides
-        resolved = resolve_target(options.torch_version, None, None)
     running = running_target(resolved, torch.version, torch.python)
     if options.torch_include and Path(options.torch_include).resolve() != torch.include_dirs[0].resolve():
         raise VtgenError(
@@ -345,6 +344,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     work.mkdir(parents=True, exist_ok=True)
     index = read_index(out)
     settings = _settings(torch, options, out, release)
+    session = Session.open(settings)  # one per run: the torch libraries are hashed once
     digests = op_digests(index, out)
     state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
@@ -354,7 +354,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         if costs.damaged:
             print(f"vtgen-build: note: {costs.damaged}", file=sys.stderr)
         entries = {op: p.entry for op, p in formula_places(inputs, work, release, gen_options.policy_root).items()}
-        reach_all = reach_map(torch, work, options.worker)
+        reach_all = reach_map(torch, work, session, release, options.worker)
         regs = shard_of(regs, options.shard, reach_all, options.reach_limit, costs.seconds, entries)
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
             if options.coverage:
@@ -366,7 +366,8 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
         return Report.nothing_to_do(time.perf_counter() - start, why)
     places = formula_places(inputs, work, release, gen_options.policy_root)
-    problems = _schema_problems(regs, _installed_schemas(torch, regs, work, options.worker), places)
+    schemas = _installed_schemas(settings, session, regs, work, options.worker)
+    problems = _schema_problems(regs, schemas, places)
     usable = [r for r in regs if r.op not in problems]
     if not usable and inputs.namespace != "aten":
         raise VtgenError(
@@ -374,8 +375,8 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
             "with --library <the shared library its build produced, or a package that loads it>"
         )
     manual = find_manual_source(options.pytorch_root)
-    extra = ([manual.unit()], manual.settings(settings)) if manual else ([], None)
-    build = build_library(index, usable, settings, options.bind_hidden, *extra)
+    extra_units, extra_settings = ([manual.unit()], manual.settings(settings)) if manual else ([], None)
+    build = build_library(index, usable, settings, options.bind_hidden, extra_units, extra_settings, session)
     excluded = {**problems, **dict(build.excluded)}
     bases = (
         None
@@ -383,13 +384,14 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         else sorted({op_name(r.op).family for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
-    reach = reach_map(torch, work, options.worker) if bases is not None or options.coverage else None
+    reach = reach_map(torch, work, session, release, options.worker) if bases is not None or options.coverage else None
     chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
     records, early = (
         _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else ([], False)
     )
     records = judge_failures(torch.python, records, work, options.worker)  # a failure theirs too is not ours
-    report, records = _report(inputs, options, torch, build, work, regs, places, excluded, records, early)
+    cannot = _uncheckable(regs, schemas)
+    report, records = _report(inputs, options, torch, build, work, regs, places, (excluded, cannot), records, early)
     report.seconds = time.perf_counter() - start
     if early:
         report.notes.append(EARLY)
@@ -413,13 +415,14 @@ def _report(
     work: Path,
     regs: list[Registration],
     places: dict[str, FormulaPlaces],
-    excluded: dict[str, str],
+    left_out: tuple[dict[str, str], dict[str, str]],
     records: list[Entry],
     early: bool,
 ) -> tuple[Report, list[Entry]]:
     """The report (and records) of the OpInfo records with the schema samples of the ops they left unverified;
-    ``early`` (stopped at a confirmed failure): no schema samples, and what did not run is not "unverified"."""
-    cannot = _uncheckable(torch, regs, work, options.worker)
+    ``left_out``: (op → why it is not in the library, op → why no CPU sample reaches it); ``early`` (stopped at
+    a confirmed failure): no schema samples, and what did not run is not "unverified"."""
+    excluded, cannot = left_out
     schema = _schema_stage(inputs, options, torch, build, work, regs, places, cannot, records) if not early else None
     more, unsampled = schema or ([], {})
     records = [*records, *more]

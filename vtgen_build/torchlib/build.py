@@ -33,10 +33,10 @@ from ..compile import (
     artifact_key,
     launcher_env,
     read_depfile,
+    remove_legacy,
     run_parallel,
     shard_prefix,
 )
-from ..compile.artifacts import remove_legacy
 from .locate import TorchInstall
 
 __all__ = ["CACHE", "BuildSettings", "CompiledUnit", "Session", "compile_objects", "link_library"]
