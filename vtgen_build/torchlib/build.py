@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base import store
@@ -90,9 +90,9 @@ class Session:
     verified like every artifact): a unit compiled with other settings gets none."""
 
     cache: ArtifactCache
-    pch: PchBuilder
-    files: FileDigests
-    processes: Processes
+    files: FileDigests = field(default_factory=FileDigests)
+    processes: Processes = field(default_factory=Processes)
+    pch: PchBuilder | None = None  # None: no precompiled headers (``open`` gives one)
 
     @classmethod
     def open(cls, settings: BuildSettings) -> Session:
@@ -101,10 +101,13 @@ class Session:
         if cache.damaged:
             print(f"vtgen-build: note: the build cache's index ({cache.root}) was damaged or old: "
                   "every unit compiles again", file=sys.stderr)  # fmt: skip
-        files, processes = FileDigests(), Processes()
+        session = cls(cache)
         env = launcher_env(settings.launcher)
-        pch = PchBuilder(settings.compiler, tuple(settings.flags()), settings.release, cache, files, processes, env)
-        return cls(cache, pch, files, processes)
+        flags = tuple(settings.flags())
+        session.pch = PchBuilder(
+            settings.compiler, flags, settings.release, cache, session.files, session.processes, env
+        )
+        return session
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,7 @@ def _source(settings: BuildSettings, name: str, text: str) -> Path:
 def _precompiled(session: Session, prefix: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the flags a unit adds to use the precompiled header of ``prefix``, the headers inside it); ((), ())
     when the prefix does not precompile (the unit then compiles without one and shows any error itself)."""
-    pch = session.pch.get(prefix) if prefix else None
+    pch = session.pch.get(prefix) if prefix and session.pch is not None else None
     if prefix and pch is None:
         print("vtgen-build: note: the shared includes did not precompile: units compile without them (slower)",
               file=sys.stderr)  # fmt: skip
@@ -140,7 +143,7 @@ def _compile_one(
 ) -> CompiledUnit:
     """One object, from the cache or compiled now (with ``prefix``'s precompiled header when given)."""
     start = time.perf_counter()
-    flags = [*(session.pch.paths(prefix)[2] if prefix else ()), *settings.flags()]
+    flags = [*(session.pch.paths(prefix)[2] if prefix and session.pch is not None else ()), *settings.flags()]
     key = settings.key("object", flags, text)
     found = session.cache.lookup(key, session.files) if settings.use_cache else None
     if found is not None and found.path is not None and found.sha256 is not None:
@@ -202,7 +205,8 @@ def compile_objects(
     found: dict[str, CompiledUnit] = {}
     todo: list[tuple[str, str, tuple[str, ...]]] = []
     for name, text in units:
-        prefix = shard_prefix(text) if settings.use_pch and name in precompile and name not in own else ()
+        wanted = settings.use_pch and session.pch is not None and name in precompile and name not in own
+        prefix = shard_prefix(text) if wanted else ()
         hit = _cached(own.get(name, settings), session, name, text, prefix)
         if hit is not None:
             found[name] = hit
@@ -235,7 +239,8 @@ def _cached(
     """The object of ``text`` in the cache, compiled with ``prefix``'s precompiled header or without one."""
     if not settings.use_cache:
         return None
-    for flags in ([*session.pch.paths(prefix)[2], *settings.flags()] if prefix else None, settings.flags()):
+    with_pch = [*session.pch.paths(prefix)[2], *settings.flags()] if prefix and session.pch is not None else None
+    for flags in (with_pch, settings.flags()):
         if flags is None:
             continue
         hit = session.cache.lookup(settings.key("object", flags, text), session.files)
@@ -262,7 +267,7 @@ def _precompile_plan(
     for prefix, count in counts.items():
         seen_key = settings.key("pch-wanted", settings.flags(), "\n".join(prefix))
         seen = session.cache.lookup(seen_key, session.files) is not None
-        if count >= 2 or session.pch.ready(prefix):
+        if count >= 2 or (session.pch is not None and session.pch.ready(prefix)):
             used.add(prefix)
         elif seen:
             ahead.append(prefix)
