@@ -180,7 +180,8 @@ def _run_child(
     checks_of: Sequence[Target] = (),
 ) -> tuple[list[Entry], bool]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it.  Unless every
-    check is asked for (``all_checks``, ``coverage``), stop at the first failure confirmed as ours: True."""
+    check is asked for (``all_checks``, ``coverage``), stop at the first failure confirmed as ours: True.
+    The records come judged (``judge_failures``: a failure PyTorch's own kernels share is not ours)."""
     shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
     autograd = {r.op for r in build.registered if r.key == "Autograd"}
 
@@ -204,13 +205,19 @@ def _run_child(
     what, launch = "the gradcheck process", child_package.LAUNCH
     child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, ("child",), options.worker)
 
+    last: list[tuple[list[Entry], list[Entry]]] = []  # the rows last judged, and their judgement
+
     def confirmed() -> bool:  # its reference rerun with PyTorch's own kernels passes: the failure is ours
-        judged = judge_failures(torch.python, read_entries(paths[1]), work, options.worker)
-        return any(c.status == FAILED for r in judged for c in r.checks)
+        rows = read_entries(paths[1])
+        last[:] = [(rows, judge_failures(torch.python, rows, work, options.worker))]
+        return any(c.status == FAILED for r in last[0][1] for c in r.checks)
 
     stop = None if options.all_checks or options.coverage else Stop(_has_failed_check, confirmed)
     stopped = run_to_end(child, request, stop)
-    return read_entries(paths[1]), stopped
+    rows = read_entries(paths[1])
+    if last and last[0][0] == rows:  # stopped at the failure just judged: not judged twice
+        return last[0][1], stopped
+    return judge_failures(torch.python, rows, work, options.worker), stopped  # a failure theirs too is not ours
 
 
 def _has_failed_check(row: dict[str, object]) -> bool:
@@ -389,7 +396,6 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     records, early = (
         _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else ([], False)
     )
-    records = judge_failures(torch.python, records, work, options.worker)  # a failure theirs too is not ours
     cannot = _uncheckable(regs, schemas)
     report, records = _report(inputs, options, torch, build, work, regs, places, (excluded, cannot), records, early)
     report.seconds = time.perf_counter() - start
