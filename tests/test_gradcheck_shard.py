@@ -186,3 +186,20 @@ def test_two_parts_merged_are_the_single_runs_coverage(real_yaml: RealYaml, tmp_
     done = vtgen("coverage", "merge", str(runs[2][1]), str(runs[1][1]), "-o", str(merged))
     assert done.returncode == 0, done.stderr
     assert merged.read_text() == runs[0][1].read_text()
+
+
+def test_a_run_writes_its_costs_with_its_compile_and_skips_entries_named_for_no_op(tmp_path: Path) -> None:
+    """The seconds of an OpInfo named for no op (``nn.functional.cross_entropy``) are the run's rest, not an
+    error at the end of a whole run; the compile of a library built now is measured per kernel."""
+    from vtgen_build.gradcheck import run
+    from vtgen_build.gradcheck.library import LibraryBuild
+    from vtgen_build.gradcheck.records import Entry
+
+    regs = _regs("sin", "sin_", "cos")
+    records = [Entry("sin", aten="sin", seconds=2.0), Entry("x", aten="nn.functional.cross_entropy", seconds=5.0)]
+    build = LibraryBuild(tmp_path / "lib.so", tuple(regs), (), 3, 3, True, 30.0)
+    path = tmp_path / "costs.json"
+    run._write_costs(path, regs, records, "2.13.0", build, 100.0)
+    costs = shard.load_costs(path)
+    assert dict(costs.seconds) == {"sin": 2.0, "cos": 0.0} and not costs.damaged
+    assert (costs.per_kernel, costs.once) == (10.0, 68.0)  # 30 s / 3 kernels; 100 - 30 - 2

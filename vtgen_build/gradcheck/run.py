@@ -21,7 +21,7 @@ from ..compile import Headers, default_std, find_compiler, identify, include_fla
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
-from ..model.schema import op_name
+from ..model.schema import SchemaError, op_name
 from ..plan.target import Target as Release
 from ..plan.target import resolve_target, running_target
 from ..revisions import Changes
@@ -287,6 +287,15 @@ def _shard(
     return [r for r in regs if parts.owner[r.op] == k]
 
 
+def _group(aten: str) -> str | None:
+    """The op group a record's seconds count for; none for an OpInfo named for no op (``nn.functional.cross_entropy``,
+    run as a captured check: its seconds are the run's rest)."""
+    try:
+        return base_of(aten) if aten else None
+    except SchemaError:
+        return None
+
+
 def _write_costs(path: Path, regs: list[Registration], records: list[Entry], torch_version: str, build: LibraryBuild,
                  seconds: float) -> None:  # fmt: skip
     """Each op group's seconds of checks in this run (0: none of its checks ran), over the ones an earlier run in
@@ -296,8 +305,8 @@ def _write_costs(path: Path, regs: list[Registration], records: list[Entry], tor
     costs = dict(earlier.seconds)
     found = dict.fromkeys({base_of(r.op) for r in regs}, 0.0)
     for r in records:
-        if r.aten:
-            found[base_of(r.aten)] = found.get(base_of(r.aten), 0.0) + r.seconds
+        if group := _group(r.aten):
+            found[group] = found.get(group, 0.0) + r.seconds
     costs.update(found)
     kernels = len({r.kernel for r in regs})
     fresh = build.compiled >= build.units and kernels > 0  # a cached library measures no compile
