@@ -2,11 +2,13 @@
 
 The norms whose statistics come from their forward (``_batch_norm_no_update``,
 ``_native_batch_norm_legit_functional``, ``_native_batch_norm_legit_no_training``,
-``native_group_norm``) and ``_ctc_loss`` (on ``log_softmax`` of the tensor gradcheck moves) had "no
-sample yet".  One run of ``check --gradcheck --coverage`` on a copy of the real yaml with two wrong
-formulas among them: the wrong ones fail at their lines, the others are proven, every formula, by
-their schema samples.  (That the shipped hints' samples pass with PyTorch's own kernels:
-``tests/test_gradcheck_samples.py``.)
+``native_group_norm``), ``_ctc_loss`` (on ``log_softmax`` of the tensor gradcheck moves), and then
+``_ctc_loss.Tensor`` and ``_pack_padded_sequence`` (lengths of given values: hint ``data``) and
+``norm.ScalarOpt_dtype`` (its ``dtype`` argument) had "no sample yet".  One run of ``check
+--gradcheck --coverage`` on a copy of the real yaml with wrong formulas among them (each newly
+sampled entry but the proven norms has one): the wrong ones fail at their lines, the others are
+proven, every formula, by their schema samples.  (That the shipped hints' samples pass with
+PyTorch's own kernels: ``tests/test_gradcheck_samples.py``.)
 """
 
 from __future__ import annotations
@@ -34,6 +36,13 @@ class Edit:
 EDITS = (
     Edit("_ctc_loss", "  log_probs: _ctc_loss_backward(grad,", "  log_probs: _ctc_loss_backward(grad * 2,"),
     Edit("_batch_norm_no_update", "  result0: batch_norm_jvp(", "  result0: 2 * batch_norm_jvp("),
+    Edit("_ctc_loss.Tensor", "  log_probs: _ctc_loss_backward(grad,", "  log_probs: _ctc_loss_backward(grad * 2,"),
+    Edit(
+        "_pack_padded_sequence",
+        "  input: _pack_padded_sequence_backward_symint(grad,",
+        "  input: _pack_padded_sequence_backward_symint(grad * 2,",
+    ),
+    Edit("norm.ScalarOpt_dtype", "  self: norm_backward(grad,", "  self: norm_backward(grad * 2,"),
 )
 Run = tuple[EditedYaml, Path, str]  # the edited yaml, the coverage JSON, what the run printed
 PROVEN = ("native_group_norm", "_native_batch_norm_legit_functional", "_native_batch_norm_legit_no_training")

@@ -6,6 +6,7 @@ tests/test_gradcheck_library.py.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -56,6 +57,12 @@ def test_bad_values_are_located(tmp_yaml: YamlWriter) -> None:
     assert "h.yaml:3: error: through: expected one of log_softmax" in _error(path) and "did you mean" in _error(path)
     path = tmp_yaml("h.yaml", "- op: a\n  outputs: [0, -1]\n")
     assert _error(path).endswith("h.yaml:2: error: outputs: expected a list of return indices (integers >= 0)")
+    path = tmp_yaml("h.yaml", "- op: a\n  args:\n    x: {data: [2, 1.5]}\n")
+    assert _error(path).endswith(
+        "h.yaml:3: error: data: expected a list of integers (a 1-D long tensor of these values)"
+    )
+    path = tmp_yaml("h.yaml", "- op: a\n  args:\n    x: {data: [2, 1],\n        shape: [3]}\n")
+    assert "h.yaml:4: error: shape: a tensor of given values (data) takes no other key" in _error(path)
     path = tmp_yaml("h.yaml", "- op: a\n  optional: presnt\n")
     assert "h.yaml:2: error: optional: expected one of both, present" in _error(path)
 
@@ -216,7 +223,13 @@ HINTED = (
     "_slow_conv2d_backward.output_mask",
     "_batch_norm_with_update_functional",
     "_native_batch_norm_legit.no_stats",
+    "_ctc_loss.Tensor",  # lengths of given values (hint `data`)
+    "_pack_padded_sequence",
+    "norm.ScalarOpt_dtype",  # the dtype its ScalarType argument names: the sample's own
 )
+# their forward AD fails with PyTorch's own kernels too (a 0-dim result given a [1, 1] tangent), as
+# `norm.Scalar`'s: a run judges it by the reference rerun (`not run`), the backward formula counts
+THEIR_FORWARD_FAILS = ("norm.ScalarOpt_dtype",)
 
 
 @pytest.mark.torch
@@ -239,7 +252,11 @@ def test_shipped_hints_make_samples_torchs_own_kernels_pass(real_yaml: RealYaml)
         passed = [c for c in backward if c["status"] == "passed"]  # a dtype the op rejects (complex lt_) is not run
         rejected = [c for c in backward if str(c.get("why", "")).startswith("the op rejects the sample")]
         assert passed and len(passed) + len(rejected) == len(backward), (plan.op, backward)
-        assert not [c for c in record["checks"] if c["status"] == "failed"], (plan.op, record["checks"])
+        failed = [c for c in record["checks"] if c["status"] == "failed"]
+        if plan.op in THEIR_FORWARD_FAILS:
+            assert failed and {c["kind"] for c in failed} == {"forward"}, (plan.op, failed)
+            continue
+        assert not failed, (plan.op, record["checks"])
 
 
 @pytest.mark.torch
@@ -318,3 +335,15 @@ def test_hints_keep_outputs_make_optional_arguments_present_and_pass_a_tensor_th
     assert _arg(only, "running_mean") == ArgSample("running_mean", "tensor", (3,), grad=False)
     log_probs = _arg(plans["_ctc_loss"].samples[0], "log_probs")
     assert log_probs is not None and log_probs.through == "log_softmax" and log_probs.grad
+
+
+def test_a_tensor_of_given_values(real_yaml: RealYaml) -> None:
+    """``data``: a long tensor holding exactly the hint's integers (lengths an op checks), never differentiated."""
+    (plan,) = sample_source(real_yaml.inputs, [], ["_pack_padded_sequence"]).plans
+    lengths = _arg(plan.samples[0], "lengths")
+    assert lengths == ArgSample("lengths", "tensor", (2,), grad=False, dtype="long", data=(3, 2))
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child import schema_child as child
+
+    made = child.make(torch, json.loads(json.dumps([a.__dict__ for a in plan.samples[0]])), torch.float64, 0)
+    assert made["lengths"].tolist() == [3, 2] and made["lengths"].dtype == torch.long

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from types import MappingProxyType
 
 import pytest
 
@@ -24,16 +25,20 @@ def _regs(*ops: str) -> list[Registration]:
     return [Registration("aten", "Autograd", op, op.replace(".", "_")) for op in ops]
 
 
+def _costs(seconds: dict[str, float], per_kernel: float = 0.0, once: float = 0.0) -> shard.Costs:
+    return shard.Costs(MappingProxyType(seconds), per_kernel=per_kernel, once=once)
+
+
 OPS = ("add.Tensor", "add_.Tensor", "add.out", "sin", "sin_", "cos", "mm", "elu_backward", "tanh")
 
 
 def test_the_parts_cover_every_op_once_and_keep_a_base_name_together() -> None:
     regs = _regs(*OPS)
-    parts = [shard.shard_of(regs, (k, 3), None, 1, {}) for k in (1, 2, 3)]
+    parts = [shard.shard_of(regs, (k, 3), None, 1, _costs({})) for k in (1, 2, 3)]
     assert sorted(r.op for p in parts for r in p) == sorted(OPS)  # disjoint and complete
     owner = {r.op: k for k, p in enumerate(parts) for r in p}
     assert owner["add.Tensor"] == owner["add_.Tensor"] == owner["add.out"] and owner["sin"] == owner["sin_"]
-    assert parts == [shard.shard_of(list(regs), (k, 3), None, 1, {}) for k in (1, 2, 3)]  # deterministic
+    assert parts == [shard.shard_of(list(regs), (k, 3), None, 1, _costs({})) for k in (1, 2, 3)]  # deterministic
 
 
 def test_ops_sharing_a_derivatives_entry_go_to_one_part() -> None:
@@ -42,7 +47,7 @@ def test_ops_sharing_a_derivatives_entry_go_to_one_part() -> None:
     regs = _regs("exp", "exp_", "_foreach_exp", "_foreach_exp_", "view", "view_copy", "sin", "cos", "tan")
     entries = {op: Location("derivatives.yaml", 10) for op in ("exp", "exp_", "_foreach_exp", "_foreach_exp_")}
     entries |= {"view": Location("derivatives.yaml", 20), "view_copy": Location("derivatives.yaml", 20)}
-    costs = {"exp": 1.0, "_foreach_exp": 1.0, "view": 1.0, "view_copy": 1.0, "sin": 1.0, "cos": 1.0, "tan": 1.0}
+    costs = _costs({"exp": 1.0, "_foreach_exp": 1.0, "view": 1.0, "view_copy": 1.0, "sin": 1.0, "cos": 1.0, "tan": 1.0})
     parts = [shard.shard_of(regs, (k, 4), None, 1, costs, entries) for k in (1, 2, 3, 4)]
     owner = {r.op: k for k, p in enumerate(parts) for r in p}
     assert len({owner[op] for op in ("exp", "exp_", "_foreach_exp", "_foreach_exp_")}) == 1
@@ -54,7 +59,7 @@ def test_ops_sharing_a_derivatives_entry_go_to_one_part() -> None:
 
 def test_measured_costs_balance_the_parts_and_the_estimate_reads_the_reach_map() -> None:
     regs = _regs("a", "b", "c", "d")
-    costs = {"a": 10.0, "b": 3.0, "c": 3.0, "d": 3.0}
+    costs = _costs({"a": 10.0, "b": 3.0, "c": 3.0, "d": 3.0})
     first, second = (shard.shard_of(regs, (k, 2), None, 1, costs) for k in (1, 2))
     assert [r.op for r in first] == ["a"] and [r.op for r in second] == ["b", "c", "d"]  # 10 vs 9, not 2 vs 2
     reach = ReachMap((Reach("x", frozenset({"b"}), frozenset()), Reach("y", frozenset(), frozenset({"b"}))))
@@ -63,23 +68,44 @@ def test_measured_costs_balance_the_parts_and_the_estimate_reads_the_reach_map()
     assert shard.estimate(["a"], reach, 2) == shard.BASE_SECONDS
 
 
+def test_a_groups_compile_counts_even_when_no_check_of_it_ran() -> None:
+    """Each part builds a library of its own ops: groups whose checks cost nothing (out= overloads, ops with no
+    CPU kernel) still cost their kernels' compile, so they are spread over the parts, not all dealt to the one
+    that happens to be lightest (which made one part of the 2.13 yaml build 671 of the 1,614 kernels)."""
+    zero = [f"cuda_op{i}" for i in range(12)]
+    regs = _regs("a", "b", *zero)
+    measured = {"a": 10.0, "b": 10.0} | dict.fromkeys(zero, 0.0)
+    checks_only = shard.partition(regs, 2, None, 1, _costs(measured))
+    assert sorted(checks_only.kernels) == [1, 13]  # every free group lands beside one of a, b
+    with_compile = shard.partition(regs, 2, None, 1, _costs(measured, per_kernel=1.0, once=5.0))
+    assert with_compile.kernels == (7, 7) and with_compile.groups == (7, 7)
+    assert with_compile.predicted == (5.0 + 10 + 7, 5.0 + 10 + 7)  # once + checks + compile of its kernels
+    assert [r.op for r in shard.shard_of(regs, (1, 2), None, 1, _costs(measured, 1.0, 5.0))] == [
+        op for op, k in with_compile.owner.items() if k == 1
+    ]
+
+
 def test_a_bad_shard_or_costs_file(tmp_path: Path) -> None:
     assert shard.parse_shard("2/4") == (2, 4)
     for bad in ("0/4", "5/4", "4", "a/b", "1/0", "1/2000"):
         with pytest.raises(VtgenError, match="expected K/N"):
             shard.parse_shard(bad)
     assert shard.load_costs(tmp_path / "none.json") == shard.Costs()  # no file: no measurement, nothing to say
-    good = shard.costs_text({"sin": 1.234, "add": 2}, "a test")
-    assert good == shard.costs_text({"add": 2.0, "sin": 1.234}, "a test")  # deterministic
+    good = shard.costs_text({"sin": 1.234, "add": 2}, "a test", 0.25, 30)
+    assert good == shard.costs_text({"add": 2.0, "sin": 1.234}, "a test", 0.25, 30.0)  # deterministic
     path = tmp_path / "costs.json"
     path.write_text(good)
-    assert dict(shard.load_costs(path).seconds) == {"add": 2.0, "sin": 1.23} and not shard.load_costs(path).damaged
+    read = shard.load_costs(path)
+    assert dict(read.seconds) == {"add": 2.0, "sin": 1.23} and not read.damaged
+    assert (read.per_kernel, read.once) == (0.25, 30.0)
     data = json.loads(good)
     for damage, why in (
         ("{not json", "damaged"),
         (good.replace('"sin": 1.23', '"sin": 9.23'), "does not match its digest"),  # a flipped digit
         (json.dumps({**data, "format": "other"}), "not a costs file"),
         (json.dumps({**data, "costs": {"sin": "slow"}}), "not a duration"),
+        (json.dumps({**data, "per_kernel": -1}), "not a duration"),
+        (good.replace('"once": 30.0', '"once": 3.0'), "does not match its digest"),
         (json.dumps(data["costs"]), "not a costs file"),  # the old flat file
     ):
         path.write_text(damage)
@@ -160,3 +186,20 @@ def test_two_parts_merged_are_the_single_runs_coverage(real_yaml: RealYaml, tmp_
     done = vtgen("coverage", "merge", str(runs[2][1]), str(runs[1][1]), "-o", str(merged))
     assert done.returncode == 0, done.stderr
     assert merged.read_text() == runs[0][1].read_text()
+
+
+def test_a_run_writes_its_costs_with_its_compile_and_skips_entries_named_for_no_op(tmp_path: Path) -> None:
+    """The seconds of an OpInfo named for no op (``nn.functional.cross_entropy``) are the run's rest, not an
+    error at the end of a whole run; the compile of a library built now is measured per kernel."""
+    from vtgen_build.gradcheck import run
+    from vtgen_build.gradcheck.library import LibraryBuild
+    from vtgen_build.gradcheck.records import Entry
+
+    regs = _regs("sin", "sin_", "cos")
+    records = [Entry("sin", aten="sin", seconds=2.0), Entry("x", aten="nn.functional.cross_entropy", seconds=5.0)]
+    build = LibraryBuild(tmp_path / "lib.so", tuple(regs), (), 3, 3, True, 30.0)
+    path = tmp_path / "costs.json"
+    run._write_costs(path, regs, records, "2.13.0", build, 100.0)
+    costs = shard.load_costs(path)
+    assert dict(costs.seconds) == {"sin": 2.0, "cos": 0.0} and not costs.damaged
+    assert (costs.per_kernel, costs.once) == (10.0, 68.0)  # 30 s / 3 kernels; 100 - 30 - 2

@@ -16,7 +16,9 @@ one of them)::
 Tensor keys: ``shape``, ``values`` (one of ``VALUES``), ``high`` (index tensors: the
 exclusive bound), ``grad`` (false: not differentiated), ``shapes`` (a ``Tensor[]``: one shape
 per tensor), ``dtype`` (``long`` or ``bool`` for a tensor that is not floating point; ``values``, ``high``
-and ``dtype`` hold for each tensor of a list: ``indices: {shapes: [[2]], values: index, high: 3}``).
+and ``dtype`` hold for each tensor of a list: ``indices: {shapes: [[2]], values: index, high: 3}``),
+``data`` (a one-dimensional long tensor of exactly these integers, never differentiated: lengths an op
+checks, ``input_lengths: {data: [5, 5]}``).
 An entry's other keys: ``dtypes`` (the dtypes to check, of ``float64`` and ``complex128``),
 ``skip`` (why no sample can be made; the op is then reported ``not verified``).
 Unknown keys are errors at their line, with a did-you-mean.
@@ -37,7 +39,7 @@ __all__ = ["BUILTIN", "THROUGH", "VALUES", "ArgHint", "Hints", "OpHints", "Tenso
 BUILTIN = Path(__file__).resolve().parent.parent / "data" / "pytorch_sample_hints.yaml"
 VALUES = ("normal", "positive", "nonzero", "probability", "unit", "index", "spd", "one_hot")
 DTYPES = ("float64", "complex128")
-_TENSOR_KEYS = ("shape", "shapes", "values", "high", "grad", "dtype", "through")
+_TENSOR_KEYS = ("shape", "shapes", "values", "high", "grad", "dtype", "through", "data")
 _ENTRY_KEYS = ("op", "args", "dtypes", "skip", "outputs", "optional")
 OPTIONAL = ("both", "present")  # the samples made: optional arguments absent, then present (both); or present only
 # what a differentiated tensor may pass through before the op gets it: an op whose formula is the
@@ -59,6 +61,7 @@ class TensorHint:
     grad: bool = True
     dtype: str | None = None  # None: the check's floating dtype
     through: str | None = None  # one of ``THROUGH``: the op gets this function of the differentiated tensor
+    data: tuple[int, ...] | None = None  # a 1-D long tensor of these values (lengths an op checks)
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,25 @@ def _tensor(fields: tuple[Field, ...]) -> TensorHint:
             raise misspelled(f"through: expected one of {', '.join(THROUGH)}", str(f.value), THROUGH, f.location)
         through = str(f.value)
     grad = grad and values != "index" and dtype is None
+    if (f := got.get("data")) is not None:
+        return _data(f, got)
     return TensorHint(hint.shape, shapes, values, high, grad, dtype, through)
+
+
+def _data(f: Field, got: dict[str, Field]) -> TensorHint:
+    """A tensor of given integers: ``data`` alone (``dtype: long`` may say so)."""
+    if (
+        not isinstance(f.value, tuple)
+        or not f.value
+        or any(not isinstance(n, int) or isinstance(n, bool) for n in f.value)
+    ):
+        raise VtgenError("data: expected a list of integers (a 1-D long tensor of these values)", f.location)
+    for key, other in got.items():
+        if key != "data" and not (key == "dtype" and other.value == "long"):
+            why = "a tensor of given values (data) takes no other key: its shape is the list's, its dtype long"
+            raise VtgenError(f"{key}: {why}", other.location)
+    values = tuple(n for n in f.value if isinstance(n, int))
+    return TensorHint(shape=(len(values),), grad=False, dtype="long", data=values)
 
 
 def _literal(value: Value, where: Location) -> Literal:

@@ -89,6 +89,7 @@ class Report:
     # (entry, a passed check whose batched (vmap) part could not run, and why): printed as notes
     unbatched: list[tuple[str, str]] = field(default_factory=list)
     nothing: bool = False
+    phases: tuple[tuple[str, float], ...] = ()  # (what, seconds): where the run's time went
     # checks of an op on the arguments captured from the entries reaching it (``capture.py``)
     captured: int = 0
     captured_passed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_KINDS, 0))
@@ -198,6 +199,8 @@ class Report:
                 f"vtgen-build check --gradcheck: library of {len(b.registered)} kernels "
                 f"({b.units} units, {b.compiled} compiled now, {cached}); total {self.seconds:.1f}s"
             )
+            if self.phases:
+                lines.append("  time: " + ", ".join(f"{what} {seconds:.1f}s" for what, seconds in self.phases))
             if b.bound:
                 lines.append(f"  calling {len(b.bound)} helpers libtorch hides, bound from its symbol table")
         lines += self.notes

@@ -8,6 +8,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
 
 from .. import gradcheck_child as child_package
@@ -19,7 +20,7 @@ from ..compile import Headers, default_std, find_compiler, identify, include_fla
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
 from ..inputs.files import Inputs
-from ..model.schema import op_name
+from ..model.schema import SchemaError, op_name
 from ..plan.target import Target as Release
 from ..plan.target import running_target
 from ..revisions import Changes
@@ -37,7 +38,7 @@ from .records import FAILED, Entry, read_entries
 from .reference import REFERENCE_DIR, judge_failures
 from .report import Report
 from .schema_run import schema_fallback, schema_whys
-from .shard import base_of, costs_text, load_costs, shard_of
+from .shard import base_of, costs_text, load_costs, partition
 from .supervise import Child, Stop, run_to_end
 from .units import Registration
 from .verdict import unverified
@@ -178,10 +179,11 @@ def _run_child(
     options: GradcheckOptions,
     work: Path,
     checks_of: Sequence[Target] = (),
-) -> tuple[list[Entry], bool]:
+) -> tuple[list[Entry], bool, float]:
     """Run the OpInfo checks in a child Python; restart it past an entry that crashes it.  Unless every
     check is asked for (``all_checks``, ``coverage``), stop at the first failure confirmed as ours: True.
-    The records come judged (``judge_failures``: a failure PyTorch's own kernels share is not ours)."""
+    The records come judged (``judge_failures``: a failure PyTorch's own kernels share is not ours),
+    with the seconds the judging took."""
     shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
     autograd = {r.op for r in build.registered if r.key == "Autograd"}
 
@@ -206,18 +208,22 @@ def _run_child(
     child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, ("child",), options.worker)
 
     last: list[tuple[list[Entry], list[Entry]]] = []  # the rows last judged, and their judgement
+    spent = [0.0]  # seconds of judging
+
+    def judge(rows: list[Entry]) -> list[Entry]:
+        began = time.perf_counter()
+        last[:] = [(rows, judge_failures(torch.python, rows, work, options.worker))]
+        spent[0] += time.perf_counter() - began
+        return last[0][1]
 
     def confirmed() -> bool:  # its reference rerun with PyTorch's own kernels passes: the failure is ours
-        rows = read_entries(paths[1])
-        last[:] = [(rows, judge_failures(torch.python, rows, work, options.worker))]
-        return any(c.status == FAILED for r in last[0][1] for c in r.checks)
+        return any(c.status == FAILED for r in judge(read_entries(paths[1])) for c in r.checks)
 
     stop = None if options.all_checks or options.coverage else Stop(_has_failed_check, confirmed)
     stopped = run_to_end(child, request, stop)
     rows = read_entries(paths[1])
-    if last and last[0][0] == rows:  # stopped at the failure just judged: not judged twice
-        return last[0][1], stopped
-    return judge_failures(torch.python, rows, work, options.worker), stopped  # a failure theirs too is not ours
+    judged = last[0][1] if last and last[0][0] == rows else judge(rows)  # stopped at a failure: not judged twice
+    return judged, stopped, spent[0]
 
 
 def _has_failed_check(row: dict[str, object]) -> bool:
@@ -258,16 +264,71 @@ def _coverage(
     return render(entries, by_name) + f"\n  per entry: {path}{part}"
 
 
-def _write_costs(path: Path, regs: list[Registration], records: list[Entry], torch_version: str) -> None:
-    """Each op group's seconds in this run (0: none of its checks ran), over the ones an earlier run in this
-    directory measured: a whole run's file is what ``data/gradcheck_costs.json`` ships (``shard.py``)."""
-    costs = dict(load_costs(path).seconds)  # a damaged one: measured again
+def _phases(library: float, marks: Sequence[float], total: float) -> tuple[tuple[str, float], ...]:
+    """Where a run's seconds went: the library, the checks' child, the reference reruns, the schema samples
+    (``marks``: the clock before and after each of the last three) and the rest (generating, the schemas
+    query, the reach map, the report)."""
+    child, reference, schema = (b - a for a, b in pairwise(marks))
+    rest = max(0.0, total - library - child - reference - schema)
+    return (("library", library), ("checks", child), ("reference", reference), ("schema samples", schema),
+            ("the rest", rest))  # fmt: skip
+
+
+def _shard(
+    inputs: Inputs,
+    torch: TorchInstall,
+    options: GradcheckOptions,
+    shard: tuple[int, int],
+    work: Path,
+    release: str,
+    policy_root: str | None,
+    regs: list[Registration],
+    session: Session,
+) -> list[Registration]:
+    """Part K of N of ``regs`` (``shard.py``), and a note of what each part is predicted to take."""
+    costs = load_costs()  # the shipped measurement; damaged: estimated, and said
+    if costs.damaged:
+        print(f"vtgen-build: note: {costs.damaged}", file=sys.stderr)
+    entries = {op: p.entry for op, p in formula_places(inputs, work, release, policy_root).items()}
+    reach_all = reach_map(torch, work, session, release, options.worker)
+    parts = partition(regs, shard[1], reach_all, options.reach_limit, costs, entries)
+    k = shard[0]
+    every = " + ".join(f"{s:.0f}" for s in parts.predicted)
+    model = f"each counts {costs.once:.0f} s every run pays and {costs.per_kernel:.3f} s of compile per kernel"
+    print(
+        f"vtgen-build: note: part {k} of {shard[1]}: {parts.groups[k - 1]} op groups, {parts.kernels[k - 1]} kernels, "
+        f"predicted {parts.predicted[k - 1]:.0f} s (the parts: {every} s; {model})",
+        file=sys.stderr,
+    )
+    return [r for r in regs if parts.owner[r.op] == k]
+
+
+def _group(aten: str) -> str | None:
+    """The op group a record's seconds count for; none for an OpInfo named for no op (``nn.functional.cross_entropy``,
+    run as a captured check: its seconds are the run's rest)."""
+    try:
+        return base_of(aten) if aten else None
+    except SchemaError:
+        return None
+
+
+def _write_costs(path: Path, regs: list[Registration], records: list[Entry], torch_version: str, build: LibraryBuild,
+                 seconds: float) -> None:  # fmt: skip
+    """Each op group's seconds of checks in this run (0: none of its checks ran), over the ones an earlier run in
+    this directory measured; the compile seconds per kernel (when this run compiled every unit) and the rest of
+    the run's seconds: a whole run's file is what ``data/gradcheck_costs.json`` ships (``shard.py``)."""
+    earlier = load_costs(path)  # a damaged one: measured again
+    costs = dict(earlier.seconds)
     found = dict.fromkeys({base_of(r.op) for r in regs}, 0.0)
     for r in records:
-        if r.aten:
-            found[base_of(r.aten)] = found.get(base_of(r.aten), 0.0) + r.seconds
+        if group := _group(r.aten):
+            found[group] = found.get(group, 0.0) + r.seconds
     costs.update(found)
-    write_atomic(path, costs_text(costs, f"check --gradcheck, torch {torch_version}"))
+    kernels = len({r.kernel for r in regs})
+    fresh = build.compiled >= build.units and kernels > 0  # a cached library measures no compile
+    per_kernel = build.seconds / kernels if fresh else earlier.per_kernel
+    once = max(0.0, seconds - build.seconds - sum(found.values())) if fresh else earlier.once
+    write_atomic(path, costs_text(costs, f"check --gradcheck, torch {torch_version}", per_kernel, once))
 
 
 def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[str, str | None]:
@@ -357,12 +418,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
     regs = _selected(index, index.registrations, options, digests, state)
     if options.shard is not None:  # the reach map is cached: read again below
-        costs = load_costs()  # the shipped measurement; damaged: estimated, and said
-        if costs.damaged:
-            print(f"vtgen-build: note: {costs.damaged}", file=sys.stderr)
-        entries = {op: p.entry for op, p in formula_places(inputs, work, release, gen_options.policy_root).items()}
-        reach_all = reach_map(torch, work, session, release, options.worker)
-        regs = shard_of(regs, options.shard, reach_all, options.reach_limit, costs.seconds, entries)
+        regs = _shard(inputs, torch, options, options.shard, work, release, gen_options.policy_root, regs, session)
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
             if options.coverage:
                 write_atomic(Path(options.coverage), to_json([], options.shard))
@@ -393,17 +449,23 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
     reach = reach_map(torch, work, session, release, options.worker) if bases is not None or options.coverage else None
     chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
-    records, early = (
-        _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else ([], False)
+    marks = [time.perf_counter()]
+    records, early, judging = (
+        _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else ([], False, 0.0)
     )
+    marks.append(time.perf_counter())
+    marks[-1:] = [marks[-1] - judging, marks[-1]]  # the reference reruns ran inside: their seconds apart
     cannot = _uncheckable(regs, schemas)
     report, records = _report(inputs, options, torch, build, work, regs, places, (excluded, cannot), records, early)
-    report.seconds = time.perf_counter() - start
+    marks.append(time.perf_counter())
+    report.seconds = marks[-1] - start
+    report.phases = _phases(build.seconds, marks, report.seconds)
     if early:
         report.notes.append(EARLY)
     if options.coverage:
         report.notes.append(_coverage(options.coverage, regs, places, records, report, options.shard))
-    _write_costs(work / "costs.json", regs, records, torch.version)
+    if build.registered:
+        _write_costs(work / "costs.json", regs, records, torch.version, build, report.seconds)
     if manual is not None:
         report.notes.append(manual.summary(build.extra, torch.version))
     if target_note is not None:

@@ -40,6 +40,7 @@ class ArgSample:
     dtype: str | None = None  # None: the check's dtype
     value: Literal = None
     through: str | None = None  # the op gets this function of the differentiated tensor (``hints.THROUGH``)
+    data: tuple[int, ...] | None = None  # a 1-D long tensor of exactly these values (``TensorHint.data``)
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,15 @@ def _tensor(arg: Argument, hint: TensorHint | None, grad: bool, listed: bool) ->
             arg.name, "tensors", shapes=shapes, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype
         )
     return ArgSample(
-        arg.name, "tensor", shape, values=h.values, high=h.high, grad=grad and h.grad, dtype=h.dtype, through=h.through
+        arg.name,
+        "tensor",
+        shape,
+        values=h.values,
+        high=h.high,
+        grad=grad and h.grad,
+        dtype=h.dtype,
+        through=h.through,
+        data=h.data,
     )
 
 

@@ -50,6 +50,8 @@ def load(library: str) -> Counters | None:
 
 def _tensor(torch: Any, spec: dict[str, Any], shape: list[int], dtype: Any) -> Any:
     values, size = spec["values"], tuple(shape)
+    if spec.get("data") is not None:  # given values (lengths an op checks)
+        return torch.tensor(spec["data"], dtype=torch.long)
     if spec["dtype"] == "long" or values == "index":
         return torch.randint(0, spec["high"] or 2, size, dtype=torch.long)
     if spec["dtype"] == "bool":
