@@ -22,6 +22,7 @@ from typing import Any
 
 __all__ = [
     "BatchingFailure",
+    "gradcheck_kind",
     "inplace_tangent_note",
     "inplace_tangent_refused",
     "input_of",
@@ -80,6 +81,31 @@ def short(text: str) -> str:
     text = " ".join(text.split())
     cut = text.find(" gradcheck or gradgradcheck failed while testing batched")
     return text[:cut] if cut > 0 else text
+
+
+def gradcheck_kind(
+    torch: Any, call: Any, args: tuple[Any, ...], kind: str, common: dict[str, Any], batched: bool
+) -> None:
+    """One check of ``call`` at ``args``: ``backward``, ``gradgrad`` (reverse over reverse),
+    ``fwd_over_rev`` or ``forward`` (forward AD), with its batched (vmap) part when ``batched``."""
+    if kind == "backward":
+        torch.autograd.gradcheck(
+            call, args, check_grad_dtypes=True, check_undefined_grad=True, check_batched_grad=batched, **common
+        )
+    elif kind == "gradgrad":
+        torch.autograd.gradgradcheck(
+            call, args, check_fwd_over_rev=False, check_rev_over_rev=True, check_batched_grad=batched, **common
+        )
+    elif kind == "fwd_over_rev":
+        torch.autograd.gradgradcheck(
+            call, args, check_fwd_over_rev=True, check_rev_over_rev=False, check_undefined_grad=False,
+            check_batched_grad=False, **common,
+        )  # fmt: skip
+    else:
+        torch.autograd.gradcheck(
+            call, args, check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
+            check_batched_grad=False, check_batched_forward_grad=batched, **common,
+        )  # fmt: skip
 
 
 def run_batched(run: Callable[[bool], None], batched: bool, locate: Callable[[], int | None] | None = None) -> None:

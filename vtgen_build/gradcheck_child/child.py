@@ -124,24 +124,7 @@ def _run_sample(opinfo: Any, kind: str, variant: str, sample: Any, batched: bool
 def _gradcheck(call: Any, args: tuple[Any, ...], kind: str, common: dict[str, Any], batched: bool) -> None:
     import torch
 
-    if kind == "backward":
-        torch.autograd.gradcheck(
-            call, args, check_grad_dtypes=True, check_undefined_grad=True, check_batched_grad=batched, **common
-        )
-    elif kind == "gradgrad":
-        torch.autograd.gradgradcheck(
-            call, args, check_fwd_over_rev=False, check_rev_over_rev=True, check_batched_grad=batched, **common
-        )
-    elif kind == "fwd_over_rev":
-        torch.autograd.gradgradcheck(
-            call, args, check_fwd_over_rev=True, check_rev_over_rev=False, check_undefined_grad=False,
-            check_batched_grad=False, **common,
-        )  # fmt: skip
-    else:
-        torch.autograd.gradcheck(
-            call, args, check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
-            check_batched_grad=False, check_batched_forward_grad=batched, **common,
-        )  # fmt: skip
+    batching.gradcheck_kind(torch, call, args, kind, common, batched)
 
 
 def _samples(opinfo: Any, dtype: Any, variant: str, limit: int) -> list[Any]:

@@ -23,7 +23,15 @@ import re
 import warnings
 from typing import Any
 
-from .batching import inplace_tangent_note, inplace_tangent_refused, input_of, row_of, run_batched, timed
+from .batching import (
+    gradcheck_kind,
+    inplace_tangent_note,
+    inplace_tangent_refused,
+    input_of,
+    row_of,
+    run_batched,
+    timed,
+)
 from .child_loop import Counters, Progress, Run, Timeout, hidden_status, load_library, run_entries
 
 KINDS = (("backward", "schema_grad"), ("gradgrad", "schema_gradgrad"), ("forward", "schema_forward_ad"))
@@ -177,20 +185,7 @@ def gradcheck(torch: Any, kind: str, call: Call, batched: bool = False) -> str:
 
 
 def _gradcheck(torch: Any, kind: str, call: Call, args: tuple[Any, ...], batched: bool) -> None:
-    common = {"fast_mode": True}
-    if kind == "backward":
-        torch.autograd.gradcheck(
-            call, args, check_grad_dtypes=True, check_undefined_grad=True, check_batched_grad=batched, **common
-        )
-    elif kind == "gradgrad":
-        torch.autograd.gradgradcheck(
-            call, args, check_fwd_over_rev=False, check_rev_over_rev=True, check_batched_grad=batched, **common
-        )
-    else:
-        torch.autograd.gradcheck(
-            call, args, check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
-            check_batched_grad=False, check_batched_forward_grad=batched, **common,
-        )  # fmt: skip
+    gradcheck_kind(torch, call, args, kind, {"fast_mode": True}, batched)
 
 
 def node_proof(torch: Any, call: Call, node: str | None) -> bool:
