@@ -141,17 +141,12 @@ def _precompiled(session: Session, prefix: tuple[str, ...]) -> tuple[tuple[str, 
 def _compile_one(
     settings: BuildSettings, session: Session, name: str, text: str, prefix: tuple[str, ...] = ()
 ) -> CompiledUnit:
-    """One object, from the cache or compiled now (with ``prefix``'s precompiled header when given)."""
+    """One object compiled now (``compile_objects`` looked in the cache first), with ``prefix``'s
+    precompiled header when given and it precompiles."""
     start = time.perf_counter()
-    flags = [*(session.pch.paths(prefix)[2] if prefix and session.pch is not None else ()), *settings.flags()]
-    key = settings.key("object", flags, text)
-    found = session.cache.lookup(key, session.files) if settings.use_cache else None
-    if found is not None and found.path is not None and found.sha256 is not None:
-        return CompiledUnit(name, found.path, found.sha256, False, time.perf_counter() - start, "")
     pch_flags, pch_deps = _precompiled(session, prefix)
-    if prefix and not pch_flags:
-        flags = settings.flags()
-        key = settings.key("object", flags, text)
+    flags = [*pch_flags, *settings.flags()]
+    key = settings.key("object", flags, text)
     source = _source(settings, name, text)
     obj = session.cache.place(key, "unit.o")
     partial = obj.with_name(f".unit.{os.getpid()}.{threading.get_ident()}.tmp.o")
@@ -220,8 +215,9 @@ def compile_objects(
 
     def run(task: tuple[str, str | None, tuple[str, ...]]) -> CompiledUnit | None:
         name, text, prefix = task
-        if text is None:
-            _precompiled(session, prefix)
+        if text is None:  # built ahead of the next edit (one that does not precompile: its units go without)
+            if session.pch is not None:
+                session.pch.get(prefix)
             return None
         return _compile_one(own.get(name, settings), session, name, text, prefix)
 
