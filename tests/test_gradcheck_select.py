@@ -157,6 +157,25 @@ def test_a_backward_op_is_checked_through_an_opinfo_before_a_module_entry() -> N
     assert found["log_sigmoid_forward"].entries == ("module:nn.LogSigmoid",)  # forward reach: fewest ops first
 
 
+def test_of_equally_specific_entries_the_cheapest_measured_goes_first() -> None:
+    """``cos`` and ``_foreach_cos`` both reach ``sin`` through three backward ops: by name ``_foreach_cos``
+    would win; by the measured seconds of their checks (``shard.Costs``) ``cos`` does; unmeasured goes last."""
+    m = reach.ReachMap(
+        (
+            reach.Reach("sin", frozenset({"sin"}), frozenset({"cos"})),
+            reach.Reach("_foreach_cos", frozenset({"_foreach_cos"}), frozenset({"sin", "mul.Tensor", "neg"})),
+            reach.Reach("cos", frozenset({"cos"}), frozenset({"sin", "mul.Tensor", "neg"})),
+            reach.Reach("aaa.unmeasured", frozenset({"x"}), frozenset({"sin", "mul.Tensor", "neg"})),
+        )
+    )
+    regs = [Registration("aten", "Autograd", "sin", "sin")]
+    places = {"sin": _places(arguments=("self",))}
+    by_name = reach.targets(m, regs, places, 2)
+    assert by_name[0].entries == ("sin", "_foreach_cos")
+    measured = reach.targets(m, regs, places, 3, {"cos": 0.1, "_foreach_cos": 1.41, "sin": 0.08})
+    assert measured[0].entries == ("sin", "cos", "_foreach_cos")
+
+
 def test_a_damaged_reach_map_reads_as_none(tmp_path: Path) -> None:
     record = tmp_path / "reach.json"
     store.write(record, reach.KIND, {"key": "k", "entries": [["sin", ["sin"], ["cos", "mul.Tensor"]]]})

@@ -15,10 +15,12 @@ most specific first.
 
 from __future__ import annotations
 
+import math
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from .. import gradcheck_child as child_package
 from ..base import store
@@ -148,23 +150,27 @@ def reach_map(
     return found
 
 
-def _rank(op: str, reach: Reach, forward: bool) -> tuple[int, int, int, str]:
-    """Most specific first: an entry named after the op, then the one reaching fewest ops.
+def _rank(op: str, reach: Reach, forward: bool, seconds: Mapping[str, float]) -> tuple[int, int, int, float, str]:
+    """Most specific first: an entry named after the op, then the one reaching fewest ops, then the cheapest
+    (``seconds``: the measured seconds of an op group's checks, ``shard.Costs``; unmeasured: last).
 
     An op reached only by a backward pass (``log_sigmoid_backward``) is checked best by an OpInfo entry:
     only an OpInfo has the double-backward checks that run its formulas on the arguments its forward
-    op's backward gives it (``child._through_backward``); a ModuleInfo entry comes after.
+    op's backward gives it (``child._through_backward``); a ModuleInfo entry comes after.  Of ``cos`` and
+    ``_foreach_cos``, which both reach ``sin`` through three backward ops, ``cos`` (0.1 s) goes first.
     """
     base = op_name(op).family
     own = reach.entry.split(" ")[0].split(".")[-1] in (base, base.removesuffix("_backward"))
     module = not forward and reach.entry.startswith("module:")
-    return (0 if own else 1, int(module), len(reach.forward if forward else reach.backward), reach.entry)
+    cost = seconds.get(reach.entry.removesuffix(" (inplace)"), math.inf)
+    return (0 if own else 1, int(module), len(reach.forward if forward else reach.backward), cost, reach.entry)
 
 
-def _entries_for(reach: ReachMap, op: str, limit: int) -> tuple[str, ...]:
+def _entries_for(reach: ReachMap, op: str, limit: int, seconds: Mapping[str, float]) -> tuple[str, ...]:
     """Up to ``limit`` entries, most specific first, one variant of each (function or in-place)."""
     forward, backward = reach.reaching(op)
-    ranked = sorted(forward, key=lambda r: _rank(op, r, True)) + sorted(backward, key=lambda r: _rank(op, r, False))
+    ranked = sorted(forward, key=lambda r: _rank(op, r, True, seconds))
+    ranked += sorted(backward, key=lambda r: _rank(op, r, False, seconds))
     chosen: dict[str, str] = {}
     for r in ranked:
         chosen.setdefault(r.entry.removesuffix(" (inplace)"), r.entry)
@@ -172,16 +178,21 @@ def _entries_for(reach: ReachMap, op: str, limit: int) -> tuple[str, ...]:
 
 
 def targets(
-    reach: ReachMap, regs: Iterable[Registration], places: dict[str, FormulaPlaces], limit: int
+    reach: ReachMap,
+    regs: Iterable[Registration],
+    places: dict[str, FormulaPlaces],
+    limit: int,
+    seconds: Mapping[str, float] = MappingProxyType({}),
 ) -> Sequence[Target]:
-    """The registered Autograd ops with a formula, each with the entries that reach it (up to ``limit``)."""
+    """The registered Autograd ops with a formula, each with the entries that reach it (up to ``limit``; of
+    equally specific entries the cheapest by ``seconds``, the measured seconds per op group)."""
     found: list[Target] = []
     for r in regs:
         place = places.get(r.op)
         if r.key != "Autograd" or place is None or place.out or not (place.differentiable or place.forward_ad):
             continue
         op = r.op if r.namespace == "aten" else f"{r.namespace}::{r.op}"
-        entries = _entries_for(reach, op, limit)
+        entries = _entries_for(reach, op, limit, seconds)
         if entries:
             forward = {x.entry for x in reach.reaching(op)[0]}
             late = tuple(e for e in entries if e not in forward)

@@ -448,7 +448,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
     reach = reach_map(torch, work, session, release, options.worker) if bases is not None or options.coverage else None
-    chosen = targets(reach, build.registered, places, options.reach_limit) if reach else ()
+    chosen = targets(reach, build.registered, places, options.reach_limit, load_costs().seconds) if reach else ()
     marks = [time.perf_counter()]
     records, early, judging = (
         _run_child(torch, build, bases, out_ops, options, work, chosen) if build.registered else ([], False, 0.0)
