@@ -484,3 +484,26 @@ def test_captured_in_place_and_random_ops_check_right_with_torchs_own_kernels() 
     assert capture.is_random(torch.ops.aten.native_dropout.default) and not capture.is_random(
         torch.ops.aten.sin.default
     )
+
+
+def test_an_entry_cut_at_a_failure_not_ours_runs_again_whole(tmp_path: Path) -> None:
+    """The child answers at an entry's first failed check (``cut``); when PyTorch's own kernels fail it too,
+    the entry's lines go from the results (so the child runs it again) and it is named ``whole`` (every check)."""
+    from vtgen_build.gradcheck.run import _run_again_whole
+
+    results = tmp_path / "results.jsonl"
+    rows = [
+        {"start": "abs"},
+        {"entry": "abs", "checks": []},
+        {"start": "sin"},
+        {"at": "sample 0 (float64) of the backward check of sin (function)"},
+        {"entry": "sin", "cut": True, "checks": [{"status": "failed"}]},
+    ]
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    whole: list[str] = []
+    _run_again_whole(results, whole)
+    kept = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    assert whole == ["sin"]
+    assert kept == rows[:2] + rows[3:4]  # abs stays done; sin is neither started nor finished
+    _run_again_whole(results, whole)  # nothing cut now: nothing changes
+    assert whole == ["sin"] and len(results.read_text(encoding="utf-8").splitlines()) == 3

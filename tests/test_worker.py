@@ -191,6 +191,7 @@ def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: Rea
         failed = _wait_for(log, "watch: FAILED", 1, process, 900)
         assert f"derivatives.yaml:{line}: error: gradcheck failed for sin" in failed
         assert "stopped at the first failure confirmed as ours" in failed  # the verdict did not wait for the rest
+        assert "not reached: the run stopped at the first failure" in failed  # sin_, never "no OpInfo entry"
         checkout.derivatives.write_text(text, encoding="utf-8")
         _wait_for(log, "watch: OK", 2, process, 900)
         process.send_signal(signal.SIGINT)
@@ -209,3 +210,4 @@ def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: Rea
         stop(out)
     errors = [[line for line in r.stderr.splitlines() if ": error: " in line] for r in (once, warm)]
     assert once.returncode == warm.returncode == 1 and errors[0] == errors[1] and errors[0], once.stderr[-3000:]
+    assert len(errors[0]) == 1, errors  # the entry stopped at its first failed check (its float64 backward)

@@ -15,7 +15,10 @@ from .verdict import UNVERIFIED, Unverified
 if TYPE_CHECKING:
     from .library import LibraryBuild
 
-__all__ = ["Failure", "Report"]
+__all__ = ["NO_ENTRY", "STOPPED", "Failure", "Report"]
+
+NO_ENTRY = "no OpInfo check entered its kernel (no OpInfo entry for it)"
+STOPPED = "not reached: the run stopped at the first failure confirmed as ours (--all-checks runs every check)"
 
 _INPUT = re.compile(r"with respect to input (\d+)")
 _OUTPUT = re.compile(r"mismatch for output (\d+)")
@@ -123,6 +126,7 @@ class Report:
         library: LibraryBuild | None,
         seconds: float,
         autograd_ops: set[str] | None = None,  # ops registered for the Autograd key (None: all)
+        unreached: str = NO_ENTRY,  # why an op no check entered was not run
     ) -> Report:
         report = cls(seconds, library)
         ran: set[str] = set()
@@ -137,7 +141,7 @@ class Report:
             elif op in ran:
                 report.passed_ops.append(op)
             else:
-                report.not_run.append((op, "no OpInfo check entered its kernel (no OpInfo entry for it)"))
+                report.not_run.append((op, unreached))
         return report
 
     def _add_entry(self, entry: Entry, places: dict[str, FormulaPlaces], ran: set[str], bad: set[str]) -> None:

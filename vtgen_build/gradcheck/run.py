@@ -34,9 +34,9 @@ from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
-from .records import FAILED, Entry, read_entries
+from .records import FAILED, Entry, read_entries, read_rows
 from .reference import REFERENCE_DIR, judge_failures
-from .report import Report
+from .report import NO_ENTRY, STOPPED, Report
 from .schema_run import schema_fallback, schema_whys
 from .shard import base_of, costs_text, load_costs, partition
 from .supervise import Child, Stop, run_to_end
@@ -186,6 +186,8 @@ def _run_child(
     with the seconds the judging took."""
     shutil.rmtree(work / REFERENCE_DIR, ignore_errors=True)
     autograd = {r.op for r in build.registered if r.key == "Autograd"}
+    early = not (options.all_checks or options.coverage)
+    whole: list[str] = []  # entries cut at a failure that was not ours: run again with every check
 
     def request(skip: list[str]) -> dict[str, object]:
         return {
@@ -201,6 +203,8 @@ def _run_child(
             "targets": [t.to_json() for t in checks_of],
             "reference_dir": str(work / REFERENCE_DIR),
             "batched": options.batched,
+            "first_failure": early,
+            "whole": list(whole),
         }
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
@@ -217,13 +221,26 @@ def _run_child(
         return last[0][1]
 
     def confirmed() -> bool:  # its reference rerun with PyTorch's own kernels passes: the failure is ours
-        return any(c.status == FAILED for r in judge(read_entries(paths[1])) for c in r.checks)
+        if any(c.status == FAILED for r in judge(read_entries(paths[1])) for c in r.checks):
+            return True
+        _run_again_whole(paths[1], whole)
+        return False
 
-    stop = None if options.all_checks or options.coverage else Stop(_has_failed_check, confirmed)
+    stop = Stop(_has_failed_check, confirmed) if early else None
     stopped = run_to_end(child, request, stop)
     rows = read_entries(paths[1])
     judged = last[0][1] if last and last[0][0] == rows else judge(rows)  # stopped at a failure: not judged twice
     return judged, stopped, spent[0]
+
+
+def _run_again_whole(results: Path, whole: list[str]) -> None:
+    """An entry the child cut at its first failed check (``cut``), a failure PyTorch's own kernels share: its
+    rows go, and it is added to ``whole``, so that the child runs it again with every check."""
+    rows = read_rows(results)
+    cut = {str(r["entry"]) for r in rows if r.get("cut")}
+    whole.extend(sorted(cut - set(whole)))
+    kept = [r for r in rows if str(r.get("entry", r.get("start"))) not in cut]
+    write_atomic(results, "".join(json.dumps(r) + "\n" for r in kept))
 
 
 def _has_failed_check(row: dict[str, object]) -> bool:
@@ -495,7 +512,8 @@ def _report(
     more, unsampled = schema or ([], {})
     records = [*records, *more]
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
-    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, 0.0, autograd_ops)
+    unreached = STOPPED if early else NO_ENTRY
+    report = Report.from_results(records, [r.op for r in regs], excluded, places, build, 0.0, autograd_ops, unreached)
     uncheckable = {**schema_whys(more), **unsampled, **cannot}
     if not early:
         report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)

@@ -263,12 +263,16 @@ def _entry_ops(opinfo: Any, candidates: list[str], variants: dict[str, Any], dty
 def _run_entry(
     opinfo: Any, counters: Counters, request: dict[str, Any], candidates: list[str], at: Progress
 ) -> dict[str, Any]:
+    """An OpInfo entry's checks, each dtype of each; asked to answer at the first failure (``first_failure``)
+    and not told to run the entry ``whole``, it ends at the first failed check that entered our kernels:
+    the row says ``cut`` (the parent runs it again whole if PyTorch's own kernels fail that check too)."""
     import torch
 
     dtypes = [getattr(torch, d) for d in request["dtypes"]]
     checks: list[dict[str, Any]] = []
     entered: set[str] = set()
     direct = _entry_ops(opinfo, candidates, request["variants"], dtypes)
+    cut = bool(request.get("first_failure")) and _name(opinfo) not in request.get("whole", [])
     for test, classes, kind, variant in CHECKS:
         supported = opinfo.supported_backward_dtypes("cpu") if kind != "forward" else opinfo.supported_dtypes("cpu")
         for dtype in dtypes:
@@ -289,13 +293,22 @@ def _run_entry(
                 call = [_name(opinfo), kind, variant, row["dtype"], request["max_samples"], batched]
                 result["reference"] = _keep_call_for_reference(request["reference_dir"], call)
             checks.append({**row, **result})
-    return {
+            if cut and result["status"] == "failed" and result["ours_ran"]:
+                return _entry_row(opinfo, direct, entered, checks, cut=True)
+    return _entry_row(opinfo, direct, entered, checks)
+
+
+def _entry_row(
+    opinfo: Any, direct: dict[str, list[str]], entered: set[str], checks: list[dict[str, Any]], cut: bool = False
+) -> dict[str, Any]:
+    row = {
         "entry": _name(opinfo),
         "aten": opinfo.aten_name or opinfo.name,
         "direct": direct,
         "entered": sorted(entered),
         "checks": checks,
     }
+    return {**row, "cut": True} if cut else row
 
 
 def _name(opinfo: Any) -> str:
