@@ -167,6 +167,36 @@ def test_formula_places_follow_the_target_release(monkeypatch: pytest.MonkeyPatc
     assert formula_places(inputs, tmp_path, "2.14") == first and asked[-1] == (None, "2.14")  # not the 2.13 record
 
 
+def test_an_edit_inside_a_formula_reuses_the_places_and_a_change_of_shape_plans_again(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The edit-verify loop edits a formula's text: the places stay (no re-plan of every op); a formula made
+    ``not_implemented(...)`` or a moved line is a change of shape: planned again, the new places."""
+    import vtgen_build.gradcheck.formulas as formulas
+
+    args = sample_inputs()
+    derivatives = tmp_path / "derivatives.yaml"
+    text = Path(args[3]).read_text(encoding="utf-8")
+    right = "  self: softsign_backward(grad, self)\n"
+    derivatives.write_text(text, encoding="utf-8")
+    inputs = Inputs(args[1], str(derivatives), args[5], "vtsample")
+    first = formula_places(inputs, tmp_path, "2.13")
+    planned: list[int] = []
+    real = formulas._plan_places
+    monkeypatch.setattr(formulas, "_plan_places", lambda *a: planned.append(1) or real(*a))
+    derivatives.write_text(text.replace(right, "  self: 2 * softsign_backward(grad, self)\n"), encoding="utf-8")
+    assert formula_places(inputs, tmp_path, "2.13") == first and planned == []
+    assert formula_places(inputs, tmp_path, "2.13") == first and planned == []  # the record took the new content
+    derivatives.write_text(text.replace(right, '  self: not_implemented("softsign")\n'), encoding="utf-8")
+    assert formula_places(inputs, tmp_path, "2.13")["softsign"].differentiable == () and planned == [1]
+    derivatives.write_text(text.replace(right, "\n" + right), encoding="utf-8")  # every line below moves
+    moved = formula_places(inputs, tmp_path, "2.13")["softsign"]
+    assert moved.backward_at(0) == replace(
+        first["softsign"].backward_at(0), line=first["softsign"].backward_at(0).line + 1
+    )
+    assert planned == [1, 1]
+
+
 _DAMAGED_PLACES = """
 import json, sys
 from pathlib import Path
@@ -175,11 +205,11 @@ from vtgen_build.gradcheck.formulas import formula_places
 from vtgen_build.inputs.files import Inputs
 inputs, cache = Inputs(*sys.argv[1:4], "vtsample"), Path(sys.argv[4])
 formula_places(inputs, cache, "2.13")
-data = store.read(cache / "formulas.json", "formula_places_v5")
+data = store.read(cache / "formulas.json", "formula_places_v6")
 if data is None:
-    sys.exit("formulas.json did not read as formula_places_v5 (the state kind changed?)")
+    sys.exit("formulas.json did not read as formula_places_v6 (the state kind changed?)")
 data["ops"]["softsign"]["arguments"] = "self"  # a well-formed file (its hash is right) holding a wrong shape
-store.write(cache / "formulas.json", "formula_places_v5", data)
+store.write(cache / "formulas.json", "formula_places_v6", data)
 print(json.dumps(formula_places(inputs, cache, "2.13")["softsign"].arguments))
 """
 

@@ -1,11 +1,15 @@
 """Where each op's formulas are written: the places a gradcheck failure is reported at.
 
 Read from the plan once per set of inputs and kept as a data-only state file, so a
-rerun with unchanged yaml does not re-plan.
+rerun with unchanged yaml does not re-plan.  The places do not depend on a formula's text, only
+on whether it is ``not_implemented(...)``: the record also keeps the *shape* of derivatives.yaml
+(every key and its line, the names, those flags), so an edit inside a formula (the edit-verify loop)
+reads the record again after a 20 ms load of that one file instead of a re-plan of every op.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +17,7 @@ from ..base import store
 from ..base.errors import Location, VtgenError
 from ..compile import artifact_key
 from ..inputs.files import Inputs
+from ..inputs.load import Field, Value, load_entries
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
 
@@ -51,18 +56,38 @@ class FormulaPlaces:
         return self.forward[0] if self.forward else self.backward_at(None)
 
 
-def _digest(inputs: Inputs, release: str, policy_root: str | None) -> str:
+def _digest(inputs: Inputs, release: str, policy_root: str | None, derivatives: str) -> str:
     """The record's key, by the one key rule (``compile.artifact_key``): the release, the namespace, the
-    policy root, and each yaml's path and content."""
+    policy root, each yaml's path, the content of native_functions.yaml and tags.yaml, and ``derivatives``:
+    the content of derivatives.yaml or its shape (``_shape``)."""
     files = [
         f"{Path(path).resolve()}\0{store.sha256_hex(Path(path).read_bytes())}"
-        for path in (inputs.native_functions, inputs.derivatives, inputs.tags)
+        for path in (inputs.native_functions, inputs.tags)
         if path
     ]
-    return artifact_key("formula_places", "", (), release, "", [inputs.namespace, policy_root or "", *files])
+    parts = [inputs.namespace, policy_root or "", *files, f"{Path(inputs.derivatives).resolve()}\0{derivatives}"]
+    return artifact_key("formula_places", "", (), release, "", parts)
+
+
+def _shape(path: str) -> str:
+    """derivatives.yaml as the places see it: each entry's fields with their lines, a formula's text reduced
+    to whether it is ``not_implemented(...)`` (``differentiable``, ``forward_ad``); names and flags as written."""
+
+    def shape(key: str, value: Value) -> store.JSON:
+        if isinstance(value, str):
+            return value if key == "name" else _NOT in value
+        if isinstance(value, tuple):
+            return [[f.key, f.location.line, shape(f.key, f.value)] if isinstance(f, Field) else shape(key, f)
+                    for f in value]  # fmt: skip
+        return value
+
+    entries = [[e.location.line, [[f.key, f.location.line, shape(f.key, f.value)] for f in e.fields]]
+               for e in load_entries(path)]  # fmt: skip
+    return "shape:" + store.sha256_hex(json.dumps(entries, sort_keys=True).encode("utf-8"))
 
 
 _NOT = "not_implemented("
+KIND = "formula_places_v6"
 
 
 def _plan_places(inputs: Inputs, release: str, policy_root: str | None) -> dict[str, store.JSON]:
@@ -142,9 +167,10 @@ def _decode(row: store.JSON) -> FormulaPlaces | None:
         return None
 
 
-def _decoded(data: store.JSON, digest: str) -> dict[str, FormulaPlaces] | None:
-    """The state file's places when it is for these inputs and every row reads; else None."""
-    ops = data.get("ops") if isinstance(data, dict) and data.get("inputs") == digest else None
+def _decoded(data: store.JSON, field: str, digest: str) -> dict[str, FormulaPlaces] | None:
+    """The state file's places when its ``field`` ("inputs" or "shape") is ``digest`` and every row reads;
+    else None."""
+    ops = data.get("ops") if isinstance(data, dict) and data.get(field) == digest else None
     if not isinstance(ops, dict):
         return None
     places = {op: _decode(row) for op, row in ops.items()}
@@ -161,14 +187,21 @@ def formula_places(
     when it has them, else the built-in lists of ``release`` (both part of the cache key).
     """
     record = cache_dir / "formulas.json"
-    digest = _digest(inputs, release, policy_root)
-    cached = _decoded(store.read(record, "formula_places_v5"), digest)  # a damaged row: no cache
+    data = store.read(record, KIND)
+    content = store.sha256_hex(Path(inputs.derivatives).read_bytes())
+    digest = _digest(inputs, release, policy_root, content)
+    cached = _decoded(data, "inputs", digest)  # a damaged row: no cache
     if cached is not None:
         return cached
-    data: store.JSON = {"inputs": digest, "ops": _plan_places(inputs, release, policy_root)}
+    shape = _digest(inputs, release, policy_root, _shape(inputs.derivatives))
+    cached = _decoded(data, "shape", shape)
+    if isinstance(data, dict) and cached is not None:  # an edit inside formulas: the same places
+        store.write(record, KIND, {**data, "inputs": digest})
+        return cached
+    data = {"inputs": digest, "shape": shape, "ops": _plan_places(inputs, release, policy_root)}
     record.parent.mkdir(parents=True, exist_ok=True)
-    store.write(record, "formula_places_v5", data)
-    planned = _decoded(data, digest)
+    store.write(record, KIND, data)
+    planned = _decoded(data, "inputs", digest)
     if planned is None:
         raise VtgenError("internal error: the formula places just planned do not read back")
     return planned
