@@ -292,13 +292,12 @@ def _phases(library: float, marks: Sequence[float], total: float) -> tuple[tuple
 
 
 def _shard(
-    inputs: Inputs,
     torch: TorchInstall,
     options: GradcheckOptions,
     shard: tuple[int, int],
     work: Path,
     release: str,
-    policy_root: str | None,
+    places: dict[str, FormulaPlaces],
     regs: list[Registration],
     session: Session,
 ) -> list[Registration]:
@@ -306,7 +305,7 @@ def _shard(
     costs = load_costs()  # the shipped measurement; damaged: estimated, and said
     if costs.damaged:
         print(f"vtgen-build: note: {costs.damaged}", file=sys.stderr)
-    entries = {op: p.entry for op, p in formula_places(inputs, work, release, policy_root).items()}
+    entries = {op: p.entry for op, p in places.items()}
     reach_all = reach_map(torch, work, session, release, options.worker)
     parts = partition(regs, shard[1], reach_all, options.reach_limit, costs, entries)
     k = shard[0]
@@ -434,8 +433,9 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
     regs = _selected(index, index.registrations, options, digests, state)
+    places = formula_places(inputs, work, release, gen_options.policy_root)
     if options.shard is not None:  # the reach map is cached: read again below
-        regs = _shard(inputs, torch, options, options.shard, work, release, gen_options.policy_root, regs, session)
+        regs = _shard(torch, options, options.shard, work, release, places, regs, session)
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
             if options.coverage:
                 write_atomic(Path(options.coverage), to_json([], options.shard))
@@ -445,7 +445,6 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         since = options.since.revision if options.since is not None and not (options.ops or options.changed) else None
         why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
         return Report.nothing_to_do(time.perf_counter() - start, why)
-    places = formula_places(inputs, work, release, gen_options.policy_root)
     schemas = _installed_schemas(settings, session, regs, work, options.worker)
     problems = _schema_problems(regs, schemas, places)
     usable = [r for r in regs if r.op not in problems]
