@@ -22,7 +22,7 @@ from vtgen_build.compile.artifacts import INDEX, KIND
 from vtgen_build.compile.jobs import Processes
 from vtgen_build.compile.pch import PchBuilder
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects, link_library
-from vtgen_build.torchlib.build import CACHE
+from vtgen_build.torchlib.build import CACHE, Session, _precompiled
 
 from .conftest import default_ctrl_c
 
@@ -187,6 +187,18 @@ def _pch(tmp_path: Path, header: Path) -> tuple[PchBuilder, tuple[str, ...]]:
     flags = ("-std=c++17", f"-I{header.parent}")
     cache = ArtifactCache.open(tmp_path / "cache")
     return PchBuilder(identify(GXX or "g++"), flags, "2.13", cache, FileDigests(), Processes()), ('#include "h.h"',)
+
+
+@pytest.mark.skipif(GXX is None, reason="needs g++")
+def test_a_prefix_that_does_not_precompile_is_noted_once_for_two_units(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    builder, _ = _pch(tmp_path, tmp_path / "h.h")
+    session = Session(builder.cache, builder.files, builder.processes, builder)
+    prefix = ('#include "no_such_header.h"',)  # the real compiler fails on it
+    assert _precompiled(session, prefix) == ((), ())  # the first unit
+    assert _precompiled(session, prefix) == ((), ())  # the second: no new note
+    assert capsys.readouterr().err.count("did not precompile") == 1
 
 
 def _compile_with(builder: PchBuilder, prefix: tuple[str, ...], value: int, tmp_path: Path) -> str:

@@ -131,10 +131,7 @@ def _source(settings: BuildSettings, name: str, text: str) -> Path:
 def _precompiled(session: Session, prefix: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the flags a unit adds to use the precompiled header of ``prefix``, the headers inside it); ((), ())
     when the prefix does not precompile (the unit then compiles without one and shows any error itself)."""
-    pch = session.pch.get(prefix) if prefix and session.pch is not None else None
-    if prefix and pch is None:
-        print("vtgen-build: note: the shared includes did not precompile: units compile without them (slower)",
-              file=sys.stderr)  # fmt: skip
+    pch = session.pch.get(prefix) if prefix and session.pch is not None else None  # it notes a failure once
     return (pch.flags, pch.deps) if pch is not None else ((), ())
 
 
