@@ -383,26 +383,30 @@ def _settings(torch: TorchInstall, options: GradcheckOptions, out: Path, release
     )
 
 
-def _schema_stage(
-    inputs: Inputs,
-    options: GradcheckOptions,
-    torch: TorchInstall,
-    build: LibraryBuild,
-    work: Path,
-    regs: list[Registration],
-    places: dict[str, FormulaPlaces],
-    cannot: dict[str, str],
-    records: list[Entry],
-) -> tuple[list[Entry], dict[str, str]]:
+@dataclass(frozen=True)
+class _Built:
+    """What a run has built by the time its records are judged (``_report`` and ``_schema_stage`` read it)."""
+
+    inputs: Inputs
+    options: GradcheckOptions
+    torch: TorchInstall
+    build: LibraryBuild
+    work: Path
+    regs: list[Registration]
+    places: dict[str, FormulaPlaces]
+
+
+def _schema_stage(built: _Built, cannot: dict[str, str], records: list[Entry]) -> tuple[list[Entry], dict[str, str]]:
     """Schema samples for the ops no OpInfo/ModuleInfo check verified and a dense CPU sample can reach."""
+    options, build = built.options, built.build
     if not (options.schema_samples and build.registered):
         return [], {}
-    run = (torch.python, str(build.path), work, options.timeout, options.batched)
+    run = (built.torch.python, str(build.path), built.work, options.timeout, options.batched)
     registered = [r.op for r in build.registered if r.key == "Autograd"]
     wanted = [
-        r.op for r in regs if (p := places.get(r.op)) is not None and not p.out and r.op not in cannot
+        r.op for r in built.regs if (p := built.places.get(r.op)) is not None and not p.out and r.op not in cannot
     ]  # out=: reach's rule
-    return schema_fallback(inputs, options.hints, wanted, registered, records, run, options.worker)
+    return schema_fallback(built.inputs, options.hints, wanted, registered, records, run, options.worker)
 
 
 def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
@@ -472,7 +476,8 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     marks.append(time.perf_counter())
     marks[-1:] = [marks[-1] - judging, marks[-1]]  # the reference reruns ran inside: their seconds apart
     cannot = _uncheckable(regs, schemas)
-    report, records = _report(inputs, options, torch, build, work, regs, places, (excluded, cannot), records, early)
+    built = _Built(inputs, options, torch, build, work, regs, places)
+    report, records = _report(built, (excluded, cannot), records, early)
     marks.append(time.perf_counter())
     report.seconds = marks[-1] - start
     report.phases = _phases(build.seconds, marks, report.seconds)
@@ -492,22 +497,14 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
 
 
 def _report(
-    inputs: Inputs,
-    options: GradcheckOptions,
-    torch: TorchInstall,
-    build: LibraryBuild,
-    work: Path,
-    regs: list[Registration],
-    places: dict[str, FormulaPlaces],
-    left_out: tuple[dict[str, str], dict[str, str]],
-    records: list[Entry],
-    early: bool,
+    built: _Built, left_out: tuple[dict[str, str], dict[str, str]], records: list[Entry], early: bool
 ) -> tuple[Report, list[Entry]]:
     """The report (and records) of the OpInfo records with the schema samples of the ops they left unverified;
     ``left_out``: (op → why it is not in the library, op → why no CPU sample reaches it); ``early`` (stopped at
     a confirmed failure): no schema samples, and what did not run is not "unverified"."""
     excluded, cannot = left_out
-    schema = _schema_stage(inputs, options, torch, build, work, regs, places, cannot, records) if not early else None
+    build, regs, places = built.build, built.regs, built.places
+    schema = _schema_stage(built, cannot, records) if not early else None
     more, unsampled = schema or ([], {})
     records = [*records, *more]
     autograd_ops = {r.op for r in build.registered if r.key == "Autograd"}
@@ -516,5 +513,5 @@ def _report(
     uncheckable = {**schema_whys(more), **unsampled, **cannot}
     if not early:
         report.unverified = unverified(regs, places, report.passed_ops, report.failed_ops, excluded, uncheckable)
-    report.accept_unverified = options.allow_unverified
+    report.accept_unverified = built.options.allow_unverified
     return report, records
