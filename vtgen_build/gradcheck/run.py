@@ -437,7 +437,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
     regs = _selected(index, index.registrations, options, digests, state)
-    places = formula_places(inputs, work, release, gen_options.policy_root)
+    places = formula_places(inputs, work, release, gen_options.policy_root) if regs else {}  # none: nothing to do
     if options.shard is not None:  # the reach map is cached: read again below
         regs = _shard(torch, options, options.shard, work, release, places, regs, session)
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
