@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -327,3 +328,38 @@ def test_ctrl_c_stops_every_compiler_of_a_library_build(tmp_path: Path) -> None:
     for pid in map(int, pids.read_text().split()):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_the_digest_memo_reads_a_file_again_only_when_its_stat_signature_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file unchanged since the last run (size, mtime, ctime, inode) is not read again; one rewritten to
+    the same size and mtime is (its ctime moved); one modified in the last two seconds always is; a damaged
+    memo is empty (every file is read)."""
+    import vtgen_build.compile.artifacts as artifacts
+
+    reads: list[str] = []
+    real = store.file_sha256
+    monkeypatch.setattr(artifacts.store, "file_sha256", lambda p: reads.append(str(p)) or real(p))
+    header = tmp_path / "h.h"
+    header.write_text("int a;\n")
+    old = time.time_ns() - 10_000_000_000
+    os.utime(header, ns=(old, old))
+    time.sleep(2.1)  # its ctime is now: only a file unchanged for two seconds is remembered
+    memo_file = tmp_path / "digests"
+    first = artifacts.DigestMemo()
+    digest = first.sha256(header)
+    assert digest == real(header) and reads == [str(header)]
+    first.save(memo_file)
+    again = artifacts.DigestMemo.load(memo_file)
+    assert again.sha256(header) == digest and reads == [str(header)]  # not read: remembered
+    header.write_text("int b;\n")  # same size
+    os.utime(header, ns=(old, old))  # same mtime: the ctime moved
+    assert again.sha256(header) == real(header) != digest and len(reads) == 2
+    fresh = tmp_path / "fresh.h"
+    fresh.write_text("int c;\n")  # modified just now: its next edit may keep its mtime
+    again.sha256(fresh)
+    again.sha256(fresh)
+    assert reads.count(str(fresh)) == 2
+    memo_file.write_bytes(memo_file.read_bytes().replace(b'"files"', b'"filez"'))  # its hash no longer matches
+    assert artifacts.DigestMemo.load(memo_file).known == {}

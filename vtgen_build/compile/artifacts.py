@@ -26,6 +26,7 @@ are an hour old.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import threading
@@ -37,7 +38,16 @@ from pathlib import Path
 from ..base import store
 from ..base.store import JSON, Malformed
 
-__all__ = ["ArtifactCache", "FileDigests", "Hit", "artifact_key", "parse_depfile", "read_depfile", "remove_legacy"]
+__all__ = [
+    "ArtifactCache",
+    "DigestMemo",
+    "FileDigests",
+    "Hit",
+    "artifact_key",
+    "parse_depfile",
+    "read_depfile",
+    "remove_legacy",
+]
 
 KIND = "compiled_artifacts"
 INDEX = "index"
@@ -48,10 +58,84 @@ _ORPHAN_SECONDS = 3600
 _NAME = re.compile(r"[A-Za-z0-9_+][A-Za-z0-9_.+-]*")
 
 
+MEMO = "digests"  # <root>/digests: each file's stat signature and digest (``DigestMemo``)
+MEMO_KIND = "file_digests"
+MEMO_LIMIT = 50_000  # files remembered
+_RACY_NS = 2_000_000_000  # a file changed this recently is always read (its times may not move on the next edit)
+
+
+@dataclass
+class DigestMemo:
+    """Each file's digest from earlier runs, with the stat signature it had (size, mtime, ctime, inode): a
+    file whose signature is the one recorded is not read again.  Editing, replacing or rewriting a file (even
+    to the same size and mtime) changes its ctime, so its next lookup reads it; so does a file modified in
+    the last two seconds (its next edit may keep its mtime).  The memo is a ``store`` file: damaged, it is
+    empty and every file is read."""
+
+    known: dict[str, tuple[str, str]] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+    changed: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def load(cls, path: Path) -> DigestMemo:
+        data = store.read(path, MEMO_KIND)
+        files = data.get("files") if isinstance(data, dict) else None
+        known: dict[str, tuple[str, str]] = {}
+        for name, row in files.items() if isinstance(files, dict) else ():
+            if not (isinstance(row, list) and len(row) == 2 and all(isinstance(v, str) for v in row)):
+                return cls()
+            known[name] = (str(row[0]), str(row[1]))
+        return cls(known)
+
+    def sha256(self, path: str | Path) -> str | None:
+        """``path``'s content digest: remembered when its signature is unchanged, else read (None: unreadable)."""
+        name = str(path)
+        before = _signature(name)
+        with self.lock:
+            self.used.add(name)
+            hit = self.known.get(name)
+        if before is None:
+            return None
+        if hit is not None and hit[0] == before[0]:
+            return hit[1]
+        digest = store.file_sha256(name)
+        after = _signature(name)
+        if digest is not None and after == before and time.time_ns() - before[1] > _RACY_NS:
+            with self.lock:
+                self.known[name] = (before[0], digest)
+                self.changed = True
+        return digest
+
+    def save(self, path: Path) -> None:
+        """Write the memo when it learned something: the files used this run first, then others to the limit."""
+        with self.lock:
+            if not self.changed:
+                return
+            order = sorted(self.known, key=lambda n: (n not in self.used, n))[:MEMO_LIMIT]
+            files: dict[str, JSON] = {n: list(self.known[n]) for n in order}
+            self.changed = False
+        store.write(path, MEMO_KIND, {"files": files})
+
+
+def _signature(path: str) -> tuple[str, int] | None:
+    """The stat signature of ``path`` and when it last changed (the later of mtime and ctime, in ns; the
+    kernel's file clock is coarse: a write just after a stat may leave both where they were); None when it
+    is missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    signature = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{st.st_ino}:{st.st_dev}"
+    return signature, max(st.st_mtime_ns, st.st_ctime_ns)
+
+
 @dataclass
 class FileDigests:
-    """The content digest of each file, read at most once per run (thread-safe)."""
+    """The content digest of each file, read at most once per run (thread-safe); through ``memo`` (the
+    cache's), not read at all when unchanged since an earlier run."""
 
+    memo: DigestMemo = field(default_factory=DigestMemo)
     known: dict[str, str | None] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -59,7 +143,7 @@ class FileDigests:
         with self.lock:
             if path in self.known:
                 return self.known[path]
-        digest = store.file_sha256(path)
+        digest = self.memo.sha256(path)
         with self.lock:
             self.known[path] = digest
         return digest
@@ -199,6 +283,7 @@ class ArtifactCache:
     used_now: set[str] = field(default_factory=set)  # never evicted by this process
     lock: threading.Lock = field(default_factory=threading.Lock)
     damaged: bool = False  # the index was there but did not read (damaged, or another version's): empty
+    memo: DigestMemo = field(default_factory=DigestMemo)  # the files' digests of earlier runs (``DigestMemo``)
 
     @classmethod
     def open(cls, root: Path, limit: int = LIMIT, max_bytes: int = MAX_BYTES) -> ArtifactCache:
@@ -210,7 +295,12 @@ class ArtifactCache:
             data = None
         cache.damaged = data is None and (root / INDEX).exists()
         cache.clock = max((e.used for e in cache.entries.values()), default=0)
+        cache.memo = DigestMemo.load(root / MEMO)
         return cache
+
+    def digests(self) -> FileDigests:
+        """A run's file digests, through this cache's memo."""
+        return FileDigests(self.memo)
 
     def place(self, key: str, name: str) -> Path:
         """Where the artifact ``name`` of ``key`` is to be written (its directory exists)."""
@@ -229,7 +319,7 @@ class ArtifactCache:
         if entry is None or files.of_all(entry.deps) != entry.digest:
             return None
         path = self.root / key / entry.name if entry.name is not None else None
-        if path is not None and (path.is_symlink() or store.file_sha256(path) != entry.sha256):
+        if path is not None and (path.is_symlink() or self.memo.sha256(path) != entry.sha256):
             self.forget(key)  # damaged, replaced or planted: never used, rebuilt
             return None
         with self.lock:
@@ -244,7 +334,7 @@ class ArtifactCache:
         None when a file it read (or the artifact) cannot be read: nothing is recorded then.
         """
         digest = files.of_all(deps)
-        sha = store.file_sha256(artifact) if artifact is not None else None
+        sha = self.memo.sha256(artifact) if artifact is not None else None
         if artifact is not None and artifact != self.root / key / artifact.name:
             raise ValueError(f"{artifact} is not the place of {key}")
         if digest is None or (artifact is not None and sha is None):
@@ -272,6 +362,7 @@ class ArtifactCache:
         with self.lock:
             self._save()
             self._sweep()
+        self.memo.save(self.root / MEMO)
 
     def _sweep(self) -> None:
         """Artifact directories no entry names (a lost or damaged index), untouched for an hour: removed.

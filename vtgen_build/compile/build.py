@@ -132,7 +132,7 @@ def compile_units(units: list[Unit], settings: Settings, locator: Locator, out: 
     env = launcher_env(settings.launcher)
     remove_legacy(settings.work, ("results", "pch"))  # the caches of earlier versions
     cache = ArtifactCache.open(settings.work / CACHE)  # --no-cache: no lookups, results still recorded
-    files = FileDigests()
+    files = cache.digests()
     pch = PchBuilder(settings.compiler, settings.flags, settings.release, cache, files, processes, env)
     reporter = Reporter(len(units), settings.progress)
     if cache.damaged:

@@ -101,7 +101,7 @@ class Session:
         if cache.damaged:
             print(f"vtgen-build: note: the build cache's index ({cache.root}) was damaged or old: "
                   "every unit compiles again", file=sys.stderr)  # fmt: skip
-        session = cls(cache)
+        session = cls(cache, cache.digests())
         env = launcher_env(settings.launcher)
         flags = tuple(settings.flags())
         session.pch = PchBuilder(
