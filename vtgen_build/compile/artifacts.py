@@ -7,7 +7,8 @@ wrote no depfile (``read_depfile``: None) is used but never cached.  The entry h
 compiler read (its ``-MD`` output: user headers whatever flag found them, system
 headers, torch's) with one digest of their content, and the SHA-256 of the artifact
 the compile produced (none for a check result: "this unit passed").  A lookup
-re-hashes both: a changed header, a missing file, another compiler or flags, or an
+verifies both by content (a file unchanged since it was last hashed, by its stat signature, is
+not read again: ``DigestMemo``): a changed header, a missing file, another compiler or flags, or an
 artifact whose bytes are not the ones recorded (truncated, replaced, planted) is a
 miss; the entry and its artifact are dropped and the caller rebuilds.  An artifact is
 therefore never used, loaded or counted as a pass unless it is the very file this
