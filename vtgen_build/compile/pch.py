@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -103,9 +102,6 @@ class PchBuilder:
                 if prefix in self.built:
                     return self.built[prefix]
             pch = self._current(prefix) or self._build(prefix)
-            if pch is None:  # said once per prefix and run, not once per unit
-                print("vtgen-build: note: the shared includes did not precompile: units compile without them "
-                      "(slower)", file=sys.stderr)  # fmt: skip
             with self.lock:
                 self.built[prefix] = pch
             return pch

@@ -56,17 +56,22 @@ class FormulaPlaces:
         return self.forward[0] if self.forward else self.backward_at(None)
 
 
-def _digest(inputs: Inputs, release: str, policy_root: str | None, derivatives: str) -> str:
-    """The record's key, by the one key rule (``compile.artifact_key``): the release, the namespace, the
-    policy root, each yaml's path, the content of native_functions.yaml and tags.yaml, and ``derivatives``:
-    the content of derivatives.yaml or its shape (``_shape``)."""
+def _inputs_part(inputs: Inputs, policy_root: str | None) -> list[str]:
+    """What the record's key holds besides derivatives.yaml: the namespace, the policy root, and the path and
+    content of native_functions.yaml and tags.yaml (hashed once per run: both keys below share them)."""
     files = [
         f"{Path(path).resolve()}\0{store.sha256_hex(Path(path).read_bytes())}"
         for path in (inputs.native_functions, inputs.tags)
         if path
     ]
-    parts = [inputs.namespace, policy_root or "", *files, f"{Path(inputs.derivatives).resolve()}\0{derivatives}"]
-    return artifact_key("formula_places", "", (), release, "", parts)
+    return [inputs.namespace, policy_root or "", *files]
+
+
+def _digest(release: str, parts: list[str], derivatives_path: str, derivatives: str) -> str:
+    """The record's key, by the one key rule (``compile.artifact_key``): the release, ``parts``
+    (``_inputs_part``), derivatives.yaml's path and ``derivatives``: its content or its shape (``_shape``)."""
+    whole = [*parts, f"{Path(derivatives_path).resolve()}\0{derivatives}"]
+    return artifact_key("formula_places", "", (), release, "", whole)
 
 
 def _shape(path: str) -> str:
@@ -188,12 +193,13 @@ def formula_places(
     """
     record = cache_dir / "formulas.json"
     data = store.read(record, KIND)
+    parts = _inputs_part(inputs, policy_root)
     content = store.sha256_hex(Path(inputs.derivatives).read_bytes())
-    digest = _digest(inputs, release, policy_root, content)
+    digest = _digest(release, parts, inputs.derivatives, content)
     cached = _decoded(data, "inputs", digest)  # a damaged row: no cache
     if cached is not None:
         return cached
-    shape = _digest(inputs, release, policy_root, _shape(inputs.derivatives))
+    shape = _digest(release, parts, inputs.derivatives, _shape(inputs.derivatives))
     cached = _decoded(data, "shape", shape)
     if isinstance(data, dict) and cached is not None:  # an edit inside formulas: the same places
         store.write(record, KIND, {**data, "inputs": digest})

@@ -93,6 +93,8 @@ class Session:
     files: FileDigests = field(default_factory=FileDigests)
     processes: Processes = field(default_factory=Processes)
     pch: PchBuilder | None = None  # None: no precompiled headers (``open`` gives one)
+    said: set[str] = field(default_factory=set)  # the notes printed (each once per run)
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def open(cls, settings: BuildSettings) -> Session:
@@ -108,6 +110,14 @@ class Session:
             settings.compiler, flags, settings.release, cache, session.files, session.processes, env
         )
         return session
+
+    def note(self, text: str) -> None:
+        """One line on stderr about a slower path taken, once per run (its units compile in threads)."""
+        with self.lock:
+            if text in self.said:
+                return
+            self.said.add(text)
+        print(f"vtgen-build: note: {text}", file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,9 @@ def _source(settings: BuildSettings, name: str, text: str) -> Path:
 def _precompiled(session: Session, prefix: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the flags a unit adds to use the precompiled header of ``prefix``, the headers inside it); ((), ())
     when the prefix does not precompile (the unit then compiles without one and shows any error itself)."""
-    pch = session.pch.get(prefix) if prefix and session.pch is not None else None  # it notes a failure once
+    pch = session.pch.get(prefix) if prefix and session.pch is not None else None
+    if prefix and pch is None:
+        session.note("the shared includes did not precompile: units compile without them (slower)")
     return (pch.flags, pch.deps) if pch is not None else ((), ())
 
 
