@@ -19,7 +19,7 @@ from .run import (
     run_check,
     select_ops,
 )
-from .state import changed_ops, read_state, write_state
+from .state import changed_ops, files_text, helper_files, read_state, with_helpers, write_state
 
 __all__ = [
     "CHECK_LOCK",
@@ -28,9 +28,12 @@ __all__ = [
     "changed_ops",
     "check_generated",
     "default_check_dir",
+    "files_text",
+    "helper_files",
     "op_digests",
     "read_state",
     "run_check",
     "select_ops",
+    "with_helpers",
     "write_state",
 ]

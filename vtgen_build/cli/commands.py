@@ -791,9 +791,13 @@ def _watch_check(args: argparse.Namespace, inputs: Inputs, manual_file: str | No
                             ("--shard", args.shard), ("--changed-since", args.changed_since)) if v]  # fmt: skip
     if given:
         raise VtgenError(f"{given[0]} cannot be used with --watch: it checks the files as they are, verdict by verdict")
+    from ..check import helper_files
+    from ..gradcheck.manual_source import find_manual_source
+
     files = [inputs.native_functions, inputs.derivatives, *([inputs.tags] if inputs.tags else [])]
-    files += [manual_file, str(Path(manual_file).with_suffix(".cpp"))] if manual_file else []
-    files += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs]
+    helpers = helper_files(args.include_dirs, args.manual_header, manual_file)  # what --changed's digests read
+    manual = find_manual_source(args.pytorch_root) if args.gradcheck else None  # built in, whatever the headers
+    files += [str(p) for p in dict.fromkeys([*helpers, *([manual.path] if manual else [])])]
     files += list(args.hints)
     once = argparse.Namespace(**{**vars(args), "watch": False})
 

@@ -15,7 +15,16 @@ from .. import gradcheck_child as child_package
 from ..base import store
 from ..base.errors import VtgenError
 from ..base.write import locked, write_atomic
-from ..check import CHECK_LOCK, changed_ops, op_digests, read_state, select_ops, write_state
+from ..check import (
+    CHECK_LOCK,
+    changed_ops,
+    helper_files,
+    op_digests,
+    read_state,
+    select_ops,
+    with_helpers,
+    write_state,
+)
 from ..compile import Headers, default_std, find_compiler, identify, include_flags, launcher_argv, remove_legacy
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
@@ -433,7 +442,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     index = read_index(out)
     settings = _settings(torch, options, out, release)
     session = Session.open(settings)  # one per run: the torch libraries are hashed once
-    digests = op_digests(index, out)
+    digests = _op_digests(index, settings, gen_options.manual_headers, options)
     state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
     regs = _selected(index, index.registrations, options, digests, state)
@@ -494,6 +503,20 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     checked = set(report.passed_ops) if early else {r.op for r in regs}  # what did not run stays to be checked
     write_state(state_file, "gradcheck_state", state_key, _next_state(state, digests, checked, report.failed_ops))
     return report
+
+
+def _op_digests(
+    index: OutputIndex, settings: BuildSettings, manual_headers: Sequence[str], options: GradcheckOptions
+) -> dict[str, str]:
+    """Each op's code digest (``check.op_digests``) with the content of the helper files naming a function its
+    formulas call (``check.with_helpers``): the helpers (``check.helper_files``, searched in ``-I`` and the
+    torch's include directories) and the FunctionsManual.cpp ``--pytorch-root`` builds in.  ``--changed``
+    checks again the ops whose helpers were edited."""
+    roots = [*options.include_dirs, *map(str, settings.torch.include_dirs)]
+    files = helper_files(roots, manual_headers, options.manual_header_file)
+    manual = find_manual_source(options.pytorch_root)
+    files += [manual.path] if manual is not None else []
+    return with_helpers(index, op_digests(index, index.out_dir), files)
 
 
 def _report(
