@@ -5,6 +5,8 @@ tests/sample_checks.py (aoti_package_loads_in_fresh_process, aoti_missing_shim_i
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,10 +15,10 @@ import pytest
 from vtgen_build.cli.commands import main
 from vtgen_build.emit.aoti_shims import aoti_shims_unit, declarations_by_operator
 from vtgen_build.model import Inputs, load_model
-from vtgen_build.plan.aoti_shims import AotiShimPlan, plan_aoti_shims
+from vtgen_build.plan.aoti_shims import AotiShimPlan, aten_op_names, plan_aoti_shims
 from vtgen_build.plan.registrations import plan_registrations
 
-from .conftest import SAMPLE, YamlWriter, sample_inputs
+from .conftest import SAMPLE, CliRunner, YamlWriter, sample_inputs
 
 
 def _plan(native: str, keys: tuple[str, ...], namespace: str = "lib") -> AotiShimPlan:
@@ -156,3 +158,57 @@ def test_sample_api_lists_the_shims(tmp_path: Path) -> None:
     assert "def install_aoti_c_shims(library: str) -> None:" in text
     assert "AOTI_C_SHIMS" not in (plain / "__init__.py").read_text()
     compile(text, "__init__.py", "exec")
+
+
+ATEN_NAMED = """\
+- func: topk(Tensor self, float k) -> (Tensor values, Tensor indices)
+  dispatch:
+    CPU: mytopk_cpu
+- func: add_Tensor(Tensor self, Tensor other) -> Tensor
+  dispatch:
+    CPU: my_add
+- func: topk_soft(Tensor self, float k) -> Tensor
+  dispatch:
+    CPU: topk_soft
+"""
+
+
+def test_an_op_named_like_an_aten_op_gets_no_shim(tmp_yaml: YamlWriter, tmp_path: Path, run_cli: CliRunner) -> None:
+    """Issue 44, item 7: AOTInductor names a shim after the operator alone, so ``lib::topk``'s shim would be
+    ``aoti_torch_cpu_topk``, libtorch's own for aten::topk: made global by install_aoti_c_shims(), it would
+    take the aten calls of every AOTInductor package loaded after it.  No such shim is generated nor exported
+    by the typed API, and generate and inspect say so at the op's line."""
+    native = tmp_yaml("nf.yaml", ATEN_NAMED)
+    derivatives = tmp_yaml("d.yaml", "")
+    plan = _plan(native, ("CPU",))
+    assert [s.name for s in plan.shims] == ["aoti_torch_cpu_topk_soft"]
+    reasons = {s.operator: s.reason for s in plan.skipped}
+    assert "named like aten's operator 'topk'" in reasons["lib::topk"]
+    assert "named like aten's operator 'add_Tensor'" in reasons["lib::add_Tensor"]  # aten's add.Tensor shim name
+    common = ["--native-functions", native, "--derivatives", derivatives, "--namespace", "lib"]
+    api = tmp_path / "api"
+    done = run_cli("generate", *common, "--out", str(tmp_path / "out"), "--register-backends", "CPU",
+                   "--python-api", str(api))  # fmt: skip
+    assert done.code == 0, done.err
+    assert f"{native}:1: warning: lib::topk gets no AOTInductor C shim: named like aten's operator" in done.err
+    assert f"{native}:4: warning: lib::add_Tensor gets no AOTInductor C shim" in done.err
+    for text in ((tmp_path / "out" / "AOTIShims.h").read_text(), (api / "__init__.py").read_text()):
+        assert "aoti_torch_cpu_topk(" not in text and "aoti_torch_cpu_add_Tensor(" not in text
+        assert "aoti_torch_cpu_topk_soft(" in text
+    shown = run_cli("inspect", *common)
+    assert shown.code == 0 and f"{native}:1: warning: lib::topk gets no AOTInductor C shim" in shown.err
+    listed = run_cli("inspect", *common, "--json")
+    assert [w.split(": warning:")[0] for w in json.loads(listed.out)["warnings"]] == [f"{native}:1", f"{native}:4"]
+
+
+def test_the_shipped_aten_names_cover_the_shims_libtorch_exports() -> None:
+    """Every ``aoti_torch_cpu_<name>`` the installed libtorch exports is a name the plan withholds."""
+    torch = pytest.importorskip("torch")
+    lib = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+    if not lib.is_file() or shutil.which("nm") is None:
+        pytest.skip("needs libtorch_cpu.so and nm")
+    done = subprocess.run(["nm", "-D", "--defined-only", str(lib)], capture_output=True, text=True, check=True)
+    exported = {w.removeprefix("aoti_torch_cpu_") for w in done.stdout.split() if w.startswith("aoti_torch_cpu_")}
+    assert len(exported) > 50
+    assert {"topk", "add_Tensor"} <= exported
+    assert exported <= aten_op_names()

@@ -413,6 +413,8 @@ def _run_generate(args: argparse.Namespace) -> int:
                   file=sys.stderr)  # fmt: skip
 
     result = generate(inputs, options, finish)
+    for warning in result.warnings:
+        print(warning, file=sys.stderr)
     if args.explain:
         for line in result.explanations:
             print(f"regenerated {line}")
@@ -539,6 +541,7 @@ def _python_description(model: Model, formulas: str | None) -> Callable[[KernelP
 
 def _run_inspect(args: argparse.Namespace) -> int:
     from ..model import load_model  # not imported for `generate`: its no-op path reads no YAML
+    from ..plan.aoti_shims import aten_name_clashes
     from ..plan.kernel import build_plan
 
     model = load_model(resolve_inputs(args))
@@ -557,11 +560,14 @@ def _run_inspect(args: argparse.Namespace) -> int:
         "torch_release": f"{target.release} ({target.found}, from {target.source})",
         "policy": policy.source,
     }
+    warnings = [s.warning() for s in aten_name_clashes(model.native_functions)]  # whatever the build's devices
     if args.json:
-        print(json.dumps(summary, indent=2, sort_keys=True))
+        print(json.dumps({**summary, "warnings": warnings}, indent=2, sort_keys=True))
     else:
         for key, value in summary.items():
             print(f"{key.replace('_', ' ')}: {value}")
+        for warning in warnings:
+            print(warning, file=sys.stderr)
     return 0
 
 

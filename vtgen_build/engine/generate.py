@@ -119,6 +119,7 @@ class GenerateResult:
     explanations: tuple[str, ...] = ()  # per re-planned op (or for all of them): which input changed
     outputs: tuple[str, ...] = ()  # every file the output directory holds for this run (relative paths)
     stable_abi: str | None = None  # the stable-ABI target of the run (no kernels or Nodes of autograd)
+    warnings: tuple[str, ...] = ()  # ``path:line: warning: ...``: what the command prints on stderr
 
     def summary(self) -> str:
         if self.plan is None:
@@ -431,6 +432,7 @@ def _regenerate(
         tuple(outcome.explanations),
         tuple(f.path for f in files),
         options.stable_abi,
+        outcome.warnings,
     )
 
 

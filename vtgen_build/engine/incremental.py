@@ -156,6 +156,7 @@ class Outcome:
     plan: Plan
     explanations: tuple[str, ...]
     cache: CacheWrite
+    warnings: tuple[str, ...] = ()  # ``path:line: warning: ...`` lines the command prints
 
 
 def _token() -> str:
@@ -203,7 +204,9 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
 
         files.update(render_decls(model.native_functions))  # declarations the stub headers include
     cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)
-    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache)
+    shims = library.aoti_shims.skipped if library.aoti_shims is not None else ()
+    warnings = tuple(s.warning() for s in shims if s.warn)
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings)
 
 
 def _stable_outcome(

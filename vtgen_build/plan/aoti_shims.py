@@ -12,6 +12,11 @@ shim's declaration.  This plan decides, from ``dispatch:``, which shims the libr
   device of the build, a structured op the devices of its out= op's ``dispatch:``);
 * Inductor names a custom operator's shim after the operator *without* its overload name, so
   two overloads reaching Inductor with one name cannot both have one: neither gets a shim;
+* an operator named like an aten operator (``topk``, or ``add_Tensor``: an aten name joined to its
+  overload) gets none: libtorch exports (or a later release may export) aten's shim of that very
+  name, and a library symbol of that name, made global, would be bound to every AOTInductor
+  package's aten call; a shim of another name would never be called (``ATEN_NAMES``: the aten
+  operators of the releases ``tools/gen_aten_op_names.py`` read);
 * out= operators never reach Inductor's lowering (they are functionalized first), nor do
   ``CompositeImplicitAutograd`` decompositions; operators returning views of their inputs are
   refused by torch.compile; argument or return types without a C spelling (``Dimname``,
@@ -24,13 +29,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..base.errors import Location
 from ..model.native import NativeFunction
 from ..model.schema import BaseType, ListType, OptionalType, SchemaKind, Type
 from .registrations import RegistrationPlan
 
-__all__ = ["DEVICES", "AotiShim", "AotiShimPlan", "SkippedShim", "plan_aoti_shims", "shim_type_problem"]
+__all__ = [
+    "ATEN_NAMES",
+    "DEVICES",
+    "AotiShim",
+    "AotiShimPlan",
+    "SkippedShim",
+    "aten_name_clashes",
+    "aten_op_names",
+    "plan_aoti_shims",
+    "shim_type_problem",
+]
+
+# One name a line (``#`` lines are comments): written by tools/gen_aten_op_names.py.
+ATEN_NAMES = Path(__file__).resolve().parent.parent / "data" / "aten_op_names.txt"
 
 # The dispatch keys that name a device AOTInductor compiles for, and its spelling in shim names.
 DEVICES = {"CPU": "cpu", "CUDA": "cuda", "XPU": "xpu", "MPS": "mps"}
@@ -69,6 +88,11 @@ class SkippedShim:
     operator: str
     reason: str
     location: Location
+    warn: bool = False  # a surprise to say at the line (generate, inspect): named like an aten operator
+
+    def warning(self) -> str:
+        """``path:line: warning: ...``, as ``generate`` and ``inspect`` print it."""
+        return f"{self.location}: warning: {self.operator} gets no AOTInductor C shim: {self.reason}"
 
 
 @dataclass(frozen=True)
@@ -109,6 +133,37 @@ def _problem(f: NativeFunction) -> str | None:
     return None
 
 
+def aten_op_names(path: Path = ATEN_NAMES) -> frozenset[str]:
+    """The names of aten operators a libtorch shim is (or may be) named after: ``topk``, ``add_Tensor``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def aten_name_clashes(
+    functions: Iterable[NativeFunction], aten: frozenset[str] | None = None
+) -> tuple[SkippedShim, ...]:
+    """The operators of an op library that would have a shim but for a name of aten's (``inspect`` lists them
+    whatever the build's devices)."""
+    aten = aten_op_names() if aten is None else aten
+    found = []
+    for f in functions:
+        if f.namespace != "aten" and _problem(f) is None and (reason := _aten_clash(f, aten)) is not None:
+            found.append(SkippedShim(f"{f.namespace}::{f.name}", reason, f.location, warn=True))
+    return tuple(found)
+
+
+def _aten_clash(f: NativeFunction, aten: frozenset[str]) -> str | None:
+    name = f.name.name
+    if name not in aten:
+        return None
+    return (
+        f"named like aten's operator '{name}': libtorch's own AOTInductor shim is (or may be) "
+        f"aoti_torch_<device>_{name}, and a library symbol of that name would take aten's calls in every "
+        "AOTInductor package loaded after it (Inductor names a shim after the operator alone); "
+        "rename the operator to give it a shim"
+    )
+
+
 def _device_keys(f: NativeFunction, registrations: RegistrationPlan, devices: tuple[str, ...]) -> tuple[str, ...]:
     """The device keys of the build that have a kernel of ``f``."""
     for group in registrations.structured:
@@ -120,16 +175,23 @@ def _device_keys(f: NativeFunction, registrations: RegistrationPlan, devices: tu
     return tuple(k for k in devices if k in f.dispatch_keys)
 
 
-def plan_aoti_shims(functions: Iterable[NativeFunction], registrations: RegistrationPlan) -> AotiShimPlan:
-    """The shims of the operators ``registrations`` registers (a build against torch), in yaml order."""
+def plan_aoti_shims(
+    functions: Iterable[NativeFunction], registrations: RegistrationPlan, aten: frozenset[str] | None = None
+) -> AotiShimPlan:
+    """The shims of the operators ``registrations`` registers (a build against torch), in yaml order;
+    ``aten``: the names no shim may take (default: ``aten_op_names()``)."""
     fns = [f for f in functions if f.namespace != "aten"]
+    aten = aten_op_names() if aten is None else aten
     devices = tuple(k for k in DEVICES if k in registrations.keys)
     skipped: list[SkippedShim] = []
     candidates: list[NativeFunction] = []
+    clashes = {s.operator: s for s in aten_name_clashes(fns, aten)}
     for f in fns:
         problem = _problem(f)
         if problem is not None:
             skipped.append(SkippedShim(f"{f.namespace}::{f.name}", problem, f.location))
+        elif (clash := clashes.get(f"{f.namespace}::{f.name}")) is not None:
+            skipped.append(clash)
         else:
             candidates.append(f)
     by_name: dict[tuple[str, str], list[NativeFunction]] = {}
