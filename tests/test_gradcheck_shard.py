@@ -7,6 +7,7 @@ subset of the real yaml whole and in two parts, and merges the parts: the same J
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from types import MappingProxyType
@@ -19,6 +20,7 @@ from vtgen_build.base.errors import Location, VtgenError
 from vtgen_build.gradcheck import coverage, shard
 from vtgen_build.gradcheck.reach import Reach, ReachMap
 from vtgen_build.gradcheck.units import Registration
+from vtgen_build.inputs.files import Inputs
 
 
 def _regs(*ops: str) -> list[Registration]:
@@ -130,8 +132,8 @@ def test_merged_parts_give_the_whole_runs_json_and_a_wrong_set_of_parts_is_an_er
     whole = [_entry(10, True), _entry(20, False), _entry(30, True)]
     one = coverage.to_json([whole[0], whole[2]], (1, 2))
     two = coverage.to_json([whole[1]], (2, 2))
-    merged = coverage.merge([("b.json", two), ("a.json", one)])
-    assert coverage.to_json(merged) == coverage.to_json(whole)
+    merged, run = coverage.merge([("b.json", two), ("a.json", one)])
+    assert coverage.to_json(merged) == coverage.to_json(whole) and run is None
     data = json.loads(coverage.to_json(merged))
     assert data["summary"]["backward_formulas"] == {"run": 2, "eligible": 3}
     assert data["summary"]["forward_formulas"] == {"run": 0, "eligible": 3}
@@ -157,6 +159,54 @@ def test_coverage_merge_on_the_command_line(tmp_path: Path) -> None:
     assert out.read_text() == coverage.to_json([_entry(10, True), _entry(20, False)])
     bad = vtgen("coverage", "merge", str(tmp_path / "1.json"), "-o", str(out))
     assert bad.returncode == 1 and "error: parts 2 of 2 are missing" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def _identity(
+    tmp: Path, derivatives: str = "- name: sin(Tensor self) -> Tensor\n", *options: str
+) -> coverage.RunIdentity:
+    for name, text in (("nf.yaml", "- func: sin(Tensor self) -> Tensor\n"), ("d.yaml", derivatives)):
+        (tmp / name).write_text(text)
+    inputs = Inputs(str(tmp / "nf.yaml"), str(tmp / "d.yaml"), None, "aten")
+    return coverage.run_identity(inputs, "2.13", "2.13.0", ["ops=", *options])
+
+
+def test_parts_of_other_runs_and_impossible_parts_are_refused(tmp_path: Path) -> None:
+    """Issue 44, item 18: each part holds its run's identity (the yaml's content, the release, the torch, the
+    options that shape the checks); parts of two runs, or a part ``5 of 2``, ``0 of 0``, ``-1 of -1``, do not
+    merge, each refused at its file."""
+    run = _identity(tmp_path)
+    assert _identity(tmp_path) == run  # the same inputs and options: one run
+    one = coverage.to_json([_entry(10, True)], (1, 2), run)
+    two = coverage.to_json([_entry(20, False)], (2, 2), run)
+    merged, identity = coverage.merge([("a.json", one), ("b.json", two)])
+    assert identity == run and [e.where.line for e in merged] == [10, 20]
+    assert json.loads(coverage.to_json(merged, None, identity))["run"]["key"] == run.key
+    edited = _identity(tmp_path, "- name: sin(Tensor self) -> Tensor\n  self: grad\n")  # another yaml content
+    other_options = _identity(tmp_path, "- name: sin(Tensor self) -> Tensor\n", "max_samples=2")
+    other_release = coverage.RunIdentity(run.key, "2.14", "2.14.1")
+    moved = [coverage.EntryCoverage(Location("other/derivatives.yaml", 20), e.ops, e.formulas, e.reason) for e in
+             [_entry(20, False)]]  # fmt: skip
+    data = json.loads(one)
+    for bad, message in (
+        (coverage.to_json([_entry(20, False)], (2, 2), edited), "b.json: a part of another run than a.json"),
+        (coverage.to_json([_entry(20, False)], (2, 2), other_options), "b.json: a part of another run than a.json"),
+        (coverage.to_json([_entry(20, False)], (2, 2), other_release), "b.json: a part of a run for PyTorch 2.14"),
+        (
+            coverage.to_json([_entry(20, False)], (2, 2)),
+            "b.json: b.json holds no run identity (written by an older",
+        ),
+        (coverage.to_json(moved, (2, 2), run), "b.json: its entries are of other/derivatives.yaml"),
+        (json.dumps({**data, "shard": [5, 2]}), "b.json: part 5 of 2 is no part of a sharded run"),
+        (json.dumps({**data, "shard": [0, 0]}), "b.json: part 0 of 0 is no part"),
+        (json.dumps({**data, "shard": [-1, -1]}), "b.json: part -1 of -1 is no part"),
+        (json.dumps({**data, "run": "x"}), "b.json: not a coverage report"),
+    ):
+        with pytest.raises(VtgenError, match=re.escape(message)):
+            coverage.merge([("a.json", one), ("b.json", bad)])
+    # without identities (files of an older version): still one derivatives.yaml, never two checkouts'
+    old_two = coverage.to_json(moved, (2, 2))
+    with pytest.raises(VtgenError, match=re.escape("its entries are of other/derivatives.yaml, those of a.json of")):
+        coverage.merge([("a.json", coverage.to_json([_entry(10, True)], (1, 2))), ("b.json", old_two)])
 
 
 # a few ops of the unmodified yaml: element-wise, two inputs, a random one, a backward op's own entry, and a

@@ -156,8 +156,8 @@ def _run_coverage_merge(args: argparse.Namespace) -> int:
             parts.append((path, Path(path).read_text(encoding="utf-8")))
         except OSError as exc:
             raise VtgenError(f"{path}: cannot read it: {exc.strerror}") from exc
-    entries = merge(parts)
-    write_atomic(Path(args.output), to_json(entries))
+    entries, run = merge(parts)
+    write_atomic(Path(args.output), to_json(entries, None, run))
     print(render(entries) + f"\n  per entry: {args.output} (merged from {len(parts)} parts)")
     return 0
 

@@ -6,7 +6,8 @@ counter), or why none did (``verdict.REASONS``, or ``FAILED``).  The figures, ov
 with a CPU kernel: the entries whose every backward formula ran, the backward formulas (per
 input) and the forward formulas that ran.  Kept as a table on stdout and a JSON file; the JSON
 files of the parts of a sharded run (``--shard K/N``) merge into the one a single run writes
-(``merge``).
+(``merge``).  Each file holds its run's identity (``RunIdentity``: the inputs' content, the release,
+the torch, the options that shape the checks), and parts merge only when theirs is one.
 """
 
 from __future__ import annotations
@@ -14,16 +15,63 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..base.errors import Location, VtgenError
+from ..base.store import sha256_hex
+from ..compile import artifact_key
+from ..inputs.files import Inputs
 from .formulas import FormulaPlaces
 from .records import Entry
 from .verdict import REASONS, Unverified
 
-__all__ = ["FAILED", "EntryCoverage", "FormulaRun", "coverage", "figure", "from_json", "merge", "render", "to_json"]
+__all__ = [
+    "FAILED",
+    "MAX_PARTS",
+    "EntryCoverage",
+    "FormulaRun",
+    "Report",
+    "RunIdentity",
+    "coverage",
+    "figure",
+    "from_json",
+    "merge",
+    "render",
+    "run_identity",
+    "shard_problem",
+    "to_json",
+]
 
 FAILED = "a check of it failed"  # not a reason it could not run: a failure (never on the unmodified yaml)
 _NO_CPU = frozenset(REASONS[:2])  # needs another backend, or sparse / quantized / nested inputs
+MAX_PARTS = 1024  # --shard K/N: N at most this
+
+
+def shard_problem(k: int, n: int) -> str | None:
+    """Why ``K/N`` is no part of a sharded run (None: 1 <= K <= N <= ``MAX_PARTS``)."""
+    return None if 1 <= k <= n <= MAX_PARTS else f"expected K/N with 1 <= K <= N <= {MAX_PARTS}"
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """Which run a report is of: parts merge only when theirs is one.  ``key``: the one key rule
+    (``artifact_key``) over the content of the three yaml files, the release, the torch's version and
+    the options that shape the checks (never the part: every part of a run, and the whole, have one)."""
+
+    key: str
+    release: str
+    torch: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"key": self.key, "release": self.release, "torch": self.torch}
+
+
+def run_identity(inputs: Inputs, release: str, torch: str, options: Sequence[str]) -> RunIdentity:
+    """The identity of a run of ``inputs`` (read now: their content, not their paths) with ``options``."""
+    files = (inputs.native_functions, inputs.derivatives, inputs.tags)
+    with_content = [sha256_hex(Path(p).read_bytes()) if p else "-" for p in files]
+    text = "\n".join([inputs.namespace, *with_content])
+    return RunIdentity(artifact_key("coverage-run", "", options, release, text, [torch]), release, torch)
 
 
 @dataclass(frozen=True)
@@ -187,8 +235,10 @@ def _formula_row(f: FormulaRun, reason: str | None) -> dict[str, object]:
     return row
 
 
-def to_json(entries: Sequence[EntryCoverage], shard: tuple[int, int] | None = None) -> str:
-    """The report as JSON; ``shard``: this run was part K of N (``merge`` joins the parts)."""
+def to_json(
+    entries: Sequence[EntryCoverage], shard: tuple[int, int] | None = None, run: RunIdentity | None = None
+) -> str:
+    """The report as JSON; ``shard``: this run was part K of N (``merge`` joins the parts); ``run``: its identity."""
     covered, eligible = figure(entries)
     rows = [
         {
@@ -209,6 +259,8 @@ def to_json(entries: Sequence[EntryCoverage], shard: tuple[int, int] | None = No
     data: dict[str, object] = {"covered": covered, "eligible": eligible, "summary": summary, "entries": rows}
     if shard is not None:
         data["shard"] = list(shard)
+    if run is not None:
+        data["run"] = run.to_json()
     return json.dumps(data, indent=1, sort_keys=True) + "\n"
 
 
@@ -233,41 +285,95 @@ def _entry_of(row: object) -> EntryCoverage:
     )  # fmt: skip
 
 
-def from_json(text: str, path: str = "coverage JSON") -> tuple[list[EntryCoverage], tuple[int, int] | None]:
-    """A report ``to_json`` wrote: its entries and its shard (None: a whole run).  Anything else is an error."""
+@dataclass(frozen=True)
+class Report:
+    """A coverage JSON as read: its entries, its part (None: a whole run) and its run (None: an older file)."""
+
+    entries: list[EntryCoverage]
+    shard: tuple[int, int] | None
+    run: RunIdentity | None
+
+
+def _run_of(data: dict[str, object]) -> RunIdentity | None:
+    run = data.get("run")
+    if run is None:
+        return None
+    if not isinstance(run, dict) or not all(isinstance(run.get(k), str) for k in ("key", "release", "torch")):
+        raise ValueError(f"'run' is not a run identity: {run!r}")
+    return RunIdentity(str(run["key"]), str(run["release"]), str(run["torch"]))
+
+
+def from_json(text: str, path: str = "coverage JSON") -> Report:
+    """A report ``to_json`` wrote.  Anything else, or an impossible part (``5 of 2``), is an error."""
     try:
         data = json.loads(text)
         entries = [_entry_of(row) for row in data["entries"]]
         shard = data.get("shard")
         part = None if shard is None else (int(shard[0]), int(shard[1]))
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        run = _run_of(data)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
         raise VtgenError(f"{path}: not a coverage report of check --gradcheck --coverage ({exc})") from exc
-    return entries, part
+    if part is not None and (problem := shard_problem(*part)) is not None:
+        raise VtgenError(f"{path}: part {part[0]} of {part[1]} is no part of a sharded run ({problem})")
+    return Report(entries, part, run)
 
 
-def merge(parts: Sequence[tuple[str, str]]) -> list[EntryCoverage]:
-    """The entries of the N parts of a sharded run (``(path, text)`` each), as one run would report them.
+def _same_run(path: str, report: Report, first: tuple[str, Report]) -> None:
+    """Refuse a part that is not of the run of ``first`` (its path and report)."""
+    where, one = first
+    if (report.run is None) != (one.run is None):
+        old, new = (path, where) if report.run is None else (where, path)
+        raise VtgenError(
+            f"{path}: {old} holds no run identity (written by an older vtgen-build) and {new} does: "
+            "run every part with one version"
+        )
+    if report.run is not None and one.run is not None and report.run != one.run:
+        if (report.run.release, report.run.torch) != (one.run.release, one.run.torch):
+            raise VtgenError(
+                f"{path}: a part of a run for PyTorch {report.run.release} (torch {report.run.torch}), but {where} "
+                f"is of one for PyTorch {one.run.release} (torch {one.run.torch}): the parts are of different runs"
+            )
+        raise VtgenError(
+            f"{path}: a part of another run than {where}: the yaml files' content or the options that shape the "
+            "checks (--op, --max-samples, --hints, ...) differ"
+        )
+    mine, theirs = sorted({e.where.file for e in report.entries}), sorted({e.where.file for e in one.entries})
+    if mine and theirs and mine != theirs:
+        raise VtgenError(
+            f"{path}: its entries are of {', '.join(mine)}, those of {where} of {', '.join(theirs)}: "
+            "the parts are of different runs"
+        )
 
-    Each part 1..N must be there once, all of one N, and no derivatives.yaml entry in two of them.
+
+def merge(parts: Sequence[tuple[str, str]]) -> tuple[list[EntryCoverage], RunIdentity | None]:
+    """The entries of the N parts of a sharded run (``(path, text)`` each), as one run would report them,
+    and that run's identity.
+
+    Each part 1..N must be there once, all of one N and of one run, and no derivatives.yaml entry in two
+    of them.
     """
     seen: dict[int, str] = {}
     total: int | None = None
+    first: tuple[str, Report] | None = None
     entries: dict[Location, EntryCoverage] = {}
     for path, text in parts:
-        found, shard = from_json(text, path)
-        if shard is None:
+        report = from_json(text, path)
+        if report.shard is None:
             raise VtgenError(f"{path}: not part of a sharded run (no --shard K/N): nothing to merge it with")
-        k, n = shard
+        k, n = report.shard
         if total is not None and n != total:
             raise VtgenError(f"{path}: part {k} of {n}, but {seen[min(seen)]} is part of {total}")
         if k in seen:
             raise VtgenError(f"{path}: part {k} of {n} again (also {seen[k]})")
+        first = first or (path, report)
+        _same_run(path, report, first)
         total, seen[k] = n, path
-        for e in found:
+        for e in report.entries:
             if e.where in entries:
                 raise VtgenError(f"{path}: entry {e.where} is also in another part: the parts are of different runs")
             entries[e.where] = e
     missing = sorted(set(range(1, (total or 0) + 1)) - set(seen))
     if missing:
         raise VtgenError(f"parts {', '.join(map(str, missing))} of {total} are missing")
-    return sorted(entries.values(), key=lambda e: (e.where.file, e.where.line))
+    run = first[1].run if first is not None else None
+    return sorted(entries.values(), key=lambda e: (e.where.file, e.where.line)), run

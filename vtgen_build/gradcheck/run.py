@@ -38,7 +38,7 @@ from ..torchlib.build import Session
 from ..worker import Worker, run_python
 from ..worker import find as find_worker
 from .analyses import child_files, recall, remember, torch_key
-from .coverage import coverage, render, to_json
+from .coverage import RunIdentity, coverage, render, run_identity, to_json
 from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
@@ -272,20 +272,39 @@ def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str
     return dict(sorted(new.items()))
 
 
+def _run_of(inputs: Inputs, options: GradcheckOptions, release: str, torch: TorchInstall) -> RunIdentity:
+    """The identity a coverage part carries (``coverage.RunIdentity``): what the parts of one run share."""
+    hints = [f"{h}\0{store.sha256_hex(Path(h).read_bytes()) if Path(h).is_file() else '-'}" for h in options.hints]
+    words = [
+        f"ops={','.join(sorted(options.ops))}",
+        f"since={options.since.revision if options.since is not None else ''}",
+        f"dtypes={','.join(options.dtypes)}",
+        f"max_samples={options.max_samples}",
+        f"batched={options.batched}",
+        f"schema_samples={options.schema_samples}",
+        f"reach_limit={options.reach_limit}",
+        f"all_checks={options.all_checks}",
+        f"pytorch_root={bool(options.pytorch_root)}",
+        *hints,
+    ]
+    return run_identity(inputs, release, torch.version, words)
+
+
 def _coverage(
     path: str,
-    regs: list[Registration],
-    places: dict[str, FormulaPlaces],
-    records: list[Entry],
+    run: tuple[list[Registration], dict[str, FormulaPlaces], list[Entry]],
     report: Report,
     shard: tuple[int, int] | None,
+    identity: RunIdentity,
 ) -> str:
-    """Write the coverage JSON of the selected ops' entries; the summary table."""
+    """Write the coverage JSON of the selected ops' entries (``run``: the run's ops, their places, its
+    records), with the run's identity; the summary table."""
+    regs, places, records = run
     mine = {op: p for op, p in places.items() if op in {r.op for r in regs}}
     entries = coverage(mine, records, report.unverified, report.failed_ops)
     named = [r for r in records if not r.source and not r.schema]
     by_name = coverage(mine, named, report.unverified, report.failed_ops)
-    write_atomic(Path(path), to_json(entries, shard))
+    write_atomic(Path(path), to_json(entries, shard, identity))
     part = f" (part {shard[0]} of {shard[1]}: `vtgen-build coverage merge` joins the parts)" if shard else ""
     return render(entries, by_name) + f"\n  per entry: {path}{part}"
 
@@ -451,7 +470,9 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
         regs = _shard(torch, options, options.shard, work, release, places, regs, session)
         if not regs:  # more parts than op groups: this one has none (its coverage part is empty)
             if options.coverage:
-                write_atomic(Path(options.coverage), to_json([], options.shard))
+                write_atomic(
+                    Path(options.coverage), to_json([], options.shard, _run_of(inputs, options, release, torch))
+                )
             k, n = options.shard
             return Report.nothing_to_do(time.perf_counter() - start, f"part {k} of {n} of the selected ops has none")
     if not regs:
@@ -493,7 +514,8 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     if early:
         report.notes.append(EARLY)
     if options.coverage:
-        report.notes.append(_coverage(options.coverage, regs, places, records, report, options.shard))
+        run = _run_of(inputs, options, release, torch)
+        report.notes.append(_coverage(options.coverage, (regs, places, records), report, options.shard, run))
     if build.registered:
         _write_costs(work / "costs.json", regs, records, torch.version, build, report.seconds)
     if manual is not None:

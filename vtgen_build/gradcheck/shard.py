@@ -36,6 +36,7 @@ from typing import TypeGuard
 from ..base.errors import VtgenError
 from ..base.store import sha256_hex
 from ..model.schema import op_name
+from .coverage import shard_problem
 from .reach import ReachMap
 from .units import Registration
 
@@ -60,8 +61,9 @@ PER_KERNEL = 0.3
 def parse_shard(text: str) -> tuple[int, int]:
     """``K/N`` (1 <= K <= N <= 1024) as (K, N); anything else is an error."""
     m = _SHARD.fullmatch(text.strip())
-    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)) <= 1024:
-        raise VtgenError(f"--shard {text}: expected K/N with 1 <= K <= N <= 1024 (e.g. --shard 2/4)")
+    problem = shard_problem(int(m.group(1)), int(m.group(2))) if m else shard_problem(0, 0)
+    if m is None or problem is not None:
+        raise VtgenError(f"--shard {text}: {problem} (e.g. --shard 2/4)")
     return int(m.group(1)), int(m.group(2))
 
 
