@@ -127,6 +127,10 @@
 #   -ffunction-sections, hidden visibility and libtorch_cpu as a needed library; a SHARED or MODULE
 #   <target> is audited after linking (`vtgen-build abi-audit`): an undefined symbol that is not a
 #   stable C-shim function or C/C++ runtime fails the build at the op whose kernel reached it.
+#   The compiler's runtimes (libgomp for OpenMP, libgcc_s, libstdc++, libc, libm, libatomic) count
+#   as runtime.  ABI_AUDIT_ALLOW <glob>... allows more symbols (mangled or demangled names), and
+#   ABI_AUDIT_ALLOW_LIBRARIES <lib>... every symbol those shared libraries (the library's own
+#   dependencies, never libtorch's) export.  A symbol looked up at run time (dlsym) is not seen.
 #
 #   Defaults (fast real-torch builds):
 #   * With USE_TORCH the headers are precompiled unless NO_PRECOMPILE_HEADERS is
@@ -421,7 +425,7 @@ function(vtgen_generate target)
   set(options USE_TORCH PRECOMPILE_HEADERS NO_PRECOMPILE_HEADERS)
   set(one_value NATIVE_FUNCTIONS DERIVATIVES TAGS SHARDS OUTPUT_DIR NAMESPACE FAKE_MODULE PYTHON_API PYTHON_AUTOGRAD
                 PYTHON_FORMULAS STABLE_ABI)
-  set(multi_value MANUAL_HEADERS USING_NAMESPACES REGISTER_BACKENDS)
+  set(multi_value MANUAL_HEADERS USING_NAMESPACES REGISTER_BACKENDS ABI_AUDIT_ALLOW ABI_AUDIT_ALLOW_LIBRARIES)
   cmake_parse_arguments(PARSE_ARGV 1 arg "${options}" "${one_value}" "${multi_value}")
 
   if(target STREQUAL "" OR target IN_LIST one_value OR target IN_LIST multi_value OR target IN_LIST options)
@@ -432,7 +436,8 @@ function(vtgen_generate target)
     message(FATAL_ERROR "vtgen_generate(): unknown argument(s): ${unparsed}.  Known keywords: "
                         "NATIVE_FUNCTIONS DERIVATIVES TAGS MANUAL_HEADERS USING_NAMESPACES SHARDS OUTPUT_DIR "
                         "NAMESPACE PYTHON_API PYTHON_AUTOGRAD PYTHON_FORMULAS USE_TORCH PRECOMPILE_HEADERS "
-                        "NO_PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE STABLE_ABI")
+                        "NO_PRECOMPILE_HEADERS REGISTER_BACKENDS FAKE_MODULE STABLE_ABI ABI_AUDIT_ALLOW "
+                        "ABI_AUDIT_ALLOW_LIBRARIES")
   endif()
   if(arg_KEYWORDS_MISSING_VALUES)
     list(JOIN arg_KEYWORDS_MISSING_VALUES ", " missing)
@@ -541,6 +546,11 @@ function(vtgen_generate target)
     _vtgen_generate_stable()  # the stable-ABI mode: its own sources, flags, link and audit
     return()
   endif()
+  foreach(_vtgen_bad IN ITEMS ABI_AUDIT_ALLOW ABI_AUDIT_ALLOW_LIBRARIES)
+    if(DEFINED arg_${_vtgen_bad})
+      message(FATAL_ERROR "vtgen_generate(): ${_vtgen_bad} shapes the ABI audit of a STABLE_ABI library; add STABLE_ABI X.Y or drop it")
+    endif()
+  endforeach()
 
   set(sources "")
   math(EXPR last "${shards} - 1")
@@ -1009,6 +1019,13 @@ print(os.path.join(package, "lib"))
     set_property(TARGET "${target}" PROPERTY VISIBILITY_INLINES_HIDDEN ON)
   endif()
   _vtgen_default_build_type()
+  set(_vtgen_allow "")
+  foreach(_vtgen_value IN LISTS arg_ABI_AUDIT_ALLOW)
+    list(APPEND _vtgen_allow --allow "${_vtgen_value}")
+  endforeach()
+  foreach(_vtgen_value IN LISTS arg_ABI_AUDIT_ALLOW_LIBRARIES)
+    list(APPEND _vtgen_allow --allow-library "${_vtgen_value}")
+  endforeach()
   if(type MATCHES "^(SHARED|MODULE)_LIBRARY$")
     # Needed by soname only (libtorch_cpu.so, already loaded by `import torch` of any release): the
     # stable shim's functions live there, and torch loads its libraries without RTLD_GLOBAL.
@@ -1016,7 +1033,7 @@ print(os.path.join(package, "lib"))
     add_custom_command(TARGET "${target}" POST_BUILD
       COMMAND "${python}" -m vtgen_build abi-audit "$<TARGET_FILE:${target}>"
               --kernels "${out_dir}/NativeKernels.h" --torch-include "${_vtgen_torch_include}"
-              --objects "$<TARGET_OBJECTS:${target}>"
+              ${_vtgen_allow} --objects "$<TARGET_OBJECTS:${target}>"
       COMMENT "vtgen_build: ABI audit of ${target} (only stable C-shim symbols may be undefined)"
       COMMAND_EXPAND_LISTS VERBATIM)
   endif()

@@ -476,6 +476,10 @@ _FIND = "find_package(vtgen_build CONFIG REQUIRED)\nadd_library(lib OBJECT)\n"
     ("body", "message"),
     [
         (f"vtgen_generate(lib {_ARGS} SHARD 2)", "vtgen_generate(): unknown argument(s): SHARD 2"),
+        (
+            f"vtgen_generate(lib {_ARGS} ABI_AUDIT_ALLOW cblas_*)",
+            "vtgen_generate(): ABI_AUDIT_ALLOW shapes the ABI audit of a STABLE_ABI library",
+        ),
         (f"vtgen_generate(lib {_ARGS} SHARDS)", "vtgen_generate(): missing value for SHARDS"),
         (f'vtgen_generate(lib {_ARGS} OUTPUT_DIR "")', "vtgen_generate(): missing value for OUTPUT_DIR"),
         (f"vtgen_generate(lib {_ARGS} MANUAL_HEADERS)", "vtgen_generate(): missing value for MANUAL_HEADERS"),
@@ -509,6 +513,7 @@ _FIND = "find_package(vtgen_build CONFIG REQUIRED)\nadd_library(lib OBJECT)\n"
     ],
     ids=[
         "unknown-keyword",
+        "audit-allow-without-stable-abi",
         "missing-value",
         "empty-value",
         "missing-list",

@@ -174,17 +174,24 @@ def _add_audit_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     audit.add_argument(
         "--keep", action="store_true", help="leave a failing library in place (default: renamed to <library>.rejected)"
     )
+    audit.add_argument("--allow", action="append", default=[], metavar="GLOB",
+                       help="also allow undefined symbols matching GLOB (mangled or demangled; repeatable): "
+                            "a library the op library depends on")  # fmt: skip
+    audit.add_argument("--allow-library", action="append", default=[], metavar="LIB",
+                       help="also allow every symbol this shared library exports (one of the op library's own "
+                            "dependencies, never libtorch's; repeatable)")  # fmt: skip
     audit.set_defaults(run=_run_audit)
 
 
 def _run_audit(args: argparse.Namespace) -> int:
-    from ..torchlib.abi_audit import audit_library
+    from ..torchlib.abi_audit import Allowed, audit_library
 
     library = Path(args.library)
     if not library.is_file():
         raise VtgenError(f"abi-audit: no such library: {library}")
     objects = [Path(o) for o in args.objects]
-    checked, findings = audit_library(library, objects, Path(args.kernels), Path(args.torch_include))
+    allow = Allowed(tuple(args.allow), tuple(Path(p) for p in args.allow_library))
+    checked, findings = audit_library(library, objects, Path(args.kernels), Path(args.torch_include), allow)
     for f in findings:
         for location, role in f.kernels or ((None, ""),):
             where = f"{location}: " if location is not None else f"{library}: "
@@ -193,12 +200,17 @@ def _run_audit(args: argparse.Namespace) -> int:
     if findings:
         if not args.keep:  # as a failed link leaves no library: the next build relinks and audits again
             library.replace(library.with_name(library.name + ".rejected"))
-        raise VtgenError(
-            f"abi-audit: {library.name}: {len(findings)} of its {checked} undefined symbols are outside libtorch's "
-            "stable C shim (a kernel uses libtorch's C++ API: use torch/csrc/stable/ instead)"
-        )
+        torch = sum(f.kind == "torch" for f in findings)
+        why = [f"{torch} are libtorch's outside its stable C shim (a kernel uses libtorch's C++ API: use "
+               "torch/csrc/stable/ instead)"] if torch else []  # fmt: skip
+        kernels = sum(f.kind == "kernel" for f in findings)
+        why += [f"{kernels} are kernels no linked source defines"] if kernels else []
+        why += [f"{n} are another library's (allowed by --allow)"] if (n := len(findings) - torch - kernels) else []
+        raise VtgenError(f"abi-audit: {library.name}: of its {checked} undefined symbols, {'; '.join(why)}")
+    allowed = " or allowed" if args.allow or args.allow_library else ""
     args.summary = (
         f"abi-audit: {library.name}: all {checked} undefined symbols are stable C-shim functions or C/C++ runtime"
+        f"{allowed}"
     )
     print(args.summary)
     return 0
