@@ -36,6 +36,7 @@ from ..plan.infos import Backward, DerivativeInfo, Forward
 from ..plan.kernel import KernelPlan
 from .python_api import python_default
 from .python_formula import Scope, py_name, translate
+from .python_names import attribute, comment, op_identifiers, private_name_error, string
 from .python_prelude import prelude
 
 __all__ = [
@@ -116,9 +117,18 @@ def _scope(values: set[str] | frozenset[str], module: AutogradModule) -> Scope:
 
 def _translate(text: str, values: frozenset[str], b: Backward, module: AutogradModule) -> str:
     try:
-        return translate(parse_expression(text), _scope(values, module))
+        return _compiled(translate(parse_expression(text), _scope(values, module)))
     except ExprError as exc:
         raise formula_error(exc, b.location, b.original, module) from None
+
+
+def _compiled(python: str) -> str:
+    """``python`` once Python has compiled it as an expression (``ExprError`` if it cannot)."""
+    try:
+        compile(python, "<formula>", "eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise ExprError(f"the formula's Python does not compile: {exc}", 0) from None
+    return python
 
 
 def python_formulas(info: DerivativeInfo, module: AutogradModule) -> tuple[tuple[Backward, str], ...]:
@@ -151,15 +161,9 @@ def _backward_names(info: DerivativeInfo) -> frozenset[str]:
     return frozenset(saved | _grad_names(info))
 
 
-def _identifier(f: NativeFunction) -> str:
-    overload = f"_{f.name.overload}" if f.name.overload else ""
-    return f"_{f.func.cpp_name()}{overload}"
-
-
 def _op_ref(f: NativeFunction) -> str:
-    overload = f.name.overload or "default"
-    packet = f"torch.ops.{f.namespace}.{f.name.name}"
-    return f'getattr({packet}, "{overload}")' if keyword.iskeyword(overload) else f"{packet}.{overload}"
+    packet = attribute(attribute("torch.ops", f.namespace), f.name.name)
+    return attribute(packet, f.name.overload or "default")
 
 
 def _is_tensor(value: SavedValue) -> bool:
@@ -173,8 +177,13 @@ def _arguments(k: KernelPlan) -> tuple[str, ...]:
 
 def _call(f: NativeFunction) -> str:
     args = f.func.arguments
-    parts = [py_name(a.name) for a in args.positional] + [f"{a.name}={py_name(a.name)}" for a in args.kwarg_only]
+    parts = [py_name(a.name) for a in args.positional] + [_keyword(a.name, py_name(a.name)) for a in args.kwarg_only]
     return f"{_op_ref(f)}({', '.join(parts)})"
+
+
+def _keyword(name: str, value: str) -> str:
+    """A keyword argument of a call (``**{"from": from_}`` where the name is a Python keyword)."""
+    return f"**{{{string(name)}: {value}}}" if keyword.iskeyword(name) else f"{name}={value}"
 
 
 def _saved_expression(v: SavedValue, values: frozenset[str], module: AutogradModule, where: Location) -> str:
@@ -225,7 +234,7 @@ def _store(info: DerivativeInfo) -> list[str]:
     values = (*info.saved_inputs, *info.saved_outputs)
     tensors = [f"_s_{v.name}" for v in values if _is_tensor(v)]
     lines = [f"ctx.save_for_backward({', '.join(tensors)},)"] if tensors else []
-    return lines + [f"ctx.{v.name} = _s_{v.name}" for v in values if not _is_tensor(v)]
+    return lines + [f"ctx._s_{v.name} = _s_{v.name}" for v in values if not _is_tensor(v)]
 
 
 def _load(info: DerivativeInfo) -> list[str]:
@@ -233,7 +242,7 @@ def _load(info: DerivativeInfo) -> list[str]:
     values = (*info.saved_inputs, *info.saved_outputs)
     tensors = [py_name(v.name) for v in values if _is_tensor(v)]
     lines = [f"{', '.join(tensors)}, = ctx.saved_tensors"] if tensors else []
-    return lines + [f"{py_name(v.name)} = ctx.{v.name}" for v in values if not _is_tensor(v)]
+    return lines + [f"{py_name(v.name)} = ctx._s_{v.name}" for v in values if not _is_tensor(v)]
 
 
 def _output_locals(k: KernelPlan) -> tuple[str, ...]:
@@ -258,7 +267,7 @@ def _backward_statements(k: KernelPlan, info: DerivativeInfo, module: AutogradMo
     lines = []
     for b, python in python_formulas(info, module):
         need = " or ".join(_need_expr(k, positions[n]) for n in b.var_names)
-        lines += [f"if {need}:", f"    # {_place(b.location)}: {_one_line(b.original)}"]
+        lines += [f"if {need}:", f"    # {comment(_place(b.location) + ': ' + _one_line(b.original))}"]
         reason = _not_implemented(b)
         if reason is not None:
             lines.append(f"    raise NotImplementedError({_not_implemented_message(reason, info, b)!r})")
@@ -290,7 +299,7 @@ def _backward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> li
     lines = ["grad = grads[0]"]
     outputs = list(_output_locals(k))
     for name in sorted(info.used_named_gradients):
-        lines.append(f"{name} = grads[{outputs.index(name.removeprefix('grad_'))}]")
+        lines.append(f"{py_name(name)} = grads[{outputs.index(name.removeprefix('grad_'))}]")
     lines += _load(info)
     with_derivs = {a.name for a in info.args_with_derivatives}
     lines += [f"_grad_{n} = None" for n in _arguments(k) if n in with_derivs]
@@ -319,7 +328,7 @@ def _forward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> lis
         lines += ["with torch._C._AutoDispatchBelowAutograd():", f"    {target} = {_call(f)}"]
         diff = {v.name for v in k.differentiable_outputs}
         hidden = [o for o, name in zip(outs, _return_names(k), strict=True) if name not in diff]
-        lines += [f"ctx.mark_non_differentiable({', '.join(hidden)})"] if hidden else []
+        lines += [f"ctx.mark_non_differentiable({', '.join(py_name(h) for h in hidden)})"] if hidden else []
     lines += _save_values(k, info, module, outputs=True) + _store(info)
     if info.forward:  # jvp runs right after, inside apply(): it drops them
         lines += ["if _forward_ad_on():", f"    ctx.fw_inputs, ctx.fw_outputs = ({_tuple(args)}), ({_tuple(outs)})"]
@@ -351,25 +360,26 @@ def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[st
     lines = [f"{''.join(py_name(a) + ', ' for a in args)}= ctx.fw_inputs"]
     lines += [f"{''.join(py_name(o) + ', ' for o in outs)}= ctx.fw_outputs", "del ctx.fw_inputs, ctx.fw_outputs"]
     tensors = [a.name for a in k.function.func.arguments.non_out if a.type.is_tensor_like()]
-    lines += [f"{py_name(n)}_p = {py_name(n)}" for n in tensors]
-    lines.append(f"{''.join(f'{py_name(a)}_t, ' for a in args)}= _tangents(ctx, tangents, ({_tuple(args)}))")
+    lines += [f"{py_name(n + '_p')} = {py_name(n)}" for n in tensors]
+    lines.append(f"{''.join(py_name(a + '_t') + ', ' for a in args)}= _tangents(ctx, tangents, ({_tuple(args)}))")
     extra: list[str] = []
     for n in _written(k):  # the plan's in-place spelling: the raw tangent (updated in place), the value before
         position = _arguments(k).index(n)
-        lines.append(f"{py_name(n)}_t_raw = tangents[1 + ctx.layout[{position}][0]]")
-        lines.append(f"{py_name(n)}_t_version = _tangent_version({py_name(n)}_t_raw)")
-        lines.append(f"original_{n}_t = {py_name(n)}_t")
+        raw = py_name(f"{n}_t_raw")
+        lines.append(f"{raw} = tangents[1 + ctx.layout[{position}][0]]")
+        lines.append(f"_tv_{n} = _tangent_version({raw})")
+        lines.append(f"{py_name(f'original_{n}_t')} = {py_name(n + '_t')}")
         if n in (*_befores(k, info), *_forward_befores(k, info)):
-            lines.append(f"original_{n}_p = _before_{n}")
+            lines.append(f"{py_name(f'original_{n}_p')} = _before_{n}")
         extra += [f"{n}_t_raw", f"original_{n}_t", f"original_{n}_p"]
     values = frozenset({*args, *outs, "result", *(f"{n}_p" for n in tensors), *(f"{a}_t" for a in args), *extra})
     for fw in info.forward:
-        lines.append(f"# {_place(fw.location)}: {_one_line(fw.formula)}")
+        lines.append(f"# {comment(_place(fw.location) + ': ' + _one_line(fw.formula))}")
         target = _tuple([f"_t_{n}" for n in fw.var_names]) if len(fw.var_names) > 1 else f"_t_{fw.var_names[0]}"
         lines.append(f"{target} = {_forward_python(k, fw, values, module)}")
     if _written(k):  # the formula updated the written tensor's own tangent in place (it is marked dirty)
         n = _written(k)[0]
-        return [*lines, f"_bump_tangent({py_name(n)}_t_raw, {py_name(n)}_t_version, _t_{n})", f"return _t_{n}"]
+        return [*lines, f"_bump_tangent({py_name(n + '_t_raw')}, _tv_{n}, _t_{n})", f"return _t_{n}"]
     given = {n for fw in info.forward for n in fw.var_names}
     returned = [f"_t_{o}" if o in given else "None" for o in outs]
     return [*lines, f"return {returned[0]}" if len(returned) == 1 else f"return {', '.join(returned)}"]
@@ -383,11 +393,11 @@ def _forward_python(k: KernelPlan, fw: Forward, values: frozenset[str], module: 
     if fw.formula.startswith("c10::Dispatcher"):  # auto_linear of a library op: the op on the tangents
         diff = set(fw.required_tangents)
         args = k.function.func.arguments
-        parts = [py_name(a.name) + ("_t" if a.name in diff else "") for a in args.positional]
-        parts += [f"{a.name}={py_name(a.name)}{'_t' if a.name in diff else ''}" for a in args.kwarg_only]
+        parts = [py_name(a.name + ("_t" if a.name in diff else "")) for a in args.positional]
+        parts += [_keyword(a.name, py_name(a.name + ("_t" if a.name in diff else ""))) for a in args.kwarg_only]
         return f"{_op_ref(k.function)}({', '.join(parts)})"
     try:
-        return translate(parse_expression(fw.formula), _scope(values, module))
+        return _compiled(translate(parse_expression(fw.formula), _scope(values, module)))
     except ExprError as exc:
         where = fw.derived.location if fw.derived is not None else fw.location
         original = fw.derived.original if fw.derived is not None else fw.formula
@@ -395,11 +405,27 @@ def _forward_python(k: KernelPlan, fw: Forward, values: frozenset[str], module: 
 
 
 def _signature(f: NativeFunction) -> str:
+    """The kernel's parameters.  The dispatcher passes keyword-only arguments by their schema names:
+    one whose local is spelled otherwise (``torch``, ``from``) arrives in ``**_renamed``."""
     args = f.func.arguments
     params = [_param(a, f) for a in args.positional]
-    if args.kwarg_only:
-        params += ["*", *(_param(a, f) for a in args.kwarg_only)]
+    plain = [a for a in args.kwarg_only if py_name(a.name) == a.name]
+    if plain:
+        params += ["*", *(_param(a, f) for a in plain)]
+    if len(plain) < len(args.kwarg_only):
+        params.append("**_renamed")
     return ", ".join(params)
+
+
+def _renamed(f: NativeFunction) -> list[str]:
+    """The kernel's first lines: the keyword-only arguments ``**_renamed`` holds, as their locals."""
+    lines = []
+    for a in f.func.arguments.kwarg_only:
+        if py_name(a.name) != a.name:
+            default = f", {python_default(a, f)}" if a.default is not None else ""
+            get = f"_renamed.get({string(a.name)}{default})" if default else f"_renamed[{string(a.name)}]"
+            lines.append(f"{py_name(a.name)} = {get}")
+    return lines
 
 
 def _param(a: Argument, f: NativeFunction) -> str:
@@ -423,9 +449,16 @@ def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
         copies += [
             f"    _before_{n} = {py_name(n)}.clone() if _forward_ad_on() else None" for n in _forward_befores(k, info)
         ]
-        return [f"if _differentiating({tensors}):", *copies, f"    {apply}", f"    return {result}", *direct]
+        return [
+            *_renamed(f),
+            f"if _differentiating({tensors}):",
+            *copies,
+            f"    {apply}",
+            f"    return {result}",
+            *direct,
+        ]
     direct = ["with torch._C._AutoDispatchBelowAutograd():", f"    return {_call(f)}"]
-    return [f"if _differentiating({tensors}):", f"    return {apply}", *direct]
+    return [*_renamed(f), f"if _differentiating({tensors}):", f"    return {apply}", *direct]
 
 
 def _refusal(k: KernelPlan, info: DerivativeInfo) -> VtgenError | None:
@@ -438,6 +471,9 @@ def _refusal(k: KernelPlan, info: DerivativeInfo) -> VtgenError | None:
         )
     if any(a.type.is_list() and a.is_write for a in f.func.arguments.non_out):
         return VtgenError(f"'{f.name}': the Python autograd does not support a written Tensor[] argument", f.location)
+    private = private_name_error((*(a.name for a in f.func.arguments.all), *output_names(f.func)))
+    if private is not None:
+        return VtgenError(f"'{f.name}': {private}", f.location)
     if any(r.type.is_list() for r in f.func.returns):
         return VtgenError(
             f"'{f.name}': the Python autograd cannot carry a Tensor[] return (an autograd.Function returns "
@@ -448,16 +484,16 @@ def _refusal(k: KernelPlan, info: DerivativeInfo) -> VtgenError | None:
     return None
 
 
-def _section(k: KernelPlan, module: AutogradModule) -> str:
+def _section(k: KernelPlan, module: AutogradModule, cls: str) -> str:
+    """The op's Function class ``cls``, its kernel and registration (each checked to compile)."""
     info = k.info
     assert info is not None
     f = k.function
-    cls = _identifier(f)
     refused = _refusal(k, info)
     if refused is not None:
         raise refused
     parts = [
-        f"# {f.namespace}::{f.func}  ({_place(info.location)})",
+        f"# {comment(f'{f.namespace}::{f.func}  ({_place(info.location)})')}",
         f"class {cls}(torch.autograd.Function):",
         "    @staticmethod",
         "    def forward(ctx, layout, *flat):",
@@ -472,16 +508,26 @@ def _section(k: KernelPlan, module: AutogradModule) -> str:
         _indent(_jvp(k, info, module), 2),
         "",
         "",
-        f'{cls}._backward_cls.__name__ = {cls}._backward_cls.__qualname__ = "{k.node}"  # grad_fn.name()',
+        f"{cls}._backward_cls.__name__ = {cls}._backward_cls.__qualname__ = {string(k.node or '')}  # grad_fn.name()",
         "",
         "",
         f"def {cls}_autograd({_signature(f)}):",
         _indent(_kernel(k, info, cls)),
         "",
         "",
-        f'_lib.impl("{f.name}", {cls}_autograd, "Autograd")',
+        f'_lib.impl({string(str(f.name))}, {cls}_autograd, "Autograd")',
     ]
-    return "\n".join(parts)
+    text = "\n".join(parts)
+    _check_compiles(text, f"'{f.name}': its Python autograd", info.location)
+    return text
+
+
+def _check_compiles(text: str, what: str, where: Location | None) -> None:
+    """Python compiles ``text`` (in memory), else an error at ``where``: never a module that cannot load."""
+    try:
+        compile(text, "<generated>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise VtgenError(f"{what} does not compile: {exc}; please report this", where) from None
 
 
 def _indent(lines: list[str], depth: int = 1) -> str:
@@ -491,7 +537,9 @@ def _indent(lines: list[str], depth: int = 1) -> str:
 
 def python_autograd_module(kernels: tuple[KernelPlan, ...], module: AutogradModule) -> str:
     """The module text: the prelude, then one section per kernel (yaml order)."""
-    sections = [_section(k, module) for k in supported_kernels(kernels)]
+    supported = supported_kernels(kernels)
+    classes = op_identifiers((k.function.name.name, k.function.name.overload) for k in supported)
+    sections = [_section(k, module, cls) for k, cls in zip(supported, classes, strict=True)]
     if not sections:
         raise VtgenError(f"the Python autograd: no op of namespace '{module.namespace}' has a derivatives entry")
     body = "\n\n\n".join(sections)
@@ -510,8 +558,10 @@ def python_autograd_module(kernels: tuple[KernelPlan, ...], module: AutogradModu
     ]
     if module.formulas_module is not None:
         header.append(f"from . import {module.formulas_module} as _formulas")
-    header += ["", f'_lib = torch.library.Library("{module.namespace}", "IMPL")']
-    return "\n".join(header) + "\n\n\n" + prelude(body) + "\n\n\n" + body + "\n" + _left_out(kernels)
+    header += ["", f'_lib = torch.library.Library({string(module.namespace)}, "IMPL")']
+    text = "\n".join(header) + "\n\n\n" + prelude(body) + "\n\n\n" + body + "\n" + _left_out(kernels)
+    _check_compiles(text, "the Python autograd module", None)
+    return text
 
 
 def _left_out(kernels: tuple[KernelPlan, ...]) -> str:
@@ -529,7 +579,7 @@ def _left_out(kernels: tuple[KernelPlan, ...]) -> str:
             why = "an in-place op writing more than self"
         else:
             why = "a mutable op returning values (not functional, not -> ())"
-        lines.append(f"#   {k.function.namespace}::{k.op}: {why}")
+        lines.append(f"#   {comment(f'{k.function.namespace}::{k.op}: {why}')}")
     if not lines:
         return ""
     head = "\n\n# Ops with formulas that get no Python autograd here (docs/design/python-autograd.md):"

@@ -13,7 +13,6 @@ PyTorch's formulas every generated module carries (``PRELUDE_HELPERS``).  Anythi
 
 from __future__ import annotations
 
-import keyword
 import re
 from dataclasses import dataclass
 
@@ -30,8 +29,11 @@ from ..model.cpp_expr import (
     Name,
     Node,
     Unary,
+    literal_value,
     parse_expression,
 )
+from .python_names import attribute as _attribute
+from .python_names import py_name, string
 
 __all__ = ["PRELUDE_HELPERS", "Scope", "py_name", "translate", "translate_formula"]
 
@@ -129,19 +131,71 @@ class Scope:
     user_functions: frozenset[str] = frozenset()
 
 
-def py_name(name: str) -> str:
-    """A C++ identifier as a Python local (``lambda`` → ``lambda_``)."""
-    return name + "_" if keyword.iskeyword(name) or keyword.issoftkeyword(name) else name
-
-
 def translate_formula(text: str, scope: Scope) -> str:
     """Parse and translate one formula; ``ExprError`` at the offset of what cannot be."""
     return translate(parse_expression(text), scope)
 
 
 def translate(node: Node, scope: Scope) -> str:
-    """The Python expression of ``node`` (compound sub-expressions parenthesized)."""
+    """The Python expression of ``node`` (compound sub-expressions parenthesized; a chain of one
+    left-associative operator, ``a + b - c``, as one parenthesized run); ``ExprError`` where the
+    tree is deeper than the Python can be (``_too_deep``)."""
+    deep = _too_deep(node)
+    if deep is not None:
+        raise ExprError(f"the formula nests more than {_MAX_DEPTH} levels deep", deep.offset)
     return _Translator(scope).expr(node)
+
+
+# The translation recurses once per level of the tree (a left-associative chain counts once), and
+# each level adds at most two nested parentheses: Python takes 200.
+_MAX_DEPTH = 90
+# C++ binary operators Python spells alike and evaluates left to right alike: a run of one group
+# needs no parentheses inside (comparisons do: Python chains them)
+_CHAINS = {"+": "+-", "-": "+-", "*": "*/%", "/": "*/%", "%": "*/%", "|": "|", "^": "^", "&": "&"}
+_CHAINS.update({"<<": "<<>>", ">>": "<<>>", "&&": "&&", "||": "||"})
+
+
+def _chain(node: Binary) -> tuple[Node, list[tuple[str, Node]]]:
+    """``node``'s left spine of one chain group: its first operand and each (operator, operand) after."""
+    group = _CHAINS.get(node.op)
+    rest: list[tuple[str, Node]] = []
+    current: Node = node
+    while isinstance(current, Binary) and group is not None and _CHAINS.get(current.op) == group:
+        rest.append((current.op, current.right))
+        current = current.left
+    if not rest:
+        return node.left, [(node.op, node.right)]
+    return current, rest[::-1]
+
+
+def _children(node: Node) -> tuple[Node, ...]:
+    if isinstance(node, Binary):
+        first, rest = _chain(node)
+        return (first, *(n for _, n in rest))
+    if isinstance(node, Call):
+        return (node.func, *node.args)
+    if isinstance(node, Member):
+        return (node.obj,)
+    if isinstance(node, Index):
+        return (node.obj, node.index)
+    if isinstance(node, BraceList):
+        return node.items
+    if isinstance(node, Unary):
+        return (node.operand,)
+    if isinstance(node, Conditional):
+        return (node.condition, node.then, node.otherwise)
+    return ()
+
+
+def _too_deep(root: Node) -> Node | None:
+    """The first node below ``_MAX_DEPTH`` levels of ``root`` (walked without recursion), or None."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            return node
+        stack += [(child, depth + 1) for child in _children(node)]
+    return None
 
 
 class _Translator:
@@ -163,14 +217,18 @@ class _Translator:
             return self.brace_list(node)
         if isinstance(node, Unary):
             return self.unary(node)
-        if isinstance(node, Binary) and node.op in ("&&", "||"):
-            op = "and" if node.op == "&&" else "or"
-            return f"({self.boolean(node.left)} {op} {self.boolean(node.right)})"
         if isinstance(node, Binary):
-            return f"({self.expr(node.left)} {node.op} {self.expr(node.right)})"
+            return self.binary(node)
         assert isinstance(node, Conditional)
         then, cond, other = self.expr(node.then), self.expr(node.condition), self.expr(node.otherwise)
         return f"({then} if {cond} else {other})"
+
+    def binary(self, node: Binary) -> str:
+        first, rest = _chain(node)
+        operand = self.boolean if node.op in ("&&", "||") else self.expr
+        spelled = {"&&": "and", "||": "or"}
+        text = operand(first) + "".join(f" {spelled.get(op, op)} {operand(right)}" for op, right in rest)
+        return f"({text})"
 
     def boolean(self, node: Node) -> str:
         """An operand of ``&&``/``||``: C++ converts it to bool (Python's ``or`` would return it)."""
@@ -239,13 +297,14 @@ class _Translator:
         if text in self.scope.user_functions:
             return f"_formulas.{text}({self.arguments(args)})"
         if text in self.scope.library_ops:
-            return f"torch.ops.{self.scope.namespace}.{text}({self.arguments(args)})"
+            packet = _attribute(_attribute("torch.ops", self.scope.namespace), text)
+            return f"{packet}({self.arguments(args)})"
         if text in PRELUDE_HELPERS:
             return f"_{text}({self.arguments(args)})"
         m = re.fullmatch(r"(?:at|torch)::(\w+)", text)
         if m or text in _UNQUALIFIED_TORCH:
             name = (m.group(1) if m else text).removesuffix("_symint")
-            return f"torch.{name}({self.arguments(args)})"
+            return f"{_attribute('torch', name)}({self.arguments(args)})"
         if "::" in text:
             raise ExprError(f"the C++ function '{text}' has no Python spelling", func.offset)
         known = self.scope.user_functions | self.scope.library_ops | PRELUDE_HELPERS
@@ -291,14 +350,14 @@ class _Translator:
             attribute = _METHODS.get(name)
             if attribute is not None and attribute[1] == 0:
                 return attribute[0].format(o=obj)
-            return f"{obj}.{py_name(name)}"
+            return _attribute(obj, name)
         if name in ("size", "sym_size") and not args:
             return f"len({obj})"
         spelled = _METHODS.get(name)
         if spelled is not None and spelled[1] == len(args):
             return spelled[0].format(o=obj, a=self.arguments(args))
         python = name.removesuffix("_symint")
-        return f"{obj}.{py_name(python)}({self.arguments(args)})"
+        return f"{_attribute(obj, python)}({self.arguments(args)})"
 
 
 _BOOLEAN_OPS = frozenset(("&&", "||", "==", "!=", "<", ">", "<=", ">="))
@@ -321,15 +380,9 @@ def _is_options_name(node: Node) -> bool:
 
 
 def _literal(node: Literal) -> str:
-    if node.kind == "bool":
-        return "True" if node.text == "true" else "False"
-    if node.kind == "str":
-        return node.text
-    text = node.text.rstrip("uUlL")
-    if node.kind == "float":
-        text = text.rstrip("fF")
-        return text + "0" if text.endswith(".") else text
-    return text
+    """The literal's C++ value as Python spells it (``010`` → ``8``, a string through ``repr``)."""
+    value = literal_value(node)
+    return string(value) if isinstance(value, str) else repr(value)
 
 
 def _fail(message: str, node: Name) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["prelude"]
+__all__ = ["HELPERS", "prelude"]
 
 _ALWAYS = (
     '''def _differentiating(*values):
@@ -119,6 +119,8 @@ _WHEN_USED = {
     "_strides_or_error": """def _strides_or_error(t, name):
     return t.stride()""",
 }
+# the names the prelude may define (python_names reserves them)
+HELPERS = (*(text[len("def ") : text.index("(")] for text in _ALWAYS), *_WHEN_USED)
 # helpers another helper calls
 _NEEDS = {
     "_mul_tensor_backward": ("_handle_r_to_c",),

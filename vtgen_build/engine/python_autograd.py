@@ -11,6 +11,7 @@ text depends on the yaml, the policy and those names only.
 from __future__ import annotations
 
 import ast
+import keyword
 from pathlib import Path
 
 from ..base.errors import Location, VtgenError
@@ -50,8 +51,9 @@ def autograd_module(model: Model, formulas: str | None = None, target: str | Non
         if target is not None and Path(formulas).resolve().parent != Path(target).resolve().parent:
             raise VtgenError(f"--python-formulas {formulas} must sit beside the generated module {target}")
         module_name, functions = Path(formulas).stem, formulas_functions(formulas)
-        if not module_name.isidentifier():
-            raise VtgenError(f"--python-formulas: '{module_name}' is not a Python module name")
+        if not module_name.isidentifier() or keyword.iskeyword(module_name):
+            why = "a Python keyword" if keyword.iskeyword(module_name) else "not a Python module name"
+            raise VtgenError(f"--python-formulas: '{module_name}' is {why} (the generated module imports it)")
     return AutogradModule(ns, ops, model.derivatives, module_name, functions)
 
 

@@ -11,12 +11,14 @@ statements are not expressions of this grammar: ``parse_expression`` rejects the
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
 from ..base.errors import Replacement
 
 __all__ = [
+    "MAX_NESTING",
     "Binary",
     "BraceList",
     "Call",
@@ -28,6 +30,7 @@ __all__ = [
     "Name",
     "Node",
     "Unary",
+    "literal_value",
     "parse_expression",
 ]
 
@@ -121,13 +124,19 @@ Node = Name | Literal | Member | Call | Index | BraceList | Unary | Binary | Con
 
 _TOKEN = re.compile(
     r"""(?P<space>\s+|/\*.*?\*/)
-    |(?P<number>(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?[fFlLuU]*)
+    |(?P<number>0[xX][0-9a-fA-F]+[uUlL]*|0[bB][01]+[uUlL]*
+        |(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][-+]?[0-9]+)?[fFlLuU]*)
     |(?P<string>"(?:[^"\\]|\\.)*")
-    |(?P<name>[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*|::\s*[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)
+    |(?P<name>[A-Za-z_][A-Za-z0-9_]*(?:\s*::\s*[A-Za-z_][A-Za-z0-9_]*)*
+        |::\s*[A-Za-z_][A-Za-z0-9_]*(?:\s*::\s*[A-Za-z_][A-Za-z0-9_]*)*)
     |(?P<op>->|&&|\|\||==|!=|<=|>=|<<|>>|[-+*/%<>!~?:.,()\[\]{}&|^=;])
     """,
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,
 )
+# How deep a formula may nest (parentheses, calls, brackets, unary operators, ``?:``): C++ compilers
+# take 256 levels, PyTorch's formulas use under 10; the bound keeps parsing and translating far from
+# Python's recursion limit and the generated Python under its 200 nested parentheses.
+MAX_NESTING = 50
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,12 @@ class _Parser:
         self.text = text
         self.tokens = _tokens(text)
         self.i = 0
+        self.depth = 0
+
+    def deeper(self, offset: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise ExprError(f"the formula nests more than {MAX_NESTING} levels deep", offset)
 
     @property
     def tok(self) -> _Token:
@@ -199,6 +214,7 @@ class _Parser:
         return self.take()
 
     def expression(self) -> Node:
+        self.deeper(self.tok.offset)
         node = self.binary(1)
         if self.tok.text == "?":
             self.take()
@@ -208,6 +224,7 @@ class _Parser:
             node = Conditional(node, then, otherwise, _offset(node))
         if self.tok.text == "=":
             raise ExprError("an assignment is not an expression a formula can hold", self.tok.offset)
+        self.depth -= 1
         return node
 
     def binary(self, min_power: int) -> Node:
@@ -221,18 +238,19 @@ class _Parser:
     def unary(self) -> Node:
         if self.tok.text in ("-", "+", "!", "~", "*", "&"):
             tok = self.take()
-            return Unary(tok.text, self.unary(), tok.offset)
+            self.deeper(tok.offset)
+            operand = self.unary()
+            self.depth -= 1
+            return Unary(tok.text, operand, tok.offset)
         return self.postfix(self.primary())
 
     def primary(self) -> Node:
         tok = self.tok
-        if tok.kind == "number":
+        if tok.kind in ("number", "string"):
             self.take()
-            kind = "float" if re.search(r"[.eE]|[fF]$", tok.text) and not tok.text.startswith("0x") else "int"
-            return Literal(tok.text, kind, tok.offset)
-        if tok.kind == "string":
-            self.take()
-            return Literal(tok.text, "str", tok.offset)
+            literal = Literal(tok.text, _literal_kind(tok), tok.offset)
+            literal_value(literal)  # a literal C++ would refuse is an error here, at its column
+            return literal
         if tok.kind == "name":
             return self.name()
         if tok.text == "(":
@@ -319,6 +337,69 @@ class _Parser:
                 node = Member(node, member.text, tok.text == "->", member.offset, self.template_arguments())
             else:
                 return node
+
+
+def _literal_kind(tok: _Token) -> str:
+    if tok.kind == "string":
+        return "str"
+    based = tok.text[:2] in ("0x", "0X", "0b", "0B")
+    return "float" if not based and re.search(r"[.eE]|[fF]$", tok.text) else "int"
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "a": "\a", "b": "\b", "f": "\f"}
+_ESCAPE = re.compile(
+    r"\\(?:([ntrvabf\\'\"?])|([0-7]{1,3})|x([0-9a-fA-F]+)|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.DOTALL
+)
+
+
+def literal_value(node: Literal) -> bool | int | float | str:
+    """The value C++ gives the literal ``node`` (``010`` is 8, ``"a\\n"`` holds a line break);
+    ``ExprError`` at its column where C++ would refuse it or Python cannot hold it."""
+    if node.kind == "bool":
+        return node.text == "true"
+    if node.kind == "str":
+        return _string_value(node)
+    if node.kind == "int":
+        return _int_value(node)
+    try:
+        value = float(node.text.rstrip("fFlL"))
+    except ValueError:
+        raise ExprError(f"'{node.text}' is not a number C++ reads", node.offset) from None
+    if math.isinf(value):
+        raise ExprError(f"'{node.text}' is out of the range of a double", node.offset)
+    return value
+
+
+def _int_value(node: Literal) -> int:
+    digits = node.text.rstrip("uUlL")
+    base = {"0x": 16, "0X": 16, "0b": 2, "0B": 2}.get(digits[:2])
+    if base is not None:
+        return int(digits[2:], base)
+    if len(digits) > 1 and digits.startswith("0"):
+        if not set(digits) <= set("01234567"):
+            raise ExprError(f"'{node.text}' is not an octal number (C++ reads a leading 0 as octal)", node.offset)
+        return int(digits, 8)
+    return int(digits)
+
+
+def _string_value(node: Literal) -> str:
+    body = node.text[1:-1]
+    if "\n" in body or "\r" in body:
+        at = node.offset + 1 + min(i for i in (body.find("\n"), body.find("\r")) if i >= 0)
+        raise ExprError("a string literal cannot hold a line break (write \\n)", at)
+
+    def one(m: re.Match[str]) -> str:
+        simple, octal, hexa, short, long, other = m.groups()
+        if simple is not None:
+            return _ESCAPES.get(simple, simple)
+        if other is not None:
+            raise ExprError(f"unknown escape sequence '\\{other}'", node.offset + 1 + m.start())
+        code = int(octal, 8) if octal else int(hexa or short or long, 16)
+        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            raise ExprError(f"the escape '{m.group()}' is not a character", node.offset + 1 + m.start())
+        return chr(code)
+
+    return _ESCAPE.sub(one, body)
 
 
 def _offset(node: Node) -> int:

@@ -221,6 +221,7 @@ def _backward(f: NativeFunction, formula: Formula, args: tuple[CppValue, ...], a
     text, saved_in = extract_saved(formula.expression, args, formula.names, formula.location, outputs=False)
     text, saved_out = extract_saved(text, _named_returns(f), formula.names, formula.location, outputs=True)
     used = frozenset(n for n in available if uses_ident(text, n))
+    _check_bound_names(f, saved_in, available, formula.location)
     _check_mutated_result(f, text, formula.location)
     _check_mutated_lists(f, saved_in, formula.location)
     outputs = len(f.func.returns) or len(mutated_arguments(f))
@@ -228,6 +229,37 @@ def _backward(f: NativeFunction, formula: Formula, args: tuple[CppValue, ...], a
         if index >= outputs:
             raise VtgenError(f"grads[{index}] is out of range: '{f.name}' has {outputs} output(s)", formula.location)
     return Backward(formula.names, text, formula.expression, saved_in, saved_out, used, formula.location)
+
+
+# Names the backward binds itself, which a value it saves (an argument a formula reads) may not take:
+# the formulas' words for the incoming gradients; the parameters and locals of the C++ Node's apply
+# and the members its struct declares (emit/node.py); the Python Function's are stepped aside from
+# (emit/python_names.py).  Taken, the Python backward reads the wrong value (a silently wrong
+# gradient) and the Node does not compile.
+_BOUND_BY_BACKWARD = frozenset(
+    (
+        *("grad", "grads", "grad_input_mask", "result"),
+        *("grad_inputs", "grad_result", "needs_input_grad", "any_grad_defined", "gen"),
+        *("name", "apply", "compiled_args", "apply_with_saved", "release_variables", "will_release_variables"),
+        *("retain_variables", "mutex", "lock"),
+    )
+)
+
+
+def _check_bound_names(
+    f: NativeFunction, saved: tuple[SavedValue, ...], available: tuple[str, ...], location: Location
+) -> None:
+    """A saved argument named like something the backward binds (``grad``, ``grad_<output>``...)."""
+    args = {a.name for a in f.func.arguments.all}
+    loop = ("i",) if f.name.name.startswith("_foreach_") else ()
+    for value in saved:
+        clash = value.name in (*_BOUND_BY_BACKWARD, *available, *loop) or any(value.name == f"{a}_ix" for a in args)
+        if clash:
+            raise VtgenError(
+                f"the formula reads the argument '{value.name}', but the generated backward binds "
+                f"'{value.name}' itself (the incoming gradient, or a name of the Node's); rename the argument",
+                location,
+            )
 
 
 def _check_mutated_result(f: NativeFunction, text: str, location: Location) -> None:
