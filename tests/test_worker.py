@@ -24,7 +24,7 @@ from tests.test_supervise import FAKE
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.gradcheck.records import Entry, read_entries
 from vtgen_build.gradcheck.supervise import Child, run_to_end
-from vtgen_build.worker import Worker, client, find, start, stop
+from vtgen_build.worker import Worker, find, manage, start, stop
 
 SCRIPT = """
 import json, os, signal, sys, time
@@ -106,7 +106,7 @@ def test_the_supervisor_runs_its_children_through_the_worker(warm: Worker, tmp_p
 def test_a_worker_of_another_vtgen_build_is_stale_and_stopped(
     warm: Worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(client, "package_digest", lambda: "another version")
+    monkeypatch.setattr(manage, "package_digest", lambda: "another version")
     assert find(tmp_path / "out", sys.executable) is None
     assert "was stale (vtgen_build changed since it started): stopped" in capsys.readouterr().err
     assert not (warm.directory / "socket").exists()
@@ -146,7 +146,7 @@ def test_a_worker_directory_open_to_others_is_refused(warm: Worker, tmp_path: Pa
 def test_a_worker_directory_of_another_user_is_refused(
     warm: Worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(client.os, "getuid", lambda: os.geteuid() + 1)
+    monkeypatch.setattr(manage.os, "getuid", lambda: os.geteuid() + 1)
     with pytest.raises(VtgenError, match="belongs to user"):
         find(tmp_path / "out", sys.executable)
 
