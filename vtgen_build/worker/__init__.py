@@ -12,7 +12,6 @@ May import: ``base``.
 from __future__ import annotations
 
 from .client import Worker, WorkerGone, WorkerProcess, run_python, without
-from . import manage
 from .manage import IDLE, PRELOAD, WORKER_DIR, Look, Stopped, find, look, package_digest, start, stop
 
 __all__ = [

@@ -219,9 +219,10 @@ class Stopped:
         return f"no gradcheck worker of {out}"
 
 
-def stop(out: Path, drain: float = DRAIN) -> Stopped:
-    """Ask the worker of ``out`` to leave and wait ``drain`` seconds for it; one that does not answer (or
-    was asked before) is killed; one that answered and still finishes running children is left to them."""
+def stop(out: Path, drain: float | None = None) -> Stopped:
+    """Ask the worker of ``out`` to leave and wait ``drain`` seconds (default ``DRAIN``) for it; one that
+    does not answer (or was asked before) is killed; one that answered and still finishes running
+    children is left to them."""
     directory = out / WORKER_DIR
     if not directory.is_dir():
         return Stopped(0, "none")
@@ -234,7 +235,8 @@ def stop(out: Path, drain: float = DRAIN) -> Stopped:
     if not pid:
         _clear(directory)
         return Stopped(0, "none")
-    if answer is not None and _ends(pid, drain):
+    wait = DRAIN if drain is None else drain
+    if answer is not None and _ends(pid, wait if running else max(wait, _GONE)):  # one with no child leaves at once
         _clear(directory)
         return Stopped(pid, "stopped", running)
     if answer is not None and running:

@@ -287,7 +287,10 @@ class _Server:
         self.looked = now
         if _inode(self.settings.directory) != self.places[0]:
             _log(f"{self.settings.directory} was deleted or replaced: leaving, its children killed")
-            for pid in self.running:
+            for pid, conn in self.running.items():  # their clients see the worker gone, not a child's death
+                if conn is not None:
+                    conn.close()
+                self.running[pid] = None
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             self._stop(unlink=False)
