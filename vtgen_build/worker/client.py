@@ -33,7 +33,7 @@ class WorkerGone(VtgenError):
 
 def without(gone: WorkerGone) -> None:
     """Say that this process goes on without the worker, and why."""
-    print(f"vtgen-build: note: {gone}: going on without it", file=sys.stderr, flush=True)
+    print(f"vtgen-build: note: {gone.message}: going on without it", file=sys.stderr, flush=True)
 
 
 def _why(exc: BaseException) -> str:
@@ -41,6 +41,8 @@ def _why(exc: BaseException) -> str:
         return f"no answer within {ANSWER:g}s"
     if isinstance(exc, OSError):
         return exc.strerror or type(exc).__name__
+    if isinstance(exc, VtgenError):
+        return exc.message
     return str(exc) or type(exc).__name__
 
 

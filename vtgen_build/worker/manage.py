@@ -101,8 +101,9 @@ def find(out: Path, python: str) -> Worker | None:
     seen = look(out, python)
     directory = out / WORKER_DIR
     if seen.stale:
-        stop(out)
-        _note(f"the gradcheck worker in {directory} was stale ({seen.problem}): stopped")
+        stopped = stop(out)
+        how = "stopped" if stopped.how != "leaving" else "it takes no new checks and leaves when its running ones end"
+        _note(f"the gradcheck worker in {directory} was stale ({seen.problem}): {how}")
     elif seen.problem:
         process = f" (process {seen.pid})" if seen.pid else ""
         _note(f"the gradcheck worker in {directory}{process} {seen.problem}: this run goes on without it "
