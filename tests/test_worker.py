@@ -8,10 +8,13 @@ revert, give FAILED then OK.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +27,7 @@ from tests.test_supervise import FAKE
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.gradcheck.records import Entry, read_entries
 from vtgen_build.gradcheck.supervise import Child, run_to_end
-from vtgen_build.worker import Worker, client, find, start, stop
+from vtgen_build.worker import Worker, WorkerGone, client, find, manage, start, stop
 
 SCRIPT = """
 import json, os, signal, sys, time
@@ -106,7 +109,7 @@ def test_the_supervisor_runs_its_children_through_the_worker(warm: Worker, tmp_p
 def test_a_worker_of_another_vtgen_build_is_stale_and_stopped(
     warm: Worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(client, "package_digest", lambda: "another version")
+    monkeypatch.setattr(manage, "package_digest", lambda: "another version")
     assert find(tmp_path / "out", sys.executable) is None
     assert "was stale (vtgen_build changed since it started): stopped" in capsys.readouterr().err
     assert not (warm.directory / "socket").exists()
@@ -146,7 +149,7 @@ def test_a_worker_directory_open_to_others_is_refused(warm: Worker, tmp_path: Pa
 def test_a_worker_directory_of_another_user_is_refused(
     warm: Worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(client.os, "getuid", lambda: os.geteuid() + 1)
+    monkeypatch.setattr(manage.os, "getuid", lambda: os.geteuid() + 1)
     with pytest.raises(VtgenError, match="belongs to user"):
         find(tmp_path / "out", sys.executable)
 
@@ -157,6 +160,265 @@ def test_a_leftover_socket_of_a_dead_worker_reads_as_none(tmp_path: Path) -> Non
     time.sleep(0.2)
     assert find(tmp_path / "out", sys.executable) is None
     assert not (worker.directory / "socket").exists()
+
+
+def _gone(pid: int, limit: float) -> bool:
+    """Process ``pid`` ended (a zombie counts: nobody may have reaped it yet) within ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    from vtgen_build.cli.entry import main
+
+    code = main(list(args))
+    said = capsys.readouterr()
+    return code, said.out + said.err
+
+
+def test_an_edit_of_any_module_the_worker_imported_makes_it_stale_and_a_new_one_sees_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A private package deep in what the worker preloads (as torch/autograd/gradcheck.py or the OpInfo
+    database is in torch): an edit is seen, the worker is replaced, and its children run the new code."""
+    deep = tmp_path / "site" / "vtpriv" / "inner" / "deep.py"
+    deep.parent.mkdir(parents=True)
+    for init in (deep.parent / "__init__.py", deep.parent.parent / "__init__.py"):
+        init.write_text("", encoding="utf-8")
+    deep.write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path / 'site'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    (tmp_path / "show.py").write_text("import vtpriv.inner.deep as d\nprint(d.VALUE)\n", encoding="utf-8")
+    out = tmp_path / "out"
+    said = tmp_path / "said.txt"
+    try:
+        worker = start(out, sys.executable, ("vtpriv.inner.deep",), tmp_path)
+        assert worker.spawn([str(tmp_path / "show.py")], said, {}).wait(timeout=60) == 0
+        assert said.read_text(encoding="utf-8") == "1\n"
+        deep.write_text("VALUE = 2\n", encoding="utf-8")  # the same size: only its time and inode tell
+        assert find(out, sys.executable) is None
+        assert f"({deep} changed since it imported it): stopped" in capsys.readouterr().err
+        worker = start(out, sys.executable, ("vtpriv.inner.deep",), tmp_path)
+        assert worker.spawn([str(tmp_path / "show.py")], said, {}).wait(timeout=60) == 0
+        assert said.read_text(encoding="utf-8") == "2\n"
+    finally:
+        stop(out)
+
+
+def test_a_silent_worker_is_reported_bypassed_and_killed_by_stop(
+    warm: Worker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A worker that does not answer (SIGSTOP: stuck, swapped out, under a debugger): status says so,
+    a check notes it and runs without it, and ``stop`` kills it and says so, never "stopped"."""
+    monkeypatch.setattr(client, "ANSWER", 1.0, raising=False)
+    monkeypatch.setattr(manage, "ANSWER", 1.0, raising=False)
+    out = tmp_path / "out"
+    os.kill(warm.pid, signal.SIGSTOP)
+    try:
+        code, said = _cli(capsys, "worker", "status", "--out", str(out))
+        assert code == 3 and f"(process {warm.pid}) does not answer" in said and "error" not in said, said
+        assert find(out, sys.executable) is None
+        assert "does not answer" in capsys.readouterr().err
+        output = tmp_path / "fallback.txt"  # a check that found it before it went silent
+        assert client.run_python(warm, sys.executable, [str(tmp_path / "script.py"), "ok"], output) == 0
+        note = capsys.readouterr().err
+        assert f"note: the gradcheck worker in {warm.directory} did not start the child (no answer within 1s)" in note
+        assert "going on without it" in note and "error" not in note and output.read_text(encoding="utf-8")
+        code, said = _cli(capsys, "worker", "stop", "--out", str(out))
+        assert code == 0 and f"killed the gradcheck worker of {out} (process {warm.pid}) with SIGKILL" in said, said
+        assert _gone(warm.pid, 10)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(warm.pid, signal.SIGKILL)
+
+
+SPIN_ONCE = """
+import json, os, sys
+request = json.load(open(sys.argv[1]))
+marker = os.path.join(os.path.dirname(sys.argv[1]), "spun.txt")
+with open(sys.argv[2], "a") as out:
+    for name in request["entries"]:
+        if name in request["skip"]:
+            continue
+        out.write(json.dumps({"start": name}) + "\\n")
+        out.flush()
+        if name == "spin" and not os.path.exists(marker):  # the first time only, in the worker
+            with open(marker + ".tmp", "w") as m:
+                m.write(str(os.getpid()))
+            os.rename(marker + ".tmp", marker)
+            while True:
+                pass
+        out.write(json.dumps({"entry": name, "checks": []}) + "\\n")
+"""
+
+
+def test_a_worker_killed_mid_check_takes_its_child_along_and_the_check_goes_on_without_it(
+    warm: Worker, tmp_path: Path
+) -> None:
+    """``kill -9`` of the worker while its child spins: the child dies with it (not past any limit), and
+    the supervisor runs the entries again in a new Python: no error, no entry blamed."""
+    script = tmp_path / "spin_once.py"
+    script.write_text(SPIN_ONCE, encoding="utf-8")
+    paths = (tmp_path / "request.json", tmp_path / "results.jsonl", tmp_path / "stderr.txt")
+    child = Child(sys.executable, script, *paths, "the stand-in process", "entry", 60, worker=warm)
+    marker = tmp_path / "spun.txt"
+
+    def kill_the_worker_once_it_spins() -> None:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(warm.pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_the_worker_once_it_spins)
+    killer.start()
+    started = time.monotonic()
+    run_to_end(child, lambda skip: {"entries": ["a", "spin", "b"], "skip": skip})
+    killer.join()
+    assert read_entries(child.results) == [Entry("a"), Entry("spin"), Entry("b")]
+    assert time.monotonic() - started < 30  # not the entry's 60 s limit: the loss was seen at once
+    assert _gone(int(marker.read_text(encoding="utf-8")), 5)  # the spinning child died with its worker
+
+
+def test_a_client_that_goes_takes_its_child_along(warm: Worker, tmp_path: Path) -> None:
+    """The check process killed (its connection closes): the worker kills the child it ran for it."""
+    process = warm.spawn([str(tmp_path / "script.py"), "hang"], tmp_path / "hang.txt", {})
+    process.conn.close()
+    assert _gone(process.pid, 10)
+    assert _run(warm, tmp_path, "ok")[0] == 0
+
+
+def test_stop_during_a_check_keeps_its_diagnosis_and_other_checks_go_on_without_the_worker(
+    warm: Worker, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``worker stop`` while a check's child hangs: the worker takes no new work at once (its socket goes),
+    so a second check runs without it (no connection error); the hanging entry is still diagnosed as
+    hung, the entries after it run in a new Python, and ``stop`` reports the worker's end only once it left."""
+    script = tmp_path / "fake_child.py"
+    script.write_text(FAKE, encoding="utf-8")
+    paths = (tmp_path / "request.json", tmp_path / "results.jsonl", tmp_path / "stderr.txt")
+    child = Child(sys.executable, script, *paths, "the stand-in process", "entry", 1, worker=warm)
+    checking = threading.Thread(
+        target=run_to_end, args=(child, lambda skip: {"entries": ["a", "hang", "b"], "skip": skip})
+    )
+    checking.start()
+    _wait_for_text(child.results, '"start": "hang"', 60)
+    stopped: list[object] = []
+    stopping = threading.Thread(target=lambda: stopped.append(stop(tmp_path / "out")))
+    stopping.start()
+    _wait_for_gone(warm.directory / "socket", 10)
+    assert find(tmp_path / "out", sys.executable) is None  # a second check: no worker, no error
+    output = tmp_path / "second.txt"
+    assert client.run_python(warm, sys.executable, [str(tmp_path / "script.py"), "ok"], output) == 0
+    checking.join(60)
+    stopping.join(60)
+    hung = "the process hung in sample 3: no result within the per-entry limit of 1s (--timeout); killed"
+    assert read_entries(child.results) == [Entry("a"), Entry("hang", aten="HANG", error=hung, fatal=True), Entry("b")]
+    assert _gone(warm.pid, 10)
+    assert [getattr(s, "how", s) for s in stopped] == ["stopped"]
+
+
+def _wait_for_text(path: Path, text: str, limit: float) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if path.exists() and text in path.read_text(encoding="utf-8"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no {text!r} in {path} within {limit}s")
+
+
+def _wait_for_gone(path: Path, limit: float) -> None:
+    deadline = time.monotonic() + limit
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not path.exists(), f"{path} still there after {limit}s"
+
+
+def test_the_worker_leaves_with_its_directory_and_takes_its_children_along(warm: Worker, tmp_path: Path) -> None:
+    """``rm -rf`` of --out (a clean, a cache reset): no orphan daemon, no orphan child."""
+    process = warm.spawn([str(tmp_path / "script.py"), "hang"], tmp_path / "hang.txt", {})
+    shutil.rmtree(tmp_path / "out")
+    assert _gone(warm.pid, 10)
+    assert _gone(process.pid, 10)
+    with pytest.raises(WorkerGone, match="ended while its child ran"):
+        process.wait(timeout=10)
+
+
+def test_an_idle_worker_leaves(tmp_path: Path) -> None:
+    worker = start(tmp_path / "out", sys.executable, ("json",), tmp_path, idle=1)
+    assert _gone(worker.pid, 15)
+    assert find(tmp_path / "out", sys.executable) is None
+    assert not (worker.directory / "pid").exists()
+
+
+def test_an_interpreter_that_dies_at_once_is_reported_at_once_with_its_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = tmp_path / "oldpy.sh"
+    old.write_text("#!/bin/sh\necho 'SyntaxError: this interpreter is too old' >&2\nexit 1\n", encoding="utf-8")
+    old.chmod(0o755)
+    monkeypatch.setattr(manage, "STARTUP", 30)  # before the fix: a failure in 30 s, not a hang of 300
+    started = time.monotonic()
+    with pytest.raises(VtgenError, match="exited with status 1:\nSyntaxError: this interpreter is too old"):
+        start(tmp_path / "out", str(old), ("json",), tmp_path)
+    assert time.monotonic() - started < 10
+
+
+def test_a_pid_file_read_before_it_is_written_is_waited_for(tmp_path: Path) -> None:
+    """The state a loaded machine shows: the pid file there, still empty, while the worker starts."""
+    slow = tmp_path / "slowpy.sh"
+    slow.write_text(f'#!/bin/sh\n: > "$2/pid"\nsleep 1\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    slow.chmod(0o755)
+    (tmp_path / "script.py").write_text(SCRIPT, encoding="utf-8")
+    out = tmp_path / "out"
+    worker = start(out, str(slow), ("json",), tmp_path)
+    try:
+        assert (worker.directory / "pid").read_text(encoding="utf-8") == str(worker.pid)
+        assert _run(worker, tmp_path, "ok")[0] == 0
+    finally:
+        stop(out)
+    assert _gone(worker.pid, 10)
+
+
+def test_a_start_that_fails_leaves_no_worker_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "slowimport.py").write_text("import time\ntime.sleep(120)\n", encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setattr(manage, "STARTUP", 2)
+    out = tmp_path / "out"
+    with pytest.raises(VtgenError, match="did not start within 2s"):
+        start(out, sys.executable, ("slowimport",), tmp_path)
+    assert _gone(int((out / ".vtgen-worker" / "pid").read_text(encoding="utf-8")), 10)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"run": {"argv": 5}}',
+        b'{"run": {"argv": [], "stderr": "x", "env": {}, "cwd": "/"}}',
+        b'{"run": {"argv": [5], "stderr": "x", "env": {}, "cwd": "/"}}',
+        b'{"run": {"argv": ["x"], "stderr": "x", "env": {"A": 1}, "cwd": "/"}}',
+        b'{"run": {"argv": ["x"], "stderr": "x\\u0000", "env": {}, "cwd": "/"}}',
+        b'{"run": {"argv": ["x"], "stderr": "x", "env": {}, "cwd": "/", "more": 1}}',
+        b'{"run": 5}',
+        b'{"launch": 1}',
+        b"[1, 2]",
+        b"not json",
+    ],
+)
+def test_a_malformed_request_is_refused_and_the_worker_serves_on(warm: Worker, tmp_path: Path, line: bytes) -> None:
+    conn = client.connect(warm.directory)
+    with conn:
+        conn.sendall(line + b"\n")
+        conn.settimeout(10)
+        answer = conn.recv(4096)
+    assert answer.startswith(b'{"error": '), answer
+    assert _run(warm, tmp_path, "ok") == (0, "child ok yes\n")
 
 
 def _wait_for(path: Path, text: str, count: int, process: subprocess.Popen[str], limit: float) -> str:

@@ -827,26 +827,38 @@ def _watch_check(args: argparse.Namespace, inputs: Inputs, manual_file: str | No
 
 
 def _add_worker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from ..worker import IDLE
+
     worker = sub.add_parser("worker", help="the warm gradcheck worker of a check directory (start, stop, status)")
     worker.add_argument("action", choices=("start", "stop", "status"))
     worker.add_argument("--out", required=True, metavar="DIR", help="the check directory (check's --out)")
     worker.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
+    worker.add_argument("--idle", type=float, default=IDLE, metavar="SECONDS",
+                        help=f"start: it leaves after this long unused (default {IDLE}; 0: never)")  # fmt: skip
     worker.set_defaults(run=_run_worker)
 
 
 def _run_worker(args: argparse.Namespace) -> int:
-    from ..worker import find, start, stop
+    """``worker start|stop|status``; status: 0 a current worker, 3 none usable (none, stale or silent)."""
+    from ..worker import look, start, stop
 
     out, python = Path(args.out).resolve(), args.python or sys.executable
     if args.action == "start":
-        print(f"vtgen-build: the gradcheck worker of {out} is up (process {start(out, python).pid})")
+        print(f"vtgen-build: the gradcheck worker of {out} is up (process {start(out, python, idle=args.idle).pid})")
     elif args.action == "stop":
-        print(f"vtgen-build: {'stopped the' if stop(out) else 'no'} gradcheck worker of {out}")
+        print(f"vtgen-build: {stop(out).sentence(out)}")
     else:
-        found = find(out, python)
-        what = f"a current gradcheck worker (process {found.pid})" if found else "no gradcheck worker"
-        print(f"vtgen-build: {what} for {out}")
-        return 0 if found else 3
+        seen = look(out, python)
+        process = f" (process {seen.pid})" if seen.pid else ""
+        if seen.worker is not None:
+            print(f"vtgen-build: a current gradcheck worker{process} for {out}")
+        elif seen.stale:
+            print(f"vtgen-build: a stale gradcheck worker{process} for {out}: {seen.problem} (the next check stops it)")
+        elif seen.problem:
+            print(f"vtgen-build: the gradcheck worker of {out}{process} {seen.problem}: `worker stop` kills it")
+        else:
+            print(f"vtgen-build: no gradcheck worker for {out}")
+        return 0 if seen.worker is not None else 3
     return 0
 
 

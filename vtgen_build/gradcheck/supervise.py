@@ -21,13 +21,13 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
-from ..worker import Worker, WorkerProcess
+from ..worker import Worker, WorkerGone, WorkerProcess, without
 from .records import read_rows
 
 __all__ = ["GRACE", "STARTUP", "Child", "Stop", "run_to_end"]
@@ -56,6 +56,7 @@ class _Ending:
     code: int  # the child's exit status; negative: the signal that killed it
     hung: bool  # killed here: its entry wrote no row within the limit
     stopped: bool = False  # killed here: a row it wrote was one to stop at (``Stop``)
+    lost: bool = False  # its warm worker ended while it ran (the child died with it): it runs again without
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,9 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]], 
         done = list(dict.fromkeys(str(r["entry"]) for r in rows if "entry" in r))  # a crash's error row too
         write_atomic(child.request, json.dumps(request(done), sort_keys=True))
         ending = _start(child, stop.at if stop else None)
+        if ending.lost:  # the entry it was in was not its failure: all again, in a new Python
+            child = replace(child, worker=None)
+            continue
         if ending.stopped:
             if stop is not None and stop.confirmed():
                 return True
@@ -109,30 +113,40 @@ def _start(child: Child, stop_at: Callable[[dict[str, Any]], bool] | None = None
     watch = _Watch(child.results, stop_at)
     process = _launch(child, arguments, env)
     try:
-        deadline = time.monotonic() + STARTUP + child.timeout
-        while True:
-            try:
-                return _Ending(process.wait(timeout=_POLL), False)
-            except subprocess.TimeoutExpired:
-                pass
-            if watch.moved():  # an entry started or finished: the next one has the full limit
-                deadline = time.monotonic() + child.timeout + GRACE
-            if watch.stop:
-                process.kill()
-                return _Ending(process.wait(), False, True)
-            if time.monotonic() > deadline:
-                process.kill()
-                return _Ending(process.wait(), True)
+        return _watch(process, watch, time.monotonic() + STARTUP + child.timeout, child.timeout)
+    except WorkerGone as gone:  # the worker ended while the child ran: that child died with it
+        without(gone)
+        return _Ending(-signal.SIGKILL, False, lost=True)
     finally:
         if process.poll() is None:  # interrupted (Ctrl-C): the child goes too
             process.kill()
             process.wait()
 
 
+def _watch(process: subprocess.Popen[bytes] | WorkerProcess, watch: _Watch, deadline: float, timeout: int) -> _Ending:
+    """Wait for the child's end, killing it at a ``stop_at`` row or past ``deadline`` (moved on by each row)."""
+    while True:
+        try:
+            return _Ending(process.wait(timeout=_POLL), False)
+        except subprocess.TimeoutExpired:
+            pass
+        if watch.moved():  # an entry started or finished: the next one has the full limit
+            deadline = time.monotonic() + timeout + GRACE
+        if watch.stop:
+            process.kill()
+            return _Ending(process.wait(), False, True)
+        if time.monotonic() > deadline:
+            process.kill()
+            return _Ending(process.wait(), True)
+
+
 def _launch(child: Child, arguments: list[str], env: dict[str, str]) -> subprocess.Popen[bytes] | WorkerProcess:
     """The child started: forked by the warm worker when there is one, else a new Python."""
     if child.worker is not None:
-        return child.worker.spawn(arguments, child.stderr, env)
+        try:
+            return child.worker.spawn(arguments, child.stderr, env)
+        except WorkerGone as gone:
+            without(gone)
     with open(child.stderr, "w", encoding="utf-8") as err:
         return subprocess.Popen([child.python, *arguments], stdout=err, stderr=err, env=env)
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import VtgenError
-from ..worker import Worker
+from ..worker import Worker, run_python
 
 __all__ = ["TorchInstall", "locate_torch"]
 
@@ -79,9 +78,4 @@ def locate_torch(python: str | None = None, worker: Worker | None = None) -> Tor
 
 
 def _ask(python: str, worker: Worker | None, said: Path, cwd: str) -> int:
-    if worker is not None:
-        return worker.spawn([str(PROBE)], said, dict(os.environ), cwd).wait(timeout=300)
-    with open(said, "w", encoding="utf-8") as out:
-        return subprocess.run(
-            [python, str(PROBE)], stdout=out, stderr=out, timeout=300, check=False, cwd=cwd
-        ).returncode
+    return run_python(worker, python, [str(PROBE)], said, dict(os.environ), cwd, timeout=300)

@@ -1,19 +1,17 @@
-"""Finding, starting and stopping the warm worker of one ``--out``, and running a child through it.
+"""Running a child through a warm worker, and the wire both sides speak (JSON lines, ``server.py``).
 
-The worker lives in ``OUT/.vtgen-worker/`` (a directory only its user may enter: anything else is
-refused, never used).  ``find`` connects only to a worker that is current: the same Python, the same
-torch files as when it started (``server.installation_digest``), the same vtgen_build; a stale one is
-stopped and reported, and the run goes on without it.
+A worker that cannot serve (stopped, stopping, killed, its directory deleted, or silent) is never
+the check's failure: ``WorkerGone`` says so, and the callers (``run_python``, ``gradcheck/supervise.py``)
+run the child in a new Python instead, with a note.  A request the worker refuses is an error.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
+import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
@@ -22,30 +20,30 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import VtgenError
-from .server import installation_digest
 
-__all__ = ["PRELOAD", "WORKER_DIR", "Worker", "WorkerProcess", "find", "package_digest", "run_python", "start", "stop"]
+__all__ = ["ANSWER", "Worker", "WorkerGone", "WorkerProcess", "connect", "receive", "run_python", "send", "without"]
 
-WORKER_DIR = ".vtgen-worker"
-SERVER = Path(__file__).resolve().with_name("server.py")
-PACKAGE = Path(__file__).resolve().parent.parent  # vtgen_build: the only scripts the worker runs
-# what every gradcheck child imports first, and what takes it seconds: torch and PyTorch's test suite
-PRELOAD = (
-    "torch",
-    "torch.testing._internal.common_methods_invocations",
-    "torch.testing._internal.common_modules",
-    "torch.testing._internal.opinfo.core",
-)
-STARTUP = 300  # seconds the worker may take to import its modules
+ANSWER = 10.0  # seconds a worker may take to answer a request (hello, stop, a child's pid); more: it is silent
+KILLED = 10.0  # seconds a child killed here may take to be reported ended; more: counted dead all the same
 
 
-def package_digest() -> str:
-    """The content of vtgen_build's own files: a worker started by another version is stale."""
-    digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+class WorkerGone(VtgenError):
+    """The worker could not serve this request; the caller goes on without it (``without``)."""
+
+
+def without(gone: WorkerGone) -> None:
+    """Say that this process goes on without the worker, and why."""
+    print(f"vtgen-build: note: {gone.message}: going on without it", file=sys.stderr, flush=True)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {ANSWER:g}s"
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    if isinstance(exc, VtgenError):
+        return exc.message
+    return str(exc) or type(exc).__name__
 
 
 @dataclass(frozen=True)
@@ -55,35 +53,63 @@ class Worker:
 
     def spawn(self, argv: Sequence[str], stderr: Path, env: Mapping[str, str], cwd: str | None = None) -> WorkerProcess:
         """Run ``python ARGV`` as a child the worker forks (in ``cwd``, default here), its output into ``stderr``."""
-        conn = _connect(self.directory)
         request = {"argv": list(argv), "stderr": str(stderr.resolve()), "env": dict(env), "cwd": cwd or os.getcwd()}
-        _send(conn, {"run": request})
-        pid = _receive(conn, STARTUP).get("pid")
+        try:
+            conn = connect(self.directory)
+        except OSError as exc:
+            raise WorkerGone(f"the gradcheck worker in {self.directory} is gone ({_why(exc)})") from None
+        try:
+            send(conn, {"run": request})
+            answer = receive(conn, ANSWER)
+        except (OSError, WorkerGone) as exc:
+            conn.close()  # if it forks the child later, it finds nobody waiting and kills it
+            why = _why(exc)
+            raise WorkerGone(f"the gradcheck worker in {self.directory} did not start the child ({why})") from None
+        pid = answer.get("pid")
         if not isinstance(pid, int):
             conn.close()
-            raise VtgenError(f"the gradcheck worker in {self.directory} did not start the child; stop it and retry")
+            raise VtgenError(f"the gradcheck worker in {self.directory} refused to run a child: {answer.get('error')}")
         return WorkerProcess(conn, pid, self.directory)
 
 
 class WorkerProcess:
-    """A child of the worker, as much of ``subprocess.Popen`` as a supervisor uses."""
+    """A child of the worker, as much of ``subprocess.Popen`` as a supervisor uses.
+
+    ``wait`` raises ``WorkerGone`` when the worker ends while its child runs (the child dies with it:
+    ``server.py``); the child counts as killed from then on."""
 
     def __init__(self, conn: socket.socket, pid: int, directory: Path) -> None:
         self.conn, self.pid, self.directory = conn, pid, directory
         self.returncode: int | None = None
+        self.killed: float | None = None  # when ``kill`` was called
 
     def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None:
-            try:
-                answer = _receive(self.conn, timeout)
-            except TimeoutError:
-                raise subprocess.TimeoutExpired(f"worker child {self.pid}", timeout or 0) from None
-            code = answer.get("exit")
-            if not isinstance(code, int):
-                raise VtgenError(f"the gradcheck worker in {self.directory} ended while its child {self.pid} ran")
-            self.returncode = code
-            self.conn.close()
-        return self.returncode
+        if self.returncode is not None:
+            return self.returncode
+        limit = timeout
+        if self.killed is not None:  # its end is due at once: a worker that does not report it is silent
+            left = max(0.0, self.killed + KILLED - time.monotonic())
+            limit = left if timeout is None else min(timeout, left)
+        try:
+            answer = receive(self.conn, limit)
+        except TimeoutError:
+            if self.killed is not None and time.monotonic() >= self.killed + KILLED:
+                return self._ended(-signal.SIGKILL)
+            raise subprocess.TimeoutExpired(f"worker child {self.pid}", timeout or 0) from None
+        except (OSError, WorkerGone) as exc:
+            self._ended(-signal.SIGKILL)
+            why = _why(exc)
+            raise WorkerGone(f"the gradcheck worker in {self.directory} ended while its child ran ({why})") from None
+        code = answer.get("exit")
+        if not isinstance(code, int):
+            self._ended(-signal.SIGKILL)
+            raise WorkerGone(f"the gradcheck worker in {self.directory} answered {answer} for its child's end")
+        return self._ended(code)
+
+    def _ended(self, code: int) -> int:
+        self.returncode = code
+        self.conn.close()
+        return code
 
     def poll(self) -> int | None:
         try:
@@ -92,132 +118,48 @@ class WorkerProcess:
             return None
 
     def kill(self) -> None:
+        if self.returncode is not None:
+            return
+        self.killed = self.killed or time.monotonic()
         with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
-            os.kill(self.pid, 9)
+            os.kill(self.pid, signal.SIGKILL)
 
 
-def run_python(worker: Worker | None, python: str, argv: Sequence[str], output: Path) -> int:
-    """``python ARGV`` to its end, its output into ``output``; forked by ``worker`` when given."""
-    env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
+def run_python(
+    worker: Worker | None,
+    python: str,
+    argv: Sequence[str],
+    output: Path,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    timeout: float | None = None,
+) -> int:
+    """``python ARGV`` to its end, its output into ``output``; forked by ``worker`` when given and able,
+    else (or when it goes while the child runs) a new Python.  ``subprocess.TimeoutExpired`` past ``timeout``."""
+    env = env if env is not None else {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
     if worker is not None:
-        return worker.spawn(argv, output, env).wait()
-    with open(output, "w", encoding="utf-8") as out:
-        return subprocess.run([python, *argv], stdout=out, stderr=out, env=env, check=False).returncode
-
-
-def find(out: Path, python: str) -> Worker | None:
-    """The current worker of ``out`` for this Python, or None (none up; a stale one is stopped, with a note)."""
-    directory = out / WORKER_DIR
-    if not (directory / "socket").exists():
-        return None
-    _owned(directory)
-    try:
-        conn = _connect(directory)
-    except OSError:  # its process is gone: the socket is a leftover
-        (directory / "socket").unlink(missing_ok=True)
-        return None
-    with conn:
-        _send(conn, {"hello": 1})
-        identity = _receive(conn, 10)
-    why = _stale(identity, python)
-    if why:
-        stop(out)
-        print(f"vtgen-build: note: the gradcheck worker in {directory} was stale ({why}): stopped", file=sys.stderr)
-        return None
-    return Worker(directory, int(str(identity.get("pid", "0"))))
-
-
-def _stale(identity: Mapping[str, object], python: str) -> str:
-    """Why a worker that answered is not the one this run would start, or ""."""
-    if identity.get("python") != os.path.realpath(python):
-        return f"it runs {identity.get('python')}, not {os.path.realpath(python)}"
-    torch = str(identity.get("torch") or "")  # "": it has not imported torch (its children will)
-    if torch and (not os.path.isdir(torch) or installation_digest(torch) != identity.get("torch_digest")):
-        return "torch's files changed since it started"
-    if identity.get("extra") != package_digest():
-        return "vtgen_build changed since it started"
-    return ""
-
-
-def start(out: Path, python: str, modules: Sequence[str] = PRELOAD, allow: Path = PACKAGE) -> Worker:
-    """Start the worker of ``out`` (replacing a stale one); it lives on, detached, until ``stop``."""
-    found = find(out, python)
-    if found is not None:
-        return found
-    directory = out / WORKER_DIR
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _owned(directory)
-    ready = directory / "ready.json"
-    ready.unlink(missing_ok=True)
-    command = [python, str(SERVER), str(directory), package_digest(), str(allow), *modules]
-    (directory / "pid").unlink(missing_ok=True)
-    with open(ready, "w", encoding="utf-8") as said, open(directory / "worker-stderr.txt", "w") as err:
-        subprocess.run(command, stdout=said, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, check=False)
-    deadline = time.monotonic() + STARTUP
-    while time.monotonic() < deadline:
-        text = ready.read_text(encoding="utf-8").strip()
-        if text:
-            return Worker(directory, int(str(json.loads(text)["ready"]["pid"])))
-        if not _alive(directory / "pid"):
-            tail = (directory / "worker-stderr.txt").read_text(errors="replace")[-2000:]
-            raise VtgenError(f"the gradcheck worker failed to start:\n{tail}")
-        time.sleep(0.05)
-    with contextlib.suppress(OSError, ValueError):
-        os.kill(int((directory / "pid").read_text(encoding="utf-8")), 9)
-    raise VtgenError(f"the gradcheck worker did not start within {STARTUP}s")
-
-
-def _alive(pid_file: Path) -> bool:
-    """The worker whose pid the file holds is still running (True while the file is not written yet)."""
-    try:
-        os.kill(int(pid_file.read_text(encoding="utf-8")), 0)
-    except FileNotFoundError:
-        return True
-    except (ProcessLookupError, ValueError):
-        return False
-    return True
-
-
-def stop(out: Path) -> bool:
-    """Stop the worker of ``out``; False when none was up."""
-    directory = out / WORKER_DIR
-    if not (directory / "socket").exists():
-        return False
-    _owned(directory)
-    try:
-        conn = _connect(directory)
-    except OSError:
-        (directory / "socket").unlink(missing_ok=True)
-        return False
-    with conn:
-        _send(conn, {"stop": 1})
-        with contextlib.suppress(TimeoutError, VtgenError):
-            _receive(conn, 10)
-    deadline = time.monotonic() + 10  # it leaves when its running children have ended
-    while (directory / "socket").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return True
-
-
-def _owned(directory: Path) -> None:
-    """Refuse a worker directory (or socket) that is not a plain directory of this user's, closed to others."""
-    for path in (directory, directory / "socket"):
         try:
-            info = path.lstat()
-        except FileNotFoundError:
-            continue
-        if info.st_uid != os.getuid():
-            raise VtgenError(f"refused the gradcheck worker in {directory}: {path} belongs to user {info.st_uid}")
-        if path == directory and not stat.S_ISDIR(info.st_mode):
-            raise VtgenError(f"refused the gradcheck worker in {directory}: it is not a directory")
-        if info.st_mode & 0o077:
-            mode = oct(stat.S_IMODE(info.st_mode))
-            raise VtgenError(f"refused the gradcheck worker in {directory}: {path} is open to other users ({mode})")
+            process = worker.spawn(argv, output, env, cwd)
+            try:
+                return process.wait(timeout)
+            finally:
+                if process.returncode is None:
+                    process.kill()
+        except WorkerGone as gone:
+            without(gone)
+    with open(output, "w", encoding="utf-8") as out:
+        return subprocess.run(
+            [python, *argv], stdout=out, stderr=out, env=env, cwd=cwd, timeout=timeout, check=False
+        ).returncode
 
 
-def _connect(directory: Path) -> socket.socket:
+def connect(directory: Path) -> socket.socket:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        conn.close()
+        raise
     try:  # through /proc: the full path may pass the 108 bytes AF_UNIX allows
         conn.connect(f"/proc/self/fd/{dir_fd}/socket")
     except OSError:
@@ -228,12 +170,13 @@ def _connect(directory: Path) -> socket.socket:
     return conn
 
 
-def _send(conn: socket.socket, message: Mapping[str, object]) -> None:
+def send(conn: socket.socket, message: Mapping[str, object]) -> None:
     conn.sendall(json.dumps(message).encode() + b"\n")
 
 
-def _receive(conn: socket.socket, timeout: float | None) -> dict[str, object]:
-    """One JSON line; ``TimeoutError`` when none came within ``timeout`` seconds (None: wait)."""
+def receive(conn: socket.socket, timeout: float | None) -> dict[str, object]:
+    """One JSON line; ``TimeoutError`` when none came within ``timeout`` seconds (None: wait),
+    ``WorkerGone`` when the worker closed the connection first."""
     conn.settimeout(timeout)
     data = b""
     while not data.endswith(b"\n"):
@@ -242,11 +185,14 @@ def _receive(conn: socket.socket, timeout: float | None) -> dict[str, object]:
         except (TimeoutError, BlockingIOError):
             raise TimeoutError from None
         if not chunk:
-            raise VtgenError("the gradcheck worker closed the connection")
+            raise WorkerGone("the gradcheck worker closed the connection")
         line_end = chunk.find(b"\n")
         take = len(chunk) if line_end < 0 else line_end + 1
         data += conn.recv(take)
-    answer = json.loads(data)
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        answer = None
     if not isinstance(answer, dict):
-        raise VtgenError("the gradcheck worker answered something that is not a JSON object")
+        raise VtgenError(f"the gradcheck worker answered something that is not a JSON object: {data[:200]!r}")
     return answer
