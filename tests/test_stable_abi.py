@@ -158,6 +158,22 @@ def test_stable_runs_are_byte_identical(run_cli: CliRunner, tmp_path: Path) -> N
             "tags: pointwise: a stable-ABI schema carries tags from stable-abi 2.12 on (StableLibrary::def with "
             "tags); at 2.10, remove 'tags:' or raise the target",
         ),
+        (  # accepted once, and failed opcheck's test_aot_dispatch_dynamic
+            "- func: f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU: f_out\n",
+            1,
+            "st::f.out: returns 'Tensor(a!)': a stable-ABI op cannot return a tensor it writes (torch.compile and "
+            "opcheck's test_aot_dispatch_dynamic functionalize a mutating custom op only when it returns nothing); "
+            "write '-> ()': callers still get the result in the argument",
+        ),
+        (  # a structured group's in-place variant, at its own line
+            "- func: f(Tensor self) -> Tensor\n  structured_delegate: f.out\n"
+            "- func: f_(Tensor(a!) self) -> Tensor(a!)\n  structured_delegate: f.out\n"
+            "- func: f.out(Tensor self, *, Tensor(a!) out) -> ()\n  structured: True\n  dispatch:\n    CPU: f_out\n",
+            3,
+            "st::f_: returns 'Tensor(a!)': a stable-ABI op cannot return a tensor it writes (torch.compile and "
+            "opcheck's test_aot_dispatch_dynamic functionalize a mutating custom op only when it returns nothing); "
+            "write '-> ()': callers still get the result in the argument",
+        ),
         (
             "- func: f.out(Tensor self, *, Tensor(a!) out) -> ()\n  structured: True\n"
             "  structured_inherits: TensorIteratorBase\n  dispatch:\n    CPU: f_out\n",
