@@ -219,6 +219,19 @@ def test_fake_module_needs_2_13(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_pa
     assert 'm.set_python_module("st._fake");' in (tmp_path / "b" / "RegisterSchema.cpp").read_text()
 
 
+def test_an_unsupported_type_in_native_functions_alone_is_said_before_derivatives(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    """`Tensor weight` edited to `Scalar weight` in native_functions.yaml only: the derivatives.yaml entry no
+    longer matches, and its did-you-mean suggested writing the unsupported `Scalar` there too. The stable
+    error comes first, at the native_functions.yaml line."""
+    native = tmp_yaml("nf.yaml", "- func: scale(Tensor self, Scalar weight) -> Tensor\n  dispatch:\n    CPU: scale\n")
+    derivatives = tmp_yaml("d.yaml", "- name: scale(Tensor self, Tensor weight) -> Tensor\n  self: grad * weight\n")
+    code, err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", derivatives=derivatives)
+    assert code == 1 and err.startswith(f"{native}:1: error: st::scale: argument 'weight': 'Scalar' cannot be"), err
+    assert "did you mean" not in err and str(derivatives) not in err, err
+
+
 def test_derivatives_are_still_checked(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
     """No C++ autograd in stable mode, but derivatives.yaml is not ignored: a wrong entry is an error."""
     native = tmp_yaml("nf.yaml", "- func: twice(Tensor self) -> Tensor\n  dispatch:\n    CPU: twice\n")
