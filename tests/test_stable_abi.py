@@ -232,6 +232,27 @@ def test_an_unsupported_type_in_native_functions_alone_is_said_before_derivative
     assert "did you mean" not in err and str(derivatives) not in err, err
 
 
+def test_concrete_sizes_in_formulas_are_taken_by_the_python_autograd(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    """`.size(-1)`, `.sizes()` and `.strides()` are what the C++ API spells; a stable library's formulas go to the
+    Python autograd only, where a size is a SymInt either way: taken (once only `sym_size(-1)` was). The C++
+    autograd still refuses them, at the line with the column."""
+    native = tmp_yaml("nf.yaml", "- func: scale(Tensor self, Tensor other) -> Tensor\n  dispatch:\n    CPU: scale\n")
+    formula = "grad * self.size(-1) * other.sizes()[0] * self.strides()[0]"
+    derivatives = tmp_yaml("d.yaml", f"- name: scale(Tensor self, Tensor other) -> Tensor\n  self: {formula}\n")
+    module = tmp_path / "_autograd.py"
+    code, err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--python-autograd", str(module),
+                          derivatives=derivatives)  # fmt: skip
+    assert code == 0, err
+    text = module.read_text()
+    assert "= self.size((-1))" in text and "= other.shape" in text and "_strides_or_error(self" in text, text
+    compile(text, str(module), "exec")
+    code, err = _generate(run_cli, native, tmp_path / "cpp", derivatives=derivatives)
+    assert code == 1 and err.startswith(f"{derivatives}:2: error: .size(int) is not supported in C++ autograd "
+                                        "formulas (column 12 of the formula"), err  # fmt: skip
+
+
 def test_derivatives_are_still_checked(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
     """No C++ autograd in stable mode, but derivatives.yaml is not ignored: a wrong entry is an error."""
     native = tmp_yaml("nf.yaml", "- func: twice(Tensor self) -> Tensor\n  dispatch:\n    CPU: twice\n")

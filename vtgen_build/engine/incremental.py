@@ -49,6 +49,7 @@ from ..inputs.load import Entry, load_text, read_text
 from ..model import Model, load_model
 from ..model.derivatives import DerivativeEntry
 from ..model.native import NativeFunction
+from ..plan.formulas import concrete_sizes
 from ..plan.infos import node_prefix
 from ..plan.kernel import Plan, build_plan
 from ..plan.library import plan_library
@@ -198,7 +199,7 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
         stable = _plan_stable(model, policy, options)
         plan = build_plan(model, policy)  # derivatives.yaml is checked: the Python autograd reads it
         return _stable_outcome(inputs, settings, (model, policy, plan), stable, explanations, options.shards)
-    plan = build_plan(model, policy)
+    plan = _cpp_plan(model, policy)
     emit = _emit_options(options, policy)
     kernels = kernel_fragments(plan.kernels, emit)
     nodes = node_fragments(plan.infos, emit)
@@ -211,6 +212,15 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
         files.update(render_decls(model.native_functions))  # declarations the stub headers include
     cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)
     return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache)
+
+
+def _cpp_plan(model: Model, policy: Policy) -> Plan:
+    """The plan of a run generating C++ autograd: its formulas read no concrete size (``concrete_sizes``)."""
+    plan = build_plan(model, policy)
+    for info in plan.infos:
+        for b in info.backward:
+            concrete_sizes(b.original, b.location)
+    return plan
 
 
 def _plan_stable(model: Model, policy: Policy, options: Any) -> StablePlan:
@@ -448,7 +458,7 @@ def _mini_plan(
                 parsed[i] = DerivativeEntry.parse(entry)
         functions = tuple(stored[k] for k in sorted(fkeys, key=position.__getitem__))
         mini = Model(index.entry_count, functions, tuple(parsed[i] for i in involved), index.tags_set)
-        return build_plan(mini, index.policy)
+        return _cpp_plan(mini, index.policy)
     except VtgenError as exc:
         return f"re-planning failed ({exc.message})"
 
