@@ -191,3 +191,22 @@ def test_an_unwritable_output_is_an_error_not_a_traceback(tmp_path: Path, capsys
     err = capsys.readouterr().err
     assert f"vtgen-build: error: cannot write {out / 'Functions_0.cpp'}: Is a directory" in err
     assert "Traceback" not in err
+
+
+def test_inspect_describes_a_stable_library_in_its_own_words(run_cli: CliRunner) -> None:
+    """A stable library has no C++ autograd: no VariableType kernel, Node, guard or SavedVariable; its
+    Autograd kernel is the generated Python autograd (none for an out= variant)."""
+    root = Path(__file__).resolve().parents[1] / "sample_stable"
+    base = ["inspect", "--native-functions", str(root / "native_functions.yaml"), "--derivatives",
+            str(root / "derivatives.yaml"), "--namespace", "vtstable", "--stable-abi", "2.10"]  # fmt: skip
+    result = run_cli(*base, "--op", "affine", "--op", "softsign.out")
+    assert result.code == 0, result.err
+    for cpp in ("VariableType", "SavedVariable", "dispatch guard", "backward Node", "AutoDispatchBelow"):
+        assert cpp not in result.out, result.out
+    assert "  Autograd kernel: the generated Python autograd (_autograd.py), no C++ autograd (stable ABI)" in result.out
+    assert "  kept on ctx for the backward:\n    weight = weight   because the formula for input" in result.out
+    assert "  grad_fn: AffineBackward0" in result.out and "  Python autograd: autograd.Function" in result.out
+    assert "vtstable::softsign.out  [Autograd]" in result.out
+    assert "  Autograd kernel: none (the Python autograd leaves it out; no C++ autograd" in result.out
+    summary = run_cli(*base)
+    assert summary.code == 0 and "mode: stable-abi 2.10: no C++ autograd" in summary.out, summary.err

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from vtgen_build.gradcheck.report import Report
+
 from .conftest import SAMPLE, CliRunner, TorchTree, run_clean, sample_inputs
 
 HINTS = SAMPLE / "sample_hints.yaml"
@@ -86,6 +88,18 @@ def test_op_names_with_and_without_the_namespace(torch_tree: TorchTree) -> None:
 
 @pytest.mark.slow
 @pytest.mark.torch
+def test_every_op_of_the_built_library_passes(torch_tree: TorchTree) -> None:
+    """--library with every op selected, as a CI job runs it: exit 0, each out= variant verified through our
+    generated (C++) Autograd kernel, none said to have no kernel of ours."""
+    code, log = torch_tree.build()
+    assert code == 0, log
+    code, log = library_check(torch_tree)
+    assert code == 0, log
+    assert log.strip().endswith(f"ops: passed {VERIFIED}, failed 0, not run 0\nOK: {VERIFIED} ops verified"), log
+
+
+@pytest.mark.slow
+@pytest.mark.torch
 def test_library_ops_without_library_say_how(run_cli: CliRunner, tmp_path: Path) -> None:
     """The sample's ops are not in the installed torch: the message names --library (no build is tried)."""
     pytest.importorskip("torch")
@@ -122,3 +136,65 @@ def test_timeout_is_checked(run_cli: CliRunner, tmp_path: Path) -> None:
     assert result.code == 1 and "--timeout must be between 1 and 86400 seconds, got 0" in result.err
     result = run_cli("check", *base, "--timeout", "5")
     assert result.code == 1 and "--timeout applies to --gradcheck only" in result.err
+
+
+def _out_verdict(register_out_autograd: bool) -> Report:
+    """The out= check of a two-op library defined here through torch.library (no counters, no generated
+    Autograd kernel of the out= op: ``register_out_autograd`` gives it another one), run as ``--library``
+    runs it, and the report built as ``run_library`` builds it."""
+    import torch
+
+    from vtgen_build.gradcheck.records import entries_of
+    from vtgen_build.gradcheck.schema_run import _without_kernel
+    from vtgen_build.gradcheck_child import schema_child
+
+    name = f"vtoutk{int(register_out_autograd)}"
+    lib = torch.library.Library(name, "DEF")
+    lib.define("twice(Tensor self) -> Tensor")
+    lib.define("twice.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)")
+    lib.impl("twice", lambda x: x * 2, "CPU")
+    lib.impl("twice.out", lambda x, *, out: out.copy_(x * 2), "CPU")
+    if register_out_autograd:  # an Autograd kernel that is not a generated one: ours never ran
+        lib.impl("twice.out", lambda x, *, out: torch.ops.aten.mul.out(x, 2, out=out), "Autograd")
+    spec = {"kind": "tensor", "name": "self", "shape": [3], "values": "normal", "dtype": "float", "grad": False}
+    entry = {"namespace": name, "op": "twice", "out": "twice.out", "samples": [[spec]], "out_args": ["out"]}
+    row = {"test": "schema_out", "kind": "backward", "variant": "out", "dtype": "float64"}
+    check = {**row, **schema_child._out_check(torch, entry, None, lambda where: None)}
+    direct = {"function": ["twice"], "inplace": [], "out": ["twice.out"]}
+    records = entries_of([{"entry": "twice (schema samples)", "aten": "twice", "direct": direct,
+                           "checks": [check], "schema": True}])  # fmt: skip
+    report = Report.from_results(records, ["twice.out"], {}, {}, None, 0.0)
+    report.no_kernel = _without_kernel(records)
+    return report
+
+
+@pytest.mark.torch
+def test_an_out_variant_without_an_autograd_kernel_is_said_apart_not_failed() -> None:
+    """A stable library's Python autograd registers nothing for an out= variant: "our kernel never ran" can
+    never be met there, and --library failed the run on it (sample_stable, every release). Said as such, not
+    passed; an out= variant that does have an Autograd kernel whose run is not proven ours still fails."""
+    pytest.importorskip("torch")
+    said = _out_verdict(register_out_autograd=False)
+    assert said.ok and not said.failures and said.passed_ops == [], said.render()
+    assert said.no_kernel == [("twice.out", "the library registers no Autograd kernel for it (autograd refuses an "
+                                            "out= variant anyway)")]  # fmt: skip
+    assert "  no autograd kernel of ours: twice.out: the library registers no Autograd" in said.render()
+    failed = _out_verdict(register_out_autograd=True)
+    assert not failed.ok and failed.no_kernel == [], failed.render()
+    assert "schema_out passed but our kernel of twice.out never ran" in str(failed.failures[0])
+
+
+def test_without_namespace_library_ops_are_not_looked_up_in_aten(run_cli: CliRunner, tmp_path: Path) -> None:
+    """No --namespace: the ops were looked up in aten, each an AttributeError reported as a sample error
+    (exit 3). Now one error saying what to pass, before anything runs."""
+    args = sample_inputs()
+    at = args.index("--namespace")
+    del args[at : at + 2]
+    fake = tmp_path / "lib.so"
+    fake.write_bytes(b"")
+    for library, guess in ((str(fake), "e.g. --namespace mylib"), ("vtsample", "e.g. --namespace vtsample")):
+        result = run_cli("check", *args, "--out", str(tmp_path / "out"), "--gradcheck", "--library", library)
+        assert result.code == 1, result.err
+        assert result.err.startswith("vtgen-build: error: --library: the ops would be looked up in namespace 'aten'")
+        assert "pass the namespace the library registers its ops in" in result.err and guess in result.err
+        assert "Traceback" not in result.err and not (tmp_path / "out" / ".vtgen-gradcheck").exists()

@@ -158,6 +158,22 @@ def test_stable_runs_are_byte_identical(run_cli: CliRunner, tmp_path: Path) -> N
             "tags: pointwise: a stable-ABI schema carries tags from stable-abi 2.12 on (StableLibrary::def with "
             "tags); at 2.10, remove 'tags:' or raise the target",
         ),
+        (  # accepted once, and failed opcheck's test_aot_dispatch_dynamic
+            "- func: f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  dispatch:\n    CPU: f_out\n",
+            1,
+            "st::f.out: returns 'Tensor(a!)': a stable-ABI op cannot return a tensor it writes (torch.compile and "
+            "opcheck's test_aot_dispatch_dynamic functionalize a mutating custom op only when it returns nothing); "
+            "write '-> ()': callers still get the result in the argument",
+        ),
+        (  # a structured group's in-place variant, at its own line
+            "- func: f(Tensor self) -> Tensor\n  structured_delegate: f.out\n"
+            "- func: f_(Tensor(a!) self) -> Tensor(a!)\n  structured_delegate: f.out\n"
+            "- func: f.out(Tensor self, *, Tensor(a!) out) -> ()\n  structured: True\n  dispatch:\n    CPU: f_out\n",
+            3,
+            "st::f_: returns 'Tensor(a!)': a stable-ABI op cannot return a tensor it writes (torch.compile and "
+            "opcheck's test_aot_dispatch_dynamic functionalize a mutating custom op only when it returns nothing); "
+            "write '-> ()': callers still get the result in the argument",
+        ),
         (
             "- func: f.out(Tensor self, *, Tensor(a!) out) -> ()\n  structured: True\n"
             "  structured_inherits: TensorIteratorBase\n  dispatch:\n    CPU: f_out\n",
@@ -201,6 +217,40 @@ def test_fake_module_needs_2_13(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_pa
     code, err = _generate(run_cli, native, tmp_path / "b", "--stable-abi", "2.13", "--fake-module", "st._fake")
     assert code == 0, err
     assert 'm.set_python_module("st._fake");' in (tmp_path / "b" / "RegisterSchema.cpp").read_text()
+
+
+def test_an_unsupported_type_in_native_functions_alone_is_said_before_derivatives(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    """`Tensor weight` edited to `Scalar weight` in native_functions.yaml only: the derivatives.yaml entry no
+    longer matches, and its did-you-mean suggested writing the unsupported `Scalar` there too. The stable
+    error comes first, at the native_functions.yaml line."""
+    native = tmp_yaml("nf.yaml", "- func: scale(Tensor self, Scalar weight) -> Tensor\n  dispatch:\n    CPU: scale\n")
+    derivatives = tmp_yaml("d.yaml", "- name: scale(Tensor self, Tensor weight) -> Tensor\n  self: grad * weight\n")
+    code, err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", derivatives=derivatives)
+    assert code == 1 and err.startswith(f"{native}:1: error: st::scale: argument 'weight': 'Scalar' cannot be"), err
+    assert "did you mean" not in err and str(derivatives) not in err, err
+
+
+def test_concrete_sizes_in_formulas_are_taken_by_the_python_autograd(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    """`.size(-1)`, `.sizes()` and `.strides()` are what the C++ API spells; a stable library's formulas go to the
+    Python autograd only, where a size is a SymInt either way: taken (once only `sym_size(-1)` was). The C++
+    autograd still refuses them, at the line with the column."""
+    native = tmp_yaml("nf.yaml", "- func: scale(Tensor self, Tensor other) -> Tensor\n  dispatch:\n    CPU: scale\n")
+    formula = "grad * self.size(-1) * other.sizes()[0] * self.strides()[0]"
+    derivatives = tmp_yaml("d.yaml", f"- name: scale(Tensor self, Tensor other) -> Tensor\n  self: {formula}\n")
+    module = tmp_path / "_autograd.py"
+    code, err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--python-autograd", str(module),
+                          derivatives=derivatives)  # fmt: skip
+    assert code == 0, err
+    text = module.read_text()
+    assert "= self.size((-1))" in text and "= other.shape" in text and "_strides_or_error(self" in text, text
+    compile(text, str(module), "exec")
+    code, err = _generate(run_cli, native, tmp_path / "cpp", derivatives=derivatives)
+    assert code == 1 and err.startswith(f"{derivatives}:2: error: .size(int) is not supported in C++ autograd "
+                                        "formulas (column 12 of the formula"), err  # fmt: skip
 
 
 def test_derivatives_are_still_checked(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:

@@ -435,7 +435,7 @@ def _wait_for(path: Path, text: str, count: int, process: subprocess.Popen[str],
 @pytest.mark.slow
 def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: RealYaml, tmp_path: Path) -> None:
     """``check --gradcheck --watch --op sin``: OK, then a wrong formula (cos -> sin) FAILED at its line,
-    then the revert OK again; Ctrl-C ends it with 0 and stops the worker it started.  Then the wrong
+    then the revert OK again; Ctrl-C ends it with 130 and stops the worker it started.  Then the wrong
     formula one-shot and through a worker: the same errors, the same exit status."""
     text = real_yaml.derivatives.read_text(encoding="utf-8")
     right = "self: grad * self.cos().conj()"
@@ -457,7 +457,7 @@ def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: Rea
         checkout.derivatives.write_text(text, encoding="utf-8")
         _wait_for(log, "watch: OK", 2, process, 900)
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 0
+        assert process.wait(timeout=60) == 130
     finally:
         if process.poll() is None:
             process.kill()

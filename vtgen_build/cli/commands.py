@@ -125,6 +125,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="with --op: the formulas module helpers resolve to in the Python each formula becomes",
     )
+    inspect.add_argument(
+        "--stable-abi",
+        metavar="X.Y",
+        help="with --op: describe the ops as a stable-ABI library has them (generate --stable-abi): no C++ "
+        "autograd, the Python autograd of derivatives.yaml",
+    )
     inspect.set_defaults(run=_run_inspect)
     gen = sub.add_parser("generate", help="write VariableType_<k>.cpp, Functions_<k>.cpp and Node headers")
     _add_inputs(gen)
@@ -521,18 +527,21 @@ def _policy(args: argparse.Namespace, release: str) -> Policy:
     return policy_for(args.pytorch_root, release)
 
 
-def _print_plans(model: Model, plan: Plan, ops: list[str], python_autograd: bool, formulas: str | None) -> int:
-    from ..emit.describe import describe_kernel
+def _print_plans(
+    model: Model, plan: Plan, ops: list[str], python_autograd: bool, formulas: str | None, stable: bool = False
+) -> int:
+    from ..emit.describe import describe_kernel, describe_stable_kernel
 
     known = {k.op for k in plan.kernels}
-    python = _python_description(model, formulas) if python_autograd else _nothing
+    python = _python_description(model, formulas) if python_autograd or stable else _nothing
+    describe = describe_stable_kernel if stable else describe_kernel
     for op in ops:
         kernels = plan.by_op(op)
         if not kernels:
             names = {str(f.name) for f in model.native_functions}
             why = "has no Autograd kernel (composite or hand-written)" if op in names else "is not an operator"
             raise VtgenError(f"'{op}' {why}{did_you_mean(op, known | names)}")
-        print("\n\n".join("\n".join([describe_kernel(k), *python(k)]) for k in kernels))
+        print("\n\n".join("\n".join([describe(k), *python(k)]) for k in kernels))
     return 0
 
 
@@ -560,9 +569,13 @@ def _run_inspect(args: argparse.Namespace) -> int:
     target = _resolve_target(args)
     policy = _policy(args, target.release)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
+    if args.stable_abi is not None:
+        from ..plan.stable import parse_stable_target
+
+        parse_stable_target(args.stable_abi, "--stable-abi", target.found or target.release)
     if args.op:
         python = args.python_autograd or args.python_formulas is not None
-        return _print_plans(model, plan, args.op, python, args.python_formulas)
+        return _print_plans(model, plan, args.op, python, args.python_formulas, args.stable_abi is not None)
     summary: dict[str, object] = {
         "entries": model.entry_count,
         "native_functions": len(model.native_functions),
@@ -573,6 +586,8 @@ def _run_inspect(args: argparse.Namespace) -> int:
         "policy": policy.source,
     }
     warnings = [s.warning() for s in aten_name_clashes(model.native_functions)]  # whatever the build's devices
+    if args.stable_abi is not None:
+        summary["mode"] = f"stable-abi {args.stable_abi}: no C++ autograd; the Python autograd of derivatives.yaml"
     if args.json:
         print(json.dumps({**summary, "warnings": warnings}, indent=2, sort_keys=True))
     else:

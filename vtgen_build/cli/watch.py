@@ -46,8 +46,8 @@ def watch(files: Sequence[str], out: Path, python: str, run: Callable[[], int], 
                 print(f"vtgen-build: watch: {verdict}; waiting for a change of {len(files)} files (Ctrl-C stops)",
                       file=sys.stderr, flush=True)  # fmt: skip
             time.sleep(POLL)
-    except KeyboardInterrupt:
-        return 0
+    except KeyboardInterrupt:  # Ctrl-C ends watching: 130, as a shell says (and the README lists)
+        return 130
     finally:
         if started:
             stop(out)

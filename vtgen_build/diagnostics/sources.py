@@ -112,4 +112,6 @@ def from_gradcheck_report(report: Report, verbose: bool = False) -> list[Diagnos
         if u.op not in said:
             detail = f" ({u.detail})" if u.detail else ""
             found.append(Diagnostic("VTGEN-UNVERIFIED", "note", f"{u.op}: not verified: {u.reason}{detail}"))
+    found += [Diagnostic("VTGEN-UNVERIFIED", "note", f"{op}: no autograd kernel of ours: {why}")
+              for op, why in report.no_kernel]  # fmt: skip
     return found

@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..base.errors import Location, VtgenError
 from ..emit.files import (
@@ -49,6 +49,7 @@ from ..inputs.load import Entry, load_text, read_text
 from ..model import Model, load_model
 from ..model.derivatives import DerivativeEntry
 from ..model.native import NativeFunction
+from ..plan.formulas import concrete_sizes
 from ..plan.infos import node_prefix
 from ..plan.kernel import Plan, build_plan
 from ..plan.library import plan_library
@@ -65,6 +66,9 @@ from .cache import (
     load_shard,
 )
 from .cache import save as _save
+
+if TYPE_CHECKING:
+    from ..plan.stable import StablePlan
 
 __all__ = [
     "CACHE",
@@ -190,9 +194,13 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     """Load, plan and render everything; record what an incremental run needs."""
     model = load_model(inputs)
     policy = policy_for(getattr(options, "policy_root", None), getattr(options, "release", "2.13"))
-    plan = build_plan(model, policy)  # in stable mode too: derivatives.yaml is checked (the Python autograd reads it)
     if getattr(options, "stable_abi", None) is not None:
-        return _stable_outcome(inputs, options, settings, (model, policy, plan), explanations)
+        # what the ABI cannot carry first: a derivatives.yaml entry that no longer matches an edited schema
+        # follows from it, and its did-you-mean would suggest the unsupported type
+        stable = _plan_stable(model, policy, options)
+        plan = build_plan(model, policy)  # derivatives.yaml is checked: the Python autograd reads it
+        return _stable_outcome(inputs, settings, (model, policy, plan), stable, explanations, options.shards)
+    plan = _cpp_plan(model, policy)
     emit = _emit_options(options, policy)
     kernels = kernel_fragments(plan.kernels, emit)
     nodes = node_fragments(plan.infos, emit)
@@ -209,24 +217,38 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings)
 
 
+def _cpp_plan(model: Model, policy: Policy) -> Plan:
+    """The plan of a run generating C++ autograd: its formulas read no concrete size (``concrete_sizes``)."""
+    plan = build_plan(model, policy)
+    for info in plan.infos:
+        for b in info.backward:
+            concrete_sizes(b.original, b.location)
+    return plan
+
+
+def _plan_stable(model: Model, policy: Policy, options: Any) -> StablePlan:
+    from ..plan.stable import parse_stable_target, plan_stable
+
+    target = parse_stable_target(options.stable_abi, "--stable-abi", options.torch_found or options.release)
+    return plan_stable(model.native_functions, options.register_backends, target, options.fake_module,
+                       policy.pytorch_tags)  # fmt: skip
+
+
 def _stable_outcome(
     inputs: Inputs,
-    options: Any,
     settings: dict[str, object],
     planned: tuple[Model, Policy, Plan],
+    stable: StablePlan,
     explanations: list[str],
+    shards: int,
 ) -> Outcome:
     """A stable-ABI library: its registrations and kernel declarations, no autograd C++ (a cache
     without fragments: the next run is a clean run again)."""
     from ..emit.stable_registrations import stable_files
-    from ..plan.stable import parse_stable_target, plan_stable
 
-    model, policy, plan = planned
-    target = parse_stable_target(options.stable_abi, "--stable-abi", options.torch_found or options.release)
-    stable = plan_stable(model.native_functions, options.register_backends, target, options.fake_module,
-                         policy.pytorch_tags)  # fmt: skip
+    plan = planned[2]
     files = stable_files(stable)
-    record = _record(inputs, _settings_key(settings), planned, [], [], options.shards)
+    record = _record(inputs, _settings_key(settings), planned, [], [], shards)
     cache = CacheWrite(record.index, (), None)
     return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache)
 
@@ -439,7 +461,7 @@ def _mini_plan(
                 parsed[i] = DerivativeEntry.parse(entry)
         functions = tuple(stored[k] for k in sorted(fkeys, key=position.__getitem__))
         mini = Model(index.entry_count, functions, tuple(parsed[i] for i in involved), index.tags_set)
-        return build_plan(mini, index.policy)
+        return _cpp_plan(mini, index.policy)
     except VtgenError as exc:
         return f"re-planning failed ({exc.message})"
 

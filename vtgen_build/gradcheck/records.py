@@ -86,6 +86,7 @@ class Check:
     batched: bool = False  # failed: only its batched (vmap) part, the values were right (batching.py)
     input: int | None = None  # a batching failure: the differentiated input whose formula breaks
     unbatched: str = ""  # passed, but its batched (vmap) part could not run: why (batching.py)
+    no_kernel: bool = False  # not run: the library registers no Autograd kernel of the variant (``why`` says)
 
     @classmethod
     def parse(cls, row: Mapping[str, Any]) -> Check:
@@ -109,6 +110,7 @@ class Check:
             batched=_flag(row, "batched"),
             input=_int(row, "input"),
             unbatched=_text(row, "unbatched"),
+            no_kernel=_flag(row, "no_kernel"),
         )
 
     @property

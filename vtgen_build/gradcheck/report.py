@@ -100,6 +100,9 @@ class Report:
     unverified: list[Unverified] = field(default_factory=list)  # selected ops no passing check entered
     accept_unverified: bool = False  # --allow-unverified
     schema_only: bool = False  # an op library's run (--library): schema samples only, no OpInfo entries
+    # (op, why): variants with no Autograd kernel of ours to verify (a stable library's out= ops): neither
+    # passed nor unverified, said as such
+    no_kernel: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -223,6 +226,7 @@ class Report:
         lines += [f"  note: {name}: {what}" for name, what in self.unbatched]
         lines += [f"  error: {e}" for e in self.errors]
         lines += [f"  not verified: {u}" for u in self.unverified]
+        lines += [f"  no autograd kernel of ours: {op}: {why}" for op, why in self.no_kernel]
         lines.append(self._verdict())
         return "\n".join(lines)
 

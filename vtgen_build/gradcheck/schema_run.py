@@ -15,6 +15,8 @@ from pathlib import Path
 
 from .. import gradcheck_child as child_package
 from ..base.errors import VtgenError, did_you_mean
+from ..base.write import locked
+from ..check import CHECK_LOCK
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..worker import Worker
@@ -132,13 +134,40 @@ class LibraryOptions:
 
 
 def run_library(inputs: Inputs, work: Path, release: str, policy_root: str | None, options: LibraryOptions) -> Report:
-    """``check --gradcheck --library``: every (or each named) differentiable op of an op library."""
+    """``check --gradcheck --library``: every (or each named) differentiable op of an op library.
+
+    Holds the check lock of ``--out`` (``work``'s parent) as ``run_gradcheck`` does: the schema request and
+    results files under ``work`` are one run's at a time, so concurrent runs on one ``--out`` cannot read each
+    other's verdicts."""
+    with locked(work.parent, CHECK_LOCK):
+        return _run_library_locked(inputs, work, release, policy_root, options)
+
+
+_NO_NAMESPACE = (
+    "--library: the ops would be looked up in namespace 'aten' (no --namespace given, and the yaml names none): "
+    "pass the namespace the library registers its ops in (its TORCH_LIBRARY / STABLE_TORCH_LIBRARY name, "
+    "vtgen_generate's NAMESPACE){guess}"
+)
+
+
+def _namespace_guess(library: str) -> str:
+    """A package named like its ops' namespace (``vtstable``): said as the likely ``--namespace``."""
+    if os.sep in library or library.endswith((".so", ".dylib", ".dll")):
+        return ", e.g. --namespace mylib"
+    return f", e.g. --namespace {library.partition('.')[0]}"
+
+
+def _run_library_locked(
+    inputs: Inputs, work: Path, release: str, policy_root: str | None, options: LibraryOptions
+) -> Report:
     start = time.perf_counter()
     library, names, hint_files = options.library, options.ops, options.hints
     if os.sep in library and not Path(library).is_file():
         raise VtgenError(f"--library {library}: no such file (build the library first)")
-    work.mkdir(parents=True, exist_ok=True)
     every = sample_source(inputs, hint_files, None)
+    if library != "torch" and any(p.namespace == "aten" for p in every.plans):  # torch: PyTorch's own ops
+        raise VtgenError(_NO_NAMESPACE.format(guess=_namespace_guess(library)))
+    work.mkdir(parents=True, exist_ok=True)
     source = sample_source(inputs, hint_files, library_ops(inputs, names, every.ops()))
     places = formula_places(inputs, work, release, policy_root)
     python = options.python or sys.executable
@@ -152,7 +181,8 @@ def run_library(inputs: Inputs, work: Path, release: str, policy_root: str | Non
     report = Report.from_results(records, source.ops(), {}, places, None, seconds)
     report.not_run = []  # said as not verified, with the reason
     report.schema_only = True
-    done = set(report.passed_ops) | set(report.failed_ops)
+    report.no_kernel = _without_kernel(records)
+    done = set(report.passed_ops) | set(report.failed_ops) | {op for op, _ in report.no_kernel}
     whys = schema_whys(records)  # the op's own account: the sample it rejected and why (std::bad_alloc, ...)
     missing = [Unverified(op, why) for op, why in source.not_verified]
     missing += [
@@ -163,6 +193,13 @@ def run_library(inputs: Inputs, work: Path, release: str, policy_root: str | Non
     report.unverified = sorted({u.op: u for u in missing}.values(), key=lambda u: u.op)
     report.accept_unverified = options.allow_unverified
     return report
+
+
+def _without_kernel(records: Sequence[Entry]) -> list[tuple[str, str]]:
+    """(op, why) of the variants the library registers no Autograd kernel for: no formula of ours runs there
+    (a stable-ABI library's Python autograd leaves out= variants out), so "our kernel never ran" cannot apply."""
+    found = {op: c.why for r in records for c in r.checks if c.no_kernel for op in r.ops(c.variant)}
+    return sorted(found.items())
 
 
 def _verified_by(records: Sequence[Entry]) -> set[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..base.errors import Location, VtgenError
 from .values import CppValue
 
-__all__ = ["SavedValue", "extract_saved", "ident_re", "uses_ident"]
+__all__ = ["SavedValue", "concrete_sizes", "extract_saved", "ident_re", "uses_ident"]
 
 
 @dataclass(frozen=True)
@@ -109,20 +109,42 @@ _RULES = (
     _Rule(r"{}.is_conj\(\)", "_conjugate", "bool"),
 )
 
-_FORBIDDEN = (
-    (re.compile(r"\.sizes\(\)|->sizes\(\)"), ".sizes() is not supported in formulas; use .sym_sizes()"),
-    (re.compile(r"(\.|->)size\(-?\d+\)"), ".size(int) is not supported in formulas; use .sym_size(int)"),
-    (re.compile(r"\.strides\(\)|->strides\(\)"), ".strides() is not supported in formulas; use .sym_strides()"),
+# The C++ API's concrete spellings, and the symbolic ones a formula's saved sizes take: the Python autograd
+# accepts both (a size is a SymInt there either way); the C++ autograd refuses the concrete ones, whose
+# int64_t would throw on a tensor with symbolic sizes (``concrete_sizes``).
+_CONCRETE = (
+    (re.compile(r"(\.|->)sizes\(\)"), ".sizes()", ".sym_sizes()"),
+    (re.compile(r"(\.|->)size\((-?\d+)\)"), ".size(int)", ".sym_size(int)"),
+    (re.compile(r"(\.|->)strides\(\)"), ".strides()", ".sym_strides()"),
 )
+
+
+def _symbolic(formula: str) -> str:
+    """``formula`` with the concrete spellings of sizes written symbolically (``x.size(-1)``: ``x.sym_size(-1)``)."""
+    formula = _CONCRETE[0][0].sub(".sym_sizes()", formula)
+    formula = _CONCRETE[1][0].sub(lambda m: f".sym_size({m.group(2)})", formula)
+    return _CONCRETE[2][0].sub(".sym_strides()", formula)
+
+
+def concrete_sizes(original: str, where: Location) -> None:
+    """For the C++ autograd: a formula reading a concrete size is an error at its line, with the column."""
+    found = [
+        (m.start(), written, symbolic) for pattern, written, symbolic in _CONCRETE if (m := pattern.search(original))
+    ]
+    if found:
+        column, written, symbolic = min(found)
+        raise VtgenError(
+            f"{written} is not supported in C++ autograd formulas (column {column + 1} of the formula: a saved "
+            f"size must be symbolic); use {symbolic} (the Python autograd of a stable-ABI library takes either)",
+            where,
+        )
 
 
 def extract_saved(
     formula: str, values: tuple[CppValue, ...], var_names: tuple[str, ...], where: Location, *, outputs: bool
 ) -> tuple[str, tuple[SavedValue, ...]]:
     """Rewrite ``formula`` to use saved members; return it with the values to save."""
-    for pattern, message in _FORBIDDEN:
-        if pattern.search(formula):
-            raise VtgenError(message, where)
+    formula = _symbolic(formula)
     saved: list[SavedValue] = []
     for value in values:
         if value.name not in formula:

@@ -190,9 +190,24 @@ def stable_return_type(returns: tuple[Return, ...], where: Location, what: str) 
     return TupleC(tuple(one(r) for r in returns))
 
 
+def _no_written_return(fn: NativeFunction, what: str) -> None:
+    """A mutating op returns nothing here: ``-> Tensor(a!)`` (PyTorch's out= and in-place convention) passes
+    the eager checks but fails opcheck's test_aot_dispatch_dynamic, torch.compile functionalizing only a
+    mutating custom op that returns nothing (the classic mode's Functionalize kernel has no stable form)."""
+    written = [str(r) for r in fn.func.returns if r.annotation is not None and r.annotation.is_write]
+    if written:
+        raise VtgenError(
+            f"{what}: returns '{', '.join(written)}': a stable-ABI op cannot return a tensor it writes "
+            "(torch.compile and opcheck's test_aot_dispatch_dynamic functionalize a mutating custom op only when "
+            "it returns nothing); write '-> ()': callers still get the result in the argument",
+            fn.location,
+        )
+
+
 def stable_signature(fn: NativeFunction, name: str) -> CppSignature:
     """A plain op's kernel: its schema's arguments in order, its returns."""
     what = f"{fn.namespace}::{fn.name}"
+    _no_written_return(fn, what)
     params = tuple(
         Binding(stable_argument_type(a.type, a.is_write, fn.location, f"{what}: argument '{a.name}'"), a.name)
         for a in fn.func.arguments.all
