@@ -17,7 +17,11 @@ checks, in order (each independent; a failing one does not stop the others):
   gradgradcheck, and gradcheck of forward mode where the entry has forward formulas, of every
   differentiable op and variant, through the package's generated ``vtstable._autograd`` (the Python
   autograd of derivatives.yaml); without that module the opcheck samples do not require grad and
-  these checks are reported as skipped.
+  these checks are reported as skipped;
+* ``func:<op>:<transform>``: torch.func's vmap, grad, vjp, jvp, jacrev, jacfwd, hessian, per-sample
+  gradients and vmap(jvp)/vmap(vjp) of every differentiable op and variant, each equal to its eager
+  loop (vtgen_build/gradcheck_child/transforms.py, loaded by path); ``ok`` is true for "n/a" (the
+  op's forward mode refused for want of a forward formula), and ``detail`` starts with the verdict.
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 import vtstable
 
 ops = torch.ops.vtstable
 HAS_AUTOGRAD = importlib.util.find_spec("vtstable._autograd") is not None
+TRANSFORMS = Path(__file__).resolve().parents[1] / "vtgen_build" / "gradcheck_child" / "transforms.py"
 
 
 def _x(*shape: int, grad: bool = False) -> torch.Tensor:
@@ -133,11 +139,25 @@ def differentiable() -> list[tuple[str, object, tuple[object, ...], bool]]:
     return [
         ("softsign", ops.softsign, (x,), True),
         ("softsign_", _softsign_inplace, (x,), True),
-        ("softsign_backward", ops.softsign_backward, (_x(3, 4, grad=True), x), False),
-        ("sincos", ops.sincos, (_x(2, 3, grad=True),), False),
-        ("affine", ops.affine, (_x(4, grad=True), w, b), False),
-        ("affine(bias=None)", lambda i, v: ops.affine(i, v, None), (_x(4, grad=True), w), False),
+        ("softsign_backward", ops.softsign_backward, (_x(3, 4, grad=True), x), True),
+        ("sincos", ops.sincos, (_x(2, 3, grad=True),), True),
+        ("affine", ops.affine, (_x(4, grad=True), w, b), True),
+        ("affine(bias=None)", lambda i, v: ops.affine(i, v, None), (_x(4, grad=True), w), True),
     ]
+
+
+def func_results() -> dict[str, dict[str, object]]:
+    """``func:<op>:<transform>`` of every differentiable op (the transforms module loaded by path: this
+    Python may hold another vtgen_build, or none)."""
+    spec = importlib.util.spec_from_file_location("vtgen_transforms", TRANSFORMS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results: dict[str, dict[str, object]] = {}
+    for name, fn, args, _ in differentiable():
+        for check, verdict, detail in module.transform_checks(fn, args):
+            results[f"func:{name}:{check}"] = {"ok": verdict != "FAIL", "detail": f"{verdict}: {detail}"}
+    return results
 
 
 def run(checks: list[tuple[str, Callable[[], str]]]) -> dict[str, dict[str, object]]:
@@ -166,11 +186,14 @@ def main() -> int:
     wanted = tuple(sys.argv[1:])
     if wanted:
         checks = [(name, check) for name, check in checks if name.startswith(wanted)]
+    results = run(checks)
+    if HAS_AUTOGRAD and (not wanted or any("func:".startswith(w) or w.startswith("func:") for w in wanted)):
+        results.update({k: v for k, v in func_results().items() if not wanted or k.startswith(wanted)})
     report = {
         "torch": torch.__version__,
         "library": vtstable.library_path(),
         "gradcheck": "run" if HAS_AUTOGRAD else "skipped: no vtstable._autograd (the Python autograd) installed",
-        "results": run(checks),
+        "results": results,
     }
     print(json.dumps(report))
     return 0

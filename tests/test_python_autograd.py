@@ -52,10 +52,14 @@ def _copy(dest: Path) -> Path:
     return pkg
 
 
+TRANSFORMS = ROOT / "vtgen_build" / "gradcheck_child" / "transforms.py"
+
+
 def _checks(pkg: Path, *groups: str) -> list[dict[str, object]]:
     done = subprocess.run(
         [sys.executable, str(pkg / "checks.py"), str(pkg), *groups],
         capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "VTGEN_TRANSFORMS": str(TRANSFORMS)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
@@ -116,6 +120,27 @@ def test_forward_ad_of_every_op_with_forward_formulas(results: list[dict[str, ob
 def test_opcheck_autograd_registration(results: list[dict[str, object]]) -> None:
     checked = [r for r in results if r["check"] == "opcheck autograd registration"]
     assert len(checked) == 6 and not _failed(checked)
+
+
+def test_torch_func_transforms_equal_the_eager_loops(package: Path) -> None:
+    """vmap, grad, vjp, jvp, jacrev, jacfwd, hessian, per-sample gradients, vmap(jvp) and vmap(vjp) of
+    every op: the Functions have torch.func's form (forward without ctx, setup_context) and run at the
+    level of the innermost transform.  n/a: forward mode of an entry without forward formulas (the
+    refusal naming its yaml); "no rule": vmap of an op PyTorch's fallback refuses (-> (), Tensor[])."""
+    found = _checks(package, "func")
+    assert len(found) == 14 * 10 and not _failed(found)
+    verdicts = {(str(r["op"]), str(r["check"])[5:]): str(r["verdict"]) for r in found}
+    for op in ("softsign", "scale_add", "topk_abs", "affine", "affine(bias=None)", "tile_to", "cube", "cube_"):
+        missing = [
+            c for c in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap(grad)") if verdicts[(op, c)] != "ok"
+        ]
+        assert not missing, (op, missing)
+    assert verdicts[("softsign", "hessian")] == "n/a"  # softsign_backward has no forward formula in pyag
+    assert verdicts[("scale_add", "hessian")] == "ok" and verdicts[("cube", "hessian")] == "ok"
+    refused = {(str(r["op"]), str(r["check"])) for r in found if r["verdict"] == "n/a"}
+    assert all("derivatives.yaml:" in str(r["detail"]) for r in found if r["verdict"] == "n/a"), refused
+    no_rule = {str(r["op"]) for r in found if r["verdict"] == "no rule"}
+    assert no_rule == {"softsign_", "scale_add_", "mix_", "stack_mean"}
 
 
 @pytest.mark.slow

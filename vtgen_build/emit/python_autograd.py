@@ -221,18 +221,29 @@ def _applied(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
     return _arguments(k) + tuple(f"_before_{n}" for n in copies)
 
 
-def _store(info: DerivativeInfo) -> list[str]:
+def _saved_tensors(info: DerivativeInfo) -> list[str]:
+    return [f"_s_{v.name}" for v in (*info.saved_inputs, *info.saved_outputs) if _is_tensor(v)]
+
+
+def _store(k: KernelPlan, info: DerivativeInfo) -> list[str]:
+    """Save what backward reads; while forward AD is on, also every input and output for the jvp
+    (``_save_both``: one tuple both ways, as torch.func's generated vmap rule needs)."""
     values = (*info.saved_inputs, *info.saved_outputs)
-    tensors = [f"_s_{v.name}" for v in values if _is_tensor(v)]
-    lines = [f"ctx.save_for_backward({', '.join(tensors)},)"] if tensors else []
+    tensors = "".join(t + ", " for t in _saved_tensors(info))
+    lines = [f"ctx.save_for_backward({tensors.rstrip()})"] if tensors else []
+    if info.forward:
+        outs = "".join(py_name(o) + ", " for o in _output_locals(k))
+        both = f"_save_both(ctx, ({tensors.rstrip()}), inputs[1:], ({outs.rstrip()}))"
+        lines = ["if _forward_ad_on():", f"    {both}", *(["else:", *_indent(lines).splitlines()] if lines else [])]
     return lines + [f"ctx.{v.name} = _s_{v.name}" for v in values if not _is_tensor(v)]
 
 
 def _load(info: DerivativeInfo) -> list[str]:
-    """Statements of backward binding the saved values as locals."""
+    """Statements of backward binding the saved values as locals (forward AD may have saved more after them)."""
     values = (*info.saved_inputs, *info.saved_outputs)
     tensors = [py_name(v.name) for v in values if _is_tensor(v)]
-    lines = [f"{', '.join(tensors)}, = ctx.saved_tensors"] if tensors else []
+    saved = f"ctx.saved_tensors[:{len(tensors)}]" if info.forward else "ctx.saved_tensors"
+    lines = [f"{', '.join(tensors)}, = {saved}"] if tensors else []
     return lines + [f"{py_name(v.name)} = ctx.{v.name}" for v in values if not _is_tensor(v)]
 
 
@@ -302,29 +313,39 @@ def _backward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> li
     return [*lines, f"return None, {returned.rstrip()}"]  # the layout's, then one per argument
 
 
-def _forward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
+def _forward(k: KernelPlan, info: DerivativeInfo) -> list[str]:
+    """The op below autograd, nothing on ``ctx`` (torch.func runs it at each transform's level)."""
     f = k.function
-    args = _applied(k, info)
-    lines = ["ctx.layout = layout", f"{''.join(py_name(a) + ', ' for a in args)}= _unflatten(layout, flat)"]
-    lines += [f"_no_grad_formula({py_name(n)}, {_no_formula_message(info, n)!r})" for n in k.check_no_requires_grad]
-    lines += _save_values(k, info, module, outputs=False)
-    outs = _output_locals(k)
+    lines = [f"{''.join(py_name(a) + ', ' for a in _applied(k, info))}= _unflatten(layout, flat)"]
+    if not _written(k):
+        return [*lines, "with _below_autograd():", f"    return {_call(f)}"]
+    written = "".join(py_name(n) + ", " for n in _written(k))
+    lines += [f"_versions = _versions_of(({written}))", "with _below_autograd():"]
+    lines += [f"    {_call(f)}", f"_bump(({written}), _versions)"]
+    return [*lines, f"return {written.rstrip(', ')}"]
+
+
+def _setup_context(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
+    """What the Function keeps of a call (its inputs and output): the saved values, dirty and
+    non-differentiable outputs."""
+    args, outs = _applied(k, info), _output_locals(k)
+    lines = [
+        "ctx.layout = layout = inputs[0]",
+        f"{''.join(py_name(a) + ', ' for a in args)}= _unflatten(layout, inputs[1:])",
+    ]
     if _written(k):
-        written = "".join(py_name(n) + ", " for n in _written(k))
-        lines += [f"_versions = _versions_of(({written}))", "with torch._C._AutoDispatchBelowAutograd():"]
-        lines += [f"    {_call(f)}", f"_bump(({written}), _versions)", f"ctx.mark_dirty({written.rstrip(', ')})"]
         lines += [f"result = {py_name(_written(k)[0])}"] if len(_written(k)) == 1 else []
     else:
-        target = "result" if len(outs) == 1 else _tuple(outs)
-        lines += ["with torch._C._AutoDispatchBelowAutograd():", f"    {target} = {_call(f)}"]
+        lines += ["result = output"] if len(outs) == 1 else [f"{_tuple(outs)} = output"]
+    lines += [f"_no_grad_formula({py_name(n)}, {_no_formula_message(info, n)!r})" for n in k.check_no_requires_grad]
+    lines += _save_values(k, info, module, outputs=False)
+    if _written(k):
+        lines.append(f"ctx.mark_dirty({_tuple(_written(k)).rstrip(',')})")
+    else:
         diff = {v.name for v in k.differentiable_outputs}
         hidden = [o for o, name in zip(outs, _return_names(k), strict=True) if name not in diff]
         lines += [f"ctx.mark_non_differentiable({', '.join(hidden)})"] if hidden else []
-    lines += _save_values(k, info, module, outputs=True) + _store(info)
-    if info.forward:  # jvp runs right after, inside apply(): it drops them
-        lines += ["if _forward_ad_on():", f"    ctx.fw_inputs, ctx.fw_outputs = ({_tuple(args)}), ({_tuple(outs)})"]
-    returned = outs if _written(k) else (("result",) if len(outs) == 1 else outs)
-    return [*lines, f"return {', '.join(py_name(o) for o in returned)}"]
+    return lines + _save_values(k, info, module, outputs=True) + _store(k, info)
 
 
 def _return_names(k: KernelPlan) -> tuple[str, ...]:
@@ -348,8 +369,12 @@ def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[st
         )
         return [f"raise NotImplementedError({message!r})"]
     args, outs = _applied(k, info), _output_locals(k)
-    lines = [f"{''.join(py_name(a) + ', ' for a in args)}= ctx.fw_inputs"]
-    lines += [f"{''.join(py_name(o) + ', ' for o in outs)}= ctx.fw_outputs", "del ctx.fw_inputs, ctx.fw_outputs"]
+    tensors_saved = len(_saved_tensors(info))
+    lines = [f"_fw_args, _fw_outs = _saved_both(ctx, {tensors_saved})"]
+    lines += [
+        f"{''.join(py_name(a) + ', ' for a in args)}= _fw_args",
+        f"{''.join(py_name(o) + ', ' for o in outs)}= _fw_outs",
+    ]
     tensors = [a.name for a in k.function.func.arguments.non_out if a.type.is_tensor_like()]
     lines += [f"{py_name(n)}_p = {py_name(n)}" for n in tensors]
     lines.append(f"{''.join(f'{py_name(a)}_t, ' for a in args)}= _tangents(ctx, tangents, ({_tuple(args)}))")
@@ -412,7 +437,7 @@ def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
     non_out = f.func.arguments.non_out
     lists = tuple(i for i, a in enumerate(non_out) if str(a.type.base()) == "Tensor" and a.type.is_list())
     flat = "".join(py_name(a) + ", " for a in args)
-    apply = f"{cls}.apply(*_flatten(({flat}), {lists!r}))"
+    apply = f"{cls}_apply(*_flatten(({flat}), {lists!r}))"
     tensors = ", ".join(py_name(a.name) for a in f.func.arguments.non_out if a.type.is_tensor_like())
     if _written(k):
         written = "".join(py_name(n) + ", " for n in _written(k))
@@ -459,9 +484,15 @@ def _section(k: KernelPlan, module: AutogradModule) -> str:
     parts = [
         f"# {f.namespace}::{f.func}  ({_place(info.location)})",
         f"class {cls}(torch.autograd.Function):",
+        "    generate_vmap_rule = True  # forward, backward and jvp call only operators: vmap runs them batched",
+        "",
         "    @staticmethod",
-        "    def forward(ctx, layout, *flat):",
-        _indent(_forward(k, info, module), 2),
+        "    def forward(layout, *flat):",
+        _indent(_forward(k, info), 2),
+        "",
+        "    @staticmethod",
+        "    def setup_context(ctx, inputs, output):",
+        _indent(_setup_context(k, info, module), 2),
         "",
         "    @staticmethod",
         "    def backward(ctx, *grads):",
@@ -473,6 +504,7 @@ def _section(k: KernelPlan, module: AutogradModule) -> str:
         "",
         "",
         f'{cls}._backward_cls.__name__ = {cls}._backward_cls.__qualname__ = "{k.node}"  # grad_fn.name()',
+        f"{cls}_apply = _level_apply({cls})",
         "",
         "",
         f"def {cls}_autograd({_signature(f)}):",
@@ -503,6 +535,7 @@ def python_autograd_module(kernels: tuple[KernelPlan, ...], module: AutogradModu
         "",
         "# ruff: noqa",
         "# mypy: ignore-errors",
+        "import contextlib",
         "import math",
         "",
         "import torch",

@@ -5,10 +5,12 @@ Usage: python checks.py PACKAGE_DIR [GROUP ...]; prints one JSON object per line
 gradgradcheck, float64, every op and variant), forward (forward-AD gradcheck, or the refusal naming
 the yaml entry), mutating (history, versions, leaf and in-place
 errors), errors (not_implemented, forward AD), opcheck, compile (Inductor forward + backward
-equal to eager); none given: all.
+equal to eager), func (torch.func transforms against eager loops; the transforms module's path in
+VTGEN_TRANSFORMS); none given: all.
 """
 
 import json
+import os
 import sys
 import traceback
 
@@ -19,6 +21,7 @@ import torch
 from torch.autograd import gradcheck, gradgradcheck
 
 ops = torch.ops.pyag
+TRANSFORMS = os.environ.get("VTGEN_TRANSFORMS", "")  # vtgen_build/gradcheck_child/transforms.py
 D = {"dtype": torch.float64, "requires_grad": True}
 
 
@@ -194,6 +197,25 @@ def compiled():
     attempt("softsign+scale_add+topk_abs", "torch.compile inductor forward+backward", run)
 
 
+def transforms():
+    """torch.func over every op (vtgen_build/gradcheck_child/transforms.py, loaded by path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("transforms", TRANSFORMS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, (fn, args) in cases().items():
+        for check, verdict, detail in module.transform_checks(fn, args):
+            found = {
+                "op": name,
+                "check": f"func {check}",
+                "ok": verdict != "FAIL",
+                "verdict": verdict,
+                "detail": detail,
+            }
+            print(json.dumps(found), flush=True)
+
+
 GROUPS = {
     "grad": grad,
     "forward": forward_ad,
@@ -201,6 +223,7 @@ GROUPS = {
     "errors": errors,
     "opcheck": opcheck,
     "compile": compiled,
+    "func": transforms,
 }
 
 if __name__ == "__main__":
