@@ -41,6 +41,7 @@ from .python_prelude import prelude
 __all__ = [
     "AutogradModule",
     "describe_python",
+    "elementwise_ops",
     "formula_error",
     "python_autograd_module",
     "python_formulas",
@@ -57,7 +58,8 @@ class AutogradModule:
     ``namespace``: the library's; ``library_ops``: its operator names (helpers a formula may
     call); ``formulas_module``: the module name of the author's formulas (imported relatively,
     ``from . import <name> as _formulas``) and ``user_functions`` the functions it defines;
-    ``entries``: the derivatives entries (their text places a formula's column).
+    ``entries``: the derivatives entries (their text places a formula's column); ``functions``: the
+    library's ops (those declared element-wise get a batching rule).
     """
 
     namespace: str
@@ -65,6 +67,7 @@ class AutogradModule:
     entries: tuple[DerivativeEntry, ...]
     formulas_module: str | None = None
     user_functions: frozenset[str] = frozenset()
+    functions: tuple[NativeFunction, ...] = ()
 
 
 def supported_kernels(kernels: tuple[KernelPlan, ...]) -> tuple[KernelPlan, ...]:
@@ -521,9 +524,29 @@ def _indent(lines: list[str], depth: int = 1) -> str:
     return "\n".join(pad + line if line else "" for line in lines)
 
 
+def elementwise_ops(functions: tuple[NativeFunction, ...]) -> tuple[NativeFunction, ...]:
+    """The functional ops the yaml declares element-wise (``vmap: elementwise``, or the ``pointwise``
+    tag): each gets a generated batching rule; every other op keeps PyTorch's vmap fallback."""
+    found: dict[str, NativeFunction] = {}
+    for f in functions:
+        if (f.vmap == "elementwise" or "pointwise" in f.tags) and f.kind is SchemaKind.functional:
+            args, returns = f.func.arguments.non_out, f.func.returns
+            if any(a.type.is_list() for a in args) or not returns or any(not r.type.is_tensor_like() for r in returns):
+                why = "needs Tensor (or non-tensor) arguments, no lists, and Tensor returns"
+                raise VtgenError(f"'{f.name}': vmap: elementwise {why}", f.location)
+            found.setdefault(str(f.name), f)
+    return tuple(found.values())
+
+
+def _vmap_rule(f: NativeFunction) -> str:
+    rule = f"_elementwise_batched({_op_ref(f)})"
+    return f'_lib.impl("{f.name}", {rule}, "FuncTorchBatched")  # {f.namespace}::{f.name}: vmap: elementwise'
+
+
 def python_autograd_module(kernels: tuple[KernelPlan, ...], module: AutogradModule) -> str:
-    """The module text: the prelude, then one section per kernel (yaml order)."""
-    sections = [_section(k, module) for k in supported_kernels(kernels)]
+    """The module text: the prelude, then one section per kernel (yaml order), then the batching rules."""
+    rules = [_vmap_rule(f) for f in elementwise_ops(module.functions)]
+    sections = [_section(k, module) for k in supported_kernels(kernels)] + rules
     if not sections:
         raise VtgenError(f"the Python autograd: no op of namespace '{module.namespace}' has a derivatives entry")
     body = "\n\n\n".join(sections)
@@ -576,7 +599,10 @@ def describe_python(k: KernelPlan, module: AutogradModule) -> list[str]:
     refused = _refusal(k, k.info)
     if refused is not None:
         return [f"  Python autograd: refused ({refused})"]
+    rule = str(k.function.name) in {str(f.name) for f in elementwise_ops(module.functions)}
+    vmap = "generated element-wise rule" if rule else "none: PyTorch's vmap fallback (a loop over the batch)"
     lines = [f"  Python autograd: {'Function of a mutating op' if _written(k) else 'autograd.Function'}"]
+    lines.append(f"  vmap batching rule: {vmap}")
     try:
         for b, python in python_formulas(k.info, module):
             lines += [

@@ -33,10 +33,15 @@ _ALWAYS = (
     '''def _level_apply(cls):
     """``cls.apply`` at the calling level, as a C++ autograd kernel runs: the op's Autograd kernel is
     entered at the level of the innermost torch.func transform (grad, jvp), with that level's
-    tensors, where ``Function.apply`` would start the transforms over (and fail, the dispatcher
-    being past their entry).  The C ``apply`` also skips ``Function.apply``'s per-call binding of
+    tensors, where ``Function.apply`` would start the transforms over through custom_function_call
+    (and fail, the dispatcher being past their entry).  So a single-level twin of ``cls`` (what
+    custom_function_call itself builds per level) is applied, with torch's flag allowing that set
+    while a transform is active; its C ``apply`` also skips ``Function.apply``'s per-call binding of
     the forward's signature."""
-    apply = super(torch.autograd.Function, cls).apply
+    methods = {name: cls.__dict__[name] for name in ("forward", "setup_context", "backward", "jvp")}
+    twin = type(cls.__name__, (torch.autograd.function._SingleLevelFunction,), methods)
+    twin._backward_cls.__name__ = twin._backward_cls.__qualname__ = cls._backward_cls.__name__
+    apply = twin.apply
     functorch = torch._C._functorch
 
     def run(*flat):
@@ -92,6 +97,37 @@ _WHEN_USED = {
     count = len(ctx.fw_constants)
     flat = tuple(c if v is None else v for c, v in zip(ctx.fw_constants, values[:count]))
     return _unflatten(ctx.layout, flat), values[count:]''',
+    "_elementwise_batched": '''def _elementwise_batched(op):
+    """The batching rule of an element-wise op (the op's FuncTorchBatched kernel, where
+    torch.library.register_vmap registers too, without its per-call tree walks): the tensors batched
+    at the current vmap level with their batch dimension moved to the front, the others expanded to
+    the batch size (no copy), one call of the op below that level, its outputs batched at 0."""
+    functorch = torch._C._functorch
+    below = torch._C.DispatchKeySet(torch._C.DispatchKey.FuncTorchBatched)
+
+    def rule(*args, **kwargs):
+        level = functorch.maybe_current_level()
+        values, size = [], None
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                a, dim = functorch._unwrap_batched(a, level)
+                if dim is not None:
+                    a = a.movedim(dim, 0)
+                    size = a.shape[0]
+                values.append((a, dim is None))
+            else:
+                values.append((a, False))
+        if size is not None:
+            values = [(a.expand(size, *a.shape) if unbatched else a, False) for a, unbatched in values]
+        with torch._C._ExcludeDispatchKeyGuard(below):
+            out = op(*(a for a, _ in values), **kwargs)
+        if size is None:
+            return out
+        if isinstance(out, torch.Tensor):
+            return functorch._add_batch_dim(out, 0, level)
+        return tuple(functorch._add_batch_dim(o, 0, level) for o in out)
+
+    return rule''',
     "_tangents": '''def _tangents(ctx, tangents, primals):
     """Each argument's tangent (a list for a tensor list), zeros for a tensor input that has none."""
     flat = tangents[1:]

@@ -52,7 +52,8 @@ def autograd_module(model: Model, formulas: str | None = None, target: str | Non
         module_name, functions = Path(formulas).stem, formulas_functions(formulas)
         if not module_name.isidentifier():
             raise VtgenError(f"--python-formulas: '{module_name}' is not a Python module name")
-    return AutogradModule(ns, ops, model.derivatives, module_name, functions)
+    library = tuple(f for f in model.native_functions if f.namespace == ns)
+    return AutogradModule(ns, ops, model.derivatives, module_name, functions, library)
 
 
 def write_python_autograd(
