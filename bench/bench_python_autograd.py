@@ -25,9 +25,16 @@ elements the multiply runs on the OpenMP pool, whose waits on a shared machine s
 Printed per call: the CPU time of the calling thread (the engine runs a CPU backward there; other
 processes' load barely moves it) and the wall time, each the best of 7 batches in 3 rotations.
 
+``call --site DIR``: forward+backward of the stable sample's ``softsign`` per call (DIR holds an
+installed ``vtstable`` with its generated ``_autograd.py``), through the generated Function, through
+a hand-written Function of the same form (``setup_context``, registered as the op's Autograd kernel
+the same way) and through ``torch.library.register_autograd``, at 8 and 262,144 elements; the CPU
+time of the calling thread, the best of 7 batches in 3 rotations, the load average printed.
+
 Usage: python bench/bench_python_autograd.py edit [--rounds N]
        python bench/bench_python_autograd.py edit-cli [--rounds N]
        python bench/bench_python_autograd.py backward --classic-library SO [--calls N] [--threads N]
+       python bench/bench_python_autograd.py call --site DIR [--calls N]
 """
 
 from __future__ import annotations
@@ -265,6 +272,88 @@ def backward(library: str, calls: int, threads: int) -> None:
         print(f"nodes: classic {results['classic']['node']}; python {results['python']['node']}")
 
 
+CALL = """
+import json, sys, time, warnings, torch
+sys.path.insert(0, sys.argv[1])
+mode, calls = sys.argv[2], int(sys.argv[3])
+torch.set_num_threads(1)
+warnings.simplefilter("ignore")
+if mode == "generated":
+    import vtstable
+else:
+    import importlib, vtstable
+    torch.ops.vtstable.softsign  # the library only: the generated module is imported but overridden below
+    if mode == "handwritten":  # the same form by hand: forward without ctx, setup_context
+        class Softsign(torch.autograd.Function):
+            @staticmethod
+            def forward(x):
+                with torch._C._AutoDispatchBelowAutograd():
+                    return torch.ops.vtstable.softsign.default(x)
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return torch.ops.vtstable.softsign_backward(grad, x)
+
+        def kernel(x):
+            if torch.is_grad_enabled() and x.requires_grad:
+                return Softsign.apply(x)
+            with torch._C._AutoDispatchBelowAutograd():
+                return torch.ops.vtstable.softsign.default(x)
+
+        lib = torch.library.Library("vtstable", "IMPL")
+        lib.impl("softsign", kernel, "Autograd")
+    else:  # register_autograd
+        def setup(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        def backward(ctx, grad):
+            return torch.ops.vtstable.softsign_backward(grad, ctx.saved_tensors[0])
+
+        torch.library.register_autograd("vtstable::softsign", backward, setup_context=setup)
+found = {}
+for n in (8, 262144):
+    x = torch.randn(n, requires_grad=True)
+    g = torch.ones(n)
+    for _ in range(50):
+        torch.autograd.grad(torch.ops.vtstable.softsign(x), (x,), g)
+    best = []
+    for _ in range(7):
+        start = time.thread_time()
+        for _ in range(calls):
+            torch.autograd.grad(torch.ops.vtstable.softsign(x), (x,), g)
+        best.append((time.thread_time() - start) / calls)
+    found[n] = min(best)
+print(json.dumps(found))
+"""
+CALL_MODES = ("generated", "handwritten", "register_autograd")
+
+
+def call(site: str, calls: int) -> None:
+    results: dict[str, dict[str, float]] = {}
+    load = os.getloadavg()[0]
+    for _ in range(ROTATIONS):
+        for mode in CALL_MODES:
+            done = subprocess.run(
+                [sys.executable, "-c", CALL, site, mode, str(calls)], check=True, capture_output=True, text=True
+            )
+            found = json.loads(done.stdout.splitlines()[-1])
+            best = results.setdefault(mode, found)
+            best.update({n: min(best[n], found[n]) for n in found})
+    print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}; intra-op threads 1")
+    print(f"CPU time of the calling thread per forward+backward call (best of 7 x {calls}, {ROTATIONS} rotations):")
+    for n in ("8", "262144"):
+        g, h, r = (results[m][n] for m in CALL_MODES)
+        print(
+            f"  {n:>7} elements: generated {g * 1e6:7.1f} us, hand-written Function (setup_context) {h * 1e6:7.1f} us "
+            f"(generated/hand-written {g / h:.3f}x), register_autograd {r * 1e6:7.1f} us (generated/it {g / r:.3f}x)"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="what", required=True)
@@ -274,11 +363,16 @@ def main() -> int:
     b.add_argument("--classic-library", required=True, metavar="SO")
     b.add_argument("--calls", type=int, default=200)
     b.add_argument("--threads", type=int, default=1, help="torch's intra-op threads (default 1)")
+    c = sub.add_parser("call")
+    c.add_argument("--site", required=True, metavar="DIR")
+    c.add_argument("--calls", type=int, default=300)
     opts = parser.parse_args()
     if opts.what == "edit":
         edit(opts.rounds)
     elif opts.what == "edit-cli":
         edit_cli(opts.rounds)
+    elif opts.what == "call":
+        call(opts.site, opts.calls)
     else:
         backward(opts.classic_library, opts.calls, opts.threads)
     return 0

@@ -17,7 +17,13 @@ checks, in order (each independent; a failing one does not stop the others):
   gradgradcheck, and gradcheck of forward mode where the entry has forward formulas, of every
   differentiable op and variant, through the package's generated ``vtstable._autograd`` (the Python
   autograd of derivatives.yaml); without that module the opcheck samples do not require grad and
-  these checks are reported as skipped.
+  these checks are reported as skipped;
+* ``vmap-rule:<op>``: the generated batching rule of each ``vmap: elementwise`` op, vmap with
+  PyTorch's fallback turned off (a missing rule raises) equal to the loop;
+* ``func:<op>:<transform>``: torch.func's vmap, grad, vjp, jvp, jacrev, jacfwd, hessian, per-sample
+  gradients and vmap(jvp)/vmap(vjp) of every differentiable op and variant, each equal to its eager
+  loop (vtgen_build/gradcheck_child/transforms.py, loaded by path); ``ok`` is true for "n/a" (the
+  op's forward mode refused for want of a forward formula), and ``detail`` starts with the verdict.
 """
 
 from __future__ import annotations
@@ -27,12 +33,14 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 import vtstable
 
 ops = torch.ops.vtstable
 HAS_AUTOGRAD = importlib.util.find_spec("vtstable._autograd") is not None
+TRANSFORMS = Path(__file__).resolve().parents[1] / "vtgen_build" / "gradcheck_child" / "transforms.py"
 
 
 def _x(*shape: int, grad: bool = False) -> torch.Tensor:
@@ -133,11 +141,49 @@ def differentiable() -> list[tuple[str, object, tuple[object, ...], bool]]:
     return [
         ("softsign", ops.softsign, (x,), True),
         ("softsign_", _softsign_inplace, (x,), True),
-        ("softsign_backward", ops.softsign_backward, (_x(3, 4, grad=True), x), False),
-        ("sincos", ops.sincos, (_x(2, 3, grad=True),), False),
-        ("affine", ops.affine, (_x(4, grad=True), w, b), False),
-        ("affine(bias=None)", lambda i, v: ops.affine(i, v, None), (_x(4, grad=True), w), False),
+        ("softsign_backward", ops.softsign_backward, (_x(3, 4, grad=True), x), True),
+        ("sincos", ops.sincos, (_x(2, 3, grad=True),), True),
+        ("affine", ops.affine, (_x(4, grad=True), w, b), True),
+        ("affine(bias=None)", lambda i, v: ops.affine(i, v, None), (_x(4, grad=True), w), True),
     ]
+
+
+def check_vmap_rule(fn: Callable[..., object], args: tuple[torch.Tensor, ...], dims: tuple[int | None, ...]) -> str:
+    rows = [fn(*(a.select(d, i) if d is not None else a for a, d in zip(args, dims, strict=True))) for i in range(5)]
+    torch._C._functorch._set_vmap_fallback_enabled(False)
+    try:
+        got = torch.vmap(fn, in_dims=dims)(*args)
+    finally:
+        torch._C._functorch._set_vmap_fallback_enabled(True)
+    want = tuple(torch.stack(c) for c in zip(*rows, strict=True)) if isinstance(rows[0], tuple) else torch.stack(rows)
+    torch.testing.assert_close(got, want)
+    return "equal to the loop, no fallback"
+
+
+def vmap_rules() -> list[tuple[str, Callable[[], str]]]:
+    a, c = _x(3, 5), _x(3)
+    cases: list[tuple[str, Callable[..., object], tuple[torch.Tensor, ...], tuple[int | None, ...]]] = [
+        ("softsign", ops.softsign, (a,), (1,)),
+        ("softsign_backward", ops.softsign_backward, (a, c), (1, None)),
+        ("sincos", ops.sincos, (a,), (1,)),
+        ("affine", ops.affine, (a, c, a), (1, None, 1)),
+        ("affine(bias=None)", lambda i, w: ops.affine(i, w), (a, c), (1, None)),
+    ]
+    return [(f"vmap-rule:{n}", lambda f=f, x=x, d=d: check_vmap_rule(f, x, d)) for n, f, x, d in cases]
+
+
+def func_results() -> dict[str, dict[str, object]]:
+    """``func:<op>:<transform>`` of every differentiable op (the transforms module loaded by path: this
+    Python may hold another vtgen_build, or none)."""
+    spec = importlib.util.spec_from_file_location("vtgen_transforms", TRANSFORMS)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    results: dict[str, dict[str, object]] = {}
+    for name, fn, args, _ in differentiable():
+        for check, verdict, detail in module.transform_checks(fn, args):
+            results[f"func:{name}:{check}"] = {"ok": verdict != "FAIL", "detail": f"{verdict}: {detail}"}
+    return results
 
 
 def run(checks: list[tuple[str, Callable[[], str]]]) -> dict[str, dict[str, object]]:
@@ -159,18 +205,22 @@ def main() -> int:
     checks += [(f"compile:dynamic={d}", lambda d=d: check_compile(d)) for d in (False, True)]
     checks.append(("export", check_export))
     checks.append(("eager:softsign.out resizes out", check_out_resize))
-    if HAS_AUTOGRAD:
+    if HAS_AUTOGRAD:  # the rules are registered by the generated module
+        checks += vmap_rules()
         for name, fn, args, forward in differentiable():
             for kind in ("gradcheck", "gradgradcheck", *(("forward AD",) if forward else ())):
                 checks.append((f"{kind}:{name}", lambda fn=fn, args=args, kind=kind: check_gradcheck(fn, args, kind)))
     wanted = tuple(sys.argv[1:])
     if wanted:
         checks = [(name, check) for name, check in checks if name.startswith(wanted)]
+    results = run(checks)
+    if HAS_AUTOGRAD and (not wanted or any("func:".startswith(w) or w.startswith("func:") for w in wanted)):
+        results.update({k: v for k, v in func_results().items() if not wanted or k.startswith(wanted)})
     report = {
         "torch": torch.__version__,
         "library": vtstable.library_path(),
         "gradcheck": "run" if HAS_AUTOGRAD else "skipped: no vtstable._autograd (the Python autograd) installed",
-        "results": run(checks),
+        "results": results,
     }
     print(json.dumps(report))
     return 0

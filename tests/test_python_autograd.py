@@ -52,10 +52,14 @@ def _copy(dest: Path) -> Path:
     return pkg
 
 
+TRANSFORMS = ROOT / "vtgen_build" / "gradcheck_child" / "transforms.py"
+
+
 def _checks(pkg: Path, *groups: str) -> list[dict[str, object]]:
     done = subprocess.run(
         [sys.executable, str(pkg / "checks.py"), str(pkg), *groups],
         capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "VTGEN_TRANSFORMS": str(TRANSFORMS)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
@@ -116,6 +120,27 @@ def test_forward_ad_of_every_op_with_forward_formulas(results: list[dict[str, ob
 def test_opcheck_autograd_registration(results: list[dict[str, object]]) -> None:
     checked = [r for r in results if r["check"] == "opcheck autograd registration"]
     assert len(checked) == 6 and not _failed(checked)
+
+
+def test_torch_func_transforms_equal_the_eager_loops(package: Path) -> None:
+    """vmap, grad, vjp, jvp, jacrev, jacfwd, hessian, per-sample gradients, vmap(jvp) and vmap(vjp) of
+    every op: the Functions have torch.func's form (forward without ctx, setup_context) and run at the
+    level of the innermost transform.  n/a: forward mode of an entry without forward formulas (the
+    refusal naming its yaml); "no rule": vmap of an op PyTorch's fallback refuses (-> (), Tensor[])."""
+    found = _checks(package, "func")
+    assert len(found) == 14 * 10 and not _failed(found)
+    verdicts = {(str(r["op"]), str(r["check"])[5:]): str(r["verdict"]) for r in found}
+    for op in ("softsign", "scale_add", "topk_abs", "affine", "affine(bias=None)", "tile_to", "cube", "cube_"):
+        missing = [
+            c for c in ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap(grad)") if verdicts[(op, c)] != "ok"
+        ]
+        assert not missing, (op, missing)
+    assert verdicts[("softsign", "hessian")] == "n/a"  # softsign_backward has no forward formula in pyag
+    assert verdicts[("scale_add", "hessian")] == "ok" and verdicts[("cube", "hessian")] == "ok"
+    refused = {(str(r["op"]), str(r["check"])) for r in found if r["verdict"] == "n/a"}
+    assert all("derivatives.yaml:" in str(r["detail"]) for r in found if r["verdict"] == "n/a"), refused
+    no_rule = {str(r["op"]) for r in found if r["verdict"] == "no rule"}
+    assert no_rule == {"softsign_", "scale_add_", "mix_", "stack_mean"}
 
 
 @pytest.mark.slow
@@ -231,6 +256,74 @@ def test_tensor_list_return_is_refused_at_its_yaml_line(tmp_path: Path, run_cli:
     assert not (pkg / "pyag" / "_a.py").exists()
     result = run_cli("inspect", *args, "--op", "halves", "--python-autograd")
     assert result.code == 0 and "Python autograd: refused (" in result.out, result.out + result.err
+
+
+def _vmap_group(pkg: Path) -> tuple[dict[tuple[str, str], bool], list[str]]:
+    done = subprocess.run(
+        [sys.executable, str(pkg / "checks.py"), str(pkg), "vmap"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    warned = [line for line in done.stderr.splitlines() if "BatchedFallback" in line]
+    return {(str(r["op"]), str(r["check"])): bool(r["ok"]) for r in found}, warned
+
+
+RULED = ("softsign", "softsign_backward", "scale_add", "cube")  # `vmap: elementwise` in pyag's yaml
+
+
+def test_generated_batching_rules_run_without_the_fallback_and_a_wrong_one_fails_at_its_op(
+    package: Path, tmp_path: Path
+) -> None:
+    """``vmap: elementwise`` ops get a batching rule (the op's FuncTorchBatched kernel, registered by the
+    generated module): vmap over dim 1 with an unbatched argument equals the loop with PyTorch's fallback turned
+    off and prints no BatchedFallback warning; topk_abs (no rule) does warn, and raises without the
+    fallback.  A wrong rule planted in the generated module fails at its op only."""
+    found, warned = _vmap_group(package)
+    for op in RULED:
+        assert found[(op, "vmap equal to the loop")] and found[(op, "vmap without the fallback")], (op, found)
+    assert found[("topk_abs", "vmap equal to the loop")] and not found[("topk_abs", "vmap without the fallback")]
+    assert len(warned) == 1 and "pyag::topk_abs" in warned[0], warned
+    bad = _copy(tmp_path)
+    module = bad / "pyag" / "_autograd.py"
+    right = "_elementwise_batched(torch.ops.pyag.softsign.default)"
+    assert right in module.read_text()
+    module.write_text(module.read_text().replace(right, "_elementwise_batched(torch.ops.pyag.cube.default)"))
+    planted, _ = _vmap_group(bad)
+    wrong = {op for (op, check), ok in planted.items() if check == "vmap equal to the loop" and not ok}
+    assert wrong == {"softsign"}, planted
+
+
+def test_inspect_says_which_ops_have_a_batching_rule(tmp_path: Path, run_cli: CliRunner) -> None:
+    pkg = PACKAGE
+    args = ["--native-functions", str(pkg / "native_functions.yaml"), "--derivatives", str(pkg / "derivatives.yaml")]
+    args += ["--namespace", "pyag", "--python-formulas", str(pkg / "pyag" / "formulas.py"), "--python-autograd"]
+    ruled = run_cli("inspect", *args, "--op", "softsign")
+    assert ruled.code == 0 and "vmap batching rule: generated element-wise rule" in ruled.out, ruled.out + ruled.err
+    fallback = run_cli("inspect", *args, "--op", "topk_abs")
+    assert "vmap batching rule: none: PyTorch's vmap fallback" in fallback.out, fallback.out + fallback.err
+
+
+def test_vmap_key_errors_are_located(tmp_path: Path, run_cli: CliRunner) -> None:
+    """A misspelled ``vmap:`` kind, and ``vmap: elementwise`` on an op a rule cannot batch (a Tensor[]
+    argument), are errors at the entry's line, not a traceback and not a silent fallback."""
+    derivatives = tmp_path / "derivatives.yaml"
+    derivatives.write_text("")
+    for text, message in (
+        ("- func: f(Tensor self) -> Tensor\n  vmap: elementwse\n", "'vmap' must be one of none, elementwise"),
+        ("- func: g(Tensor[] xs) -> Tensor\n  vmap: elementwise\n", "'g': vmap: elementwise needs"),
+    ):
+        native = tmp_path / "native_functions.yaml"
+        native.write_text(text)
+        result = run_cli(
+            "generate", "--native-functions", str(native), "--derivatives", str(derivatives), "--namespace", "pv",
+            "--out", str(tmp_path / "out"), "--python-autograd", str(tmp_path / "_a.py"),
+        )  # fmt: skip
+        assert result.code == 1 and f"{native}:" in result.err and message in result.err, result.err
+        assert "Traceback" not in result.err
 
 
 # --- check --gradcheck --library: failures at their yaml line, in two torch releases ---------

@@ -42,6 +42,7 @@ from .python_prelude import prelude
 __all__ = [
     "AutogradModule",
     "describe_python",
+    "elementwise_ops",
     "formula_error",
     "python_autograd_module",
     "python_formulas",
@@ -58,7 +59,8 @@ class AutogradModule:
     ``namespace``: the library's; ``library_ops``: its operator names (helpers a formula may
     call); ``formulas_module``: the module name of the author's formulas (imported relatively,
     ``from . import <name> as _formulas``) and ``user_functions`` the functions it defines;
-    ``entries``: the derivatives entries (their text places a formula's column).
+    ``entries``: the derivatives entries (their text places a formula's column); ``functions``: the
+    library's ops (those declared element-wise get a batching rule).
     """
 
     namespace: str
@@ -66,6 +68,7 @@ class AutogradModule:
     entries: tuple[DerivativeEntry, ...]
     formulas_module: str | None = None
     user_functions: frozenset[str] = frozenset()
+    functions: tuple[NativeFunction, ...] = ()
 
 
 def supported_kernels(kernels: tuple[KernelPlan, ...]) -> tuple[KernelPlan, ...]:
@@ -230,18 +233,29 @@ def _applied(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
     return _arguments(k) + tuple(f"_before_{n}" for n in copies)
 
 
-def _store(info: DerivativeInfo) -> list[str]:
+def _saved_tensors(info: DerivativeInfo) -> list[str]:
+    return [f"_s_{v.name}" for v in (*info.saved_inputs, *info.saved_outputs) if _is_tensor(v)]
+
+
+def _store(k: KernelPlan, info: DerivativeInfo) -> list[str]:
+    """Save what backward reads; while forward AD is on, also every input and output for the jvp
+    (``_save_both``: one tuple both ways, as torch.func's generated vmap rule needs)."""
     values = (*info.saved_inputs, *info.saved_outputs)
-    tensors = [f"_s_{v.name}" for v in values if _is_tensor(v)]
-    lines = [f"ctx.save_for_backward({', '.join(tensors)},)"] if tensors else []
+    tensors = "".join(t + ", " for t in _saved_tensors(info))
+    lines = [f"ctx.save_for_backward({tensors.rstrip()})"] if tensors else []
+    if info.forward:
+        outs = "".join(py_name(o) + ", " for o in _output_locals(k))
+        both = f"_save_both(ctx, ({tensors.rstrip()}), inputs[1:], ({outs.rstrip()}))"
+        lines = ["if _forward_ad_on():", f"    {both}", *(["else:", *_indent(lines).splitlines()] if lines else [])]
     return lines + [f"ctx._s_{v.name} = _s_{v.name}" for v in values if not _is_tensor(v)]
 
 
 def _load(info: DerivativeInfo) -> list[str]:
-    """Statements of backward binding the saved values as locals."""
+    """Statements of backward binding the saved values as locals (forward AD may have saved more after them)."""
     values = (*info.saved_inputs, *info.saved_outputs)
     tensors = [py_name(v.name) for v in values if _is_tensor(v)]
-    lines = [f"{', '.join(tensors)}, = ctx.saved_tensors"] if tensors else []
+    saved = f"ctx.saved_tensors[:{len(tensors)}]" if info.forward else "ctx.saved_tensors"
+    lines = [f"{', '.join(tensors)}, = {saved}"] if tensors else []
     return lines + [f"{py_name(v.name)} = ctx._s_{v.name}" for v in values if not _is_tensor(v)]
 
 
@@ -311,29 +325,39 @@ def _backward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> li
     return [*lines, f"return None, {returned.rstrip()}"]  # the layout's, then one per argument
 
 
-def _forward(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
+def _forward(k: KernelPlan, info: DerivativeInfo) -> list[str]:
+    """The op below autograd, nothing on ``ctx`` (torch.func runs it at each transform's level)."""
     f = k.function
-    args = _applied(k, info)
-    lines = ["ctx.layout = layout", f"{''.join(py_name(a) + ', ' for a in args)}= _unflatten(layout, flat)"]
-    lines += [f"_no_grad_formula({py_name(n)}, {_no_formula_message(info, n)!r})" for n in k.check_no_requires_grad]
-    lines += _save_values(k, info, module, outputs=False)
-    outs = _output_locals(k)
+    lines = [f"{''.join(py_name(a) + ', ' for a in _applied(k, info))}= _unflatten(layout, flat)"]
+    if not _written(k):
+        return [*lines, "with _below_autograd():", f"    return {_call(f)}"]
+    written = "".join(py_name(n) + ", " for n in _written(k))
+    lines += [f"_versions = _versions_of(({written}))", "with _below_autograd():"]
+    lines += [f"    {_call(f)}", f"_bump(({written}), _versions)"]
+    return [*lines, f"return {written.rstrip(', ')}"]
+
+
+def _setup_context(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[str]:
+    """What the Function keeps of a call (its inputs and output): the saved values, dirty and
+    non-differentiable outputs."""
+    args, outs = _applied(k, info), _output_locals(k)
+    lines = [
+        "ctx.layout = layout = inputs[0]",
+        f"{''.join(py_name(a) + ', ' for a in args)}= _unflatten(layout, inputs[1:])",
+    ]
     if _written(k):
-        written = "".join(py_name(n) + ", " for n in _written(k))
-        lines += [f"_versions = _versions_of(({written}))", "with torch._C._AutoDispatchBelowAutograd():"]
-        lines += [f"    {_call(f)}", f"_bump(({written}), _versions)", f"ctx.mark_dirty({written.rstrip(', ')})"]
         lines += [f"result = {py_name(_written(k)[0])}"] if len(_written(k)) == 1 else []
     else:
-        target = "result" if len(outs) == 1 else _tuple(outs)
-        lines += ["with torch._C._AutoDispatchBelowAutograd():", f"    {target} = {_call(f)}"]
+        lines += ["result = output"] if len(outs) == 1 else [f"{_tuple(outs)} = output"]
+    lines += [f"_no_grad_formula({py_name(n)}, {_no_formula_message(info, n)!r})" for n in k.check_no_requires_grad]
+    lines += _save_values(k, info, module, outputs=False)
+    if _written(k):
+        lines.append(f"ctx.mark_dirty({_tuple(_written(k)).rstrip(',')})")
+    else:
         diff = {v.name for v in k.differentiable_outputs}
         hidden = [o for o, name in zip(outs, _return_names(k), strict=True) if name not in diff]
         lines += [f"ctx.mark_non_differentiable({', '.join(py_name(h) for h in hidden)})"] if hidden else []
-    lines += _save_values(k, info, module, outputs=True) + _store(info)
-    if info.forward:  # jvp runs right after, inside apply(): it drops them
-        lines += ["if _forward_ad_on():", f"    ctx.fw_inputs, ctx.fw_outputs = ({_tuple(args)}), ({_tuple(outs)})"]
-    returned = outs if _written(k) else (("result",) if len(outs) == 1 else outs)
-    return [*lines, f"return {', '.join(py_name(o) for o in returned)}"]
+    return lines + _save_values(k, info, module, outputs=True) + _store(k, info)
 
 
 def _return_names(k: KernelPlan) -> tuple[str, ...]:
@@ -357,8 +381,12 @@ def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[st
         )
         return [f"raise NotImplementedError({message!r})"]
     args, outs = _applied(k, info), _output_locals(k)
-    lines = [f"{''.join(py_name(a) + ', ' for a in args)}= ctx.fw_inputs"]
-    lines += [f"{''.join(py_name(o) + ', ' for o in outs)}= ctx.fw_outputs", "del ctx.fw_inputs, ctx.fw_outputs"]
+    tensors_saved = len(_saved_tensors(info))
+    lines = [f"_fw_args, _fw_outs = _saved_both(ctx, {tensors_saved})"]
+    lines += [
+        f"{''.join(py_name(a) + ', ' for a in args)}= _fw_args",
+        f"{''.join(py_name(o) + ', ' for o in outs)}= _fw_outs",
+    ]
     tensors = [a.name for a in k.function.func.arguments.non_out if a.type.is_tensor_like()]
     lines += [f"{py_name(n + '_p')} = {py_name(n)}" for n in tensors]
     lines.append(f"{''.join(py_name(a + '_t') + ', ' for a in args)}= _tangents(ctx, tangents, ({_tuple(args)}))")
@@ -438,7 +466,7 @@ def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
     non_out = f.func.arguments.non_out
     lists = tuple(i for i, a in enumerate(non_out) if str(a.type.base()) == "Tensor" and a.type.is_list())
     flat = "".join(py_name(a) + ", " for a in args)
-    apply = f"{cls}.apply(*_flatten(({flat}), {lists!r}))"
+    apply = f"{cls}_apply(*_flatten(({flat}), {lists!r}))"
     tensors = ", ".join(py_name(a.name) for a in f.func.arguments.non_out if a.type.is_tensor_like())
     if _written(k):
         written = "".join(py_name(n) + ", " for n in _written(k))
@@ -495,9 +523,15 @@ def _section(k: KernelPlan, module: AutogradModule, cls: str) -> str:
     parts = [
         f"# {comment(f'{f.namespace}::{f.func}  ({_place(info.location)})')}",
         f"class {cls}(torch.autograd.Function):",
+        "    generate_vmap_rule = True  # forward, backward and jvp call only operators: vmap runs them batched",
+        "",
         "    @staticmethod",
-        "    def forward(ctx, layout, *flat):",
-        _indent(_forward(k, info, module), 2),
+        "    def forward(layout, *flat):",
+        _indent(_forward(k, info), 2),
+        "",
+        "    @staticmethod",
+        "    def setup_context(ctx, inputs, output):",
+        _indent(_setup_context(k, info, module), 2),
         "",
         "    @staticmethod",
         "    def backward(ctx, *grads):",
@@ -509,6 +543,7 @@ def _section(k: KernelPlan, module: AutogradModule, cls: str) -> str:
         "",
         "",
         f"{cls}._backward_cls.__name__ = {cls}._backward_cls.__qualname__ = {string(k.node or '')}  # grad_fn.name()",
+        f"{cls}_apply = _level_apply({cls})",
         "",
         "",
         f"def {cls}_autograd({_signature(f)}):",
@@ -535,11 +570,32 @@ def _indent(lines: list[str], depth: int = 1) -> str:
     return "\n".join(pad + line if line else "" for line in lines)
 
 
+def elementwise_ops(functions: tuple[NativeFunction, ...]) -> tuple[NativeFunction, ...]:
+    """The functional ops the yaml declares element-wise (``vmap: elementwise``, or the ``pointwise``
+    tag): each gets a generated batching rule; every other op keeps PyTorch's vmap fallback."""
+    found: dict[str, NativeFunction] = {}
+    for f in functions:
+        if (f.vmap == "elementwise" or "pointwise" in f.tags) and f.kind is SchemaKind.functional:
+            args, returns = f.func.arguments.non_out, f.func.returns
+            if any(a.type.is_list() for a in args) or not returns or any(not r.type.is_tensor_like() for r in returns):
+                why = "needs Tensor (or non-tensor) arguments, no lists, and Tensor returns"
+                raise VtgenError(f"'{f.name}': vmap: elementwise {why}", f.location)
+            found.setdefault(str(f.name), f)
+    return tuple(found.values())
+
+
+def _vmap_rule(f: NativeFunction) -> str:
+    rule = f"_elementwise_batched({_op_ref(f)})"
+    where = comment(f"{f.namespace}::{f.name}")
+    return f'_lib.impl({string(str(f.name))}, {rule}, "FuncTorchBatched")  # {where}: vmap: elementwise'
+
+
 def python_autograd_module(kernels: tuple[KernelPlan, ...], module: AutogradModule) -> str:
-    """The module text: the prelude, then one section per kernel (yaml order)."""
+    """The module text: the prelude, then one section per kernel (yaml order), then the batching rules."""
     supported = supported_kernels(kernels)
     classes = op_identifiers((k.function.name.name, k.function.name.overload) for k in supported)
-    sections = [_section(k, module, cls) for k, cls in zip(supported, classes, strict=True)]
+    rules = [_vmap_rule(f) for f in elementwise_ops(module.functions)]
+    sections = [_section(k, module, cls) for k, cls in zip(supported, classes, strict=True)] + rules
     if not sections:
         raise VtgenError(f"the Python autograd: no op of namespace '{module.namespace}' has a derivatives entry")
     body = "\n\n\n".join(sections)
@@ -551,6 +607,7 @@ def python_autograd_module(kernels: tuple[KernelPlan, ...], module: AutogradModu
         "",
         "# ruff: noqa",
         "# mypy: ignore-errors",
+        "import contextlib",
         "import math",
         "",
         "import torch",
@@ -593,7 +650,10 @@ def describe_python(k: KernelPlan, module: AutogradModule) -> list[str]:
     refused = _refusal(k, k.info)
     if refused is not None:
         return [f"  Python autograd: refused ({refused})"]
+    rule = str(k.function.name) in {str(f.name) for f in elementwise_ops(module.functions)}
+    vmap = "generated element-wise rule" if rule else "none: PyTorch's vmap fallback (a loop over the batch)"
     lines = [f"  Python autograd: {'Function of a mutating op' if _written(k) else 'autograd.Function'}"]
+    lines.append(f"  vmap batching rule: {vmap}")
     try:
         for b, python in python_formulas(k.info, module):
             lines += [

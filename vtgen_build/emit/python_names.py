@@ -45,7 +45,7 @@ RESERVED_LOCALS = frozenset(
         *("math", "torch"),
         *("bool", "complex", "float", "int", "len", "max", "min", "isinstance", "getattr", "tuple", "list"),
         *("NotImplementedError", "RuntimeError", "None", "True", "False"),
-        *("ctx", "layout", "flat", "needs", "tangents"),
+        *("ctx", "layout", "flat", "needs", "tangents", "inputs", "output", "grads"),
     )
 )
 assert not any(n.endswith("_") for n in RESERVED_LOCALS)  # py_name's shift relies on it
@@ -78,6 +78,10 @@ def private_name_error(names: Iterable[str]) -> str | None:
     return None
 
 
+# the module-level names of an op: its Function class, its Autograd kernel, its transform-level apply
+_OP_SUFFIXES = ("", "_autograd", "_apply")
+
+
 def op_identifiers(ops: Iterable[tuple[str, str]]) -> tuple[str, ...]:
     """The class name of each op (``(name, overload)``, in yaml order); its kernel is the class name
     and ``_autograd``.  ``_<name>`` or ``_<name>_<overload>``; where that, or its kernel's name, is
@@ -88,10 +92,10 @@ def op_identifiers(ops: Iterable[tuple[str, str]]) -> tuple[str, ...]:
     for name, overload in ops:
         base = f"_{name}_{overload}" if overload else f"_{name}"
         chosen, n = base, 1
-        while chosen in taken or f"{chosen}_autograd" in taken:
+        while any(chosen + suffix in taken for suffix in _OP_SUFFIXES):
             n += 1
             chosen = f"{base}_{n}"
-        taken.update((chosen, f"{chosen}_autograd"))
+        taken.update(chosen + suffix for suffix in _OP_SUFFIXES)
         found.append(chosen)
     return tuple(found)
 

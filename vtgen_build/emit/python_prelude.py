@@ -30,6 +30,43 @@ _ALWAYS = (
         layout.append((len(flat), len(a) if i in lists else None))
         flat.extend(a) if i in lists else flat.append(a)
     return (tuple(layout), *flat)''',
+    '''def _level_apply(cls):
+    """``cls.apply`` at the calling level, as a C++ autograd kernel runs: the op's Autograd kernel is
+    entered at the level of the innermost torch.func transform (grad, jvp), with that level's
+    tensors, where ``Function.apply`` would start the transforms over through custom_function_call
+    (and fail, the dispatcher being past their entry).  So a single-level twin of ``cls`` (what
+    custom_function_call itself builds per level) is applied, with torch's flag allowing that set
+    while a transform is active; its C ``apply`` also skips ``Function.apply``'s per-call binding of
+    the forward's signature."""
+    methods = {name: cls.__dict__[name] for name in ("forward", "setup_context", "backward", "jvp")}
+    twin = type(cls.__name__, (torch.autograd.function._SingleLevelFunction,), methods)
+    twin._backward_cls.__name__ = twin._backward_cls.__qualname__ = cls._backward_cls.__name__
+    apply = twin.apply
+    functorch = torch._C._functorch
+
+    def run(*flat):
+        if not torch._C._are_functorch_transforms_active():
+            return apply(*flat)
+        allowed = functorch.get_single_level_autograd_function_allowed()
+        functorch.set_single_level_autograd_function_allowed(True)
+        try:
+            return apply(*flat)
+        finally:
+            functorch.set_single_level_autograd_function_allowed(allowed)
+
+    return run''',
+    '''def _below_autograd():
+    """The op below autograd, from a Function's forward.  Inside torch.func transforms, with grad modes
+    on again for the levels below (``apply`` turned them off for this one): there the op's result must
+    get its history, as under a C++ autograd kernel."""
+    below = torch._C._AutoDispatchBelowAutograd()
+    if not torch._C._are_functorch_transforms_active():
+        return below
+    stack = contextlib.ExitStack()
+    stack.enter_context(torch.enable_grad())
+    stack.enter_context(torch.autograd.forward_ad._set_fwd_grad_enabled(True))
+    stack.enter_context(below)
+    return stack''',
     """def _unflatten(layout, flat):
     return tuple(flat[s] if n is None else list(flat[s : s + n]) for s, n in layout)""",
     '''def _need(ctx, i):
@@ -47,6 +84,50 @@ _ALWAYS = (
 _WHEN_USED = {
     "_forward_ad_on": """def _forward_ad_on():
     return torch.autograd.forward_ad._current_level >= 0""",
+    "_save_both": '''def _save_both(ctx, saved, flat, outputs):
+    """Forward AD on: what backward reads, then the inputs (tensors; the others on ``ctx``) and the
+    outputs, saved for backward and for the jvp alike: under vmap one set of batch dims maps both."""
+    ctx.fw_constants = tuple(None if isinstance(v, torch.Tensor) else v for v in flat)
+    values = (*saved, *(v if isinstance(v, torch.Tensor) else None for v in flat), *outputs)
+    ctx.save_for_backward(*values)
+    ctx.save_for_forward(*values)''',
+    "_saved_both": '''def _saved_both(ctx, start):
+    """The jvp's (arguments, outputs) from ``_save_both`` (``start``: what backward reads)."""
+    values = ctx.saved_tensors[start:]
+    count = len(ctx.fw_constants)
+    flat = tuple(c if v is None else v for c, v in zip(ctx.fw_constants, values[:count]))
+    return _unflatten(ctx.layout, flat), values[count:]''',
+    "_elementwise_batched": '''def _elementwise_batched(op):
+    """The batching rule of an element-wise op (the op's FuncTorchBatched kernel, where
+    torch.library.register_vmap registers too, without its per-call tree walks): the tensors batched
+    at the current vmap level with their batch dimension moved to the front, the others expanded to
+    the batch size (no copy), one call of the op below that level, its outputs batched at 0."""
+    functorch = torch._C._functorch
+    below = torch._C.DispatchKeySet(torch._C.DispatchKey.FuncTorchBatched)
+
+    def rule(*args, **kwargs):
+        level = functorch.maybe_current_level()
+        values, size = [], None
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                a, dim = functorch._unwrap_batched(a, level)
+                if dim is not None:
+                    a = a.movedim(dim, 0)
+                    size = a.shape[0]
+                values.append((a, dim is None))
+            else:
+                values.append((a, False))
+        if size is not None:
+            values = [(a.expand(size, *a.shape) if unbatched else a, False) for a, unbatched in values]
+        with torch._C._ExcludeDispatchKeyGuard(below):
+            out = op(*(a for a, _ in values), **kwargs)
+        if size is None:
+            return out
+        if isinstance(out, torch.Tensor):
+            return functorch._add_batch_dim(out, 0, level)
+        return tuple(functorch._add_batch_dim(o, 0, level) for o in out)
+
+    return rule''',
     "_tangents": '''def _tangents(ctx, tangents, primals):
     """Each argument's tangent (a list for a tensor list), zeros for a tensor input that has none."""
     flat = tangents[1:]

@@ -54,7 +54,8 @@ def autograd_module(model: Model, formulas: str | None = None, target: str | Non
         if not module_name.isidentifier() or keyword.iskeyword(module_name):
             why = "a Python keyword" if keyword.iskeyword(module_name) else "not a Python module name"
             raise VtgenError(f"--python-formulas: '{module_name}' is {why} (the generated module imports it)")
-    return AutogradModule(ns, ops, model.derivatives, module_name, functions)
+    library = tuple(f for f in model.native_functions if f.namespace == ns)
+    return AutogradModule(ns, ops, model.derivatives, module_name, functions, library)
 
 
 def write_python_autograd(

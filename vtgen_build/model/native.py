@@ -31,7 +31,10 @@ KNOWN_KEYS = (
     "precomputed",
     "ufunc_inner_loop",
     "use_const_ref_for_mutable_tensors",
+    "vmap",
 )
+
+VMAP_KINDS = ("none", "elementwise")  # `vmap:` of an entry: how its batching rule is made
 
 DISPATCH_KEYS = frozenset(
     (
@@ -116,6 +119,7 @@ class NativeFunction:
     precomputed: tuple[str, ...] = ()
     ufunc_inner_loop: tuple[tuple[str, str], ...] = ()
     use_const_ref_for_mutable_tensors: bool = False
+    vmap: str = "none"  # "elementwise": a batching rule is generated (the Python autograd module)
     generated: bool = False
     abstract_override: bool | None = None  # derived variants inherit their base's answer
     text: str = field(default="", compare=False, repr=False)
@@ -152,6 +156,7 @@ class NativeFunction:
             precomputed=_flatten_precomputed(r, func),
             ufunc_inner_loop=_parse_ufunc(r),
             use_const_ref_for_mutable_tensors=r.flag("use_const_ref_for_mutable_tensors", False),
+            vmap=_choice(r, "vmap", VMAP_KINDS, "none"),
             text=entry.text,
             doc=entry.comment,
         )

@@ -5,10 +5,12 @@ Usage: python checks.py PACKAGE_DIR [GROUP ...]; prints one JSON object per line
 gradgradcheck, float64, every op and variant), forward (forward-AD gradcheck, or the refusal naming
 the yaml entry), mutating (history, versions, leaf and in-place
 errors), errors (not_implemented, forward AD), opcheck, compile (Inductor forward + backward
-equal to eager); none given: all.
+equal to eager), func (torch.func transforms against eager loops; the transforms module's path in
+VTGEN_TRANSFORMS), vmap (the generated batching rules); none given: all.
 """
 
 import json
+import os
 import sys
 import traceback
 
@@ -19,6 +21,7 @@ import torch
 from torch.autograd import gradcheck, gradgradcheck
 
 ops = torch.ops.pyag
+TRANSFORMS = os.environ.get("VTGEN_TRANSFORMS", "")  # vtgen_build/gradcheck_child/transforms.py
 D = {"dtype": torch.float64, "requires_grad": True}
 
 
@@ -194,6 +197,54 @@ def compiled():
     attempt("softsign+scale_add+topk_abs", "torch.compile inductor forward+backward", run)
 
 
+def transforms():
+    """torch.func over every op (vtgen_build/gradcheck_child/transforms.py, loaded by path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("transforms", TRANSFORMS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, (fn, args) in cases().items():
+        for check, verdict, detail in module.transform_checks(fn, args):
+            found = {
+                "op": name,
+                "check": f"func {check}",
+                "ok": verdict != "FAIL",
+                "verdict": verdict,
+                "detail": detail,
+            }
+            print(json.dumps(found), flush=True)
+
+
+def vmap_rules():
+    """The generated batching rules (``vmap: elementwise``): vmap over dim 1 with an unbatched second
+    argument equals the loop with PyTorch's fallback turned off (an op without a rule then raises:
+    topk_abs shows it); the fallback's BatchedFallback warning goes to stderr (the test reads it)."""
+    torch.manual_seed(2)
+    a, c = torch.randn(3, 5), torch.randn(3)
+    ruled = {
+        "softsign": (ops.softsign, (a,), (1,)),
+        "softsign_backward": (ops.softsign_backward, (a, c), (1, None)),
+        "scale_add": (lambda p, q: ops.scale_add(p, q, alpha=2.5), (a, c), (1, None)),
+        "cube": (ops.cube, (a,), (1,)),
+        "topk_abs": (lambda p: ops.topk_abs(p, 2, 0)[0], (a,), (1,)),  # no rule
+    }
+    for name, (fn, args, dims) in ruled.items():
+        rows = [
+            fn(*(x.select(d, i) if d is not None else x for x, d in zip(args, dims, strict=True))) for i in range(5)
+        ]
+        report(name, "vmap equal to the loop", torch.allclose(torch.vmap(fn, in_dims=dims)(*args), torch.stack(rows)))
+        torch._C._functorch._set_vmap_fallback_enabled(False)
+        try:
+            attempt(
+                name,
+                "vmap without the fallback",
+                lambda fn=fn, dims=dims, args=args: torch.vmap(fn, in_dims=dims)(*args) is not None,
+            )
+        finally:
+            torch._C._functorch._set_vmap_fallback_enabled(True)
+
+
 GROUPS = {
     "grad": grad,
     "forward": forward_ad,
@@ -201,6 +252,8 @@ GROUPS = {
     "errors": errors,
     "opcheck": opcheck,
     "compile": compiled,
+    "func": transforms,
+    "vmap": vmap_rules,
 }
 
 if __name__ == "__main__":

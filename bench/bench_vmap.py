@@ -1,0 +1,81 @@
+"""vmap of an op with a generated batching rule (``vmap: elementwise``) against one call on the stacked input.
+
+The stable sample's ``softsign`` over a float32 batch of 64 x 256, per call, in one process (one
+intra-op thread, CPU time of the calling thread, the best of 7 batches): ``torch.vmap`` of the op
+(its generated rule, registered by the package's ``_autograd.py``), one call of the op on the
+stacked (64, 256) input, ``torch.vmap`` of the equivalent aten expression ``x / (1 + x.abs())``,
+and, in a second process that loads only the library (no generated module, so no rule), ``torch.vmap``
+of the op through PyTorch's fallback loop.  The load average is printed.
+
+Usage: python bench/bench_vmap.py --site DIR [--calls N]
+(DIR holds an installed ``vtstable``: its library and its generated ``_autograd.py``.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+TIMING = """
+import json, sys, time, warnings, torch
+sys.path.insert(0, sys.argv[1])
+calls = int(sys.argv[3])
+torch.set_num_threads(1)
+warnings.simplefilter("ignore")
+if sys.argv[2] == "rule":
+    import vtstable
+else:  # the library alone: no generated module, no rule (PyTorch's fallback)
+    import glob
+    torch.ops.load_library(glob.glob(sys.argv[1] + "/vtstable/_vtstable_ops*.so")[0])
+op = torch.ops.vtstable.softsign
+x = torch.randn(64, 256)
+
+
+def per_call(fn):
+    for _ in range(20):
+        fn()
+    best = []
+    for _ in range(7):
+        start = time.thread_time()
+        for _ in range(calls):
+            fn()
+        best.append((time.thread_time() - start) / calls)
+    return min(best)
+
+
+found = {}
+if sys.argv[2] == "rule":
+    torch.testing.assert_close(torch.vmap(op)(x), op(x))
+    found["vmap (generated rule)"] = per_call(lambda: torch.vmap(op)(x))
+    found["one call, stacked input"] = per_call(lambda: op(x))
+    found["vmap of aten x / (1 + x.abs())"] = per_call(lambda: torch.vmap(lambda t: t / (1 + t.abs()))(x))
+else:
+    found["vmap (fallback loop)"] = per_call(lambda: torch.vmap(op)(x))
+print(json.dumps(found))
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", required=True, metavar="DIR")
+    parser.add_argument("--calls", type=int, default=200)
+    opts = parser.parse_args()
+    load = os.getloadavg()[0]
+    found: dict[str, float] = {}
+    for mode in ("rule", "fallback"):
+        done = subprocess.run(
+            [sys.executable, "-c", TIMING, opts.site, mode, str(opts.calls)], check=True, capture_output=True, text=True
+        )
+        found.update(json.loads(done.stdout.splitlines()[-1]))
+    print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}; intra-op threads 1; float32 64 x 256")
+    one = found["one call, stacked input"]
+    for name, seconds in found.items():
+        print(f"  {name:32} {seconds * 1e6:9.1f} us  ({seconds / one:6.2f}x one call)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
