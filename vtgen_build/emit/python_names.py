@@ -45,7 +45,7 @@ RESERVED_LOCALS = frozenset(
         *("math", "torch"),
         *("bool", "complex", "float", "int", "len", "max", "min", "isinstance", "getattr", "tuple", "list"),
         *("NotImplementedError", "RuntimeError", "None", "True", "False"),
-        *("ctx", "layout", "flat", "needs", "tangents", "inputs", "output", "grads"),
+        *("ctx", "layout", "flat", "needs", "tangents", "inputs", "output"),
     )
 )
 assert not any(n.endswith("_") for n in RESERVED_LOCALS)  # py_name's shift relies on it
