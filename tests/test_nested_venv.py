@@ -6,19 +6,21 @@ That is what the README's test command gives in a fresh venv: vtgen_build instal
 venv joins as a plain path.  Here a fake "parent" site-packages is built the same way (the
 dist-info of ``vtfake`` and no importable ``vtfake``; an importable ``vtparent`` beside it) and a
 hand-made ``vtfake`` wheel is installed: the nested venv must import its own copy, and still see
-the parent's packages.  No build, no index: a few seconds of pip.
+the parent's packages.  No build, no index: a few seconds of pip.  And CI runs the README's
+test command that way: in a venv it makes anew (.ci/run).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from .conftest import install_wheel, nested_venv, run_clean
+from .conftest import ROOT, install_wheel, nested_venv, run_clean
 
 _METADATA = "Metadata-Version: 2.1\nName: vtfake\nVersion: 1.0\n"
 _WHEEL = "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
@@ -63,3 +65,19 @@ def test_the_nested_venv_imports_the_wheel_beside_an_editable_parent(tmp_path: P
     install_wheel(python, tmp_path / "house", "vtfake", tmp_path)
     code, out = run_clean([python, "-c", "import vtfake, vtparent; print(vtfake.WHERE, vtparent.SEEN)"], tmp_path)
     assert (code, out.strip()) == (0, "wheel True"), out
+
+
+def test_ci_runs_the_readme_test_command_in_a_fresh_venv() -> None:
+    """.ci/run makes a new venv outside the repo, activates it, then runs the README's second
+    set-up command verbatim (the first code block's second line)."""
+    block = re.search(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+    assert block is not None
+    command = block.group(1).splitlines()[1]
+    assert command.startswith("pip install -e '.[test,gradcheck]'"), command
+    script = (ROOT / ".ci" / "run").read_text().splitlines()
+    made = script.index('venv_dir="$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/vtgen-ci-venv.XXXXXX")"')
+    created = script.index('python -m venv "$venv_dir"')
+    activated = script.index('. "$venv_dir/bin/activate"')
+    run = next(i for i, line in enumerate(script) if line.startswith(command + " ||"))
+    assert made < created < activated < run, script
+    assert """trap 'rm -rf "$venv_dir"' EXIT""" in script
