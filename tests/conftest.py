@@ -8,8 +8,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,6 +121,45 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if code != 0:
         pytest.skip(f"cannot download the build requirements (offline?):\n{log[-2000:]}")
     return house
+
+
+def nested_venv(venv: Path, cwd: Path, parents: Sequence[str] | None = None) -> Path:
+    """A new venv at ``venv`` that sees this interpreter's packages (torch, scikit-build-core, PyYAML);
+    returns its python.  It has no pip of its own (tests run ``pip --python`` of this interpreter).
+    ``--system-site-packages`` reaches the base interpreter's packages only: when the tests run in a
+    venv of their own (the README's command in a fresh venv), that venv's site-packages join through
+    a ``.pth`` file -- as plain paths, so the ``.pth`` files in them never run (``parents``: other
+    directories than this interpreter's purelib and platlib)."""
+    code, log = run_clean([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], cwd)
+    assert code == 0, log
+    python = venv / "bin" / "python"
+    ours = parents if parents is not None else [sysconfig.get_paths()[key] for key in ("purelib", "platlib")]
+    code, site = run_clean([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd)
+    assert code == 0, site
+    lines = "".join(f"{p}\n" for p in dict.fromkeys(ours))
+    (Path(site.strip().splitlines()[-1]) / "_tests_parent.pth").write_text(lines)
+    return python
+
+
+def install_wheel(python: Path, wheelhouse: Path, name: str, cwd: Path) -> None:
+    """Install ``name`` from ``wheelhouse`` into the venv of ``python`` (no index, no dependencies) and
+    check that this venv's own copy is what it imports.
+
+    ``--ignore-installed``: the packages the venv sees may hold ``name`` already, and that copy is
+    not the wheel under test.  In the tests' own venv it is an editable install, whose dist-info pip
+    sees through the plain ``.pth`` path while its import hook (a ``.pth`` line of its own) never
+    runs: pip would skip the wheel and the import fail.  Outside a venv the base interpreter's
+    editable install is importable, and would silently be what runs instead of the wheel."""
+    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", python, "install", "-v", "--no-index"]
+    code, log = run_clean([*pip, "--no-deps", "--ignore-installed", "--find-links", wheelhouse, name], cwd)
+    assert code == 0, log[-6000:]
+    where = f"import importlib.metadata as m, {name} as p\nprint(p.__file__)\n"
+    where += f"print(m.distribution({name!r}).locate_file(''))"
+    code, out = run_clean([python, "-c", where], cwd)
+    assert code == 0, f"{log[-3000:]}\n{out}"
+    venv = python.parent.parent.resolve()
+    for found in out.strip().splitlines()[-2:]:
+        assert Path(found).resolve().is_relative_to(venv), f"{name} comes from {found}, not from {venv}:\n{out}"
 
 
 def copy_sample(dest: Path) -> Path:

@@ -22,13 +22,12 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from .conftest import SAMPLE, TorchTree, clean_env, copy_sample, run_clean
+from .conftest import SAMPLE, TorchTree, clean_env, copy_sample, install_wheel, nested_venv, run_clean
 from .test_gradcheck_library import library_check
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
@@ -104,35 +103,24 @@ class InstalledSample:
 def installed_sample(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> InstalledSample:
     """A fresh venv with the sample installed the way sample_project/README.md's dev loop does:
     editable, no build isolation (scikit-build-core's ``editable.rebuild``).  The venv sees the
-    machine's torch, scikit-build-core and PyYAML (system site-packages) and gets vtgen_build from
-    the wheel of this checkout.  test_formula_edit_rebuilds_on_import edits the copy's formula
-    last (after runtime_results) and leaves it edited, the library rebuilt to match."""
+    machine's torch, scikit-build-core and PyYAML (conftest.nested_venv) and imports vtgen_build
+    from the wheel of this checkout, installed into it (conftest.install_wheel).
+    test_formula_edit_rebuilds_on_import edits the copy's formula last (after runtime_results) and
+    leaves it edited, the library rebuilt to match."""
     _require_torch()
     pytest.importorskip("scikit_build_core")
     tmp = tmp_path_factory.mktemp("runtime")
     sample = copy_sample(tmp / "sample")
     venv = tmp / "venv"
-    code, log = run_clean([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], tmp)
-    assert code == 0, log
-    _see_our_packages(_python(venv), tmp)
-    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index"]
-    code, log = run_clean([*pip, "--no-deps", "--find-links", wheelhouse, "vtgen_build"], tmp)
-    assert code == 0, log[-6000:]
+    python = nested_venv(venv, tmp)
+    install_wheel(python, wheelhouse, "vtgen_build", tmp)
+    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", python, "install", "-v", "--no-index"]
     code, log = run_clean([*pip, "--no-deps", "--no-build-isolation", "-e", sample], tmp)
     assert code == 0, log[-6000:]
     # A default build prints no compiler warning (g++: `file:line:col: warning: ...`).
     assert "warning:" not in log, log[-6000:]
     (build_dir,) = (sample / "build").iterdir()
     return InstalledSample(venv, sample, build_dir, log)
-
-
-def _see_our_packages(python: Path, cwd: Path) -> None:
-    """--system-site-packages reaches the base interpreter's packages only; when the tests run in a
-    venv of their own (where scikit-build-core may be installed), its site-packages join by a .pth."""
-    ours = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
-    code, site = run_clean([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd)
-    assert code == 0, site
-    (Path(site.strip().splitlines()[-1]) / "_tests_parent.pth").write_text("".join(f"{p}\n" for p in ours))
 
 
 @pytest.fixture(scope="session")

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT, run_clean
-from .test_sample_runtime import _see_our_packages
+from .conftest import ROOT, install_wheel, nested_venv, run_clean
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -52,14 +51,9 @@ def editable_stable(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) 
         pytest.skip("ninja is not on PATH")
     tmp = tmp_path_factory.mktemp("stable_editable")
     source = Path(shutil.copytree(ROOT / "sample_stable", tmp / "sample", ignore=shutil.ignore_patterns("build")))
-    venv = tmp / "venv"
-    code, log = run_clean([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", venv], tmp)
-    assert code == 0, log
-    python = venv / "bin" / "python"
-    _see_our_packages(python, tmp)
+    python = nested_venv(tmp / "venv", tmp)
+    install_wheel(python, wheelhouse, "vtgen_build", tmp)
     pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", python, "install", "--no-index", "--no-deps"]
-    code, log = run_clean([*pip, "--find-links", wheelhouse, "vtgen_build"], tmp)
-    assert code == 0, log[-6000:]
     code, log = run_clean([*pip, "--no-build-isolation", "-e", source], tmp)
     assert code == 0, log[-6000:]
     (build_dir,) = (source / "build").iterdir()
