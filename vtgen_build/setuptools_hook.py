@@ -513,7 +513,9 @@ class build_vtgen(Command):  # type: ignore[misc]
         target = self._autograd_file()
         try:
             policy = policy_for(None, release)
-            written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode)
+            keys = s.register_backends if s.stable_abi else ()  # a stable library's Autocast kernels are Python
+            written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode,
+                                            autocast_backends=keys)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the Python autograd failed (see above)") from None

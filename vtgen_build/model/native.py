@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ..base.errors import Location, VtgenError, misspelled
 from ..base.names import check_identifier, declared_name_problem, identifier_problem, identifier_suggestion
 from ..inputs.load import Entry
+from .autocast import parse_autocast
 from .fields import FieldReader
 from .schema import FunctionSchema, OperatorName, SchemaError, SchemaKind
 
@@ -31,6 +32,7 @@ KNOWN_KEYS = (
     "precomputed",
     "ufunc_inner_loop",
     "use_const_ref_for_mutable_tensors",
+    "autocast",
 )
 
 DISPATCH_KEYS = frozenset(
@@ -116,6 +118,7 @@ class NativeFunction:
     precomputed: tuple[str, ...] = ()
     ufunc_inner_loop: tuple[tuple[str, str], ...] = ()
     use_const_ref_for_mutable_tensors: bool = False
+    autocast: str | None = None  # the autocast policy (model/autocast.py), None: no Autocast kernel
     generated: bool = False
     abstract_override: bool | None = None  # derived variants inherit their base's answer
     text: str = field(default="", compare=False, repr=False)
@@ -152,6 +155,7 @@ class NativeFunction:
             precomputed=_flatten_precomputed(r, func),
             ufunc_inner_loop=_parse_ufunc(r),
             use_const_ref_for_mutable_tensors=r.flag("use_const_ref_for_mutable_tensors", False),
+            autocast=parse_autocast(r.text("autocast"), func, r.location("autocast")),
             text=entry.text,
             doc=entry.comment,
         )
