@@ -78,7 +78,9 @@ def test_a_bad_policy_is_an_error_at_its_line(
     assert "Traceback" not in result.err
 
 
-def test_a_policy_on_an_op_reading_no_tensor_is_refused(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
+def test_a_policy_on_an_op_reading_no_tensor_is_refused(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
     """An in-place ``-> ()`` op writes its only tensor: a cast could not reach what it writes."""
     native = tmp_yaml("nf.yaml", "- func: clamp_(Tensor(a!) self, float bound) -> ()\n  dispatch:\n    CPU: c\n"
                                  "  autocast: lower\n")  # fmt: skip
@@ -106,7 +108,8 @@ def test_classic_units_register_the_autocast_key_of_every_device(
     for key, unit in (("AutocastCPU", cpu), ("AutocastCUDA", cuda)):
         found[key] = [line.split('"')[1] for line in _block(unit, key).splitlines()[1:]]
         assert "#include <ATen/autocast_mode.h>" in unit
-    assert found == {"AutocastCPU": ["twice", "mix", "mix.out", "stacked"], "AutocastCUDA": ["mix", "mix.out", "stacked"]}
+    assert found["AutocastCPU"] == ["twice", "mix", "mix.out", "stacked"]
+    assert found["AutocastCUDA"] == ["mix", "mix.out", "stacked"]
     assert "AutocastCPU" not in cuda and "AutocastCUDA" not in cpu
     for name in ("RegisterMeta.cpp", "RegisterCompositeExplicitAutograd.cpp"):
         assert "autocast" not in (out / name).read_text().lower(), name
@@ -136,7 +139,8 @@ def test_stable_mode_registers_python_kernels_at_every_device_key(
     _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--register-backends", "CPU,CUDA,Meta",
               "--python-autograd", str(module))  # fmt: skip
     text = module.read_text()
-    for op, key in [("twice", "AutocastCPU"), *itertools.product(("mix", "mix.out", "stacked"), ("AutocastCPU", "AutocastCUDA"))]:
+    keys = ("AutocastCPU", "AutocastCUDA")
+    for op, key in [("twice", "AutocastCPU"), *itertools.product(("mix", "mix.out", "stacked"), keys)]:
         assert f"_AUTOCAST_LIBRARY.impl({op!r}, " in text and f", {key!r})" in text, (op, key)
     assert "_AUTOCAST_LIBRARY.impl('twice', _autocast_twice_AutocastCUDA" not in text
     assert "'plain'" not in text
@@ -242,7 +246,8 @@ def test_python_kernels_give_each_policy_its_dtypes(python_ops: Any) -> None:
         bare = ops.bare(w)
         out = torch.empty(4)
         ops.mix.out(x.detach(), w.detach(), alpha=2.0, out=out)
-    assert (kept.dtype, mixed.dtype, squared.dtype, bare.dtype) == (torch.float32, torch.float32, torch.bfloat16, torch.float32)
+    dtypes = (kept.dtype, mixed.dtype, squared.dtype, bare.dtype)
+    assert dtypes == (torch.float32, torch.float32, torch.bfloat16, torch.float32)
     torch.testing.assert_close(out, x.detach().float() + 2 * w.detach())
     torch.testing.assert_close(mixed, x.detach().float() + 0.5 * w.detach())
     grads = [_grad_dtype(t) for t in (kept, mixed, squared)]

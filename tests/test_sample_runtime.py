@@ -121,7 +121,8 @@ def installed_sample(wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory)
     assert code == 0, log
     _see_our_packages(_python(venv), tmp)
     pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", _python(venv), "install", "-v", "--no-index"]
-    code, log = run_clean([*pip, "--no-deps", "--find-links", wheelhouse, "vtgen_build"], tmp)
+    # --force-reinstall: this checkout's wheel even where the base interpreter has a vtgen_build installed
+    code, log = run_clean([*pip, "--no-deps", "--force-reinstall", "--find-links", wheelhouse, "vtgen_build"], tmp)
     assert code == 0, log[-6000:]
     code, log = run_clean([*pip, "--no-deps", "--no-build-isolation", "-e", sample], tmp)
     assert code == 0, log[-6000:]

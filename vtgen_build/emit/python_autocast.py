@@ -71,7 +71,8 @@ def _kernel(k: AutocastKernel) -> str:
     return (
         f"\n\n# {k.location}: autocast: {k.policy} of {k.namespace}::{k.op}\n"
         f"def {_function(k)}(*args, **kwargs):\n"
-        f"    return _autocast_call({op}, {excluded}, {k.device.python_device!r}, {k.policy!r}, {casts}, args, kwargs)\n"
+        f"    return _autocast_call({op}, {excluded}, {k.device.python_device!r}, {k.policy!r}, {casts}, args,"
+        f" kwargs)\n"
         f"\n\n_AUTOCAST_LIBRARY.impl({k.op!r}, {_function(k)}, {k.key!r})\n"
     )
 

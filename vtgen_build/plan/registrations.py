@@ -60,7 +60,7 @@ class RegistrationPlan:
     declarations: tuple[KernelDecl, ...]
     impls: tuple[KernelImpl, ...]
     structured: tuple[StructuredGroup, ...]
-    autocast: AutocastPlan = AutocastPlan(())  # the ops' Autocast kernels, in their devices' units
+    autocast: AutocastPlan  # the ops' Autocast kernels, in their devices' units
 
 
 def parse_keys(text: str) -> tuple[str, ...]:
