@@ -265,3 +265,19 @@ def test_python_kernels_exist_only_for_ops_with_a_policy(python_ops: Any) -> Non
 
     dumps = {name: torch._C._dispatch_dump(f"acpy::{name}") for name in ("keep", "mix", "mix.out", "sq", "bare")}
     assert [n for n, d in dumps.items() if "AutocastCPU" in d] == ["keep", "mix", "mix.out", "sq"], dumps["bare"]
+
+
+def test_stable_mode_without_the_python_autograd_warns_at_each_policy(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    """Without --python-autograd a stable library has nowhere to register its Autocast kernels: each policy
+    is a warning at its op's line, not silently dropped."""
+    native = tmp_yaml("nf.yaml", OPS.replace("Scalar alpha", "float alpha"))
+    err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--register-backends", "CPU")
+    warned = [line for line in err.splitlines() if "warning: autocast:" in line]
+    assert [line.split(": warning:")[0] for line in warned] == [f"{native}:{n}" for n in (1, 5, 9, 13)], err
+    assert "fp32 of ac::twice is not registered" in warned[0] and "PYTHON_AUTOGRAD" in warned[0]
+    module = str(tmp_path / "py" / "_autograd.py")
+    err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--register-backends", "CPU",
+                    "--python-autograd", module)  # fmt: skip
+    assert "warning: autocast" not in err, err

@@ -465,6 +465,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 fake_module=s.fake_module,
                 stable_abi=s.stable_abi,
                 torch_found=_installed_torch(),
+                python_autograd=s.python_autograd is not None,
             )
             result = generate(inputs, options)
         except VtgenError as exc:

@@ -378,6 +378,7 @@ def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptio
         fake_module=getattr(args, "fake_module", None),  # checked with the other names (check_options)
         stable_abi=getattr(args, "stable_abi", None),
         torch_found=target.found,
+        python_autograd=bool(getattr(args, "python_autograd", None)),
     )
 
 

@@ -219,6 +219,7 @@ def _stable_outcome(
     """A stable-ABI library: its registrations and kernel declarations, no autograd C++ (a cache
     without fragments: the next run is a clean run again)."""
     from ..emit.stable_registrations import stable_files
+    from ..plan.autocast import autocast_unregistered
     from ..plan.stable import parse_stable_target, plan_stable
 
     model, policy, plan = planned
@@ -228,7 +229,8 @@ def _stable_outcome(
     files = stable_files(stable)
     record = _record(inputs, _settings_key(settings), planned, [], [], options.shards)
     cache = CacheWrite(record.index, (), None)
-    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache)
+    unregistered = () if getattr(options, "python_autograd", False) else autocast_unregistered(model.native_functions)
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, unregistered)
 
 
 def _shard_files(

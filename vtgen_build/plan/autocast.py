@@ -25,7 +25,15 @@ from ..base.errors import Location
 from ..model.autocast import castable_arguments
 from ..model.native import COMPOSITE_KEYS, NativeFunction
 
-__all__ = ["AUTOCAST_KEYS", "AutocastDevice", "AutocastKernel", "AutocastPlan", "plan_autocast", "registered_keys"]
+__all__ = [
+    "AUTOCAST_KEYS",
+    "AutocastDevice",
+    "AutocastKernel",
+    "AutocastPlan",
+    "autocast_unregistered",
+    "plan_autocast",
+    "registered_keys",
+]
 
 
 @dataclass(frozen=True)
@@ -109,3 +117,14 @@ def registered_keys(functions: Iterable[NativeFunction], keys: tuple[str, ...]) 
     if keys != ("all",):
         return keys
     return tuple(sorted({d.key for f in functions if f.namespace != "aten" for d in f.dispatch}))
+
+
+def autocast_unregistered(functions: Iterable[NativeFunction]) -> tuple[str, ...]:
+    """``path:line: warning: ...`` per op with a policy in a stable-ABI build without the Python autograd
+    module, where its Autocast kernels would be: the policy has no effect there, and says so."""
+    return tuple(
+        f"{f.location}: warning: autocast: {f.autocast} of {f.namespace}::{f.name} is not registered: a stable-ABI "
+        "library's Autocast kernels are Python, in its generated autograd module (PYTHON_AUTOGRAD, --python-autograd)"
+        for f in functions
+        if f.autocast is not None and f.namespace != "aten" and not f.generated
+    )
