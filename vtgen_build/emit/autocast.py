@@ -14,10 +14,15 @@ from .schema import cpp_string
 
 __all__ = ["AUTOCAST_INCLUDES", "autocast_kernels", "autocast_registrations"]
 
-AUTOCAST_INCLUDES = """#include <ATen/autocast_mode.h>
+# vtgen_build's stub headers do not model autocast: against them (`vtgen-build check` without
+# --torch-include) the autocast part of a unit is left out; builds against torch compile all of it.
+_HAS_AUTOCAST = "#if __has_include(<ATen/autocast_mode.h>)"
+AUTOCAST_INCLUDES = f"""{_HAS_AUTOCAST}  // not in vtgen_build's stub headers: the autocast parts are left out there
+#include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
-#include <c10/core/impl/LocalDispatchKeySet.h>"""
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#endif"""
 
 _POLICY = {"fp32": "kFloat32", "promote": "kPromote", "lower": "kLower"}
 
@@ -27,7 +32,7 @@ enum class AutocastPolicy { kFloat32, kPromote, kLower };
 at::ScalarType autocast_widest(const c10::IValue& value, at::ScalarType to, c10::DeviceType device) {
   if (value.isTensor()) {
     const at::Tensor& t = value.toTensor();
-    return at::autocast::is_eligible(t, device) ? at::promote_types(to, t.scalar_type()) : to;
+    return at::autocast::is_eligible(t, device) ? c10::promoteTypes(to, t.scalar_type()) : to;
   }
   if (value.isList()) {
     for (const c10::IValue& element : value.toListRef()) {
@@ -97,7 +102,7 @@ def autocast_kernels(plan: AutocastPlan | None, backend: str) -> str:
     kernels = plan.at(backend) if plan is not None else ()
     if not kernels:
         return ""
-    return "\n\n".join([_HELPERS, *(_kernel(k) for k in kernels)])
+    return "\n\n".join([_HAS_AUTOCAST, _HELPERS, *(_kernel(k) for k in kernels), "#endif"])
 
 
 def autocast_registrations(plan: AutocastPlan | None, backend: str) -> str:
@@ -107,7 +112,8 @@ def autocast_registrations(plan: AutocastPlan | None, backend: str) -> str:
     for k in kernels:
         line = f"m.impl({cpp_string(k.op)}, torch::CppFunction::makeFromBoxedFunction<&{_name(k)}>());"
         by_ns.setdefault(k.namespace, []).append(line)
-    return "\n\n".join(
+    blocks = [
         f"TORCH_LIBRARY_IMPL({ns}, {kernels[0].key}, m) {{\n" + "\n".join("  " + x for x in lines) + "\n}"
         for ns, lines in sorted(by_ns.items())
-    )
+    ]
+    return "\n\n".join([_HAS_AUTOCAST, *blocks, "#endif"]) if blocks else ""
