@@ -505,6 +505,78 @@ def structured_meta_error_same_under_fake_tensors() -> None:
     assert eager == fake, (eager, fake)
 
 
+# --- autocast: the yaml's `autocast:` policies, under torch.autocast("cpu", dtype=torch.bfloat16) ----------
+
+
+def grad_dtypes(*outputs: torch.Tensor) -> list[list[torch.dtype]]:
+    """The dtype of the gradient reaching each output (what the op's backward gets), filled by backward."""
+    seen: list[list[torch.dtype]] = [[] for _ in outputs]
+    for found, t in zip(seen, outputs, strict=True):
+        t.register_hook(lambda g, found=found: found.append(g.dtype))
+    return seen
+
+
+def was_cast(t: torch.Tensor) -> bool:
+    """Does ``t``'s op take one of its inputs through a cast (the autocast kernel's ``to``)?"""
+    assert t.grad_fn is not None
+    return any(fn is not None and type(fn).__name__ == "ToCopyBackward0" for fn, _ in t.grad_fn.next_functions)
+
+
+@check
+def autocast_fp32_runs_in_float32() -> None:  # softsign: `autocast: fp32`
+    x = rand(6, dtype=torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = ops().softsign(x)
+    assert y.dtype == torch.float32 and was_cast(y), y.dtype
+    torch.testing.assert_close(y, x.detach().float() / (1 + x.detach().float().abs()))
+    seen = grad_dtypes(y)
+    y.sum().backward()
+    assert seen == [[torch.float32]] and x.grad is not None and x.grad.dtype == torch.bfloat16, (seen, x.grad)
+
+
+@check
+def autocast_promote_runs_in_the_widest_type() -> None:  # scale_add, scale_add.out: `autocast: promote`
+    a, b = rand(4, dtype=torch.bfloat16), rand(4, dtype=torch.float32)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = ops().scale_add(a, b, alpha=0.5)  # a keyword-only argument: passed through untouched
+        same = ops().scale_add(a, a)
+        out = torch.empty(4)
+        ops().scale_add(a.detach(), b.detach(), alpha=2.0, out=out)  # out= is never cast
+    assert (y.dtype, same.dtype) == (torch.float32, torch.bfloat16) and was_cast(y), (y.dtype, same.dtype)
+    torch.testing.assert_close(y, a.detach().float() + 0.5 * b.detach())
+    torch.testing.assert_close(out, a.detach().float() + 2 * b.detach())
+    seen = grad_dtypes(y)
+    y.sum().backward()
+    assert seen == [[torch.float32]], seen
+    assert a.grad is not None and b.grad is not None and (a.grad.dtype, b.grad.dtype) == (torch.bfloat16, torch.float32)
+
+
+@check
+def autocast_lower_runs_in_the_autocast_dtype() -> None:  # affine: `autocast: lower`
+    i, w, b = rand(3, 4, dtype=torch.float32), rand(5, 4, dtype=torch.float32), rand(5, dtype=torch.float32)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = ops().affine(i, w, b)
+        unbiased = ops().affine(i, w)  # Tensor? absent
+        wide = ops().affine(i.detach().double(), w.detach().double())  # float64 is never cast
+    assert (y.dtype, unbiased.dtype, wide.dtype) == (torch.bfloat16, torch.bfloat16, torch.float64)
+    torch.testing.assert_close(y.float(), i.detach() @ w.detach().t() + b.detach(), atol=0.1, rtol=0.05)
+    seen = grad_dtypes(y)
+    y.float().sum().backward()
+    assert seen == [[torch.bfloat16]], seen
+    assert all(t.grad is not None and t.grad.dtype == torch.float32 for t in (i, w, b))
+
+
+@check
+def autocast_only_ops_with_a_policy() -> None:
+    """Each policy's op has an AutocastCPU kernel; an op without one has none (its inputs pass as they are)."""
+    with_kernel = [op for op in ("softsign", "scale_add", "scale_add.out", "affine", "topk_abs", "softsign_")
+                   if "AutocastCPU" in torch._C._dispatch_dump(f"vtsample::{op}")]  # fmt: skip
+    assert with_kernel == ["softsign", "scale_add", "scale_add.out", "affine"], with_kernel
+    x = rand(5, grad=False, dtype=torch.float32)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert ops().topk_abs(x, 2)[0].dtype == torch.float32
+
+
 def load_fake_module(path: str) -> None:
     import importlib.util
     import types

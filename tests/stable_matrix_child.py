@@ -24,6 +24,9 @@ checks, in order (each independent; a failing one does not stop the others):
   gradients and vmap(jvp)/vmap(vjp) of every differentiable op and variant, each equal to its eager
   loop (vtgen_build/gradcheck_child/transforms.py, loaded by path); ``ok`` is true for "n/a" (the
   op's forward mode refused for want of a forward formula), and ``detail`` starts with the verdict.
+* ``autocast:<policy> (<op>)``, ``autocast:keys``: under ``torch.autocast("cpu", dtype=torch.bfloat16)``
+  each policy's dtypes, forward and backward, and an AutocastCPU kernel exactly for the ops with a
+  policy (the Python kernels of the same module: run with it only).
 """
 
 from __future__ import annotations
@@ -186,6 +189,58 @@ def func_results() -> dict[str, dict[str, object]]:
     return results
 
 
+def _grad_dtypes(*outputs: torch.Tensor) -> list[list[torch.dtype]]:
+    """The dtype of the gradient reaching each output (what the op's backward gets), filled by backward."""
+    seen: list[list[torch.dtype]] = [[] for _ in outputs]
+    for found, t in zip(seen, outputs, strict=True):
+        t.register_hook(lambda g, found=found: found.append(g.dtype))
+    return seen
+
+
+def check_autocast_fp32() -> str:
+    """sincos, `autocast: fp32`: its kernel takes float32/float64 only; bfloat16 in runs in float32."""
+    x = torch.randn(6, dtype=torch.bfloat16, requires_grad=True)
+    try:
+        ops.sincos(x.detach())
+        raise AssertionError("the kernel took bfloat16 outside autocast")
+    except RuntimeError as exc:
+        assert "expected a float32 or float64" in str(exc), exc
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        s, c = ops.sincos(x)
+    assert (s.dtype, c.dtype) == (torch.float32, torch.float32), (s.dtype, c.dtype)
+    torch.testing.assert_close(s, x.detach().float().sin())
+    seen = _grad_dtypes(s, c)
+    (s.sum() + c.sum()).backward()
+    assert seen == [[torch.float32], [torch.float32]] and x.grad is not None and x.grad.dtype == torch.bfloat16
+    return "forward float32, backward float32, the bfloat16 input's gradient bfloat16"
+
+
+def check_autocast_promote() -> str:
+    """affine, `autocast: promote`: its kernel wants one dtype; bfloat16 and float32 in run in float32."""
+    i, b = (torch.randn(4, dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
+    w = torch.randn(4, dtype=torch.float32, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = ops.affine(i, w, bias=b)
+        wide = ops.affine(w.detach(), w.detach())  # nothing narrower than float32 comes out of float32 in
+    assert (y.dtype, wide.dtype) == (torch.float32, torch.float32), (y.dtype, wide.dtype)
+    torch.testing.assert_close(y, i.detach().float() * w.detach() + b.detach().float())
+    seen = _grad_dtypes(y)
+    y.sum().backward()
+    assert seen == [[torch.float32]], seen
+    assert [t.grad.dtype for t in (i, w, b) if t.grad is not None] == [torch.bfloat16, torch.float32, torch.bfloat16]
+    return "forward float32, backward float32, each gradient in its input's dtype"
+
+
+def check_autocast_keys() -> str:
+    """An AutocastCPU kernel for each op with a policy, none for the others (their inputs pass as they are)."""
+    names = ("softsign", "softsign_", "softsign.out", "softsign_backward", "sincos", "affine", "clamp_abs_")
+    found = [n for n in names if "AutocastCPU" in torch._C._dispatch_dump(f"vtstable::{n}")]
+    assert found == ["sincos", "affine"], found
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert ops.softsign(torch.randn(3)).dtype == torch.float32
+    return "AutocastCPU: " + ", ".join(found)
+
+
 def run(checks: list[tuple[str, Callable[[], str]]]) -> dict[str, dict[str, object]]:
     results: dict[str, dict[str, object]] = {}
     for name, check in checks:
@@ -210,6 +265,12 @@ def main() -> int:
         for name, fn, args, forward in differentiable():
             for kind in ("gradcheck", "gradgradcheck", *(("forward AD",) if forward else ())):
                 checks.append((f"{kind}:{name}", lambda fn=fn, args=args, kind=kind: check_gradcheck(fn, args, kind)))
+        # the Autocast kernels live in vtstable._autograd too
+        checks += [
+            ("autocast:fp32 (sincos)", check_autocast_fp32),
+            ("autocast:promote (affine)", check_autocast_promote),
+        ]
+        checks.append(("autocast:keys", check_autocast_keys))
     wanted = tuple(sys.argv[1:])
     if wanted:
         checks = [(name, check) for name, check in checks if name.startswith(wanted)]

@@ -70,6 +70,11 @@ NAMES = (
     "out_variant_compiles",
     "inplace_in_compile_style_compiles",
     "structured_meta_error_same_under_fake_tensors",
+    # autocast from the yaml's `autocast:` policies (issue 46)
+    "autocast_fp32_runs_in_float32",
+    "autocast_promote_runs_in_the_widest_type",
+    "autocast_lower_runs_in_the_autocast_dtype",
+    "autocast_only_ops_with_a_policy",
 )
 
 

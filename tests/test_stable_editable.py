@@ -96,3 +96,16 @@ def test_formula_edit_regenerates_the_python_autograd_and_compiles_nothing(edita
     found, log = _run(editable_stable)  # nothing changed: nothing runs, nothing is said
     assert found == {"ratio": [2.0], "gradcheck": False}, log
     assert "ninja: no work to do." in log and "vtstable: regenerated" not in log, log
+
+
+def test_autocast_policies_hold_in_the_editable_install(editable_stable: Editable) -> None:
+    """The yaml's `autocast:` policies (sincos fp32, affine promote), run by the Python Autocast kernels
+    the generated vtstable/_autograd.py registers, under torch.autocast("cpu", dtype=torch.bfloat16):
+    tests/stable_matrix_child.py's ``autocast:`` checks (the matrix runs them on every release too)."""
+    child = Path(__file__).resolve().parent / "stable_matrix_child.py"
+    code, log = run_clean([editable_stable.python, child, "autocast:"], editable_stable.source.parent)
+    assert code == 0, log
+    report = json.loads(log.strip().splitlines()[-1])
+    results = report["results"]
+    assert sorted(results) == ["autocast:fp32 (sincos)", "autocast:keys", "autocast:promote (affine)"], results
+    assert all(r["ok"] for r in results.values()), json.dumps(results, indent=1)

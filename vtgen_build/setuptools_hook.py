@@ -465,6 +465,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 fake_module=s.fake_module,
                 stable_abi=s.stable_abi,
                 torch_found=_installed_torch(),
+                python_autograd=s.python_autograd is not None,
             )
             result = generate(inputs, options)
         except VtgenError as exc:
@@ -513,7 +514,9 @@ class build_vtgen(Command):  # type: ignore[misc]
         target = self._autograd_file()
         try:
             policy = policy_for(None, release)
-            written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode)
+            keys = s.register_backends if s.stable_abi else ()  # a stable library's Autocast kernels are Python
+            written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode,
+                                            autocast_backends=keys)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the Python autograd failed (see above)") from None

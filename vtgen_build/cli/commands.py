@@ -384,6 +384,7 @@ def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptio
         fake_module=getattr(args, "fake_module", None),  # checked with the other names (check_options)
         stable_abi=getattr(args, "stable_abi", None),
         torch_found=target.found,
+        python_autograd=bool(getattr(args, "python_autograd", None)),
     )
 
 
@@ -472,7 +473,11 @@ def _python_autograd(args: argparse.Namespace, release: str, inputs: Inputs) -> 
     """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
     from ..engine.python_autograd import write_python_autograd
 
-    write_python_autograd(inputs, _policy(args, release), args.python_autograd, args.python_formulas)
+    # a stable-ABI library's Autocast kernels are Python, in this module (a classic one's are C++)
+    stable = bool(getattr(args, "stable_abi", None))
+    keys = _backend_keys(getattr(args, "register_backends", None)) if stable else ()
+    write_python_autograd(inputs, _policy(args, release), args.python_autograd, args.python_formulas,
+                          autocast_backends=keys)  # fmt: skip
     return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
 
 

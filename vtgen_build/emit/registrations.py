@@ -16,6 +16,7 @@ from ..model.cpp_api import CppSignature
 from ..model.native import Dispatch
 from ..plan.registrations import RegistrationPlan
 from ..plan.structured import StructuredGroup
+from .autocast import AUTOCAST_INCLUDES, autocast_kernels, autocast_registrations
 from .lines import at_yaml_line, resolve_line_markers
 from .structured import structured_kernels, wrapper_name
 from .templates import render, template_text
@@ -122,5 +123,17 @@ def _unit(plan: RegistrationPlan, key: str, line_directives: bool) -> str:
         "structured_helpers": template_text("StructuredHelpers.cpp") if has_structured else "",
         "kernels": "\n\n".join(kernels),
         "registrations": _registrations(key, _impl_lines(plan, key, line_directives)),
+        **_autocast_values(plan, key),
     }
     return render("RegisterBackend.cpp", template_text("RegisterBackend.cpp"), values)
+
+
+def _autocast_values(plan: RegistrationPlan, key: str) -> dict[str, str]:
+    """The device ``key``'s Autocast kernels (``emit/autocast.py``): none, and no text, without a policy."""
+    kernels = autocast_kernels(plan.autocast, key)
+    registrations = autocast_registrations(plan.autocast, key)
+    return {
+        "autocast_includes": f"\n{AUTOCAST_INCLUDES}" if kernels else "",
+        "autocast_kernels": f"\n\n{kernels}" if kernels else "",
+        "autocast_registrations": f"\n\n{registrations}" if registrations else "",
+    }

@@ -185,6 +185,8 @@ _NATIVE: dict[str, tuple[Callable[[Any], JSON], Callable[[JSON], Any]]] = {
     "precomputed": _codec(list, texts),
     "ufunc_inner_loop": _codec(lambda v: [list(p) for p in v], _text_pairs),
     "use_const_ref_for_mutable_tensors": _codec(_same, flag),
+    "vmap": _codec(_same, text),
+    "autocast": _codec(_same, maybe_text),
     "generated": _codec(_same, flag),
     "abstract_override": _codec(_same, _maybe_flag),
     "text": _codec(_same, text),

@@ -106,6 +106,8 @@ class GenerateOptions:
     # --stable-abi X.Y: a LibTorch stable-ABI library for every release from X.Y on (vtgen_build.plan.stable)
     stable_abi: str | None = None
     torch_found: str | None = None  # the version of the torch the build compiles against, as found (e.g. 2.13.0)
+    # --python-autograd is given: a stable-ABI library's Autocast kernels are Python, in that module (warned without)
+    python_autograd: bool = False
 
 
 @dataclass(frozen=True)

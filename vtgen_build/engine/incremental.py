@@ -199,7 +199,8 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
         # follows from it, and its did-you-mean would suggest the unsupported type
         stable = _plan_stable(model, policy, options)
         plan = build_plan(model, policy)  # derivatives.yaml is checked: the Python autograd reads it
-        return _stable_outcome(inputs, settings, (model, policy, plan), stable, explanations, options.shards)
+        return _stable_outcome(inputs, settings, (model, policy, plan), stable, explanations, options.shards,
+                               bool(options.python_autograd))  # fmt: skip
     plan = _cpp_plan(model, policy)
     emit = _emit_options(options, policy)
     kernels = kernel_fragments(plan.kernels, emit)
@@ -241,16 +242,19 @@ def _stable_outcome(
     stable: StablePlan,
     explanations: list[str],
     shards: int,
+    python_autograd: bool,
 ) -> Outcome:
     """A stable-ABI library: its registrations and kernel declarations, no autograd C++ (a cache
     without fragments: the next run is a clean run again)."""
     from ..emit.stable_registrations import stable_files
+    from ..plan.autocast import autocast_unregistered
 
-    plan = planned[2]
+    model, plan = planned[0], planned[2]
     files = stable_files(stable)
     record = _record(inputs, _settings_key(settings), planned, [], [], shards)
     cache = CacheWrite(record.index, (), None)
-    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache)
+    unregistered = () if python_autograd else autocast_unregistered(model.native_functions)
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, unregistered)
 
 
 def _shard_files(

@@ -16,9 +16,11 @@ from pathlib import Path
 
 from ..base.errors import Location, VtgenError
 from ..base.write import write_atomic
+from ..emit.python_autocast import python_autocast
 from ..emit.python_autograd import AutogradModule, python_autograd_module
 from ..inputs.files import Inputs
 from ..model import Model, load_model
+from ..plan.autocast import plan_autocast, registered_keys
 from ..plan.kernel import build_plan
 from ..plan.policy import Policy
 
@@ -59,13 +61,24 @@ def autograd_module(model: Model, formulas: str | None = None, target: str | Non
 
 
 def write_python_autograd(
-    inputs: Inputs, policy: Policy, path: str, formulas: str | None = None, *, beside: bool = True
+    inputs: Inputs,
+    policy: Policy,
+    path: str,
+    formulas: str | None = None,
+    *,
+    beside: bool = True,
+    autocast_backends: tuple[str, ...] = (),
 ) -> bool:
     """Write the module to ``path`` (when changed); True if it was written.
 
     ``beside``: check that ``formulas`` sits beside ``path`` (a wheel build writes the module
-    elsewhere first and places it beside the formulas module in the wheel)."""
+    elsewhere first and places it beside the formulas module in the wheel).  ``autocast_backends``:
+    the backend keys a stable-ABI build registers; the module then also registers the ops' Autocast
+    kernels in Python (``emit/python_autocast.py``; a classic build has them in C++: none)."""
     model = load_model(inputs)
     plan = build_plan(model, policy)
     text = python_autograd_module(plan.kernels, autograd_module(model, formulas, path if beside else None))
+    if autocast_backends:
+        functions = model.native_functions
+        text += python_autocast(plan_autocast(functions, registered_keys(functions, autocast_backends)))
     return write_atomic(Path(path), text)

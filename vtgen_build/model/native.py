@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ..base.errors import Location, VtgenError, misspelled
 from ..base.names import check_identifier, declared_name_problem, identifier_problem, identifier_suggestion
 from ..inputs.load import Entry
+from .autocast import parse_autocast
 from .fields import FieldReader
 from .schema import FunctionSchema, OperatorName, SchemaError, SchemaKind
 
@@ -32,6 +33,7 @@ KNOWN_KEYS = (
     "ufunc_inner_loop",
     "use_const_ref_for_mutable_tensors",
     "vmap",
+    "autocast",
 )
 
 VMAP_KINDS = ("none", "elementwise")  # `vmap:` of an entry: how its batching rule is made
@@ -120,6 +122,7 @@ class NativeFunction:
     ufunc_inner_loop: tuple[tuple[str, str], ...] = ()
     use_const_ref_for_mutable_tensors: bool = False
     vmap: str = "none"  # "elementwise": a batching rule is generated (the Python autograd module)
+    autocast: str | None = None  # the autocast policy (model/autocast.py), None: no Autocast kernel
     generated: bool = False
     abstract_override: bool | None = None  # derived variants inherit their base's answer
     text: str = field(default="", compare=False, repr=False)
@@ -157,6 +160,7 @@ class NativeFunction:
             ufunc_inner_loop=_parse_ufunc(r),
             use_const_ref_for_mutable_tensors=r.flag("use_const_ref_for_mutable_tensors", False),
             vmap=_choice(r, "vmap", VMAP_KINDS, "none"),
+            autocast=parse_autocast(r.text("autocast"), func, r.location("autocast")),
             text=entry.text,
             doc=entry.comment,
         )

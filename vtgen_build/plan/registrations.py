@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..base.errors import Location, VtgenError, did_you_mean
 from ..model.cpp_api import Binding, CppSignature, argument_type, dispatcher_returns
 from ..model.native import DISPATCH_KEYS, Dispatch, NativeFunction
+from .autocast import AutocastPlan, plan_autocast
 from .structured import StructuredGroup, plan_structured
 
 __all__ = [
@@ -59,6 +60,7 @@ class RegistrationPlan:
     declarations: tuple[KernelDecl, ...]
     impls: tuple[KernelImpl, ...]
     structured: tuple[StructuredGroup, ...]
+    autocast: AutocastPlan  # the ops' Autocast kernels, in their devices' units
 
 
 def parse_keys(text: str) -> tuple[str, ...]:
@@ -107,7 +109,8 @@ def plan_registrations(functions: Iterable[NativeFunction], keys: tuple[str, ...
         for d in f.dispatch
         if d.key in chosen
     )
-    return RegistrationPlan(chosen, kernel_declarations(plain, chosen, native_signature), impls, groups)
+    declarations = kernel_declarations(plain, chosen, native_signature)
+    return RegistrationPlan(chosen, declarations, impls, groups, plan_autocast(fns, chosen))
 
 
 def kernel_declarations(
