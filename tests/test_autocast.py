@@ -49,6 +49,11 @@ DERIVATIVES = """\
 """
 
 
+def _stable(ops: str) -> str:
+    """``ops`` as the stable ABI takes them: ``float`` for ``Scalar``, an out= op returning nothing."""
+    return ops.replace("Scalar alpha", "float alpha").replace("Tensor(a!) out) -> Tensor(a!)", "Tensor(a!) out) -> ()")
+
+
 def _generate(run_cli: CliRunner, native: str, out: Path, *extra: str) -> str:
     derivatives = str(Path(native).with_name("d.yaml"))
     Path(derivatives).write_text(DERIVATIVES)
@@ -133,7 +138,7 @@ def test_stable_mode_registers_python_kernels_at_every_device_key(
 ) -> None:
     """The stable mode's C++ units carry no autocast; its Python autograd module registers the kernels, at
     AutocastCPU and AutocastCUDA for a CPU+CUDA build (the classic mode's module gets none: its kernels are C++)."""
-    stable_ops = OPS.replace("Scalar alpha", "float alpha")
+    stable_ops = _stable(OPS)
     native = tmp_yaml("nf.yaml", stable_ops)
     module = tmp_path / "py" / "_autograd.py"
     _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--register-backends", "CPU,CUDA,Meta",
@@ -141,9 +146,9 @@ def test_stable_mode_registers_python_kernels_at_every_device_key(
     text = module.read_text()
     keys = ("AutocastCPU", "AutocastCUDA")
     for op, key in [("twice", "AutocastCPU"), *itertools.product(("mix", "mix.out", "stacked"), keys)]:
-        assert f"_AUTOCAST_LIBRARY.impl({op!r}, " in text and f", {key!r})" in text, (op, key)
-    assert "_AUTOCAST_LIBRARY.impl('twice', _autocast_twice_AutocastCUDA" not in text
-    assert "'plain'" not in text
+        assert f'_AUTOCAST_LIBRARY.impl("{op}", ' in text and f", {key!r})" in text, (op, key)
+    assert '_AUTOCAST_LIBRARY.impl("twice", _autocast_twice_AutocastCUDA' not in text
+    assert '"plain"' not in text
     assert not any("utocast" in p.read_text() for p in (tmp_path / "out").glob("Register*.cpp"))
     classic = tmp_path / "classic" / "_autograd.py"
     _generate(run_cli, native, tmp_path / "out2", "--register-backends", "CPU", "--python-autograd", str(classic))
@@ -272,7 +277,7 @@ def test_stable_mode_without_the_python_autograd_warns_at_each_policy(
 ) -> None:
     """Without --python-autograd a stable library has nowhere to register its Autocast kernels: each policy
     is a warning at its op's line, not silently dropped."""
-    native = tmp_yaml("nf.yaml", OPS.replace("Scalar alpha", "float alpha"))
+    native = tmp_yaml("nf.yaml", _stable(OPS))
     err = _generate(run_cli, native, tmp_path / "out", "--stable-abi", "2.10", "--register-backends", "CPU")
     warned = [line for line in err.splitlines() if "warning: autocast:" in line]
     assert [line.split(": warning:")[0] for line in warned] == [f"{native}:{n}" for n in (1, 5, 9, 13)], err

@@ -13,6 +13,7 @@ the C++ kernels.  Unlike PyTorch's C++ cast, a cast weight is not cached for the
 from __future__ import annotations
 
 from ..plan.autocast import AutocastKernel, AutocastPlan
+from .python_names import attribute, comment, string
 
 __all__ = ["python_autocast"]
 
@@ -65,15 +66,15 @@ def _function(k: AutocastKernel) -> str:
 
 def _kernel(k: AutocastKernel) -> str:
     name, _, overload = k.op.partition(".")
-    op = f"torch.ops.{k.namespace}.{name}.{overload or 'default'}"
-    casts = "(" + "".join(f"({i}, {n!r}), " for i, n in k.casts) + ")"
+    op = attribute(attribute(attribute("torch.ops", k.namespace), name), overload or "default")
+    casts = "(" + "".join(f"({i}, {string(n)}), " for i, n in k.casts) + ")"
     excluded = f"torch._C.DispatchKeySet(torch._C.DispatchKey.{k.key})"
     return (
-        f"\n\n# {k.location}: autocast: {k.policy} of {k.namespace}::{k.op}\n"
+        f"\n\n# {comment(str(k.location))}: autocast: {k.policy} of {comment(k.namespace + '::' + k.op)}\n"
         f"def {_function(k)}(*args, **kwargs):\n"
         f"    return _autocast_call({op}, {excluded}, {k.device.python_device!r}, {k.policy!r}, {casts}, args,"
         f" kwargs)\n"
-        f"\n\n_AUTOCAST_LIBRARY.impl({k.op!r}, {_function(k)}, {k.key!r})\n"
+        f"\n\n_AUTOCAST_LIBRARY.impl({string(k.op)}, {_function(k)}, {k.key!r})\n"
     )
 
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from .python_prelude import HELPERS
 
 __all__ = [
+    "AUTOCAST_GLOBALS",
     "MODULE_GLOBALS",
     "RESERVED_LOCALS",
     "attribute",
@@ -35,7 +36,9 @@ __all__ = [
 
 # What the module binds at top level: its imports, the library handle, the formulas module and
 # the prelude's helpers.  Every op's class and kernel steps aside from these.
-MODULE_GLOBALS = frozenset(("math", "torch", "_lib", "_formulas", *HELPERS))
+# the autocast part's own globals (emit/python_autocast.py; its kernels are `_autocast_<op>_<key>`)
+AUTOCAST_GLOBALS = ("_AUTOCAST_LIBRARY", "_autocast_cast", "_autocast_widest", "_autocast_call")
+MODULE_GLOBALS = frozenset(("math", "torch", "_lib", "_formulas", *HELPERS, *AUTOCAST_GLOBALS))
 
 # Names the module's functions read or bind whatever the op is: the module's two public globals,
 # the builtins generated code calls, and the Functions' own parameters and locals.  An argument or
