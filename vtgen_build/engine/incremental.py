@@ -228,7 +228,8 @@ def _stable_outcome(
     files = stable_files(stable)
     record = _record(inputs, _settings_key(settings), planned, [], [], options.shards)
     cache = CacheWrite(record.index, (), None)
-    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache)
+    warnings = tuple(s.warning() for s in stable.aoti_shims.skipped if s.warn)  # named like an aten op
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings)
 
 
 def _shard_files(
