@@ -185,6 +185,8 @@ def shims_not_called(source: str) -> list[str]:
 
 def load_aoti(path: str) -> None:
     """aoti_load_package(path) in this process: the outputs saved beside it."""
+    import torch._inductor.codecache  # torch 2.10: aoti_load_package uses it without importing it
+
     runner = torch._inductor.aoti_load_package(path)
     args, expected = torch.load(path + ".io", weights_only=True)
     with torch.no_grad():

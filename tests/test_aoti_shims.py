@@ -244,7 +244,7 @@ def test_the_stable_sample_has_its_shims_on_the_stable_abi(run_cli: CliRunner, t
     assert "auto result = vtstable_softsign_CPU(vtgen_arg0);" in cpu  # the structured variant the unit generates
     assert "auto result = vtstable::affine_cpu(vtgen_arg0, vtgen_arg1, vtgen_arg2);" in cpu
     assert "auto vtgen_arg2 = vtgen_borrow_optional(bias);" in cpu
-    shims = cpu[cpu.index("AOTInductor C shims of the CPU kernels"):]
+    shims = cpu[cpu.index("AOTInductor C shims of the CPU kernels") :]
     assert not re.search(r"\b(at|c10)::|ATen/|aoti_torch/utils\.h", shims)  # the stable ABI only
     text = (api / "__init__.py").read_text()
     assert '"vtstable::affine": ("AOTITorchError aoti_torch_cpu_affine(AtenTensorHandle input, AtenTensorHandle ' \
@@ -266,9 +266,20 @@ def test_an_op_returning_nothing_takes_the_result_pointer_aoti_passes(run_cli: C
                                               "AtenTensorHandle* ret0)"]  # fmt: skip
 
 
-def test_a_stable_op_named_like_an_aten_op_gets_no_shim(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
-    native = tmp_yaml("nf.yaml", "- func: topk(Tensor self, float k) -> Tensor\n  dispatch:\n    CPU: mytopk\n"
-                                 "- func: topk_soft(Tensor self, float k) -> Tensor\n  dispatch:\n    CPU: soft\n")  # fmt: skip
+ATEN_NAMED_STABLE = """\
+- func: topk(Tensor self, float k) -> Tensor
+  dispatch:
+    CPU: mytopk
+- func: topk_soft(Tensor self, float k) -> Tensor
+  dispatch:
+    CPU: soft
+"""
+
+
+def test_a_stable_op_named_like_an_aten_op_gets_no_shim(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    native = tmp_yaml("nf.yaml", ATEN_NAMED_STABLE)
     tmp_yaml("d.yaml", "")
     api = tmp_path / "api"
     done = _stable_generate(run_cli, tmp_path / "out", "--python-api", str(api), native=native)

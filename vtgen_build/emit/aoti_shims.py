@@ -21,9 +21,9 @@ from collections.abc import Iterable
 
 from .. import __version__
 from ..base.names import CPP_KEYWORDS
+from ..model.cpp_api import ConstRefC, CType, MutRefC, OptionalC, TupleC
 from ..model.native import NativeFunction
 from ..model.schema import Argument, ListType, OptionalType, Return, Type
-from ..model.cpp_api import BaseC, ConstRefC, CType, MutRefC, OptionalC, TupleC
 from ..plan.aoti_shims import AotiShim, AotiShimPlan, SkippedShim
 from ..plan.stable import StableShim, stable_argument_type, stable_return_type
 from .dispatch import kernel_type
@@ -220,7 +220,8 @@ def _stable_argument(a: Argument, kernel: CType) -> str:
         if str(ty.elem) == "Tensor":
             return f"vtgen_borrow_optional({name})"
         if isinstance(ty.elem, ListType):
-            return f"{name} ? std::make_optional({inner.cpp()}(*{name}, static_cast<size_t>({name}_len_))) : std::nullopt"
+            some = f"{inner.cpp()}(*{name}, static_cast<size_t>({name}_len_))"
+            return f"{name} ? std::make_optional({some}) : std::nullopt"
         return f"{name} ? std::make_optional(static_cast<{inner.cpp()}>(*{name})) : std::nullopt"
     if isinstance(ty, ListType):
         if str(ty.elem) == "Tensor":
@@ -254,10 +255,10 @@ def _stable_body(call: StableShim, callee: str) -> str:
         lines += [_stable_result(r, f"std::get<{i}>(result)" if many else "result", i) for i, r in enumerate(returns)]
     lines.append("return AOTI_TORCH_SUCCESS;")
     op = cpp_string(shim.operator)
-    kernel = f"the {call.key} kernel {call.kernel}" if call.kernel else f"structured, the {call.key} variant"
+    runs = f"the {call.key} kernel {call.kernel}" if call.kernel else f"structured, the {call.key} variant"
     return "\n".join(
         [
-            f"// {f.location}: {shim.operator} on {shim.device} ({kernel})",
+            f"// {f.location}: {shim.operator} on {shim.device} ({runs})",
             f"VTGEN_AOTI_SHIM_EXPORT {_signature(shim)} {{",
             "  try {",
             *(f"    {line}" for line in lines),

@@ -257,8 +257,8 @@ class StablePlan:
     impls: tuple[StableImpl, ...]
     structured: tuple[StableStructured, ...]
     fake_module: str | None
-    aoti_shims: AotiShimPlan = AotiShimPlan((), ())  # which operators get a shim, and why the others do not
-    shim_calls: tuple[StableShim, ...] = ()  # what each shim runs, and where it is defined
+    aoti_shims: AotiShimPlan  # which operators get an AOTInductor C shim, and why the others do not
+    shim_calls: tuple[StableShim, ...]  # what each shim runs, and where it is defined
 
 
 def _registered(fn: NativeFunction) -> bool:
