@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -324,3 +325,39 @@ def test_every_stable_type_compiles_against_torch(tmp_yaml: YamlWriter, run_cli:
                f"-DTORCH_TARGET_VERSION={StableTarget(2, 10).macro}"]  # fmt: skip
     compiled = subprocess.run([*command, str(out / "RegisterCPU.cpp")], capture_output=True, text=True, check=False)
     assert compiled.returncode == 0, compiled.stderr[-4000:]
+
+
+PICKLE_CHILD = """\
+import importlib.util, pickle, sys
+import torch
+import torch._inductor.config as config
+
+lib = torch.library.Library("vtpickle", "DEF")
+lib.define("pick_me(Tensor self) -> Tensor")
+spec = importlib.util.spec_from_file_location("api", sys.argv[1])
+api = sys.modules["api"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(api)
+api.install_aoti_c_shims(str(torch._C.__file__))  # a library this process loaded (the shims are never called)
+shims = dict(config.aot_inductor.custom_ops_to_c_shims)
+again = pickle.loads(pickle.dumps(shims))
+assert list(again) == [torch.ops.vtpickle.pick_me.default], again
+print("PICKLED")
+"""
+
+
+def test_installed_shims_leave_inductors_config_picklable(tmp_yaml: YamlWriter, run_cli: CliRunner,
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    """Inductor's cache key pickles its config, custom_ops_to_c_shims too, and an OpOverload does not
+    pickle: before torch 2.13 (whose pickler steps over it) every torch.compile in a process that
+    installed the shims failed (the release matrix's compile checks on 2.10).  install_aoti_c_shims
+    makes the operators pickle by name."""
+    pytest.importorskip("torch")
+    native = tmp_yaml("nf.yaml", "- func: pick_me(Tensor self) -> Tensor\n  dispatch:\n    CPU: pick_me\n")
+    derivatives = tmp_yaml("d.yaml", "")
+    api = tmp_path / "api"
+    done = run_cli("generate", "--native-functions", native, "--derivatives", derivatives, "--namespace", "vtpickle",
+                   "--out", str(tmp_path / "out"), "--register-backends", "CPU", "--python-api", str(api))  # fmt: skip
+    assert done.code == 0, done.err
+    child = subprocess.run([sys.executable, "-c", PICKLE_CHILD, str(api / "__init__.py")], capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert child.returncode == 0 and "PICKLED" in child.stdout, child.stderr[-3000:]
