@@ -99,6 +99,8 @@ def test_devices_name_clashes_and_types(tmp_yaml: YamlWriter) -> None:
         "no kernel for a device of this build (CPU)"
         in {s.operator: s.reason for s in cpu_only.skipped}["lib::gpu_only"]
     )
+    # a CompositeExplicitAutograd kernel the build does not register serves no device
+    assert "no kernel for a device" in {s.operator: s.reason for s in cpu_only.skipped}["lib::everywhere"]
 
 
 def test_an_op_named_like_the_helper_is_refused(tmp_yaml: YamlWriter, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -248,6 +250,7 @@ def test_the_stable_sample_has_its_shims_on_the_stable_abi(run_cli: CliRunner, t
     shims = cpu[cpu.index("AOTInductor C shims of the CPU kernels") :]
     assert not re.search(r"\b(at|c10)::|ATen/|aoti_torch/utils\.h", shims)  # the stable ABI only
     text = (api / "__init__.py").read_text()
+    assert re.findall(r'^    "vtstable::\w+": \("AOTITorchError (\w+)\(', text, re.M) == defined  # one list, both sides
     assert '"vtstable::affine": ("AOTITorchError aoti_torch_cpu_affine(AtenTensorHandle input, AtenTensorHandle ' \
         'weight, AtenTensorHandle* bias, AtenTensorHandle* ret0)",),' in text  # fmt: skip
     assert "def install_aoti_c_shims(library: str) -> None:" in text
