@@ -122,7 +122,8 @@
 #   library on the LibTorch stable ABI instead: one library for every PyTorch from X.Y on, with no
 #   C++ autograd (DERIVATIVES is read and checked: it is the input of the Python autograd).  It needs
 #   REGISTER_BACKENDS, refuses USE_TORCH and PRECOMPILE_HEADERS, and adds RegisterSchema.cpp
-#   (STABLE_TORCH_LIBRARY) and Register<Key>.cpp (STABLE_TORCH_LIBRARY_IMPL, TORCH_BOX) to <target>,
+#   (STABLE_TORCH_LIBRARY) and Register<Key>.cpp (STABLE_TORCH_LIBRARY_IMPL, TORCH_BOX, and the
+#   AOTInductor C shims of the key's kernels, on the stable ABI) to <target>,
 #   NativeKernels.h on stable types, torch's include directory, -DTORCH_TARGET_VERSION (PUBLIC),
 #   -ffunction-sections, hidden visibility and libtorch_cpu as a needed library; a SHARED or MODULE
 #   <target> is audited after linking (`vtgen-build abi-audit`): an undefined symbol that is not a

@@ -13,6 +13,11 @@ checks, in order (each independent; a failing one does not stop the others):
   torch.compile(fullgraph=True) with the default backend (Inductor), equal to eager;
 * ``export``: torch.export.export of a small module calling the functional ops, run and compared;
 * ``eager:softsign.out resizes out``: the generated out= kernel resizes a wrong-sized ``out``;
+* ``aoti:every op through its C shim``: an AOTInductor package of every op but the out= one (in
+  ``$VTGEN_AOTI_DIR`` when set): its wrapper calls each op's generated C shim and never the proxy
+  executor, and it gives eager's values loaded in a fresh process (``--load-aoti PATH...``: only
+  that); ``aoti-planted:...``, run only when named: with softsign's shim not given to Inductor, the
+  check above names it;
 * ``gradcheck:<op>``, ``gradgradcheck:<op>``, ``forward AD:<op>``: torch.autograd.gradcheck (float64),
   gradgradcheck, and gradcheck of forward mode where the entry has forward formulas, of every
   differentiable op and variant, through the package's generated ``vtstable._autograd`` (the Python
@@ -33,7 +38,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -241,6 +248,79 @@ def check_autocast_keys() -> str:
     return "AutocastCPU: " + ", ".join(found)
 
 
+# -- AOTInductor: every op through its generated C shim (vtstable.ops.install_aoti_c_shims, at import) --
+AOTI_SHIMS = tuple(f"aoti_torch_cpu_{op}" for op in ("softsign", "softsign_", "softsign_backward", "sincos", "affine",
+                                                      "clamp_abs_"))  # fmt: skip
+PROXY_CALL = "aoti_torch_proxy_executor_call_function("
+
+
+class AllOps(torch.nn.Module):
+    """Every op but the out= one (functionalized before Inductor lowers it), each called once; the
+    in-place ones on clones, affine with and without its bias."""
+
+    def forward(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        s, c = ops.sincos(ops.softsign(x))
+        a, b = x.clone(), x.clone()
+        ops.softsign_(a)
+        ops.clamp_abs_(b, 0.5)
+        return ops.affine(s, w, c) + ops.affine(c, w, None) + ops.softsign_backward(c, x) + a + b
+
+
+def aoti_package(path: str) -> str:
+    """AllOps compiled and packaged by AOTInductor into ``path`` (its inputs and eager outputs saved
+    beside it, ``path.io``): the generated wrapper's C++ source."""
+    import zipfile
+
+    x, w = _x(3, 4), _x(3, 4)
+    torch.save(((x, w), AllOps()(x, w)), path + ".io")
+    torch._inductor.aoti_compile_and_package(torch.export.export(AllOps(), (x, w)), package_path=path)
+    with zipfile.ZipFile(path) as package:
+        (wrapper,) = [n for n in package.namelist() if n.endswith(".wrapper.cpp")]
+        return package.read(wrapper).decode()
+
+
+def shims_not_called(source: str) -> list[str]:
+    """The shims a wrapper's source does not call (a declaration is not a call)."""
+    return [s for s in AOTI_SHIMS if f"AOTI_TORCH_ERROR_CODE_CHECK({s}(" not in source]
+
+
+def load_aoti(path: str) -> None:
+    """aoti_load_package(path) in this process: the outputs saved beside it."""
+    import torch._inductor.codecache  # torch 2.10: aoti_load_package uses it without importing it
+
+    runner = torch._inductor.aoti_load_package(path)
+    args, expected = torch.load(path + ".io", weights_only=True)
+    with torch.no_grad():
+        torch.testing.assert_close(runner(*args), expected)
+
+
+def check_aoti(path: str) -> str:
+    assert torch._inductor.config.aot_inductor.custom_ops_to_c_shims, "import vtstable installed no C shim"
+    source = aoti_package(path)
+    assert not shims_not_called(source), f"not called: {shims_not_called(source)}"
+    assert PROXY_CALL not in source, f"{source.count(PROXY_CALL)} proxy-executor calls"
+    import subprocess
+
+    done = subprocess.run([sys.executable, __file__, "--load-aoti", path], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "LOADED" in done.stdout, done.stdout + done.stderr[-3000:]
+    return f"{len(AOTI_SHIMS)} shims called, no proxy-executor call, eager's values in a fresh process"
+
+
+def check_aoti_missing_shim(path: str) -> str:
+    """The check above can fail: softsign's shim left out of custom_ops_to_c_shims, the wrapper calls
+    softsign through the proxy executor (one call), shims_not_called names it, and the values hold."""
+    import torch._inductor.config as config
+
+    shims = dict(config.aot_inductor.custom_ops_to_c_shims)
+    del shims[ops.softsign.default]
+    with config.patch({"aot_inductor.custom_ops_to_c_shims": shims}):
+        source = aoti_package(path)
+    assert shims_not_called(source) == ["aoti_torch_cpu_softsign"], shims_not_called(source)
+    assert source.count(PROXY_CALL) == 1, f"{source.count(PROXY_CALL)} proxy-executor calls (softsign's expected)"
+    load_aoti(path)
+    return "softsign through the proxy executor, named; eager's values"
+
+
 def run(checks: list[tuple[str, Callable[[], str]]]) -> dict[str, dict[str, object]]:
     results: dict[str, dict[str, object]] = {}
     for name, check in checks:
@@ -252,8 +332,24 @@ def run(checks: list[tuple[str, Callable[[], str]]]) -> dict[str, dict[str, obje
     return results
 
 
+def load_packages(paths: list[str]) -> dict[str, dict[str, object]]:
+    """``--load-aoti PATH...``: each package loaded in this process, its values checked."""
+
+    def loaded(path: str) -> str:
+        load_aoti(path)
+        return "eager's values"
+
+    return run([(path, lambda path=path: loaded(path)) for path in paths])
+
+
 def main() -> int:
     torch.manual_seed(0)
+    if sys.argv[1:2] == ["--load-aoti"]:  # a fresh process loading AOTInductor packages
+        results = load_packages(sys.argv[2:])
+        print("LOADED" if all(r["ok"] for r in results.values()) else "FAILED")
+        print(json.dumps({"torch": torch.__version__, "results": results}))
+        return 0
+    aoti_dir = os.environ.get("VTGEN_AOTI_DIR") or tempfile.mkdtemp(prefix="vtstable-aoti-")
     checks: list[tuple[str, Callable[[], str]]] = []
     for name, op, args, kwargs in samples():
         checks.append((f"opcheck:{name}", lambda op=op, args=args, kwargs=kwargs: check_opcheck(op, args, kwargs)))
@@ -262,6 +358,9 @@ def main() -> int:
     checks.append(("eager:softsign.out resizes out", check_out_resize))
     if HAS_AUTOGRAD:  # the rules are registered by the generated module
         checks += vmap_rules()
+
+    checks.append(("aoti:every op through its C shim", lambda: check_aoti(os.path.join(aoti_dir, "all_ops.pt2"))))
+    if HAS_AUTOGRAD:
         for name, fn, args, forward in differentiable():
             for kind in ("gradcheck", "gradgradcheck", *(("forward AD",) if forward else ())):
                 checks.append((f"{kind}:{name}", lambda fn=fn, args=args, kind=kind: check_gradcheck(fn, args, kind)))
@@ -273,6 +372,9 @@ def main() -> int:
         checks.append(("autocast:keys", check_autocast_keys))
     wanted = tuple(sys.argv[1:])
     if wanted:
+        # asked for by name only: a planted fault, to show the AOTInductor check above can fail
+        missing = os.path.join(aoti_dir, "one_missing.pt2")
+        checks.append(("aoti-planted:a missing shim is detected", lambda: check_aoti_missing_shim(missing)))
         checks = [(name, check) for name, check in checks if name.startswith(wanted)]
     results = run(checks)
     if HAS_AUTOGRAD and (not wanted or any("func:".startswith(w) or w.startswith("func:") for w in wanted)):

@@ -6,8 +6,10 @@ tests/sample_checks.py (aoti_package_loads_in_fresh_process, aoti_missing_shim_i
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from vtgen_build.model import Inputs, load_model
 from vtgen_build.plan.aoti_shims import AotiShimPlan, aten_op_names, plan_aoti_shims
 from vtgen_build.plan.registrations import plan_registrations
 
-from .conftest import SAMPLE, CliRunner, YamlWriter, sample_inputs
+from .conftest import SAMPLE, CliResult, CliRunner, YamlWriter, sample_inputs
 
 
 def _plan(native: str, keys: tuple[str, ...], namespace: str = "lib") -> AotiShimPlan:
@@ -97,6 +99,8 @@ def test_devices_name_clashes_and_types(tmp_yaml: YamlWriter) -> None:
         "no kernel for a device of this build (CPU)"
         in {s.operator: s.reason for s in cpu_only.skipped}["lib::gpu_only"]
     )
+    # a CompositeExplicitAutograd kernel the build does not register serves no device
+    assert "no kernel for a device" in {s.operator: s.reason for s in cpu_only.skipped}["lib::everywhere"]
 
 
 def test_an_op_named_like_the_helper_is_refused(tmp_yaml: YamlWriter, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -212,3 +216,151 @@ def test_the_shipped_aten_names_cover_the_shims_libtorch_exports() -> None:
     assert len(exported) > 50
     assert {"topk", "add_Tensor"} <= exported
     assert exported <= aten_op_names()
+
+
+# -- the stable mode ---------------------------------------------------------------------------------
+STABLE_SAMPLE = SAMPLE.parent / "sample_stable"
+
+
+def _stable_generate(run_cli: CliRunner, out: Path, *extra: str, native: str | None = None) -> CliResult:
+    native = native or str(STABLE_SAMPLE / "native_functions.yaml")
+    derivatives = str(STABLE_SAMPLE / "derivatives.yaml") if native.startswith(str(STABLE_SAMPLE)) else \
+        str(Path(native).with_name("d.yaml"))  # fmt: skip
+    return run_cli("generate", "--native-functions", native, "--derivatives", derivatives, "--namespace", "vtstable",
+                   "--out", str(out), "--register-backends", "CPU,Meta", "--stable-abi", "2.10",
+                   "--torch-version", "2.13", *extra)  # fmt: skip
+
+
+def test_the_stable_sample_has_its_shims_on_the_stable_abi(run_cli: CliRunner, tmp_path: Path) -> None:
+    """Issue 46, item 4: a stable library's build defines a C shim per op AOTInductor can meet, in the
+    Register<Key>.cpp of the kernel it runs (the author's, unboxed; a structured op's generated variant),
+    with the classic mode's C signature; the typed API lists them (AOTI_C_SHIMS) for install_aoti_c_shims."""
+    api = tmp_path / "api"
+    done = _stable_generate(run_cli, tmp_path / "out", "--python-api", str(api))
+    assert done.code == 0, done.err
+    cpu, meta = ((tmp_path / "out" / f"Register{k}.cpp").read_text() for k in ("CPU", "Meta"))
+    defined = re.findall(r"^VTGEN_AOTI_SHIM_EXPORT AOTITorchError (\w+)\(", cpu, re.M)
+    assert defined == [f"aoti_torch_cpu_{op}" for op in ("softsign", "softsign_", "softsign_backward", "sincos",
+                                                        "affine", "clamp_abs_")]  # fmt: skip
+    assert "aoti_torch_" not in meta  # no device: no shim
+    assert "vtstable::softsign.out: an out= operator" in cpu  # listed, never silently left out
+    assert "auto result = vtstable_softsign_CPU(vtgen_arg0);" in cpu  # the structured variant the unit generates
+    assert "auto result = vtstable::affine_cpu(vtgen_arg0, vtgen_arg1, vtgen_arg2);" in cpu
+    assert "auto vtgen_arg2 = vtgen_borrow_optional(bias);" in cpu
+    shims = cpu[cpu.index("AOTInductor C shims of the CPU kernels") :]
+    assert not re.search(r"\b(at|c10)::|ATen/|aoti_torch/utils\.h", shims)  # the stable ABI only
+    text = (api / "__init__.py").read_text()
+    assert re.findall(r'^    "vtstable::\w+": \("AOTITorchError (\w+)\(', text, re.M) == defined  # one list, both sides
+    assert '"vtstable::affine": ("AOTITorchError aoti_torch_cpu_affine(AtenTensorHandle input, AtenTensorHandle ' \
+        'weight, AtenTensorHandle* bias, AtenTensorHandle* ret0)",),' in text  # fmt: skip
+    assert "def install_aoti_c_shims(library: str) -> None:" in text
+
+
+def test_an_op_returning_nothing_takes_the_result_pointer_aoti_passes(run_cli: CliRunner, tmp_path: Path) -> None:
+    """AOTInductor's wrapper calls the shim of an operator returning nothing (``-> ()``) with one more
+    argument, ``nullptr`` for its one ``None`` output (2.10 to 2.14 alike): a shim without that
+    parameter does not compile into the package.  Both modes declare it."""
+    done = _stable_generate(run_cli, tmp_path / "out", "--python-api", str(tmp_path / "api"))
+    assert done.code == 0, done.err
+    stable = (tmp_path / "api" / "__init__.py").read_text()
+    assert '"AOTITorchError aoti_torch_cpu_clamp_abs_(AtenTensorHandle self, double bound, AtenTensorHandle* ret0)"' \
+        in stable  # fmt: skip
+    classic = declarations_by_operator(_sample_plan().shims)
+    assert classic["vtsample::softsign_"] == ["AOTITorchError aoti_torch_cpu_softsign_(AtenTensorHandle self, "
+                                              "AtenTensorHandle* ret0)"]  # fmt: skip
+
+
+ATEN_NAMED_STABLE = """\
+- func: topk(Tensor self, float k) -> Tensor
+  dispatch:
+    CPU: mytopk
+- func: topk_soft(Tensor self, float k) -> Tensor
+  dispatch:
+    CPU: soft
+"""
+
+
+def test_a_stable_op_named_like_an_aten_op_gets_no_shim(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    native = tmp_yaml("nf.yaml", ATEN_NAMED_STABLE)
+    tmp_yaml("d.yaml", "")
+    api = tmp_path / "api"
+    done = _stable_generate(run_cli, tmp_path / "out", "--python-api", str(api), native=native)
+    assert done.code == 0, done.err
+    assert f"{native}:1: warning: vtstable::topk gets no AOTInductor C shim: named like aten's operator" in done.err
+    for text in ((tmp_path / "out" / "RegisterCPU.cpp").read_text(), (api / "__init__.py").read_text()):
+        assert "aoti_torch_cpu_topk(" not in text and "aoti_torch_cpu_topk_soft(" in text
+
+
+_STABLE_ARGUMENTS = (
+    "Tensor self, Tensor? weight, Tensor[] more, int n, float f, bool flag, str mode, ScalarType dtype, "
+    "int[] dims, float[] scales, int? k, float? g, bool? b, ScalarType? dt, int[]? odims"
+)
+STABLE_TYPES = f"""\
+- func: every_type({_STABLE_ARGUMENTS}) -> (Tensor, int, float, bool)
+  dispatch:
+    CPU: every_type
+- func: fill_in(Tensor(a!) self, float value) -> ()
+  dispatch:
+    CPU: fill_in
+"""
+
+
+@pytest.mark.slow
+def test_every_stable_type_compiles_against_torch(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
+    """RegisterCPU.cpp of a stable library whose op takes every argument type both the stable ABI and the
+    shim ABI carry (and returns every such return type), and of a mutating op, compiles against the
+    installed torch's headers at the stable target."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.check.run import find_compiler
+    from vtgen_build.plan.stable import StableTarget
+
+    native = tmp_yaml("nf.yaml", STABLE_TYPES)
+    tmp_yaml("d.yaml", "")
+    out = tmp_path / "out"
+    done = _stable_generate(run_cli, out, native=native)
+    assert done.code == 0, done.err
+    unit = (out / "RegisterCPU.cpp").read_text()
+    assert "aoti_torch_cpu_every_type(" in unit and "aoti_torch_cpu_fill_in(" in unit
+    include = Path(torch.__file__).parent / "include"
+    command = [find_compiler(None), "-std=c++17", "-fsyntax-only", f"-I{include}", f"-I{out}",
+               f"-DTORCH_TARGET_VERSION={StableTarget(2, 10).macro}"]  # fmt: skip
+    compiled = subprocess.run([*command, str(out / "RegisterCPU.cpp")], capture_output=True, text=True, check=False)
+    assert compiled.returncode == 0, compiled.stderr[-4000:]
+
+
+PICKLE_CHILD = """\
+import importlib.util, pickle, sys
+import torch
+import torch._inductor.config as config
+
+lib = torch.library.Library("vtpickle", "DEF")
+lib.define("pick_me(Tensor self) -> Tensor")
+spec = importlib.util.spec_from_file_location("api", sys.argv[1])
+api = sys.modules["api"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(api)
+api.install_aoti_c_shims(str(torch._C.__file__))  # a library this process loaded (the shims are never called)
+shims = dict(config.aot_inductor.custom_ops_to_c_shims)
+again = pickle.loads(pickle.dumps(shims))
+assert list(again) == [torch.ops.vtpickle.pick_me.default], again
+print("PICKLED")
+"""
+
+
+def test_installed_shims_leave_inductors_config_picklable(tmp_yaml: YamlWriter, run_cli: CliRunner,
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    """Inductor's cache key pickles its config, custom_ops_to_c_shims too, and an OpOverload does not
+    pickle: before torch 2.13 (whose pickler steps over it) every torch.compile in a process that
+    installed the shims failed (the release matrix's compile checks on 2.10).  install_aoti_c_shims
+    makes the operators pickle by name."""
+    pytest.importorskip("torch")
+    native = tmp_yaml("nf.yaml", "- func: pick_me(Tensor self) -> Tensor\n  dispatch:\n    CPU: pick_me\n")
+    derivatives = tmp_yaml("d.yaml", "")
+    api = tmp_path / "api"
+    done = run_cli("generate", "--native-functions", native, "--derivatives", derivatives, "--namespace", "vtpickle",
+                   "--out", str(tmp_path / "out"), "--register-backends", "CPU", "--python-api", str(api))  # fmt: skip
+    assert done.code == 0, done.err
+    child = subprocess.run([sys.executable, "-c", PICKLE_CHILD, str(api / "__init__.py")], capture_output=True,
+                           text=True, check=False)  # fmt: skip
+    assert child.returncode == 0 and "PICKLED" in child.stdout, child.stderr[-3000:]

@@ -497,8 +497,8 @@ class build_vtgen(Command):  # type: ignore[misc]
 
         try:
             s = self.settings
-            # the shims AOTIShims.cpp holds: a classic op library's (the rule of emit.files.library_files)
-            keys = s.register_backends if not s.stable_abi and s.namespace != "aten" else ()
+            # the shims the library defines: an op library's (classic: AOTIShims.cpp; stable: Register<Key>.cpp)
+            keys = s.register_backends if s.namespace != "aten" else ()
             written = write_python_api(inputs, policy_for(None, release), str(self._api_dir()), register_backends=keys)
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)

@@ -455,9 +455,9 @@ def _python_api(
 
     paths = [str(Path(args.python_api) / name) for name in API_FILES]
     if result.mode != "up-to-date" or not api_intact(args.python_api, args.out):
-        # the shims AOTIShims.cpp holds: a classic op library's (the rule of emit.files.library_files)
-        classic = not getattr(args, "stable_abi", None) and args.namespace != "aten"
-        keys = _backend_keys(getattr(args, "register_backends", None)) if classic else ()
+        # the shims the library defines: an op library's (classic: AOTIShims.cpp, the rule of
+        # emit.files.library_files; stable: its Register<Key>.cpp)
+        keys = _backend_keys(getattr(args, "register_backends", None)) if args.namespace != "aten" else ()
         written += write_python_api(
             inputs,
             _policy(args, release),

@@ -5,10 +5,14 @@ The ABI is AOTInductor's, as its generated wrapper calls a shim: every parameter
 (``AtenTensorHandle`` for a tensor; ``int64_t`` for ``int``/``SymInt``; ``double`` for ``float`` and
 ``Scalar``; ``int32_t`` for ``bool`` and the enums; ``const char*`` for ``str``), an optional value
 by pointer (``nullptr``: none), a list as a pointer and a length (``<name>_len_``), then one pointer
-per result (``ret0``, ...); the function returns an ``AOTITorchError`` and turns a C++ exception
-into an error code.  Each shim runs the operator's kernel for its device below autograd (a typed
-dispatcher handle looked up once, redispatched to the device's key), as AOTInductor's own shims
-run aten's backend kernels.
+per result (``ret0``, ...; an operator returning nothing gets one, always ``nullptr``); the function
+returns an ``AOTITorchError`` and turns a C++ exception into an error code.  Each shim runs the
+operator's kernel for its device below autograd (a typed dispatcher handle looked up once,
+redispatched to the device's key), as AOTInductor's own shims run aten's backend kernels.
+
+A stable-ABI library's shims have the same C signatures and are defined in its ``Register<Key>.cpp``
+(``stable_shims_section``), on the stable ABI only: each calls the kernel the stable registration
+boxes (the author's, or a structured op's generated variant) directly, unboxed.
 """
 
 from __future__ import annotations
@@ -17,17 +21,29 @@ from collections.abc import Iterable
 
 from .. import __version__
 from ..base.names import CPP_KEYWORDS
+from ..model.cpp_api import ConstRefC, CType, MutRefC, OptionalC, TupleC
 from ..model.native import NativeFunction
 from ..model.schema import Argument, ListType, OptionalType, Return, Type
-from ..plan.aoti_shims import AotiShim, AotiShimPlan
+from ..plan.aoti_shims import AotiShim, AotiShimPlan, SkippedShim
+from ..plan.stable import StableShim, stable_argument_type, stable_return_type
 from .dispatch import kernel_type
 from .schema import cpp_string
 from .templates import render, template_text
 
-__all__ = ["HEADER", "UNIT", "aoti_shims_header", "aoti_shims_unit", "declarations_by_operator", "shim_declaration"]
+__all__ = [
+    "HEADER",
+    "STABLE_SECTION",
+    "UNIT",
+    "aoti_shims_header",
+    "aoti_shims_unit",
+    "declarations_by_operator",
+    "shim_declaration",
+    "stable_shims_section",
+]
 
 HEADER = "AOTIShims.h"
 UNIT = "AOTIShims.cpp"
+STABLE_SECTION = "StableAOTIShims.cpp"  # the stable mode's: a section of each Register<Key>.cpp
 
 _C_TYPES = {
     "Tensor": "AtenTensorHandle",
@@ -44,6 +60,7 @@ _C_TYPES = {
 _ENUMS = {"ScalarType": "c10::ScalarType", "Layout": "c10::Layout", "MemoryFormat": "c10::MemoryFormat"}
 _OPTIONAL_VALUES = {"SymInt": "c10::SymInt", "bool": "bool", "Scalar": "c10::Scalar", **_ENUMS}
 _AOTI = "torch::aot_inductor::"
+NO_RESULT = "AtenTensorHandle* ret0"  # the result pointer of an operator returning nothing (always nullptr)
 
 
 def _name(a: Argument) -> str:
@@ -115,7 +132,9 @@ def _signature(shim: AotiShim) -> str:
     f = shim.function
     params = [p for a in f.func.arguments.all for p in _params(a)]
     returns = [f"{_C_TYPES[str(r.type)]}* ret{i}" for i, r in enumerate(f.func.returns)]
-    return f"AOTITorchError {shim.name}({', '.join(params + returns)})"
+    # An operator returning nothing still gets one result pointer: AOTInductor's wrapper passes a
+    # `nullptr` for its one `None` output (every release from 2.10 on); the shim ignores it.
+    return f"AOTITorchError {shim.name}({', '.join(params + (returns or [NO_RESULT]))})"
 
 
 def shim_declaration(shim: AotiShim) -> str:
@@ -153,9 +172,13 @@ def _body(shim: AotiShim) -> str:
 
 
 def _listing(plan: AotiShimPlan) -> str:
-    if not plan.skipped:
+    return _skipped(plan.skipped)
+
+
+def _skipped(skipped: tuple[SkippedShim, ...]) -> str:
+    if not skipped:
         return "// Every operator has a shim."
-    lines = [f"// {s.location}: {s.operator}: {s.reason}" for s in plan.skipped]
+    lines = [f"// {s.location}: {s.operator}: {s.reason}" for s in skipped]
     return "\n".join(["// Operators without a shim (their calls go through the proxy executor):", *lines])
 
 
@@ -180,3 +203,86 @@ def declarations_by_operator(shims: Iterable[AotiShim]) -> dict[str, list[str]]:
     for s in shims:
         found.setdefault(s.operator, []).append(shim_declaration(s))
     return found
+
+
+# -- the stable mode: the same C signatures, bodies on the stable ABI --------------------------------
+# The C side of each argument is the table above (_C_TYPES, through _params); the kernel's side is
+# the stable plan's (stable_argument_type): no table of its own.
+def _stable_elem(ty: CType) -> CType:
+    return ty.elem if isinstance(ty, (ConstRefC, MutRefC)) else ty
+
+
+def _stable_argument(a: Argument, kernel: CType) -> str:
+    """The expression giving the stable kernel its argument (of type ``kernel``) from the C parameters."""
+    ty, name, want = a.type, _name(a), _stable_elem(kernel)
+    if isinstance(ty, OptionalType):
+        inner = want.elem if isinstance(want, OptionalC) else want
+        if str(ty.elem) == "Tensor":
+            return f"vtgen_borrow_optional({name})"
+        if isinstance(ty.elem, ListType):
+            some = f"{inner.cpp()}(*{name}, static_cast<size_t>({name}_len_))"
+            return f"{name} ? std::make_optional({some}) : std::nullopt"
+        return f"{name} ? std::make_optional(static_cast<{inner.cpp()}>(*{name})) : std::nullopt"
+    if isinstance(ty, ListType):
+        if str(ty.elem) == "Tensor":
+            return f"vtgen_borrow_list({name}, {name}_len_)"
+        return f"{want.cpp()}({name}, static_cast<size_t>({name}_len_))"
+    if str(ty) == "Tensor":
+        return f"vtgen_borrow({name})"
+    return f"static_cast<{want.cpp()}>({name})"
+
+
+def _stable_result(r: Return, value: str, i: int) -> str:
+    if str(r.type) == "Tensor":
+        return f"vtgen_give({value}, ret{i});"
+    return f"*ret{i} = static_cast<{_C_TYPES[str(r.type)]}>({value});"
+
+
+def _stable_body(call: StableShim, callee: str) -> str:
+    shim, f = call.shim, call.shim.function
+    what = f"{f.namespace}::{f.name}"
+    lines = []
+    for i, a in enumerate(f.func.arguments.all):
+        kernel = stable_argument_type(a.type, a.is_write, f.location, f"{what}: argument '{a.name}'")
+        lines.append(f"auto vtgen_arg{i} = {_stable_argument(a, kernel)};")
+    invoke = f"{callee}({', '.join(f'vtgen_arg{i}' for i in range(len(f.func.arguments.all)))})"
+    returns = f.func.returns
+    if not returns:
+        lines.append(f"{invoke};")
+    else:
+        lines.append(f"auto result = {invoke};")
+        many = isinstance(stable_return_type(returns, f.location, what), TupleC)
+        lines += [_stable_result(r, f"std::get<{i}>(result)" if many else "result", i) for i, r in enumerate(returns)]
+    lines.append("return AOTI_TORCH_SUCCESS;")
+    op = cpp_string(shim.operator)
+    runs = f"the {call.key} kernel {call.kernel}" if call.kernel else f"structured, the {call.key} variant"
+    return "\n".join(
+        [
+            f"// {f.location}: {shim.operator} on {shim.device} ({runs})",
+            f"VTGEN_AOTI_SHIM_EXPORT {_signature(shim)} {{",
+            "  try {",
+            *(f"    {line}" for line in lines),
+            "  } catch (const std::exception& e) {",
+            f"    return vtgen_shim_failed({op}, e.what());",
+            "  } catch (...) {",
+            f'    return vtgen_shim_failed({op}, "an exception not derived from std::exception");',
+            "  }",
+            "}",
+        ]
+    )
+
+
+def stable_shims_section(
+    calls: Iterable[tuple[StableShim, str]], skipped: tuple[SkippedShim, ...], key: str, device: bool
+) -> str:
+    """The shims defined in ``Register<key>.cpp`` (each with the C++ name of the kernel it calls), and,
+    in a ``device`` key's unit, the operators without one; empty when there is neither."""
+    bodies = [_stable_body(call, callee) for call, callee in calls]
+    if not bodies and not device:
+        return ""
+    values = {
+        "key": key,
+        "skipped": _skipped(skipped),
+        "shims": "\n\n".join(bodies) or f"// (no operator has a shim running a {key} kernel)",
+    }
+    return "\n" + render(STABLE_SECTION, template_text(STABLE_SECTION), values)

@@ -336,9 +336,10 @@ def _imports(spell: Spelling) -> list[str]:
 
 
 _SHIM_NAMES = ("AOTI_C_SHIMS", "install_aoti_c_shims")
+_SHIM_HELPERS = ("_aoti_operator", "_picklable_by_name")  # private: not in __all__
 
 
-def _aoti_block(shims: tuple[tuple[str, tuple[str, ...]], ...], torch: str) -> str:
+def _aoti_block(shims: tuple[tuple[str, tuple[str, ...]], ...], torch: str, any_: str) -> str:
     """``AOTI_C_SHIMS`` (each operator's shim declarations) and ``install_aoti_c_shims()``."""
     entries = "\n".join(f"    {json.dumps(name)}: ({''.join(f'{json.dumps(d)}, ' for d in decls).rstrip()}),"
                          for name, decls in shims)  # fmt: skip
@@ -366,17 +367,35 @@ def install_aoti_c_shims(library: str) -> None:
     except OSError as exc:
         raise ImportError(f"install_aoti_c_shims: {{library}} is not loaded (load it first): {{exc}}") from None
     for name, declarations in AOTI_C_SHIMS.items():
-        namespace, _, operator = name.partition("::")
-        packet, _, overload = operator.partition(".")
-        op = getattr(getattr(getattr({torch}.ops, namespace), packet), overload or "default")
-        inductor_config.aot_inductor.custom_ops_to_c_shims[op] = list(declarations)"""
+        op = _aoti_operator(name)
+        inductor_config.aot_inductor.custom_ops_to_c_shims[op] = list(declarations)
+        _picklable_by_name(op)
+
+
+def _aoti_operator(name: str) -> {any_}:
+    \"\"\"The OpOverload ``namespace::name[.overload]`` (also how ``_picklable_by_name`` rebuilds one).\"\"\"
+    namespace, _, operator = name.partition("::")
+    packet, _, overload = operator.partition(".")
+    return getattr(getattr(getattr({torch}.ops, namespace), packet), overload or "default")
+
+
+def _picklable_by_name(op: {any_}) -> None:
+    \"\"\"An OpOverload does not pickle (2.10 to 2.14), and Inductor's cache key pickles its config, the
+    shims' operators too: before 2.13 every torch.compile then failed.  Pickle them by their name.\"\"\"
+    import copyreg
+    import pickle
+
+    try:
+        pickle.dumps(op)
+    except Exception:  # (pickle raises what the object's reduction raises)
+        copyreg.pickle(type(op), lambda o: (_aoti_operator, (f"{{o._schema.name}}.{{o._overloadname}}",)))"""
 
 
 def python_api_module(ops: tuple[ApiOp, ...], title: str, shims: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> str:
     """The module text: ``title`` (the library) in its docstring, then the functions in yaml order;
     with ``shims`` (operator → its AOTInductor C shim declarations), ``install_aoti_c_shims()``."""
     groups = _groups(ops)
-    for name in _SHIM_NAMES if shims else ():
+    for name in (*_SHIM_NAMES, *_SHIM_HELPERS) if shims else ():
         if name in groups:
             op = groups[name][0].function
             problem = f"operator '{name}' has the name of the typed API's AOTInductor helper; rename it"
@@ -400,5 +419,5 @@ def python_api_module(ops: tuple[ApiOp, ...], title: str, shims: tuple[tuple[str
     ]
     functions = [writer.function(name, group) for name, group in groups.items()]
     if shims:
-        functions.append(_aoti_block(shims, writer.spelling("torch")))
+        functions.append(_aoti_block(shims, writer.spelling("torch"), writer.spelling("Any")))
     return "\n".join(header) + "\n\n\n" + "\n\n\n".join(functions) + "\n"

@@ -15,7 +15,9 @@ from ..base.errors import Location
 from ..model.cpp_api import CppSignature
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
-from ..plan.stable import STABLE_META_OUTPUTS, StablePlan, StableStructured
+from ..plan.aoti_shims import DEVICES
+from ..plan.stable import STABLE_META_OUTPUTS, StablePlan, StableShim, StableStructured
+from .aoti_shims import stable_shims_section
 from .schema import cpp_string
 from .templates import render, template_text
 
@@ -105,8 +107,20 @@ def _unit(plan: StablePlan, key: str) -> str:
         "key": key,
         "kernels": "\n\n".join(kernels),
         "registrations": "\n\n".join(blocks) or f"// No operator has a {key} kernel.",
+        "aoti_shims": _shims(plan, key),
     }
     return render("StableRegisterBackend.cpp", template_text("StableRegisterBackend.cpp"), values)
+
+
+def _shims(plan: StablePlan, key: str) -> str:
+    """The AOTInductor C shims running this unit's kernels (``plan.shim_calls``)."""
+    calls = [(c, _callee(c)) for c in plan.shim_calls if c.key == key]
+    return stable_shims_section(calls, plan.aoti_shims.skipped, key, key in DEVICES)
+
+
+def _callee(call: StableShim) -> str:
+    f = call.shim.function
+    return f"{f.namespace}::{call.kernel}" if call.kernel is not None else wrapper_name(f, call.key)
 
 
 # -- structured groups ----------------------------------------------------------------------------

@@ -254,7 +254,10 @@ def _stable_outcome(
     record = _record(inputs, _settings_key(settings), planned, [], [], shards)
     cache = CacheWrite(record.index, (), None)
     unregistered = () if python_autograd else autocast_unregistered(model.native_functions)
-    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, unregistered)
+    warnings = tuple(s.warning() for s in stable.aoti_shims.skipped if s.warn)  # named like an aten op
+    return Outcome(
+        tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings + unregistered
+    )
 
 
 def _shard_files(

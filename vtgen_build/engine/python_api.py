@@ -79,7 +79,8 @@ def api_ops(model: Model, plan: Plan) -> tuple[ApiOp, ...]:
 
 def aoti_shim_declarations(model: Model, register_backends: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each operator's AOTInductor C shim declarations, as the op library built with
-    ``register_backends`` (classic mode: its ``AOTIShims.cpp``) defines them; none without keys."""
+    ``register_backends`` defines them (classic mode: its ``AOTIShims.cpp``; stable: its ``Register<Key>.cpp``);
+    none without keys."""
     if not register_backends:
         return ()
     functions = model.native_functions
@@ -98,7 +99,7 @@ def write_python_api(
 ) -> tuple[str, ...]:
     """Write ``directory``'s two files (when changed); returns the paths written.  ``allow_overwrite``:
     replace files vtgen-build did not write; ``record_in``: the ``--out`` directory keeping API_RECORD;
-    ``register_backends`` (a classic build's keys): the module installs the library's AOTInductor C shims."""
+    ``register_backends`` (an op library's keys, either mode): the module installs its AOTInductor C shims."""
     target = _real_directory(directory)
     model = load_model(inputs)
     ops = api_ops(model, build_plan(model, policy))

@@ -35,6 +35,7 @@ from ..base.errors import Location
 from ..model.native import NativeFunction
 from ..model.schema import BaseType, ListType, OptionalType, SchemaKind, Type
 from .registrations import RegistrationPlan
+from .structured import StructuredGroup
 
 __all__ = [
     "ATEN_NAMES",
@@ -44,7 +45,9 @@ __all__ = [
     "SkippedShim",
     "aten_name_clashes",
     "aten_op_names",
+    "kernel_entry",
     "plan_aoti_shims",
+    "plan_device_shims",
     "shim_type_problem",
 ]
 
@@ -164,13 +167,14 @@ def _aten_clash(f: NativeFunction, aten: frozenset[str]) -> str | None:
     )
 
 
-def _device_keys(f: NativeFunction, registrations: RegistrationPlan, devices: tuple[str, ...]) -> tuple[str, ...]:
-    """The device keys of the build that have a kernel of ``f``."""
-    for group in registrations.structured:
+def _device_keys(f: NativeFunction, groups: tuple[StructuredGroup, ...], keys: tuple[str, ...]) -> tuple[str, ...]:
+    """The device keys of the build (``keys``: the keys it registers) that have a kernel of ``f``."""
+    devices = tuple(k for k in DEVICES if k in keys)
+    for group in groups:
         if any(m is f for m in group.members):
-            keys = {d.key for d in group.impls}
-            return tuple(k for k in devices if k in keys)
-    if f.dispatch_keys & _EVERY_DEVICE:
+            impls = {d.key for d in group.impls}
+            return tuple(k for k in devices if k in impls)
+    if f.dispatch_keys & _EVERY_DEVICE & set(keys):  # registered: it serves every device
         return devices
     return tuple(k for k in devices if k in f.dispatch_keys)
 
@@ -180,9 +184,20 @@ def plan_aoti_shims(
 ) -> AotiShimPlan:
     """The shims of the operators ``registrations`` registers (a build against torch), in yaml order;
     ``aten``: the names no shim may take (default: ``aten_op_names()``)."""
+    return plan_device_shims(functions, registrations.keys, registrations.structured, aten)
+
+
+def plan_device_shims(
+    functions: Iterable[NativeFunction],
+    keys: tuple[str, ...],
+    groups: tuple[StructuredGroup, ...],
+    aten: frozenset[str] | None = None,
+) -> AotiShimPlan:
+    """The shims of a build registering kernels at ``keys`` (its structured ``groups``): the rule of
+    ``plan_aoti_shims``, for the classic mode's registrations and the stable mode's alike."""
     fns = [f for f in functions if f.namespace != "aten"]
     aten = aten_op_names() if aten is None else aten
-    devices = tuple(k for k in DEVICES if k in registrations.keys)
+    devices = tuple(k for k in DEVICES if k in keys)
     skipped: list[SkippedShim] = []
     candidates: list[NativeFunction] = []
     clashes = {s.operator: s for s in aten_name_clashes(fns, aten)}
@@ -205,9 +220,20 @@ def plan_aoti_shims(
             reason = f"shares its shim name with {others} (Inductor names a shim without the overload)"
             skipped.append(SkippedShim(f"{f.namespace}::{f.name}", reason, f.location))
             continue
-        keys = _device_keys(f, registrations, devices)
-        if not keys:
+        found = _device_keys(f, groups, keys)
+        if not found:
             reason = f"no kernel for a device of this build ({', '.join(devices) or 'none'})"
             skipped.append(SkippedShim(f"{f.namespace}::{f.name}", reason, f.location))
-        shims.extend(AotiShim(f, DEVICES[k], k) for k in keys)
+        shims.extend(AotiShim(f, DEVICES[k], k) for k in found)
     return AotiShimPlan(tuple(shims), tuple(skipped))
+
+
+def kernel_entry(shim: AotiShim) -> tuple[str, str] | None:
+    """(dispatch key, kernel) of the author's kernel ``shim`` runs: the one of its device, else the
+    ``CompositeExplicitAutograd`` one serving every device; None for a structured op (its kernels are
+    generated around the meta function and impls)."""
+    entries = {d.key: d.kernel for d in shim.function.dispatch}
+    for key in (shim.key, *sorted(_EVERY_DEVICE)):
+        if key in entries:
+            return key, entries[key]
+    return None

@@ -29,6 +29,7 @@ from ..base.errors import Location, VtgenError
 from ..model.cpp_api import VOID, BaseC, Binding, ConstRefC, CppSignature, CType, MutRefC, OptionalC, TupleC
 from ..model.native import NativeFunction
 from ..model.schema import BaseType, ListType, OptionalType, Return, Type
+from .aoti_shims import AotiShim, AotiShimPlan, kernel_entry, plan_device_shims
 from .registrations import ALL_KEYS, KernelDecl, kernel_declarations
 from .structured import StructuredGroup, plan_structured
 
@@ -37,6 +38,7 @@ __all__ = [
     "STABLE_META_OUTPUTS",
     "StableImpl",
     "StablePlan",
+    "StableShim",
     "StableStructured",
     "StableTarget",
     "decode_target_version",
@@ -251,6 +253,17 @@ class StableStructured:
 
 
 @dataclass(frozen=True)
+class StableShim:
+    """One AOTInductor C shim of a stable library, defined in ``Register<key>.cpp`` beside the kernel it
+    runs: the author's ``kernel`` (in the op's namespace) or, for a structured op (``kernel`` None), the
+    variant generated there.  Its C signature is the classic mode's (AOTInductor's ABI is one)."""
+
+    shim: AotiShim
+    key: str
+    kernel: str | None
+
+
+@dataclass(frozen=True)
 class StablePlan:
     target: StableTarget
     keys: tuple[str, ...]  # one registration unit each
@@ -259,6 +272,8 @@ class StablePlan:
     impls: tuple[StableImpl, ...]
     structured: tuple[StableStructured, ...]
     fake_module: str | None
+    aoti_shims: AotiShimPlan  # which operators get an AOTInductor C shim, and why the others do not
+    shim_calls: tuple[StableShim, ...]  # what each shim runs, and where it is defined
 
 
 def _registered(fn: NativeFunction) -> bool:
@@ -297,7 +312,19 @@ def plan_stable(
     )
     schemas = tuple((f.namespace, str(f.func), _tags(f, target, pytorch_tags)) for f in fns)
     declarations = kernel_declarations(plain, chosen, stable_signature)
-    return StablePlan(target, chosen, schemas, declarations, impls, structured, fake_module)
+    shims = plan_device_shims(fns, chosen, groups)
+    return StablePlan(target, chosen, schemas, declarations, impls, structured, fake_module, shims,
+                      _shim_calls(shims, groups))  # fmt: skip
+
+
+def _shim_calls(shims: AotiShimPlan, groups: tuple[StructuredGroup, ...]) -> tuple[StableShim, ...]:
+    """Each shim's kernel: a structured op's variant generated at its device's key, else the author's."""
+    structured = {id(f) for g in groups for f in g.members}
+    calls = []
+    for s in shims.shims:
+        entry = None if id(s.function) in structured else kernel_entry(s)
+        calls.append(StableShim(s, s.key, None) if entry is None else StableShim(s, *entry))
+    return tuple(calls)
 
 
 def _tags(fn: NativeFunction, target: StableTarget, pytorch_tags: frozenset[str]) -> tuple[str, ...]:

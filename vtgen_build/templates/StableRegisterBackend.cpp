@@ -8,3 +8,4 @@ ${kernels}
 } // namespace
 
 ${registrations}
+${aoti_shims}

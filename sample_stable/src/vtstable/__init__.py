@@ -8,7 +8,8 @@ modules that complete it; the ops are ``torch.ops.vtstable.*``::
 
 Load order, for modules generated later (the Python autograd of derivatives.yaml): the library
 (schemas, kernels), then ``_fake`` (fake kernels), then every generated module in ``_GENERATED``
-that exists, then ``ops`` (the typed API).
+that exists, then ``ops`` (the typed API), whose ``install_aoti_c_shims`` makes AOTInductor call the
+ops' C shims.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def _say_if_regenerated(started: float) -> None:
 
 
 _started = time.time()
-torch.ops.load_library(library_path())
+_LIBRARY = library_path()
+torch.ops.load_library(_LIBRARY)
 _say_if_regenerated(_started)
 
 from . import _fake  # noqa: E402,F401
@@ -64,3 +66,7 @@ for _name in _GENERATED:
         importlib.import_module(f"{__name__}.{_name}")
 
 from . import ops  # noqa: E402
+
+# AOTInductor packages call the ops' generated C shims (in the library's Register<Key>.cpp) directly,
+# not through their proxy executor: Inductor is given the shims' declarations.
+ops.install_aoti_c_shims(_LIBRARY)
