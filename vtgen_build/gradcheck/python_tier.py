@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from .. import gradcheck_child as child_package
 from ..base.errors import Location, VtgenError
@@ -62,6 +63,7 @@ class TierPlan:
     adjoint: frozenset[str]  # functional ops with backward formulas and an explicit forward formula
     not_carried: tuple[NotCarried, ...]
     places: dict[str, FormulaPlaces]  # every planned op's formula places
+    outs: tuple[str, ...] = ()  # out= overloads: autograd refuses their calls, no formula of theirs runs
 
     @property
     def carried(self) -> frozenset[str]:
@@ -90,7 +92,7 @@ def _native_entries(path: str, families: set[str]) -> tuple[Entry, ...]:
     text = read_text(path)
     starts = [m.start() for m in _FUNC.finditer(text)] + [len(text)]
     kept = [text[: starts[0]]]
-    for begin, end in zip(starts, starts[1:], strict=False):
+    for begin, end in pairwise(starts):
         chunk = text[begin:end]
         match = _FUNC.match(chunk)
         name = match.group(1) if match else ""
@@ -131,20 +133,22 @@ def _places(k: KernelPlan) -> FormulaPlaces:
     )
 
 
-def _why_not(k: KernelPlan, module: AutogradModule, own_manual: bool) -> tuple[str | None, str]:
-    """(the module text, "") or (None, why the Python tier cannot carry the kernel)."""
+def _why_not(k: KernelPlan, module: AutogradModule, own_manual: bool) -> tuple[str | None, str, Location | None]:
+    """(the module text, "", None) or (None, why the Python tier cannot carry the kernel, where)."""
+    where = k.info.location if k.info is not None else None
     if k.view_of is not None:
-        return None, "a view entry (the Python tier does not carry views)"
+        return None, "a view entry (the Python tier does not carry views)", where
     try:
         text = python_autograd_module((k,), module)
     except VtgenError as exc:
-        return None, f"its formulas cannot be translated: {exc.message}"
+        return None, f"its formulas cannot be translated: {exc.message}", exc.location or where
     if own_manual and "_formulas." in text:
-        return None, (
+        why = (
             "it calls helpers of FunctionsManual, and --pytorch-root holds its own FunctionsManual.cpp "
             "(the Python helpers mirror the installed torch's)"
         )
-    return text, ""
+        return None, why, where
+    return text, "", None
 
 
 def plan_tier(
@@ -162,21 +166,26 @@ def plan_tier(
     supported = set(supported_kernels(tuple(chosen)))
     modules: list[tuple[str, str]] = []
     missing: list[NotCarried] = []
+    outs: list[str] = []
     for k in chosen:
         where = k.info.location if k.info is not None else None
-        if k not in supported:
-            what = "an out= overload" if k.function.kind is SchemaKind.out else "not a functional or in-place op"
-            missing.append(NotCarried(k.op, f"{what} (the Python tier carries functional and in-place ops)", where))
+        if k.function.kind is SchemaKind.out:
+            outs.append(k.op)  # autograd refuses out= calls: no formula runs through them
             continue
-        text, why = _why_not(k, module, own_manual)
-        if text is None:
+        if k not in supported:
+            why = "not a functional or in-place op (the Python tier carries those)"
             missing.append(NotCarried(k.op, why, where))
+            continue
+        text, why, at = _why_not(k, module, own_manual)
+        if text is None:
+            missing.append(NotCarried(k.op, why, at))
         else:
             modules.append((k.op, text))
     carried = {op for op, _ in modules}
     hints = load_hints([str(BUILTIN), *hint_files])
     samples = [s for s in plan_samples(chosen, hints, sorted(carried)) if s.op in carried]
-    missing += [NotCarried(s.op, f"no schema sample: {s.why_not}", None) for s in samples if s.why_not not in (None, NOTHING)]
+    unsampled = [s for s in samples if s.why_not not in (None, NOTHING)]
+    missing += [NotCarried(s.op, f"no schema sample: {s.why_not}", None) for s in unsampled]
     adjoint = frozenset(
         k.op for k in chosen
         if k.op in carried and k.function.kind is SchemaKind.functional and k.info is not None and k.info.backward
@@ -184,7 +193,7 @@ def plan_tier(
     )  # fmt: skip
     places = {k.op: _places(k) for k in chosen}
     ready = tuple(s for s in samples if s.why_not is None)
-    return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places)
+    return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs))
 
 
 def request_of(plan: TierPlan, kinds: Sequence[str], timeout: int, batched: bool) -> dict[str, object]:
@@ -196,4 +205,3 @@ def request_of(plan: TierPlan, kinds: Sequence[str], timeout: int, batched: bool
         "timeout": timeout,
         "batched": batched,
     }
-

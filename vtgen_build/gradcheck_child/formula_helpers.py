@@ -53,7 +53,8 @@ def elu_double_backward(
     if is_result:
         inside = grad * grad_output * input_scale
     else:
-        inside = grad * grad_output * (input_scale * input_scale * alpha * scale) * torch.exp(self_or_result * input_scale)
+        factor = input_scale * input_scale * alpha * scale
+        inside = grad * grad_output * factor * torch.exp(self_or_result * input_scale)
     return torch.where(negative, inside, torch.zeros_like(inside))
 
 

@@ -20,6 +20,7 @@ planning: it waits for REQUEST.json (written atomically) and ends if the parent 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -30,7 +31,7 @@ from typing import Any
 
 from . import schema_child
 from .batching import timed
-from .child_loop import Progress, Run, describe, run_entries
+from .child_loop import Counters, Progress, Run, describe, run_entries
 
 KEY = "AutogradCPU"  # the key our kernels take: ahead of torch's own Autograd kernel for dense CPU tensors
 ADJOINT = "adjoint"
@@ -50,10 +51,10 @@ class _Recorder:
         self.impls.append((name, fn))
 
 
-class PyCounters:
-    """Calls of each installed kernel (the interface of ``child_loop.Counters``)."""
+class PyCounters(Counters):
+    """Calls of each installed kernel (``child_loop.Counters``, counted in Python: no library to ask)."""
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # no library: Counters' own state is unused
         self.ops: list[str] = []
         self.hits: dict[str, int] = {}
 
@@ -165,8 +166,7 @@ def adjoint_gap(torch: Any, call: Any) -> tuple[float, float, float]:
     """<J·u, v> (forward mode) and <u, Jᵀ·v> (backward mode) for random u, v; and their scale.
 
     One forward-AD call and one backward call through the op: finite differences play no part."""
-    import torch.autograd.forward_ad as fw
-
+    fw = torch.autograd.forward_ad
     xs = call.inputs()
     us = [torch.randn_like(x) for x in xs]
     with fw.dual_level():
@@ -227,14 +227,17 @@ def run_entry(torch: Any, item: dict[str, Any], counters: PyCounters, at: Progre
         row = schema_child.run_op(torch, entry, counters, at, bool(request.get("batched")))
         row["checks"] = [c for c in row["checks"] if c["kind"] in kinds]
     else:
+        inplace = [entry["inplace"]] if entry["inplace"] else []
         row = {"entry": f"{entry['op']} (schema samples)", "aten": entry["op"], "checks": [], "schema": True,
-               "direct": {"function": [entry["op"]], "inplace": [entry["inplace"]] if entry["inplace"] else []}}  # fmt: skip
+               "direct": {"function": [entry["op"]], "inplace": inplace}}  # fmt: skip
     if ADJOINT in kinds and item.get("adjoint"):
         row["checks"] += adjoint_rows(torch, entry, at, counters)
     return row
 
 
-def _reference(torch: Any, rows: list[dict[str, Any]], items: dict[str, dict[str, Any]], request: dict[str, Any]) -> None:
+def _reference(
+    torch: Any, rows: list[dict[str, Any]], items: dict[str, dict[str, Any]], request: dict[str, Any]
+) -> None:
     """Each failed check again with torch's own kernels (ours are removed by now): shared, it is not ours."""
     at = Progress(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115  (lives as long as the process)
     for row in rows:
@@ -278,21 +281,11 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-class _Held:
+class _Held(io.StringIO):
     """The entry loop's output, held: the rows are written after the reference reruns judged them."""
 
-    def __init__(self) -> None:
-        self.parts: list[str] = []
-
-    def write(self, text: str) -> int:
-        self.parts.append(text)
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
     def rows(self) -> list[dict[str, Any]]:
-        found = (json.loads(line) for line in "".join(self.parts).splitlines() if line)
+        found = (json.loads(line) for line in self.getvalue().splitlines() if line)
         return [r for r in found if isinstance(r, dict) and "entry" in r]
 
 
@@ -340,7 +333,7 @@ def _close(torch: Any, x: Any, y: Any) -> bool:
     if x is None or y is None:
         return (x is None or not bool(x.any())) and (y is None or not bool(y.any()))
     if isinstance(x, float):
-        return abs(x - y) <= 1e-9 + 1e-6 * abs(y)
+        return bool((x != x and y != y) or abs(x - y) <= 1e-9 + 1e-6 * abs(y))  # NaN on both sides: the same
     return bool(torch.allclose(x, y, rtol=1e-6, atol=1e-9, equal_nan=True))
 
 

@@ -1,0 +1,211 @@
+"""The Python tier of ``check --gradcheck``: PyTorch's own formulas translated to Python and checked on the
+installed torch, nothing compiled (real torch processes; no C++ compile)."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RealYaml
+from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
+from vtgen_build.base.errors import Location
+from vtgen_build.gradcheck.formulas import FormulaPlaces
+from vtgen_build.gradcheck.python_tier import HELPERS, TierPlan, helper_names, plan_tier
+from vtgen_build.gradcheck.python_tier_run import (
+    NOT_VERIFIED,
+    OpVerdict,
+    TierOptions,
+    TierReport,
+    disagreements,
+    judge,
+    run_python_tier,
+)
+from vtgen_build.gradcheck.records import entries_of
+from vtgen_build.inputs.files import Inputs
+
+
+@dataclass(frozen=True)
+class Plant:
+    op: str
+    why: str
+    old: str
+    new: str
+
+
+PLANTS = (
+    Plant("sin", "a sign flip", "  self: grad * self.cos().conj()", "  self: -grad * self.cos().conj()"),
+    Plant(
+        "elu_backward",
+        "a wrong input (grad_output where grad belongs)",
+        "  grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
+        "  grad_output: elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result)",
+    ),
+    Plant(
+        "mul.Tensor",
+        "a wrong explicit forward formula with a right backward one",
+        "  result: other_t * self_p + self_t * other_p",
+        "  result: other_t * self_p - self_t * other_p",
+    ),
+    Plant(
+        "tan",
+        "an untranslatable formula (a C++ function with no Python spelling)",
+        "  self: grad * (1 + result.pow(2)).conj()",
+        "  self: grad * std::lerp(result, result, 1.0).conj()",
+    ),
+)
+
+
+def _plant(text: str, plant: Plant) -> tuple[str, int]:
+    lines = text.split("\n")
+    head = next(i for i, line in enumerate(lines) if line.startswith(f"- name: {plant.op}("))
+    at = next(i for i in range(head, head + 12) if lines[i] == plant.old)
+    lines[at] = plant.new
+    return "\n".join(lines), at + 1
+
+
+@pytest.fixture(scope="module")
+def planted(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
+    text = real_yaml.derivatives.read_text(encoding="utf-8")
+    lines: dict[str, int] = {}
+    for plant in PLANTS:
+        text, lines[plant.op] = _plant(text, plant)
+    return edited_checkout(real_yaml, tmp_path_factory.mktemp("planted"), text, lines)
+
+
+def _ops(*ops: str) -> list[str]:
+    return [a for op in ops for a in ("--op", op)]
+
+
+@pytest.fixture(scope="module")
+def planted_run(planted: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    out = tmp_path_factory.mktemp("planted-out")
+    args = ("--pytorch-root", str(planted.root), "--out", str(out), "--gradcheck", "--tier", "python")
+    return vtgen("check", *args, *_ops(*(p.op for p in PLANTS)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plant", PLANTS[:3], ids=lambda p: p.op)
+def test_a_wrong_formula_fails_at_its_line(
+    plant: Plant, planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
+) -> None:
+    assert planted_run.returncode == 1, planted_run.stderr[-3000:]
+    where = f"{planted.derivatives}:{planted.lines[plant.op]}: error: [python tier] gradcheck failed for {plant.op} "
+    found = [line for line in planted_run.stderr.splitlines() if line.startswith(where)]
+    assert found, f"{plant.why}: no failure at {where}\n{planted_run.stderr[-4000:]}"
+
+
+@pytest.mark.slow
+def test_an_untranslatable_entry_is_not_verified_by_the_python_tier(
+    planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
+) -> None:
+    where = f"{planted.derivatives}:{planted.lines['tan']}: note: [python tier] tan: not verified by the Python tier: "
+    found = [line for line in planted_run.stderr.splitlines() if line.startswith(where)]
+    assert found and "std::lerp" in found[0] and "left to the compiled tier" in found[0], planted_run.stderr[-3000:]
+    assert "gradcheck failed for tan" not in planted_run.stderr and "tan: passed" not in planted_run.stderr
+
+
+@pytest.mark.slow
+def test_the_adjoint_test_alone_catches_a_wrong_forward_formula(planted: EditedYaml, tmp_path: Path) -> None:
+    """Finite differences off: only <J·u, v> == <u, Jᵀ·v> runs, and it fails at the forward formula's line."""
+    inputs = Inputs(
+        str(planted.root / "aten/src/ATen/native/native_functions.yaml"),
+        str(planted.derivatives),
+        str(planted.root / "aten/src/ATen/native/tags.yaml"),
+    )
+    options = TierOptions(("mul.Tensor",), pytorch_root=str(planted.root), kinds=("adjoint",))
+    report = run_python_tier(inputs, tmp_path, "2.13", options)
+    (verdict,) = [v for v in report.verdicts if v.op == "mul.Tensor"]
+    assert verdict.status == "failed", report.render()
+    assert verdict.location == Location(str(planted.derivatives), planted.lines["mul.Tensor"])
+    assert "adjoint mismatch" in verdict.message
+
+
+@pytest.fixture(scope="module")
+def unedited(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> TierReport:
+    """The installed torch's own yaml: the revert of every plant, and the helpers against torch's own."""
+    ops = ("sin", "elu_backward", "mul.Tensor", "celu", "deg2rad", "rad2deg", "log1p", "sinc", "silu", "mish",
+           "clamp", "atan2", "copysign.Tensor", "mse_loss", "pow.Tensor_Scalar")  # fmt: skip
+    options = TierOptions(ops, kinds=("backward", "gradgrad", "forward", "adjoint", "agree"))
+    return run_python_tier(real_yaml.inputs, tmp_path_factory.mktemp("unedited"), "2.13", options)
+
+
+@pytest.mark.slow
+def test_the_revert_passes(unedited: TierReport) -> None:
+    assert not unedited.of("failed"), unedited.render()
+    passed = {v.op for v in unedited.of("passed")}
+    assert {"sin", "sin_", "elu_backward", "mul.Tensor", "celu", "celu_"} <= passed, unedited.render()
+
+
+@pytest.mark.slow
+def test_the_python_helpers_equal_the_installed_torchs(unedited: TierReport) -> None:
+    """Each helper of formula_helpers.py runs (through an entry calling it) with the same values as the
+    installed torch's compiled helper: the ``agree`` check passed for every entry here."""
+    for v in unedited.of("passed"):
+        if "_" not in v.op.rstrip("_") or v.op in ("elu_backward", "mse_loss"):
+            assert "agree" in v.message or v.op.endswith("_"), v
+    proven = {"elu_backward", "deg2rad", "rad2deg", "log1p", "sinc", "silu", "mish", "clamp", "atan2", "mse_loss"}
+    assert proven <= {v.op for v in unedited.of("passed") if "agree" in v.message}, unedited.render()
+
+
+def test_the_helpers_module_names_what_it_defines() -> None:
+    names = helper_names()
+    assert {"elu_double_backward", "sinc_backward", "clamp_backward"} <= names
+    assert not any(n.startswith("_") for n in names) and HELPERS == "formula_helpers"
+
+
+def test_plan_translates_only_the_selected_families(real_yaml: RealYaml) -> None:
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["sin", "sum"], [], False)
+    assert {"sin", "sin_"} <= plan.carried and "sin.out" in plan.outs
+    assert all(op.split(".")[0].rstrip("_") in ("sin", "sum") for op in plan.carried | {n.op for n in plan.not_carried})
+    assert not any(op.startswith("cos") for op in plan.carried)
+
+
+def test_a_checkout_with_its_own_functions_manual_leaves_helper_entries_unverified(real_yaml: RealYaml) -> None:
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["sinc", "sin"], [], own_manual=True)
+    assert "sin" in plan.carried  # its formula calls no helper
+    (sinc,) = [n for n in plan.not_carried if n.op == "sinc"]
+    assert "FunctionsManual.cpp" in sinc.why
+
+
+def _place() -> FormulaPlaces:
+    y = "derivatives.yaml"
+    return FormulaPlaces(("self", "other"), False, (), ((("self",), Location(y, 10)), (("other",), Location(y, 11))),
+                         (Location(y, 12),), Location(y, 9))  # fmt: skip
+
+
+def _plan() -> TierPlan:
+    return TierPlan((("f", ""),), (), frozenset(), (), {"f": _place()})
+
+
+def _row(status: str, kind: str, message: str = "", why: str = "") -> dict[str, object]:
+    check = {"kind": kind, "variant": "function", "dtype": "float64", "status": status, "message": message,
+             "why": why, "sample": 0, "positions": [0, 1], "ours_ran": True, "hit": ["f"]}  # fmt: skip
+    return {"entry": "f (schema samples)", "aten": "f", "direct": {"function": ["f"]}, "checks": [check]}
+
+
+def test_a_mismatch_fails_at_the_formula_of_its_input() -> None:
+    text = "Jacobian mismatch for output 0 with respect to input 1,"
+    (v,) = judge(_plan(), entries_of([_row("failed", "backward", text)]))
+    assert v.status == "failed" and v.location == Location("derivatives.yaml", 11)
+    assert str(v).startswith("derivatives.yaml:11: error: [python tier] gradcheck failed for f (float64 sample 0)")
+    (a,) = judge(_plan(), entries_of([_row("failed", "adjoint", "adjoint mismatch: ...")]))
+    assert a.status == "failed" and a.location == Location("derivatives.yaml", 12)
+
+
+def test_a_raising_translation_is_never_a_verdict() -> None:
+    (v,) = judge(_plan(), entries_of([_row("failed", "backward", "'float' object has no attribute 'conj'")]))
+    assert v.status == NOT_VERIFIED and "raised" in v.message
+    (w,) = judge(_plan(), entries_of([_row("passed", "agree")]))
+    assert w.status == NOT_VERIFIED  # agreeing with torch's values checks the translation, not the formula
+
+
+def test_tiers_that_disagree_are_an_error_naming_both() -> None:
+    report = TierReport([OpVerdict("f", "passed", Location("d.yaml", 3), "f: passed")])
+    (clash,) = disagreements(report, passed=[], failed=["f"])
+    said = "d.yaml:3: error: the tiers disagree on f: the Python tier passed, the compiled tier failed"
+    assert clash.startswith(said)
+    assert disagreements(report, passed=["f"], failed=[]) == []
+    assert TierReport([OpVerdict("g", NOT_VERIFIED, None, "")]).status == 3
