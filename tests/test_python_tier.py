@@ -191,6 +191,9 @@ def test_a_mismatch_fails_at_the_formula_of_its_input() -> None:
     (v,) = judge(_plan(), entries_of([_row("failed", "backward", text)]))
     assert v.status == "failed" and v.location == Location("derivatives.yaml", 11)
     assert str(v).startswith("derivatives.yaml:11: error: [python tier] gradcheck failed for f (float64 sample 0)")
+    forward = "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,"
+    (f,) = judge(_plan(), entries_of([_row("failed", "forward", forward)]))
+    assert f.status == "failed" and f.location == Location("derivatives.yaml", 12)
     (a,) = judge(_plan(), entries_of([_row("failed", "adjoint", "adjoint mismatch: ...")]))
     assert a.status == "failed" and a.location == Location("derivatives.yaml", 12)
 
