@@ -196,9 +196,11 @@ def plan_tier(
     return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs))
 
 
-def request_of(plan: TierPlan, kinds: Sequence[str], timeout: int, batched: bool) -> dict[str, object]:
-    """The child's request (``gradcheck_child.python_tier``): data only."""
+def request_of(plan: TierPlan, kinds: Sequence[str], timeout: int, batched: bool, first: bool) -> dict[str, object]:
+    """The child's request (``gradcheck_child.python_tier``): data only; ``first``: an op's checks end at its
+    first gradient mismatch."""
     return {
+        "first_failure": first,
         "modules": [{"op": op, "text": text} for op, text in plan.modules],
         "entries": [{"plan": s.to_json(), "adjoint": s.op in plan.adjoint} for s in plan.samples],
         "kinds": list(kinds),

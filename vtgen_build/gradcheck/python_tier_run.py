@@ -59,6 +59,7 @@ class TierOptions:
     timeout: int = 300
     batched: bool = True
     allow_unverified: bool = False
+    all_checks: bool = False  # default: an op's checks end at its first gradient mismatch
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
     try:
         own_manual = _own_manual(options.pytorch_root)
         plan = plan_tier(inputs, options.pytorch_root, release, options.ops, options.hints, own_manual)
-        payload = request_of(plan, options.kinds, options.timeout, options.batched)
+        payload = request_of(plan, options.kinds, options.timeout, options.batched, not options.all_checks)
         write_atomic(request, json.dumps(payload))
         _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
     finally:

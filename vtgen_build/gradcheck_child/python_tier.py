@@ -9,9 +9,10 @@ and the Autograd kernel it would register is installed for the overload's ``Auto
 a counter, so that a check knows our kernel ran): the installed torch then runs our translation of
 the formulas instead of its compiled ones.  Nothing is compiled.
 
-The checks are the schema-sample checks (``schema_child.run_op``: backward, double backward and
-forward-mode gradcheck, float64 and complex128, function and in-place variants) and the adjoint
-test (``adjoint``).  A failed check is run again with torch's own kernels (our registrations
+The checks are the schema-sample checks (``schema_child._check``: backward, double backward and
+forward-mode gradcheck, float64 and complex128, function and in-place variants; the float64 backward
+of the function first) and the adjoint test (``adjoint_gap``); an op's checks end at its first gradient
+mismatch unless the request says otherwise.  A failed check is run again with torch's own kernels (our registrations
 removed): a failure they share is the sample's, not the formula's.
 
 The process is started before the request exists, so that importing torch overlaps the parent's
@@ -23,6 +24,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -33,6 +35,7 @@ from . import schema_child
 from .batching import timed
 from .child_loop import Counters, Progress, Run, describe, run_entries
 
+_MISMATCH = re.compile(r"Jacobian (computed with forward mode )?mismatch|adjoint mismatch|batched grad", re.IGNORECASE)
 KEY = "AutogradCPU"  # the key our kernels take: ahead of torch's own Autograd kernel for dense CPU tensors
 ADJOINT = "adjoint"
 AGREE = "agree"  # our values against torch's own (the unedited yaml only: the helpers' proof, coverage)
@@ -220,42 +223,85 @@ def adjoint_rows(torch: Any, entry: dict[str, Any], at: Progress, counters: PyCo
     return rows
 
 
+def _order(entry: dict[str, Any], kinds: set[str]) -> list[tuple[str, str, str]]:
+    """(kind, variant, dtype) in the order they run: the cheapest verdict first (float64 backward of the
+    function, whose imports the others share), complex128 and the in-place variant after."""
+    variants = ["function", *(["inplace"] if entry["inplace"] else [])]
+    found = []
+    for dtype in sorted(entry["dtypes"], key=lambda d: d != "float64"):
+        for variant in variants:
+            found += [(k, variant, dtype) for k in ("backward", "gradgrad", ADJOINT, "forward") if k in kinds]
+    return [c for c in found if c[0] != ADJOINT or c[1] == "function"]
+
+
+def _one(torch: Any, item: dict[str, Any], check: tuple[str, str, str], counters: Any, at: Progress,
+         batched: bool) -> dict[str, Any]:  # fmt: skip
+    kind, variant, name = check
+    entry, dtype = item["plan"], getattr(torch, name)
+    row = {"test": f"python_{kind}", "kind": kind, "variant": variant, "dtype": name}
+    if kind == ADJOINT:
+        if not item.get("adjoint"):
+            return {**row, "status": "not run", "why": "no explicit forward formula beside the backward ones"}
+        return {**row, **_adjoint_check(torch, entry, dtype, at, counters)}
+    if kind == "forward" and not entry["forward"]:
+        return {**row, "status": "not run", "why": "no forward formula"}
+    return {**row, **schema_child._check(torch, entry, kind, variant, dtype, counters, at, batched)}
+
+
+def _mismatch(row: dict[str, Any]) -> bool:
+    return row["status"] == "failed" and bool(row.get("ours_ran")) and bool(_MISMATCH.search(row.get("message", "")))
+
+
 def run_entry(torch: Any, item: dict[str, Any], counters: PyCounters, at: Progress, request: dict[str, Any]) -> Any:
-    """One op's checks: the schema-sample checks the request names (``kinds``), then the adjoint test."""
-    entry, kinds = item["plan"], set(request["kinds"])
-    if kinds - {ADJOINT, AGREE}:
-        row = schema_child.run_op(torch, entry, counters, at, bool(request.get("batched")))
-        row["checks"] = [c for c in row["checks"] if c["kind"] in kinds]
-    else:
-        inplace = [entry["inplace"]] if entry["inplace"] else []
-        row = {"entry": f"{entry['op']} (schema samples)", "aten": entry["op"], "checks": [], "schema": True,
-               "direct": {"function": [entry["op"]], "inplace": inplace}}  # fmt: skip
-    if ADJOINT in kinds and item.get("adjoint"):
-        row["checks"] += adjoint_rows(torch, entry, at, counters)
-    return row
+    """One op's checks in ``_order``; with ``first_failure``, none after the first gradient mismatch."""
+    entry = item["plan"]
+    checks = []
+    for check in _order(entry, set(request["kinds"])):
+        checks.append(_one(torch, item, check, counters, at, bool(request.get("batched"))))
+        if request.get("first_failure") and _mismatch(checks[-1]):
+            break
+    inplace = [entry["inplace"]] if entry["inplace"] else []
+    direct = {"function": [entry["op"]], "inplace": inplace}
+    return {"entry": f"{entry['op']} (python tier)", "aten": entry["op"], "direct": direct, "checks": checks}
 
 
 def _reference(
     torch: Any, rows: list[dict[str, Any]], items: dict[str, dict[str, Any]], request: dict[str, Any]
 ) -> None:
     """Each failed check again with torch's own kernels (ours are removed by now): shared, it is not ours."""
-    at = Progress(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115  (lives as long as the process)
+    at = Progress(io.StringIO())
     for row in rows:
-        failed = [c for c in row.get("checks", []) if c.get("status") == "failed" and c["kind"] not in (ADJOINT, AGREE)]
         item = items.get(str(row.get("aten")))
-        if not failed or item is None:
+        for c in row.get("checks", []):
+            if item is None or c.get("status") != "failed" or c["kind"] in (ADJOINT, AGREE):
+                continue
+            theirs = _one(torch, item, (c["kind"], c["variant"], c["dtype"]), None, at, bool(request.get("batched")))
+            if theirs["status"] == "failed":
+                c.update({"status": "not run", "why": f"torch's own kernels fail it too: {theirs['message'][:200]}"})
+
+
+# torch's own lazy imports on a first gradcheck (autograd.grad, make_dual, a complex forward-mode check):
+# paid while the parent plans, one at a time, none once the request is there
+_PREWARM = ("torch.fx.experimental.symbolic_shapes", "torch._decomp.decompositions_for_jvp", "torch._dynamo")
+
+
+def _prewarm(request: str) -> None:
+    import importlib
+
+    for module in _PREWARM:
+        if os.path.exists(request):
+            return
+        try:
+            importlib.import_module(module)
+        except Exception:  # only a head start: the check imports it again if it needs it
             continue
-        theirs = schema_child.run_op(torch, item["plan"], None, at, bool(request.get("batched")))["checks"]
-        for c in failed:
-            same = [t for t in theirs if (t["kind"], t["variant"], t["dtype"]) == (c["kind"], c["variant"], c["dtype"])]
-            if same and same[0]["status"] == "failed":
-                c.update({"status": "not run", "why": f"torch's own kernels fail it too: {same[0]['message'][:200]}"})
 
 
 def main(argv: list[str]) -> int:
     import torch
 
     warnings.filterwarnings("ignore")
+    _prewarm(argv[1])
     request = _wait_for(argv[1])
     counters = PyCounters()
     lib, failed = install(torch, request["modules"], counters)
