@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import gradcheck_child as child_package
@@ -31,7 +31,7 @@ from ..check import CHECK_LOCK
 from ..inputs.files import Inputs
 from .formulas import FormulaPlaces
 from .python_tier import NotCarried, TierPlan, plan_tier, request_of
-from .records import FAILED, PASSED, Check, Entry, read_entries
+from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows
 
 __all__ = ["KINDS", "OpVerdict", "TierOptions", "TierReport", "disagreements", "run_python_tier"]
 
@@ -142,7 +142,8 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
         if process.poll() is None:
             process.kill()
             process.wait()
-    verdicts = judge(plan, read_entries(results))
+    rows = read_rows(results)
+    verdicts = judge(plan, entries_of(rows), _install_failures(rows))
     report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified)
     if plan.outs:
         report.notes.append(
@@ -163,10 +164,26 @@ def _op_of(entry: Entry, check: Check) -> str:
     return ops[0] if ops else entry.aten
 
 
-def judge(plan: TierPlan, records: Sequence[Entry]) -> list[OpVerdict]:
+def _install_failures(rows: Sequence[dict[str, object]]) -> dict[str, str]:
+    """Op -> why the child could not install its kernel (its first row says)."""
+    failed = next((r["failed_to_install"] for r in rows if "failed_to_install" in r), {})
+    return {str(op): str(why) for op, why in failed.items()} if isinstance(failed, dict) else {}
+
+
+def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] | None = None) -> list[OpVerdict]:
     """One verdict per carried op (yaml order of the plan), then the ops not carried."""
+    missing = [
+        NotCarried(op, f"its kernel could not be installed: {why}", None) for op, why in (uninstalled or {}).items()
+    ]
+    plan = replace(plan, modules=tuple(m for m in plan.modules if m[0] not in (uninstalled or {})),
+                   not_carried=(*plan.not_carried, *missing))  # fmt: skip
     checks: dict[str, list[tuple[Entry, Check]]] = {op: [] for op in plan.carried}
     for entry in records:
+        if entry.error or entry.unreadable:  # the entry raised, hung or its row is damaged: no verdict
+            broken = Check(
+                "backward", "function", FAILED, message=f"the check itself: {entry.error or entry.unreadable}"
+            )
+            checks.setdefault(entry.name.removesuffix(" (python tier)"), []).append((entry, broken))
         for c in entry.checks:
             if (op := _op_of(entry, c)) in checks:
                 checks[op].append((entry, c))

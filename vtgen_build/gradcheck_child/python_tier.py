@@ -34,6 +34,7 @@ from typing import Any
 from . import schema_child
 from .batching import timed
 from .child_loop import Counters, Progress, Run, describe, run_entries
+from .cpp_calls import CppTorch, scalar
 
 _MISMATCH = re.compile(r"Jacobian (computed with forward mode )?mismatch|adjoint mismatch|batched grad", re.IGNORECASE)
 KEY = "AutogradCPU"  # the key our kernels take: ahead of torch's own Autograd kernel for dense CPU tensors
@@ -105,37 +106,48 @@ def _recorded(torch: Any, op: str, text: str) -> list[tuple[str, Any]]:
         exec(code, scope)
     finally:
         torch.library.Library = real
+    scope["torch"] = CppTorch(torch)  # type: ignore[assignment]  # the formulas' calls bound as C++ binds them
     return [i for r in recorders for i in r.impls]
 
 
 _WRAPPED = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 
 
-def _tensor_arguments(torch: Any, name: str) -> tuple[list[int], list[str]]:
-    """The positions and names of the overload's ``Tensor`` arguments."""
+_SCALARS = ("Scalar", "Scalar?", "number", "number?")  # the JIT schema spells Scalar "number"
+
+
+def _schema(torch: Any, name: str) -> Any:
     packet, _, overload = name.partition(".")
-    schema = getattr(getattr(torch.ops.aten, packet), overload or "default")._schema
-    tensors = [(i, a.name) for i, a in enumerate(schema.arguments) if str(a.type) == "Tensor"]
-    return [i for i, _ in tensors], [n for _, n in tensors]
+    return getattr(getattr(torch.ops.aten, packet), overload or "default")._schema
 
 
 def _as_tensors(torch: Any, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """A Python number where the schema has a Tensor (a C++ wrapped number: ``x * 2.0``) reaches a Python
     kernel as the number; the formulas read it as a tensor (``other.scalar_type()``): a 0-dim tensor of the
-    dtype the op computes in, so the forward's result keeps its dtype."""
-    positions, names = _tensor_arguments(torch, name)
+    dtype the op computes in, so the forward's result keeps its dtype.  A ``Scalar`` gets ``conj()``
+    (``cpp_calls.scalar``), a left-out one too: its schema default is passed (``alpha=1``)."""
+    arguments = list(enumerate(_schema(torch, name).arguments))
+    kinds = {a.name: "tensor" if str(a.type) == "Tensor" else "scalar" for _, a in arguments
+             if str(a.type) == "Tensor" or str(a.type) in _SCALARS}  # fmt: skip
+    defaults = [(i, a.name, a.default_value) for i, a in arguments
+                if str(a.type) in _SCALARS and a.default_value is not None]  # fmt: skip
+    names = [a.name for _, a in arguments]
 
-    def tensor(value: Any, like: Any) -> Any:
-        if isinstance(value, torch.Tensor) or type(value) not in _WRAPPED:
+    def convert(key: str, value: Any, like: Any) -> Any:
+        kind = kinds.get(key)
+        if kind == "scalar":
+            return scalar(value)
+        if kind != "tensor" or isinstance(value, torch.Tensor) or type(value) not in _WRAPPED:
             return value
         dtype = torch.result_type(like, value) if like is not None else getattr(torch, _WRAPPED[type(value)])
         return torch.scalar_tensor(value, dtype=dtype)
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         like = next((a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None)
-        args = tuple(tensor(a, like) if i in positions else a for i, a in enumerate(args))
-        kwargs = {k: tensor(v, like) if k in names else v for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
+        args = tuple(convert(names[i] if i < len(names) else "", a, like) for i, a in enumerate(args))
+        kwargs = {k: convert(k, v, like) for k, v in kwargs.items()}
+        left = {n: scalar(v) for i, n, v in defaults if i >= len(args) and n not in kwargs}
+        return fn(*args, **kwargs, **left)
 
     return kernel
 
