@@ -16,6 +16,7 @@ compiled failure (or the reverse) of the same op is an error naming both.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -29,6 +30,9 @@ from ..base.errors import Location, VtgenError
 from ..base.write import locked, write_atomic
 from ..check import CHECK_LOCK
 from ..inputs.files import Inputs
+from ..worker import Worker
+from ..worker import find as find_worker
+from ..worker.client import WorkerProcess
 from .formulas import FormulaPlaces
 from .python_tier import NotCarried, TierPlan, plan_tier, request_of
 from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows
@@ -47,6 +51,7 @@ _MISMATCH = re.compile(
 # vmap refusing an in-place write into a batched tangent inside our Function's jvp (index_copy_, index_fill_):
 # a limit of the Python Function under vmap, not of the formula (torch's own kernels pass that check)
 _VMAP_REFUSED = re.compile(r"vmap: aten::\w+_\(self, \*extra_args\) is not possible")
+Process = subprocess.Popen[bytes] | WorkerProcess
 _INPUT = re.compile(r"with respect to input (\d+)")
 _OUTPUT = re.compile(r"mismatch for output (\d+)")
 _WHAT = {"backward": "backward", "gradgrad": "double-backward", "forward": "forward-AD", "adjoint": "adjoint"}
@@ -63,6 +68,7 @@ class TierOptions:
     batched: bool = True
     allow_unverified: bool = False
     all_checks: bool = False  # default: an op's checks end at its first gradient mismatch
+    use_worker: bool = True  # fork the child from the warm worker of the check directory when one is up
 
 
 @dataclass(frozen=True)
@@ -101,19 +107,22 @@ class TierReport:
         return "\n".join([*lines, f"vtgen-build: {TAG} {counts} in {self.seconds:.1f} s (nothing compiled)"])
 
 
-def _start(python: str, work: Path) -> tuple[subprocess.Popen[bytes], Path, Path]:
-    """The child, started before its request exists (it imports torch meanwhile)."""
+def _start(python: str, work: Path, worker: Worker | None) -> tuple[Process, Path, Path]:
+    """The child, started before its request exists (it imports torch meanwhile); forked by ``worker``
+    when one is up (torch already imported)."""
     work.mkdir(parents=True, exist_ok=True)
     request, results, said = work / "request.json", work / "results.jsonl", work / "stderr.txt"
     for p in (request, results):
         p.unlink(missing_ok=True)
-    argv = [python, str(child_package.LAUNCH), "python_tier", str(request), str(results)]
+    argv = [str(child_package.LAUNCH), "python_tier", str(request), str(results)]
+    if worker is not None:
+        return worker.spawn(argv, said, {**os.environ, "PYTHONWARNINGS": "ignore"}), request, results
     with open(said, "wb") as err:
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+        process = subprocess.Popen([python, *argv], stdout=subprocess.DEVNULL, stderr=err)
     return process, request, results
 
 
-def _wait(process: subprocess.Popen[bytes], timeout: float, said: Path) -> None:
+def _wait(process: Process, timeout: float, said: Path) -> None:
     try:
         code = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -134,7 +143,9 @@ def run_python_tier(inputs: Inputs, out_dir: Path, release: str, options: TierOp
 def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOptions) -> TierReport:
     start = time.perf_counter()
     work = out_dir / ".vtgen-gradcheck" / WORK
-    process, request, results = _start(options.python or sys.executable, work)
+    python = options.python or sys.executable
+    worker = find_worker(out_dir, python) if options.use_worker else None
+    process, request, results = _start(python, work, worker)
     try:
         own_manual = _own_manual(options.pytorch_root)
         plan = plan_tier(inputs, options.pytorch_root, release, options.ops, options.hints, own_manual)
