@@ -101,8 +101,10 @@ def _native_entries(path: str, families: set[str]) -> tuple[Entry, ...]:
 
 
 def aten_names(path: str) -> frozenset[str]:
-    """Every op name of native_functions.yaml (without overload), in-place names included."""
-    return frozenset(m.group(1).split(".")[0] for m in _FUNC.finditer(read_text(path)))
+    """Every op name of native_functions.yaml (without overload), in-place names included, and each with
+    C++'s ``_symint`` suffix (``convolution_backward_symint``: the child calls the op itself)."""
+    names = {m.group(1).split(".")[0] for m in _FUNC.finditer(read_text(path))}
+    return frozenset(names | {f"{n}_symint" for n in names})
 
 
 def selected_families(inputs: Inputs, ops: Sequence[str]) -> set[str]:

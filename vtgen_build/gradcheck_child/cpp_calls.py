@@ -116,6 +116,8 @@ class _Namespace:
         self.inner, self.depth = inner, depth
 
     def __getattr__(self, name: str) -> Any:
+        if self.depth == 1 and name.endswith("_symint") and not hasattr(self.inner, name):
+            name = name.removesuffix("_symint")  # C++'s SymInt spelling of the same operator
         value = getattr(self.inner, name)
         if self.depth == 0 and name == "aten":
             return _Namespace(value, 1)

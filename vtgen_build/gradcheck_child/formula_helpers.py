@@ -24,14 +24,21 @@ __all__ = [
     "deg2rad_backward",
     "elu_double_backward",
     "evenly_distribute_backward",
+    "evenly_read_jvp",
+    "gather_with_keepdimed_indices",
     "infinitely_differentiable_logit_backward",
     "infinitely_differentiable_mish_backward",
     "infinitely_differentiable_silu_backward",
     "log1p_backward",
+    "masked_fill_backward",
+    "mm_mat1_backward",
+    "mm_mat2_backward",
     "pow_backward",
     "rad2deg_backward",
+    "restore_reduced_dims",
     "scale_grad_by_count",
     "sinc_backward",
+    "slice_backward_wrapper",
     "unsqueeze_to",
     "value_selecting_reduction_backward_symint",
 ]
@@ -176,3 +183,56 @@ def value_selecting_reduction_backward_symint(grad: Any, dim: int, indices: Any,
     if not keepdim and len(sizes) > 0:
         grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
     return grad.new_zeros(tuple(sizes)).scatter(dim, indices, grad)
+
+
+def evenly_read_jvp(fw_grad: Any, input: Any, value: Any) -> Any:
+    """The tangent of a full max/min reduction: the mean of the input's tangent over the chosen elements."""
+    mask = (input == value) | (input.isnan() & value.isnan())
+    return (fw_grad * mask).sum() / mask.sum()
+
+
+def gather_with_keepdimed_indices(input: Any, dim: int, indices: Any, keepdim: bool) -> Any:
+    """``input`` read at ``indices`` along ``dim`` (a reduction's chosen elements), its shape the reduction's."""
+    if not keepdim:
+        indices = indices.unsqueeze(dim)
+    out = input.gather(dim, indices)
+    return out if keepdim else out.squeeze(dim)
+
+
+def restore_reduced_dims(output: Any, dims: Any, keepdim: bool) -> Any:
+    """A reduction's output with its reduced dimensions put back (size 1), unless they were kept."""
+    if keepdim:
+        return output
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    rank = output.dim() + len(dims)
+    for d in sorted(d % rank for d in dims):
+        output = output.unsqueeze(d)
+    return output
+
+
+def mm_mat1_backward(grad: Any, mat2: Any, sizes: Any, strides: Any, layout: Any, alpha: Any) -> Any:
+    """d(alpha * mat1 @ mat2)/d mat1: grad @ mat2^H, times conj(alpha)."""
+    return _times(grad.mm(mat2.mH), alpha)
+
+
+def mm_mat2_backward(grad: Any, mat1: Any, sizes: Any, strides: Any, layout: Any, alpha: Any) -> Any:
+    """d(alpha * mat1 @ mat2)/d mat2: mat1^H @ grad, times conj(alpha)."""
+    return _times(mat1.mH.mm(grad), alpha)
+
+
+def _times(t: Any, alpha: Any) -> Any:
+    if not isinstance(alpha, torch.Tensor) and alpha == 1:
+        return t
+    return t * (alpha.conjugate() if isinstance(alpha, complex) else alpha)
+
+
+def slice_backward_wrapper(grad: Any, sizes: Any, dim: int, start: Any, end: Any, step: int) -> Any:
+    """The gradient of a slice: ``grad`` placed back into zeros of the input's shape (open ends filled in)."""
+    begin = 0 if start is None else start
+    stop = (1 << 63) - 1 if end is None else end
+    return torch.ops.aten.slice_backward(grad, list(sizes), dim, begin, stop, step)
+
+
+def masked_fill_backward(grad: Any, mask: Any) -> Any:
+    """The gradient of the filled-in value: the sum of ``grad`` where the mask is set."""
+    return torch.where(mask, grad, torch.zeros_like(grad)).sum()
