@@ -224,3 +224,23 @@ def test_tiers_that_disagree_are_an_error_naming_both() -> None:
     assert clash.startswith(said)
     assert disagreements(report, passed=["f"], failed=[]) == []
     assert TierReport([OpVerdict("g", NOT_VERIFIED, None, "")]).status == 3
+
+
+def test_tier_options_are_checked(real_yaml: RealYaml, tmp_path: Path) -> None:
+    root = str(real_yaml.torchgen_dir)
+    alone = vtgen("check", "--pytorch-root", root, "--out", str(tmp_path), "--tier", "python")
+    assert alone.returncode != 0 and "--tier applies to --gradcheck only" in alone.stderr
+    unselected = vtgen("check", "--pytorch-root", root, "--out", str(tmp_path), "--gradcheck", "--tier", "python")
+    assert unselected.returncode != 0 and "--tier python: the Python tier checks PyTorch's yaml" in unselected.stderr
+    assert "Traceback" not in alone.stderr + unselected.stderr
+
+
+def test_the_exit_status_is_the_compiled_tiers_unless_the_tiers_disagree() -> None:
+    from vtgen_build.cli.commands import _both_tiers
+    from vtgen_build.gradcheck.report import Report
+
+    python = TierReport([OpVerdict("sin", "passed", Location("d.yaml", 3), "sin: passed")])
+    agreeing = Report(0.0, passed_ops=["sin"])
+    assert _both_tiers(python, agreeing) == agreeing.status == 0
+    assert _both_tiers(python, Report(0.0, failed_ops=["sin"])) == 1
+    assert _both_tiers(None, agreeing) == 0
