@@ -168,6 +168,12 @@ def test_plan_translates_only_the_selected_families(real_yaml: RealYaml) -> None
     assert not any(op.startswith("cos") for op in plan.carried)
 
 
+def test_a_view_entry_is_not_verified_by_the_python_tier(real_yaml: RealYaml) -> None:
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["squeeze", "t"], [], False)
+    views = {n.op: n.why for n in plan.not_carried if "view" in n.why}
+    assert {"squeeze", "t"} <= set(views) and not {"squeeze", "t"} & plan.carried
+
+
 def test_a_checkout_with_its_own_functions_manual_leaves_helper_entries_unverified(real_yaml: RealYaml) -> None:
     plan = plan_tier(real_yaml.inputs, None, "2.13", ["sinc", "sin"], [], own_manual=True)
     assert "sin" in plan.carried  # its formula calls no helper
