@@ -188,6 +188,7 @@ def plan_tier(
     samples = [s for s in plan_samples(chosen, hints, sorted(carried)) if s.op in carried]
     unsampled = [s for s in samples if s.why_not not in (None, NOTHING)]
     missing += [NotCarried(s.op, f"no schema sample: {s.why_not}", None) for s in unsampled]
+    modules = [m for m in modules if m[0] not in {s.op for s in unsampled}]  # one verdict per op: that one
     adjoint = frozenset(
         k.op for k in chosen
         if k.op in carried and k.function.kind is SchemaKind.functional and k.info is not None and k.info.backward
