@@ -141,6 +141,9 @@ def test_the_revert_passes(unedited: TierReport) -> None:
     # C++ calls and Scalars: alpha.conj() (add), at::clone(t, memory_format) (in-place forward AD, clone),
     # gelu_backward(grad, self, approximate) with a keyword-only argument by position (gelu)
     assert {"add.Tensor", "add_.Tensor", "clone", "gelu", "mul.Scalar"} <= passed
+    # reach by OpInfo: elu_backward's formulas run by the double backward of nn.functional.elu (its OpInfo)
+    (elu_backward,) = [v for v in unedited.verdicts if v.op == "elu_backward"]
+    assert "fwd_over_rev" in elu_backward.message, elu_backward
 
 
 @pytest.mark.slow

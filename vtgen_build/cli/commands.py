@@ -699,7 +699,7 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
     options = TierOptions(
         ops=tuple(args.op), python=args.python, pytorch_root=args.pytorch_root, hints=tuple(args.hints),
         timeout=args.timeout, batched=args.batched_grad, allow_unverified=args.allow_unverified,
-        all_checks=args.all_checks, use_worker=args.use_worker,
+        all_checks=args.all_checks, use_worker=args.use_worker, max_samples=args.max_samples,
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.release, options)

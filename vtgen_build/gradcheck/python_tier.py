@@ -199,11 +199,18 @@ def plan_tier(
     return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs))
 
 
-def request_of(plan: TierPlan, kinds: Sequence[str], timeout: int, batched: bool, first: bool) -> dict[str, object]:
+def request_of(
+    plan: TierPlan, kinds: Sequence[str], timeout: int, batched: bool, first: bool, opinfo: bool, max_samples: int
+) -> dict[str, object]:
     """The child's request (``gradcheck_child.python_tier``): data only; ``first``: an op's checks end at its
-    first gradient mismatch."""
+    first gradient mismatch; ``opinfo``: the ops' OpInfo entries run after the schema samples."""
+    variants = {op: [(n := op_name(op)).family, "inplace" if n.inplace else "function"] for op, _ in plan.modules}
     return {
         "first_failure": first,
+        "opinfo": opinfo,
+        "variants": variants,
+        "dtypes": ["float64", "complex128"],
+        "max_samples": max_samples,
         "modules": [{"op": op, "text": text} for op, text in plan.modules],
         "entries": [{"plan": s.to_json(), "adjoint": s.op in plan.adjoint} for s in plan.samples],
         "kinds": list(kinds),

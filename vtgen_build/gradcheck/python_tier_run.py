@@ -69,6 +69,8 @@ class TierOptions:
     allow_unverified: bool = False
     all_checks: bool = False  # default: an op's checks end at its first gradient mismatch
     use_worker: bool = True  # fork the child from the warm worker of the check directory when one is up
+    opinfo: bool = True  # the ops' OpInfo entries after the schema samples (not when those already failed)
+    max_samples: int = 0  # OpInfo samples per check (0: all)
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,9 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
     try:
         own_manual = _own_manual(options.pytorch_root)
         plan = plan_tier(inputs, options.pytorch_root, release, options.ops, options.hints, own_manual)
-        payload = request_of(plan, options.kinds, options.timeout, options.batched, not options.all_checks)
+        opinfo = options.opinfo and bool(set(options.kinds) & {"backward", "gradgrad", "forward"})
+        first = not options.all_checks
+        payload = request_of(plan, options.kinds, options.timeout, options.batched, first, opinfo, options.max_samples)
         write_atomic(request, json.dumps(payload))
         _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
     finally:
@@ -173,9 +177,13 @@ def _own_manual(pytorch_root: str | None) -> bool:
     return find_manual_source(pytorch_root) is not None
 
 
-def _op_of(entry: Entry, check: Check) -> str:
-    ops = entry.ops(check.variant)
-    return ops[0] if ops else entry.aten
+def _ops_of(entry: Entry, check: Check) -> list[str]:
+    """The ops a check is a verdict on: a schema-sample row's own op; an OpInfo row's ops of ours it called
+    directly and entered; a row through a backward op's forward OpInfo: that op, when it entered it."""
+    direct = entry.ops(check.variant)
+    if entry.name.endswith(" (python tier)"):
+        return list(direct[:1]) or [entry.aten]
+    return [op for op in check.hit if op in direct]
 
 
 def _install_failures(rows: Sequence[dict[str, object]]) -> dict[str, str]:
@@ -199,8 +207,9 @@ def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] 
             )
             checks.setdefault(entry.name.removesuffix(" (python tier)"), []).append((entry, broken))
         for c in entry.checks:
-            if (op := _op_of(entry, c)) in checks:
-                checks[op].append((entry, c))
+            for op in _ops_of(entry, c):
+                if op in checks:
+                    checks[op].append((entry, c))
     verdicts = [_verdict(op, checks[op], plan.places.get(op)) for op, _ in plan.modules]
     return verdicts + [_not_carried(n, plan.places.get(n.op)) for n in plan.not_carried]
 
@@ -213,8 +222,9 @@ def _not_carried(n: NotCarried, place: FormulaPlaces | None) -> OpVerdict:
 
 def _verdict(op: str, found: list[tuple[Entry, Check]], place: FormulaPlaces | None) -> OpVerdict:
     entry_at = place.entry if place else None
+    found = [(e, c) for e, c in found if not _VMAP_REFUSED.search(c.message)]  # that check does not apply
     for entry, c in found:
-        if c.status == FAILED and c.ours_ran and _MISMATCH.search(c.message) and not _VMAP_REFUSED.search(c.message):
+        if c.status == FAILED and c.ours_ran and _MISMATCH.search(c.message):
             return OpVerdict(op, FAILED, _failure_at(c, place), _failure_text(op, entry, c))
     raised = [c for _, c in found if c.status == FAILED or c.why.startswith("raised:")]
     if raised:

@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from . import schema_child
+from . import python_tier_opinfo, schema_child
 from .batching import timed
 from .child_loop import Counters, Progress, Run, describe, run_entries
 from .cpp_calls import CppTorch, scalar
@@ -330,13 +330,32 @@ def main(argv: list[str]) -> int:
         chosen = ((f"{op} (python tier)", checked(item)) for op, item in items.items())
         run_entries(held, chosen, int(request["timeout"]), at)
         rows = held.rows()
+        opinfo = _opinfo_rows(rows, request, counters, at)
         lib._destroy()  # torch's own kernels from here on
         _reference(torch, rows, items, request)
+        python_tier_opinfo.reference(opinfo, request)
+        rows += opinfo
         for row in rows:
             if str(row.get("aten")) in ours:
                 row.setdefault("checks", []).append(agreement(torch, ours[str(row["aten"])], items[str(row["aten"])]))
         out.write("".join(json.dumps(r) + "\n" for r in rows))
     return 0
+
+
+def _opinfo_rows(rows: list[dict[str, Any]], request: dict[str, Any], counters: PyCounters, at: Progress) -> Any:
+    """The OpInfo checks (``python_tier_opinfo``), unless the request has none or the schema samples already
+    failed (``first_failure``: the verdict is in, PyTorch's test suite is not imported)."""
+    failed = any(_mismatch(c) for r in rows for c in r.get("checks", []))
+    if not request.get("opinfo") or (failed and request.get("first_failure")):
+        return []
+    held = _Held()
+
+    def run() -> list[dict[str, Any]]:
+        return [*python_tier_opinfo.own_entries(request, counters, at), *python_tier_opinfo.through_backward(
+            request, counters, at)]  # fmt: skip
+
+    run_entries(held, [("OpInfo entries (python tier)", run)], int(request["timeout"]), at)
+    return held.rows()
 
 
 class _Held(io.StringIO):
