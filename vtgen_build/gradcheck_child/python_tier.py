@@ -343,16 +343,23 @@ def main(argv: list[str]) -> int:
 
 
 def _opinfo_rows(rows: list[dict[str, Any]], request: dict[str, Any], counters: PyCounters, at: Progress) -> Any:
-    """The OpInfo checks (``python_tier_opinfo``), unless the request has none or the schema samples already
-    failed (``first_failure``: the verdict is in, PyTorch's test suite is not imported)."""
-    failed = any(_mismatch(c) for r in rows for c in r.get("checks", []))
-    if not request.get("opinfo") or (failed and request.get("first_failure")):
+    """The OpInfo checks (``python_tier_opinfo``) of the families whose schema samples did not already fail
+    (``first_failure``: their verdict is in); none failed otherwise: PyTorch's test suite is not imported."""
+    failed = {str(r.get("aten")) for r in rows if any(_mismatch(c) for c in r.get("checks", []))}
+    done = (
+        {request["variants"][op][0] for op in failed if op in request["variants"]}
+        if request.get("first_failure")
+        else set()
+    )
+    families = {family for family, _ in request["variants"].values()}
+    if not request.get("opinfo") or families <= done:
         return []
     held = _Held()
+    asked = {**request, "variants": {op: v for op, v in request["variants"].items() if v[0] not in done}}
 
     def run() -> list[dict[str, Any]]:
-        return [*python_tier_opinfo.own_entries(request, counters, at), *python_tier_opinfo.through_backward(
-            request, counters, at)]  # fmt: skip
+        return [*python_tier_opinfo.own_entries(asked, counters, at), *python_tier_opinfo.through_backward(
+            asked, counters, at)]  # fmt: skip
 
     run_entries(held, [("OpInfo entries (python tier)", run)], int(request["timeout"]), at)
     return held.rows()
