@@ -89,6 +89,24 @@ def _by_position(packet: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     raise last or TypeError(f"no overload of aten::{packet.__name__} takes these arguments")
 
 
+def _plain(value: Any) -> Any:
+    """A ``scalar`` as the plain number torch's argument parser wants (it refuses a complex subclass)."""
+    return complex(value) if isinstance(value, _Complex) else value
+
+
+class _Plain:
+    """An operator overload (``torch.ops.aten.addmm.default``) called with plain numbers."""
+
+    def __init__(self, overload: Any) -> None:
+        self.overload = overload
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.overload, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.overload(*map(_plain, args), **{k: _plain(v) for k, v in kwargs.items()})
+
+
 class _CppCall:
     """A function called with C++'s argument binding when Python's rejects the call."""
 
@@ -96,9 +114,11 @@ class _CppCall:
         self.fn, self.packet = fn, packet
 
     def __getattr__(self, name: str) -> Any:  # an overload (``.default``), the schema, ...
-        return getattr(self.packet, name)
+        value = getattr(self.packet, name)
+        return _Plain(value) if hasattr(value, "_schema") else value
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args, kwargs = tuple(map(_plain, args)), {k: _plain(v) for k, v in kwargs.items()}
         if self.fn is None:
             return _by_position(self.packet, args, kwargs)
         try:
