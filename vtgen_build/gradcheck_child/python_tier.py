@@ -356,12 +356,7 @@ def _opinfo_rows(rows: list[dict[str, Any]], request: dict[str, Any], counters: 
         return []
     held = _Held()
     asked = {**request, "variants": {op: v for op, v in request["variants"].items() if v[0] not in done}}
-
-    def run() -> list[dict[str, Any]]:
-        return [*python_tier_opinfo.own_entries(asked, counters, at), *python_tier_opinfo.through_backward(
-            asked, counters, at)]  # fmt: skip
-
-    run_entries(held, [("OpInfo entries (python tier)", run)], int(request["timeout"]), at)
+    run_entries(held, python_tier_opinfo.entries(asked, counters, at), int(request["timeout"]), at)
     return held.rows()
 
 

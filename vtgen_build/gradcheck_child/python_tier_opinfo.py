@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import capture, child
-from .child_loop import Counters, Progress, describe
+from .child_loop import Counters, Progress, Run
 
 
 def _name(opinfo: Any) -> str:
@@ -35,44 +35,47 @@ def _request(request: dict[str, Any], counters: Counters) -> dict[str, Any]:
             "max_samples": request.get("max_samples", 0)}  # fmt: skip
 
 
-def own_entries(request: dict[str, Any], counters: Counters, at: Progress) -> list[dict[str, Any]]:
-    """Each OpInfo named for a selected family, checked through our kernels (one row per entry)."""
+def entries(request: dict[str, Any], counters: Counters, at: Progress) -> list[tuple[str, Run]]:
+    """The entries to run, each under the per-entry time limit (``child_loop.run_entries``): each OpInfo
+    named for a selected family, checked through our kernels; for each installed ``X_backward`` op, the
+    double-backward and forward-over-reverse checks of the OpInfos named ``X`` (their backward calls it)."""
     from torch.testing._internal.common_methods_invocations import op_db
 
     families = _families(request)
     asked = _request(request, counters)
     candidates = child.direct_candidates(counters, asked)
-    rows = []
-    for opinfo in op_db:
-        if (opinfo.aten_name or opinfo.name) not in families:
-            continue
-        try:
-            rows.append({**child._run_entry(opinfo, counters, asked, candidates, at), "opinfo": True})
-        except Exception as exc:
-            rows.append({"entry": _name(opinfo), "error": describe(exc)})
-    return rows
-
-
-def through_backward(request: dict[str, Any], counters: Counters, at: Progress) -> list[dict[str, Any]]:
-    """An installed ``X_backward`` op: the double-backward and forward-over-reverse checks of the OpInfos
-    named ``X`` (their backward calls it), attributed to it when they entered its kernel."""
-    import torch
-    from torch.testing._internal.common_methods_invocations import op_db
-
-    rows = []
+    found: list[tuple[str, Run]] = []
+    for opinfo in (o for o in op_db if (o.aten_name or o.name) in families):
+        run = _own(opinfo, counters, asked, candidates, at)
+        found.append((_name(opinfo), run))
     for op in sorted(o for o in request["variants"] if o.split(".")[0].endswith("_backward")):
         forward = op.split(".")[0].removesuffix("_backward")
-        for opinfo in (o for o in op_db if _name(o).split(".")[-1] == forward):
-            checks = []
-            for name in request["dtypes"]:
-                args = [a.name for a in getattr(torch.ops.aten, op.split(".")[0]).default._schema.arguments]
-                found = child._through_backward(opinfo, getattr(torch, name), request.get("max_samples") or 2,
-                                                counters, args, bool(request.get("batched")))  # fmt: skip
-                checks += [{**c, "variant": "function", "dtype": name, "ours_ran": op in c.get("hit", [])}
-                           for c in found]  # fmt: skip
-            rows.append({"entry": f"{op} (through {_name(opinfo)})", "aten": op, "opinfo_name": _name(opinfo),
-                         "direct": {"function": [op], "inplace": []}, "checks": checks})  # fmt: skip
-    return rows
+        found += [(f"{op} (through {_name(o)})", _through(op, o, counters, request))
+                  for o in op_db if _name(o).split(".")[-1] == forward]  # fmt: skip
+    return found
+
+
+def _own(opinfo: Any, counters: Counters, asked: dict[str, Any], candidates: list[str], at: Progress) -> Run:
+    return lambda: [{**child._run_entry(opinfo, counters, asked, candidates, at), "opinfo": True}]
+
+
+def _through(op: str, opinfo: Any, counters: Counters, request: dict[str, Any]) -> Run:
+    """``op``'s row of the OpInfo's double-backward and forward-over-reverse checks (``_through_backward``),
+    each check attributed to it when it entered its kernel."""
+
+    def run() -> list[dict[str, Any]]:
+        import torch
+
+        args = [a.name for a in getattr(torch.ops.aten, op.split(".")[0]).default._schema.arguments]
+        checks = []
+        for name in request["dtypes"]:
+            limit, batched = request.get("max_samples") or 2, bool(request.get("batched"))
+            found = child._through_backward(opinfo, getattr(torch, name), limit, counters, args, batched)
+            checks += [{**c, "variant": "function", "dtype": name, "ours_ran": op in c.get("hit", [])} for c in found]
+        return [{"entry": f"{op} (through {_name(opinfo)})", "aten": op, "opinfo_name": _name(opinfo),
+                 "direct": {"function": [op], "inplace": []}, "checks": checks}]  # fmt: skip
+
+    return run
 
 
 def reference(rows: list[dict[str, Any]], request: dict[str, Any]) -> None:
