@@ -153,47 +153,67 @@ def _why_not(k: KernelPlan, module: AutogradModule, own_manual: bool) -> tuple[s
     return text, "", None
 
 
-def plan_tier(
-    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[str], hint_files: Sequence[str],
-    own_manual: bool,
-) -> TierPlan:  # fmt: skip
-    """Translate the selected ops' Autograd kernels (their families: in-place variants come along)."""
+def _kernels(
+    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[str]
+) -> tuple[list[KernelPlan], AutogradModule]:
+    """The selected families' Autograd kernels with formulas, planned from their entries alone; the translator's
+    module description (aten's operator names, the child's helpers)."""
     families = selected_families(inputs, ops)
     derivatives = tuple(e for e in load_entries(inputs.derivatives) if _family(_entry_name(e, "name")) in families)
     tags = load_entries(inputs.tags) if inputs.tags else ()
     model = build_model(_native_entries(inputs.native_functions, families), derivatives, tags, inputs.namespace)
     kernels = build_plan(model, policy_for(policy_root, release)).kernels
     module = AutogradModule("aten", aten_names(inputs.native_functions), model.derivatives, HELPERS, helper_names())
-    chosen = [k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None]
+    return [k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None], module
+
+
+def _translated(
+    chosen: list[KernelPlan], module: AutogradModule, own_manual: bool
+) -> tuple[list[tuple[str, str]], list[NotCarried], list[str]]:
+    """(op, module text) of each kernel the tier carries; those it cannot (why); the out= overloads."""
     supported = set(supported_kernels(tuple(chosen)))
     modules: list[tuple[str, str]] = []
     missing: list[NotCarried] = []
     outs: list[str] = []
     for k in chosen:
-        where = k.info.location if k.info is not None else None
         if k.function.kind is SchemaKind.out:
             outs.append(k.op)  # autograd refuses out= calls: no formula runs through them
             continue
         if k not in supported:
             why = "not a functional or in-place op (the Python tier carries those)"
-            missing.append(NotCarried(k.op, why, where))
+            missing.append(NotCarried(k.op, why, k.info.location if k.info is not None else None))
             continue
         text, why, at = _why_not(k, module, own_manual)
         if text is None:
             missing.append(NotCarried(k.op, why, at))
         else:
             modules.append((k.op, text))
+    return modules, missing, outs
+
+
+def _adjoint(k: KernelPlan) -> bool:
+    """Backward formulas beside an explicit forward one (or auto_linear): not auto_element_wise's derived one."""
+    info = k.info
+    return (
+        k.function.kind is SchemaKind.functional and info is not None and bool(info.backward) and bool(info.forward)
+        and all(f.derived is None for f in info.forward)
+    )  # fmt: skip
+
+
+def plan_tier(
+    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[str], hint_files: Sequence[str],
+    own_manual: bool,
+) -> TierPlan:  # fmt: skip
+    """Translate the selected ops' Autograd kernels (their families: in-place variants come along)."""
+    chosen, module = _kernels(inputs, policy_root, release, ops)
+    modules, missing, outs = _translated(chosen, module, own_manual)
     carried = {op for op, _ in modules}
     hints = load_hints([str(BUILTIN), *hint_files])
     samples = [s for s in plan_samples(chosen, hints, sorted(carried)) if s.op in carried]
     unsampled = [s for s in samples if s.why_not not in (None, NOTHING)]
     missing += [NotCarried(s.op, f"no schema sample: {s.why_not}", None) for s in unsampled]
     modules = [m for m in modules if m[0] not in {s.op for s in unsampled}]  # one verdict per op: that one
-    adjoint = frozenset(
-        k.op for k in chosen
-        if k.op in carried and k.function.kind is SchemaKind.functional and k.info is not None and k.info.backward
-        and k.info.forward and all(f.derived is None for f in k.info.forward)
-    )  # fmt: skip
+    adjoint = frozenset(k.op for k in chosen if k.op in carried and _adjoint(k))
     places = {k.op: _places(k) for k in chosen}
     ready = tuple(s for s in samples if s.why_not is None)
     return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs))
