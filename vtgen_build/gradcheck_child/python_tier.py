@@ -292,9 +292,10 @@ def _reference(
                 c.update({"status": "not run", "why": f"torch's own kernels fail it too: {theirs['message'][:200]}"})
 
 
-# torch's own lazy imports on a first gradcheck (autograd.grad, make_dual, a complex forward-mode check):
-# paid while the parent plans, one at a time, none once the request is there
-_PREWARM = ("torch.fx.experimental.symbolic_shapes", "torch._decomp.decompositions_for_jvp", "torch._dynamo")
+# torch's own lazy imports on a first gradcheck (autograd.grad, then make_dual): paid while the parent plans,
+# one at a time, none once the request is there.  Not dynamo (a complex forward-mode check imports it): it
+# takes longer than the parent plans, and a wrong backward formula answers without it
+_PREWARM = ("torch.fx.experimental.symbolic_shapes", "torch._decomp.decompositions_for_jvp")
 
 
 def _prewarm(request: str) -> None:
