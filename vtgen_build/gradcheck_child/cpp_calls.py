@@ -6,10 +6,11 @@ Python namespace does not export, and ``alpha.conj()`` conjugates a ``Scalar``. 
 these as ``torch.clone(self_t, memory_format)``, ``torch.ops.aten.gelu_backward(...)``,
 ``torch.special_i0(...)`` and ``alpha.conj()``; here they get the C++ meaning:
 
-- ``CppTorch`` stands for the ``torch`` module inside a translated module: a function that rejects
-  its arguments (``TypeError``, or no schema matched) is called again as the aten operator of its
-  name with the arguments bound by position to the overload's schema, keyword-only ones included,
-  as C++ binds them; a name torch's namespace lacks is the aten operator of that name;
+- ``CppTorch`` stands for the ``torch`` module inside a translated module: a function that is also an
+  aten operator is called as that operator, the arguments bound by position to the first overload's
+  schema that takes them, keyword-only ones included, as C++ binds them (``at::sum(self_t, dtype)``
+  passes a dtype where ``torch.sum``'s second parameter is ``dim``); torch's own function when no
+  overload takes the call; a name torch's namespace lacks is the aten operator of that name;
 - ``scalar`` makes a ``Scalar`` argument a number that has ``conj()``, ``isComplex()`` and
   ``isFloatingPoint()`` (the kernels receive Python numbers for ``Scalar``).
 """
@@ -118,15 +119,17 @@ class _CppCall:
         return _Plain(value) if hasattr(value, "_schema") else value
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """C++'s binding first (``at::sum(t, dtype)`` is not ``torch.sum(t, dim)``), torch's function when no
+        overload takes the call (a Python-only spelling: ``torch.zeros_like(t, **options)``)."""
         args, kwargs = tuple(map(_plain, args)), {k: _plain(v) for k, v in kwargs.items()}
         if self.fn is None:
             return _by_position(self.packet, args, kwargs)
         try:
-            return self.fn(*args, **kwargs)
+            return _by_position(self.packet, args, kwargs)
         except Exception as exc:
             if not _rejected(exc):
                 raise
-            return _by_position(self.packet, args, kwargs)
+            return self.fn(*args, **kwargs)
 
 
 class _Namespace:
