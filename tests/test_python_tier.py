@@ -253,3 +253,22 @@ def test_the_exit_status_is_the_compiled_tiers_unless_the_tiers_disagree() -> No
     assert _both_tiers(python, agreeing) == agreeing.status == 0
     assert _both_tiers(python, Report(0.0, failed_ops=["sin"])) == 1
     assert _both_tiers(None, agreeing) == 0
+
+
+def test_formulas_calls_bind_as_cpp_binds_them() -> None:
+    """at::sum(t, dtype) passes a dtype where torch.sum's second parameter is dim; at::clone(t, format) passes
+    a keyword-only argument by position; at::special_i0 is no torch function; alpha.conj() on a Scalar."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child.cpp_calls import CppTorch, scalar
+
+    cpp, t = CppTorch(torch), torch.arange(6.0, dtype=torch.float64).reshape(2, 3)
+    assert cpp.sum(t, torch.float32).dtype == torch.float32 and cpp.sum(t, None).shape == ()
+    assert torch.equal(cpp.clone(t, torch.contiguous_format), t)
+    assert torch.equal(cpp.special_i0(t), torch.special.i0(t))
+    g = cpp.ops.aten.gelu_backward(torch.ones(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64), "tanh")
+    assert torch.allclose(g, torch.full((3,), 0.5, dtype=torch.float64))
+    assert scalar(2.0).conj() == 2.0 and scalar(1 + 2j).conj() == 1 - 2j and scalar(True) is True
+    assert (
+        cpp.ops.aten.addmm.default(torch.zeros(1, 1), torch.ones(1, 1), torch.ones(1, 1), beta=scalar(1.0)).item()
+        == 1.0
+    )

@@ -21,7 +21,10 @@ from typing import Any
 
 __all__ = ["CppTorch", "scalar"]
 
-_NO_MATCH = ("schema", "invalid combination of arguments", "takes", "positional argument", "unexpected keyword")
+_NO_MATCH = (
+    "schema", "invalid combination of arguments", "takes", "positional argument", "unexpected keyword",
+    "Expected a value of type", "missing value for argument",
+)  # fmt: skip
 
 
 class _Float(float):
