@@ -219,6 +219,14 @@ def test_vmap_refusing_an_in_place_tangent_write_is_no_verdict() -> None:
     assert v.status == NOT_VERIFIED
 
 
+def test_an_op_whose_family_failed_first_is_not_reached() -> None:
+    plan = TierPlan((("f", ""), ("f_", "")), (), frozenset(), (), {"f": _place()})
+    failed, stopped = judge(
+        plan, entries_of([_row("failed", "backward", "Jacobian mismatch for output 0 with respect to input 0,")])
+    )
+    assert failed.status == "failed" and stopped.status == NOT_VERIFIED and "not reached" in stopped.message
+
+
 def test_a_raising_translation_is_never_a_verdict() -> None:
     (v,) = judge(_plan(), entries_of([_row("failed", "backward", "'float' object has no attribute 'conj'")]))
     assert v.status == NOT_VERIFIED and "raised" in v.message

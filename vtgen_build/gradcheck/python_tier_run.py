@@ -30,6 +30,7 @@ from ..base.errors import Location, VtgenError
 from ..base.write import locked, write_atomic
 from ..check import CHECK_LOCK
 from ..inputs.files import Inputs
+from ..model.schema import op_name
 from ..worker import Worker
 from ..worker import find as find_worker
 from ..worker.client import WorkerProcess
@@ -211,7 +212,15 @@ def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] 
                 if op in checks:
                     checks[op].append((entry, c))
     verdicts = [_verdict(op, checks[op], plan.places.get(op)) for op, _ in plan.modules]
+    failed = {op_name(v.op).family for v in verdicts if v.status == FAILED}
+    verdicts = [_stopped(v) if not checks[v.op] and op_name(v.op).family in failed else v for v in verdicts]
     return verdicts + [_not_carried(n, plan.places.get(n.op)) for n in plan.not_carried]
+
+
+def _stopped(v: OpVerdict) -> OpVerdict:
+    """An op none of whose checks ran because its family's checks ended at a failure (not ``--all-checks``)."""
+    text = f"{v.op}: not reached: its family's checks ended at the failure above (--all-checks runs them all)"
+    return replace(v, message=text)
 
 
 def _not_carried(n: NotCarried, place: FormulaPlaces | None) -> OpVerdict:
