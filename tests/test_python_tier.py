@@ -227,6 +227,13 @@ def test_an_op_whose_family_failed_first_is_not_reached() -> None:
     assert failed.status == "failed" and stopped.status == NOT_VERIFIED and "not reached" in stopped.message
 
 
+def test_a_raise_under_vmap_is_no_verdict() -> None:
+    """Found on the whole 2.13 yaml: sum's batched forward AD on a 0-dim sample raised inside our Function."""
+    text = "While computing batched gradients, got: Could not allocate memory to change Tensor SizesAndStrides!"
+    (v,) = judge(_plan(), entries_of([_row("failed", "forward", text)]))
+    assert v.status == NOT_VERIFIED and "raised" in v.message
+
+
 def test_a_raising_translation_is_never_a_verdict() -> None:
     (v,) = judge(_plan(), entries_of([_row("failed", "backward", "'float' object has no attribute 'conj'")]))
     assert v.status == NOT_VERIFIED and "raised" in v.message
