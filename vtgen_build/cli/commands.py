@@ -44,6 +44,7 @@ from ..inputs.paths import find_pytorch_layout, layout_candidates
 if TYPE_CHECKING:
     from ..check import CheckOptions
     from ..gradcheck import GradcheckOptions, LibraryOptions, Report
+    from ..gradcheck.python_tier_run import TierReport
     from ..model import Model
     from ..plan.kernel import KernelPlan, Plan
     from ..plan.policy import Policy
@@ -501,7 +502,8 @@ def _check_ranges(args: argparse.Namespace) -> None:
                                 ("--allow-unverified", args.allow_unverified),
                                 ("--no-batched-grad", not args.batched_grad),
                                 ("--shard", args.shard), ("--watch", args.watch), ("--all-checks", args.all_checks),
-                                ("--no-worker", not args.use_worker)) if v]  # fmt: skip
+                                ("--no-worker", not args.use_worker),
+                                ("--tier", args.tier != "both")) if v]  # fmt: skip
         if given:
             raise VtgenError(f"{given[0]} applies to --gradcheck only")
 
@@ -677,6 +679,11 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--no-worker", dest="use_worker", action="store_false",
                    help="start a new Python for each gradcheck process even when a worker is up for --out "
                         "(`vtgen-build worker start`)")  # fmt: skip
+    r.add_argument("--tier", choices=("both", "python", "compiled"), default="both",
+                   help="which tier checks PyTorch's yaml: the Python tier (the formulas translated to Python on the "
+                        "installed torch, nothing compiled; its verdict first, marked [python tier]), the compiled "
+                        "one, or both (default: both, for --op selections; the exit status is the compiled tier's "
+                        "unless --tier python)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
                    help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     _add_format(check)
@@ -700,15 +707,59 @@ def _run_check(args: argparse.Namespace) -> int:
     if args.watch:
         return _watch_check(args, inputs, manual_file)
     if args.gradcheck:
+        tier = _python_tier(args, inputs, gen_options)
+        if args.tier == "python" and tier is not None:
+            args.summary = tier.render().rsplit("\n", 1)[-1]
+            return tier.status
         report = _run_gradcheck(args, inputs, gen_options, target, manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
         args.found += from_gradcheck_report(report, verbose=args.verbose)
-        return report.status
+        return _both_tiers(tier, report)
     result = run_check(inputs, gen_options, _check_options(args, manual_file, since))
     args.summary = result.summary()
     args.found += [d for u in result.units for d in from_compiler_output(u.diagnostics, u.unit, not u.ok)]
     print(args.summary, file=sys.stdout if result.ok else sys.stderr)
     return 0 if result.ok else 1
+
+
+def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions) -> TierReport | None:
+    """The Python tier's verdict, printed first (None: it does not apply: ``--tier compiled``, an op library,
+    or a run not selecting ops by ``--op``)."""
+    from ..gradcheck.python_tier_run import TierOptions, run_python_tier
+
+    whole = [o for o, v in (("--library", args.library), ("--coverage", args.coverage), ("--shard", args.shard),
+                            ("--changed", args.changed), ("--changed-since", args.changed_since)) if v]  # fmt: skip
+    if args.tier == "compiled" or ((whole or not args.op or inputs.namespace != "aten") and args.tier == "both"):
+        return None
+    if whole or not args.op or inputs.namespace != "aten":
+        why = whole[0] if whole else "a run without --op" if not args.op else "an op library's yaml"
+        raise VtgenError(f"--tier python: the Python tier checks PyTorch's yaml for the ops --op names, not {why}")
+    options = TierOptions(
+        ops=tuple(args.op), python=args.python, pytorch_root=args.pytorch_root, hints=tuple(args.hints),
+        timeout=args.timeout, batched=args.batched_grad, allow_unverified=args.allow_unverified,
+        all_checks=args.all_checks, use_worker=args.use_worker, max_samples=args.max_samples,
+    )  # fmt: skip
+    try:
+        tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.release, options)
+    except VtgenError as exc:
+        if args.tier == "python":
+            raise
+        print(
+            f"vtgen-build: note: [python tier] did not run ({exc.message}); the compiled tier answers", file=sys.stderr
+        )
+        return None
+    print(tier.render(), file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
+    return tier
+
+
+def _both_tiers(tier: TierReport | None, report: Report) -> int:
+    """The compiled tier's exit status; an error (1) when the tiers disagree on an op both judged."""
+    from ..gradcheck.python_tier_run import disagreements
+
+    clashes = disagreements(tier, report.passed_ops, report.failed_ops) if tier is not None else []
+    for clash in clashes:
+        print(clash, file=sys.stderr)
+    return report.status or (1 if clashes else 0)
 
 
 def _check_options(args: argparse.Namespace, manual_file: str | None, since: Changes | None) -> CheckOptions:

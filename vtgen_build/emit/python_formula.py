@@ -97,6 +97,7 @@ _METHODS: dict[str, tuple[str, int | None]] = {
     "options": ("_options({o})", 0),
     "toDouble": ("float({o})", 0),
     "to_double": ("float({o})", 0),
+    "toFloat": ("float({o})", 0),
     "toLong": ("int({o})", 0),
     "toComplexDouble": ("complex({o})", 0),
     "layout": ("{o}.layout", 0),

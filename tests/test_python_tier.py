@@ -1,0 +1,289 @@
+"""The Python tier of ``check --gradcheck``: PyTorch's own formulas translated to Python and checked on the
+installed torch, nothing compiled (real torch processes; no C++ compile)."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RealYaml
+from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
+from vtgen_build.base.errors import Location
+from vtgen_build.gradcheck.formulas import FormulaPlaces
+from vtgen_build.gradcheck.python_tier import HELPERS, TierPlan, helper_names, plan_tier
+from vtgen_build.gradcheck.python_tier_run import (
+    NOT_VERIFIED,
+    OpVerdict,
+    TierOptions,
+    TierReport,
+    disagreements,
+    judge,
+    run_python_tier,
+)
+from vtgen_build.gradcheck.records import entries_of
+from vtgen_build.inputs.files import Inputs
+
+
+@dataclass(frozen=True)
+class Plant:
+    op: str
+    why: str
+    old: str
+    new: str
+
+
+PLANTS = (
+    Plant("sin", "a sign flip", "  self: grad * self.cos().conj()", "  self: -grad * self.cos().conj()"),
+    Plant(
+        "elu_backward",
+        "a wrong input (grad_output where grad belongs)",
+        "  grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
+        "  grad_output: elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result)",
+    ),
+    Plant(
+        "mul.Tensor",
+        "a wrong explicit forward formula with a right backward one",
+        "  result: other_t * self_p + self_t * other_p",
+        "  result: other_t * self_p - self_t * other_p",
+    ),
+    Plant(
+        "tan",
+        "an untranslatable formula (a C++ function with no Python spelling)",
+        "  self: grad * (1 + result.pow(2)).conj()",
+        "  self: grad * std::lerp(result, result, 1.0).conj()",
+    ),
+)
+
+
+def _plant(text: str, plant: Plant) -> tuple[str, int]:
+    lines = text.split("\n")
+    head = next(i for i, line in enumerate(lines) if line.startswith(f"- name: {plant.op}("))
+    at = next(i for i in range(head, head + 12) if lines[i] == plant.old)
+    lines[at] = plant.new
+    return "\n".join(lines), at + 1
+
+
+@pytest.fixture(scope="module")
+def planted(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
+    text = real_yaml.derivatives.read_text(encoding="utf-8")
+    lines: dict[str, int] = {}
+    for plant in PLANTS:
+        text, lines[plant.op] = _plant(text, plant)
+    return edited_checkout(real_yaml, tmp_path_factory.mktemp("planted"), text, lines)
+
+
+def _ops(*ops: str) -> list[str]:
+    return [a for op in ops for a in ("--op", op)]
+
+
+@pytest.fixture(scope="module")
+def planted_run(planted: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    out = tmp_path_factory.mktemp("planted-out")
+    args = ("--pytorch-root", str(planted.root), "--out", str(out), "--gradcheck", "--tier", "python")
+    return vtgen("check", *args, *_ops(*(p.op for p in PLANTS)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("plant", PLANTS[:3], ids=lambda p: p.op)
+def test_a_wrong_formula_fails_at_its_line(
+    plant: Plant, planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
+) -> None:
+    assert planted_run.returncode == 1, planted_run.stderr[-3000:]
+    where = f"{planted.derivatives}:{planted.lines[plant.op]}: error: [python tier] gradcheck failed for {plant.op} "
+    found = [line for line in planted_run.stderr.splitlines() if line.startswith(where)]
+    assert found, f"{plant.why}: no failure at {where}\n{planted_run.stderr[-4000:]}"
+
+
+@pytest.mark.slow
+def test_an_untranslatable_entry_is_not_verified_by_the_python_tier(
+    planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
+) -> None:
+    where = f"{planted.derivatives}:{planted.lines['tan']}: note: [python tier] tan: not verified by the Python tier: "
+    found = [line for line in planted_run.stderr.splitlines() if line.startswith(where)]
+    assert found and "std::lerp" in found[0] and "left to the compiled tier" in found[0], planted_run.stderr[-3000:]
+    assert "gradcheck failed for tan" not in planted_run.stderr and "tan: passed" not in planted_run.stderr
+
+
+@pytest.mark.slow
+def test_the_adjoint_test_alone_catches_a_wrong_forward_formula(planted: EditedYaml, tmp_path: Path) -> None:
+    """Finite differences off: only <J·u, v> == <u, Jᵀ·v> runs, and it fails at the forward formula's line."""
+    inputs = Inputs(
+        str(planted.root / "aten/src/ATen/native/native_functions.yaml"),
+        str(planted.derivatives),
+        str(planted.root / "aten/src/ATen/native/tags.yaml"),
+    )
+    options = TierOptions(("mul.Tensor",), pytorch_root=str(planted.root), kinds=("adjoint",))
+    report = run_python_tier(inputs, tmp_path, "2.13", options)
+    (verdict,) = [v for v in report.verdicts if v.op == "mul.Tensor"]
+    assert verdict.status == "failed", report.render()
+    assert verdict.location == Location(str(planted.derivatives), planted.lines["mul.Tensor"])
+    assert "adjoint mismatch" in verdict.message
+
+
+@pytest.fixture(scope="module")
+def unedited(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> TierReport:
+    """The installed torch's own yaml: the revert of every plant, and the helpers against torch's own."""
+    ops = ("sin", "elu_backward", "mul.Tensor", "celu", "deg2rad", "rad2deg", "log1p", "sinc", "silu", "mish",
+           "clamp", "atan2", "copysign.Tensor", "mse_loss", "pow.Tensor_Scalar", "add.Tensor", "clone",
+           "gelu", "mm", "addmm", "max", "kthvalue", "masked_fill")  # fmt: skip
+    options = TierOptions(ops, kinds=("backward", "gradgrad", "forward", "adjoint", "agree"))
+    return run_python_tier(real_yaml.inputs, tmp_path_factory.mktemp("unedited"), "2.13", options)
+
+
+@pytest.mark.slow
+def test_the_revert_passes(unedited: TierReport) -> None:
+    assert not unedited.of("failed"), unedited.render()
+    passed = {v.op for v in unedited.of("passed")}
+    assert {"sin", "sin_", "elu_backward", "mul.Tensor", "celu", "celu_"} <= passed, unedited.render()
+    # C++ calls and Scalars: alpha.conj() (add), at::clone(t, memory_format) (in-place forward AD, clone),
+    # gelu_backward(grad, self, approximate) with a keyword-only argument by position (gelu)
+    assert {"add.Tensor", "add_.Tensor", "clone", "gelu", "mul.Scalar"} <= passed
+    # reach by OpInfo: elu_backward's formulas run by the double backward of nn.functional.elu (its OpInfo)
+    (elu_backward,) = [v for v in unedited.verdicts if v.op == "elu_backward"]
+    assert "fwd_over_rev" in elu_backward.message, elu_backward
+
+
+@pytest.mark.slow
+def test_the_python_helpers_equal_the_installed_torchs(unedited: TierReport) -> None:
+    """Each helper of formula_helpers.py runs (through an entry calling it) with the same values as the
+    installed torch's compiled helper: the ``agree`` check passed for every entry here."""
+    for v in unedited.of("passed"):
+        if "_" not in v.op.rstrip("_") or v.op in ("elu_backward", "mse_loss"):
+            assert "agree" in v.message or v.op.endswith("_"), v
+    proven = {"elu_backward", "deg2rad", "rad2deg", "log1p", "sinc", "silu", "mish", "clamp", "atan2", "mse_loss",
+              "pow.Tensor_Scalar", "mm", "addmm", "max", "kthvalue", "masked_fill.Tensor"}  # fmt: skip
+    assert proven <= {v.op for v in unedited.of("passed") if "agree" in v.message}, unedited.render()
+
+
+def test_the_helpers_module_names_what_it_defines() -> None:
+    names = helper_names()
+    assert {"elu_double_backward", "sinc_backward", "clamp_backward"} <= names
+    assert not any(n.startswith("_") for n in names) and HELPERS == "formula_helpers"
+
+
+def test_plan_translates_only_the_selected_families(real_yaml: RealYaml) -> None:
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["sin", "sum"], [], False)
+    assert {"sin", "sin_"} <= plan.carried and "sin.out" in plan.outs
+    assert all(op.split(".")[0].rstrip("_") in ("sin", "sum") for op in plan.carried | {n.op for n in plan.not_carried})
+    assert not any(op.startswith("cos") for op in plan.carried)
+
+
+def test_a_view_entry_is_not_verified_by_the_python_tier(real_yaml: RealYaml) -> None:
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["squeeze", "t"], [], False)
+    views = {n.op: n.why for n in plan.not_carried if "view" in n.why}
+    assert {"squeeze", "t"} <= set(views) and not {"squeeze", "t"} & plan.carried
+
+
+def test_a_checkout_with_its_own_functions_manual_leaves_helper_entries_unverified(real_yaml: RealYaml) -> None:
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["sinc", "sin"], [], own_manual=True)
+    assert "sin" in plan.carried  # its formula calls no helper
+    (sinc,) = [n for n in plan.not_carried if n.op == "sinc"]
+    assert "FunctionsManual.cpp" in sinc.why
+
+
+def _place() -> FormulaPlaces:
+    y = "derivatives.yaml"
+    return FormulaPlaces(("self", "other"), False, (), ((("self",), Location(y, 10)), (("other",), Location(y, 11))),
+                         (Location(y, 12),), Location(y, 9))  # fmt: skip
+
+
+def _plan() -> TierPlan:
+    return TierPlan((("f", ""),), (), frozenset(), (), {"f": _place()})
+
+
+def _row(status: str, kind: str, message: str = "", why: str = "") -> dict[str, object]:
+    check = {"kind": kind, "variant": "function", "dtype": "float64", "status": status, "message": message,
+             "why": why, "sample": 0, "positions": [0, 1], "ours_ran": True, "hit": ["f"]}  # fmt: skip
+    return {"entry": "f (schema samples)", "aten": "f", "direct": {"function": ["f"]}, "checks": [check]}
+
+
+def test_a_mismatch_fails_at_the_formula_of_its_input() -> None:
+    text = "Jacobian mismatch for output 0 with respect to input 1,"
+    (v,) = judge(_plan(), entries_of([_row("failed", "backward", text)]))
+    assert v.status == "failed" and v.location == Location("derivatives.yaml", 11)
+    assert str(v).startswith("derivatives.yaml:11: error: [python tier] gradcheck failed for f (float64 sample 0)")
+    forward = "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,"
+    (f,) = judge(_plan(), entries_of([_row("failed", "forward", forward)]))
+    assert f.status == "failed" and f.location == Location("derivatives.yaml", 12)
+    (a,) = judge(_plan(), entries_of([_row("failed", "adjoint", "adjoint mismatch: ...")]))
+    assert a.status == "failed" and a.location == Location("derivatives.yaml", 12)
+
+
+def test_vmap_refusing_an_in_place_tangent_write_is_no_verdict() -> None:
+    """Found on the whole 2.13 yaml (index_copy_, index_fill_): torch's own kernels pass that batched check."""
+    text = "While computing batched gradients, got: vmap: aten::index_copy_(self, *extra_args) is not possible ..."
+    (v,) = judge(_plan(), entries_of([_row("failed", "forward", f"batched grad {text}")]))
+    assert v.status == NOT_VERIFIED
+
+
+def test_an_op_whose_family_failed_first_is_not_reached() -> None:
+    plan = TierPlan((("f", ""), ("f_", "")), (), frozenset(), (), {"f": _place()})
+    failed, stopped = judge(
+        plan, entries_of([_row("failed", "backward", "Jacobian mismatch for output 0 with respect to input 0,")])
+    )
+    assert failed.status == "failed" and stopped.status == NOT_VERIFIED and "not reached" in stopped.message
+
+
+def test_a_raise_under_vmap_is_no_verdict() -> None:
+    """Found on the whole 2.13 yaml: sum's batched forward AD on a 0-dim sample raised inside our Function."""
+    text = "While computing batched gradients, got: Could not allocate memory to change Tensor SizesAndStrides!"
+    (v,) = judge(_plan(), entries_of([_row("failed", "forward", text)]))
+    assert v.status == NOT_VERIFIED and "raised" in v.message
+
+
+def test_a_raising_translation_is_never_a_verdict() -> None:
+    (v,) = judge(_plan(), entries_of([_row("failed", "backward", "'float' object has no attribute 'conj'")]))
+    assert v.status == NOT_VERIFIED and "raised" in v.message
+    (w,) = judge(_plan(), entries_of([_row("passed", "agree")]))
+    assert w.status == NOT_VERIFIED  # agreeing with torch's values checks the translation, not the formula
+
+
+def test_tiers_that_disagree_are_an_error_naming_both() -> None:
+    report = TierReport([OpVerdict("f", "passed", Location("d.yaml", 3), "f: passed")])
+    (clash,) = disagreements(report, passed=[], failed=["f"])
+    said = "d.yaml:3: error: the tiers disagree on f: the Python tier passed, the compiled tier failed"
+    assert clash.startswith(said)
+    assert disagreements(report, passed=["f"], failed=[]) == []
+    assert TierReport([OpVerdict("g", NOT_VERIFIED, None, "")]).status == 3
+
+
+def test_tier_options_are_checked(real_yaml: RealYaml, tmp_path: Path) -> None:
+    root = str(real_yaml.torchgen_dir)
+    alone = vtgen("check", "--pytorch-root", root, "--out", str(tmp_path), "--tier", "python")
+    assert alone.returncode != 0 and "--tier applies to --gradcheck only" in alone.stderr
+    unselected = vtgen("check", "--pytorch-root", root, "--out", str(tmp_path), "--gradcheck", "--tier", "python")
+    assert unselected.returncode != 0 and "--tier python: the Python tier checks PyTorch's yaml" in unselected.stderr
+    assert "Traceback" not in alone.stderr + unselected.stderr
+
+
+def test_the_exit_status_is_the_compiled_tiers_unless_the_tiers_disagree() -> None:
+    from vtgen_build.cli.commands import _both_tiers
+    from vtgen_build.gradcheck.report import Report
+
+    python = TierReport([OpVerdict("sin", "passed", Location("d.yaml", 3), "sin: passed")])
+    agreeing = Report(0.0, passed_ops=["sin"])
+    assert _both_tiers(python, agreeing) == agreeing.status == 0
+    assert _both_tiers(python, Report(0.0, failed_ops=["sin"])) == 1
+    assert _both_tiers(None, agreeing) == 0
+
+
+def test_formulas_calls_bind_as_cpp_binds_them() -> None:
+    """at::sum(t, dtype) passes a dtype where torch.sum's second parameter is dim; at::clone(t, format) passes
+    a keyword-only argument by position; at::special_i0 is no torch function; alpha.conj() on a Scalar."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child.cpp_calls import CppTorch, scalar
+
+    cpp, t = CppTorch(torch), torch.arange(6.0, dtype=torch.float64).reshape(2, 3)
+    assert cpp.sum(t, torch.float32).dtype == torch.float32 and cpp.sum(t, None).shape == ()
+    assert torch.equal(cpp.clone(t, torch.contiguous_format), t)
+    assert torch.equal(cpp.special_i0(t), torch.special.i0(t))
+    g = cpp.ops.aten.gelu_backward(torch.ones(3, dtype=torch.float64), torch.zeros(3, dtype=torch.float64), "tanh")
+    assert torch.allclose(g, torch.full((3,), 0.5, dtype=torch.float64))
+    assert scalar(2.0).conj() == 2.0 and scalar(1 + 2j).conj() == 1 - 2j and scalar(True) is True
+    assert (
+        cpp.ops.aten.addmm.default(torch.zeros(1, 1), torch.ones(1, 1), torch.ones(1, 1), beta=scalar(1.0)).item()
+        == 1.0
+    )

@@ -1,0 +1,239 @@
+"""The Python tier of ``check --gradcheck``: PyTorch's own formulas checked with nothing compiled.
+
+For the selected entries of PyTorch's yaml, each Autograd kernel is translated to Python with the
+op library's translator (``emit.python_autograd``: one module text per aten overload) and installed
+in a child (``gradcheck_child.python_tier``) as the ``AutogradCPU`` kernel of that overload on the
+installed torch; the schema-sample checks (backward, double backward, forward AD) and the adjoint
+test run against it.  What it cannot carry is *not verified by the Python tier*, per entry, with
+the reason, and left to the compiled tier (never passed):
+
+- a formula the translator cannot spell, or one calling a helper of FunctionsManual that has no
+  Python equivalent in ``gradcheck_child/formula_helpers.py`` (helpers are Python, held equal to
+  the installed torch's on samples: the ``agree`` check);
+- a view entry, an out= overload, a Tensor[] return or written Tensor[] argument;
+- with ``--pytorch-root`` a checkout holding its own FunctionsManual.cpp, every entry calling one of
+  those helpers (the checkout's may differ from the installed torch's, which they mirror).
+
+Only the selected ops' entries are read into the model (the rest of native_functions.yaml is
+blanked, lines kept), so planning costs milliseconds, not the whole yaml's second.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from .. import gradcheck_child as child_package
+from ..base.errors import Location, VtgenError
+from ..emit.python_autograd import AutogradModule, python_autograd_module, supported_kernels
+from ..engine.python_autograd import formulas_functions
+from ..inputs.files import Inputs
+from ..inputs.load import Entry, load_entries, load_text, read_text
+from ..model import build_model
+from ..model.schema import SchemaError, SchemaKind, op_name
+from ..plan.kernel import KernelPlan, build_plan
+from ..plan.policy import policy_for
+from .formulas import FormulaPlaces
+from .hints import BUILTIN, load_hints
+from .schema_samples import NOTHING, OpSamples, plan_samples
+
+__all__ = ["HELPERS", "TierPlan", "helper_names", "plan_tier"]
+
+HELPERS = "formula_helpers"  # the child package's module of Python helpers: the translated modules' _formulas
+_FUNC = re.compile(r"^- func: ([\w.]+)\(", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class NotCarried:
+    """An op the Python tier cannot verify, and why (its compiled tier's business)."""
+
+    op: str
+    why: str
+    location: Location | None
+
+
+@dataclass(frozen=True)
+class TierPlan:
+    """What the child gets: the module texts, the samples, the ops the adjoint test applies to."""
+
+    modules: tuple[tuple[str, str], ...]  # (op, module text)
+    samples: tuple[OpSamples, ...]
+    adjoint: frozenset[str]  # functional ops with backward formulas and an explicit forward formula
+    not_carried: tuple[NotCarried, ...]
+    places: dict[str, FormulaPlaces]  # every planned op's formula places
+    outs: tuple[str, ...] = ()  # out= overloads: autograd refuses their calls, no formula of theirs runs
+
+    @property
+    def carried(self) -> frozenset[str]:
+        return frozenset(op for op, _ in self.modules)
+
+
+def helper_names() -> frozenset[str]:
+    """The helpers the child provides (read with ``ast``, never imported here)."""
+    return formulas_functions(str(child_package.HERE / f"{HELPERS}.py"))
+
+
+def _family(name: str) -> str | None:
+    try:
+        return op_name(name).family
+    except SchemaError:
+        return None
+
+
+def _entry_name(entry: Entry, key: str) -> str:
+    field = next((f for f in entry.fields if f.key == key), None)
+    return str(field.value).split("(", 1)[0] if field is not None and isinstance(field.value, str) else ""
+
+
+def _native_entries(path: str, families: set[str]) -> tuple[Entry, ...]:
+    """The entries of native_functions.yaml whose op is of ``families``; the others blanked, lines kept."""
+    text = read_text(path)
+    starts = [m.start() for m in _FUNC.finditer(text)] + [len(text)]
+    kept = [text[: starts[0]]]
+    for begin, end in pairwise(starts):
+        chunk = text[begin:end]
+        match = _FUNC.match(chunk)
+        name = match.group(1) if match else ""
+        kept.append(chunk if _family(name) in families else "\n" * chunk.count("\n"))
+    return load_text("".join(kept), path)
+
+
+def aten_names(path: str) -> frozenset[str]:
+    """Every op name of native_functions.yaml (without overload), in-place names included, and each with
+    C++'s ``_symint`` suffix (``convolution_backward_symint``: the child calls the op itself)."""
+    names = {m.group(1).split(".")[0] for m in _FUNC.finditer(read_text(path))}
+    return frozenset(names | {f"{n}_symint" for n in names})
+
+
+def selected_families(inputs: Inputs, ops: Sequence[str]) -> set[str]:
+    families = {f for f in (_family(op) for op in ops) if f}
+    if not families:
+        raise VtgenError("the Python tier checks the ops --op names: name at least one")
+    return families
+
+
+def _places(k: KernelPlan) -> FormulaPlaces:
+    info, args = k.info, k.function.func.arguments
+    assert info is not None
+    returns = k.function.func.returns
+    names = [r.name or "result" for r in returns] if len(returns) == 1 else [r.name or f"result{i}" for i, r in
+                                                                             enumerate(returns)]  # fmt: skip
+    return FormulaPlaces(
+        tuple(a.name for a in args.positional),
+        k.function.kind is SchemaKind.out,
+        tuple(a.name for a in (*args.kwarg_only, *args.out)),
+        tuple((b.var_names, b.location) for b in info.backward),
+        tuple(f.location for f in info.forward),
+        info.location,
+        tuple(n for b in info.backward if "not_implemented(" not in b.formula for n in b.var_names),
+        any("not_implemented(" not in f.formula for f in info.forward),
+        info.output_differentiability,
+        tuple(f.var_names for f in info.forward),
+        tuple(names),
+    )
+
+
+def _why_not(k: KernelPlan, module: AutogradModule, own_manual: bool) -> tuple[str | None, str, Location | None]:
+    """(the module text, "", None) or (None, why the Python tier cannot carry the kernel, where)."""
+    where = k.info.location if k.info is not None else None
+    if k.view_of is not None:
+        return None, "a view entry (the Python tier does not carry views)", where
+    try:
+        text = python_autograd_module((k,), module)
+    except VtgenError as exc:
+        return None, f"its formulas cannot be translated: {exc.message}", exc.location or where
+    if own_manual and "_formulas." in text:
+        why = (
+            "it calls helpers of FunctionsManual, and --pytorch-root holds its own FunctionsManual.cpp "
+            "(the Python helpers mirror the installed torch's)"
+        )
+        return None, why, where
+    return text, "", None
+
+
+def _kernels(
+    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[str]
+) -> tuple[list[KernelPlan], AutogradModule]:
+    """The selected families' Autograd kernels with formulas, planned from their entries alone; the translator's
+    module description (aten's operator names, the child's helpers)."""
+    families = selected_families(inputs, ops)
+    derivatives = tuple(e for e in load_entries(inputs.derivatives) if _family(_entry_name(e, "name")) in families)
+    tags = load_entries(inputs.tags) if inputs.tags else ()
+    model = build_model(_native_entries(inputs.native_functions, families), derivatives, tags, inputs.namespace)
+    kernels = build_plan(model, policy_for(policy_root, release)).kernels
+    module = AutogradModule("aten", aten_names(inputs.native_functions), model.derivatives, HELPERS, helper_names())
+    return [k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None], module
+
+
+def _translated(
+    chosen: list[KernelPlan], module: AutogradModule, own_manual: bool
+) -> tuple[list[tuple[str, str]], list[NotCarried], list[str]]:
+    """(op, module text) of each kernel the tier carries; those it cannot (why); the out= overloads."""
+    supported = set(supported_kernels(tuple(chosen)))
+    modules: list[tuple[str, str]] = []
+    missing: list[NotCarried] = []
+    outs: list[str] = []
+    for k in chosen:
+        if k.function.kind is SchemaKind.out:
+            outs.append(k.op)  # autograd refuses out= calls: no formula runs through them
+            continue
+        if k not in supported:
+            why = "not a functional or in-place op (the Python tier carries those)"
+            missing.append(NotCarried(k.op, why, k.info.location if k.info is not None else None))
+            continue
+        text, why, at = _why_not(k, module, own_manual)
+        if text is None:
+            missing.append(NotCarried(k.op, why, at))
+        else:
+            modules.append((k.op, text))
+    return modules, missing, outs
+
+
+def _adjoint(k: KernelPlan) -> bool:
+    """Backward formulas beside an explicit forward one (or auto_linear): not auto_element_wise's derived one."""
+    info = k.info
+    return (
+        k.function.kind is SchemaKind.functional and info is not None and bool(info.backward) and bool(info.forward)
+        and all(f.derived is None for f in info.forward)
+    )  # fmt: skip
+
+
+def plan_tier(
+    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[str], hint_files: Sequence[str],
+    own_manual: bool,
+) -> TierPlan:  # fmt: skip
+    """Translate the selected ops' Autograd kernels (their families: in-place variants come along)."""
+    chosen, module = _kernels(inputs, policy_root, release, ops)
+    modules, missing, outs = _translated(chosen, module, own_manual)
+    carried = {op for op, _ in modules}
+    hints = load_hints([str(BUILTIN), *hint_files])
+    samples = [s for s in plan_samples(chosen, hints, sorted(carried)) if s.op in carried]
+    unsampled = [s for s in samples if s.why_not not in (None, NOTHING)]
+    missing += [NotCarried(s.op, f"no schema sample: {s.why_not}", None) for s in unsampled]
+    modules = [m for m in modules if m[0] not in {s.op for s in unsampled}]  # one verdict per op: that one
+    adjoint = frozenset(k.op for k in chosen if k.op in carried and _adjoint(k))
+    places = {k.op: _places(k) for k in chosen}
+    ready = tuple(s for s in samples if s.why_not is None)
+    return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs))
+
+
+def request_of(
+    plan: TierPlan, kinds: Sequence[str], timeout: int, batched: bool, first: bool, opinfo: bool, max_samples: int
+) -> dict[str, object]:
+    """The child's request (``gradcheck_child.python_tier``): data only; ``first``: an op's checks end at its
+    first gradient mismatch; ``opinfo``: the ops' OpInfo entries run after the schema samples."""
+    variants = {op: [(n := op_name(op)).family, "inplace" if n.inplace else "function"] for op, _ in plan.modules}
+    return {
+        "first_failure": first,
+        "opinfo": opinfo,
+        "variants": variants,
+        "dtypes": ["float64", "complex128"],
+        "max_samples": max_samples,
+        "modules": [{"op": op, "text": text} for op, text in plan.modules],
+        "entries": [{"plan": s.to_json(), "adjoint": s.op in plan.adjoint} for s in plan.samples],
+        "kinds": list(kinds),
+        "timeout": timeout,
+        "batched": batched,
+    }

@@ -1,0 +1,290 @@
+"""Running the Python tier (``python_tier.py`` plans it) and its verdict, per op, at the yaml line.
+
+The child is started first and imports torch while this process plans (it waits for its request);
+its rows are the schema child's shape (``records.Entry``).  Each carried op gets one verdict:
+
+- *failed*: a check that entered our kernel of it failed on a gradient mismatch (gradcheck's, the
+  adjoint test's, or a batched part's), and torch's own kernels pass that check (the child reran it);
+- *passed*: a check entered our kernel and passed, and none failed or raised;
+- *not verified by the Python tier*: it could not be carried (``NotCarried``), its translated
+  formulas raised (a translation gap, never a verdict on the formula), or no check entered it.
+
+``disagreements`` compares the verdicts with the compiled tier's: a Python-tier pass against a
+compiled failure (or the reverse) of the same op is an error naming both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .. import gradcheck_child as child_package
+from ..base.errors import Location, VtgenError
+from ..base.write import locked, write_atomic
+from ..check import CHECK_LOCK
+from ..inputs.files import Inputs
+from ..model.schema import op_name
+from ..worker import Worker
+from ..worker import find as find_worker
+from ..worker.client import WorkerProcess
+from .formulas import FormulaPlaces
+from .python_tier import NotCarried, TierPlan, plan_tier, request_of
+from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows
+
+__all__ = ["KINDS", "OpVerdict", "TierOptions", "TierReport", "disagreements", "run_python_tier"]
+
+KINDS = ("backward", "gradgrad", "forward", "adjoint")
+WORK = "python-tier"
+TAG = "[python tier]"
+NOT_VERIFIED = "not verified"
+_MISMATCH = re.compile(
+    r"Jacobian (computed with forward mode )?mismatch|failed to compare equal|not reentrant|adjoint mismatch"
+    r"|differ from the installed torch|batched grad",
+    re.IGNORECASE,
+)
+# vmap refusing an in-place write into a batched tangent inside our Function's jvp (index_copy_, index_fill_):
+# a limit of the Python Function under vmap, not of the formula (torch's own kernels pass that check)
+_VMAP_REFUSED = re.compile(r"vmap: aten::\w+_\(self, \*extra_args\) is not possible")
+# the batched part raised (not a batched value mismatch): the Python Function could not run under vmap
+# there (sum's batched forward AD on a 0-dim sample); a raise is no verdict
+_RAISED_UNDER_VMAP = re.compile(r"While computing batched gradients, got:")
+Process = subprocess.Popen[bytes] | WorkerProcess
+_INPUT = re.compile(r"with respect to input (\d+)")
+_OUTPUT = re.compile(r"mismatch for output (\d+)")
+_WHAT = {"backward": "backward", "gradgrad": "double-backward", "forward": "forward-AD", "adjoint": "adjoint"}
+
+
+@dataclass(frozen=True)
+class TierOptions:
+    ops: tuple[str, ...]
+    python: str | None = None
+    pytorch_root: str | None = None  # a checkout holding FunctionsManual.cpp: its helper-calling entries left out
+    hints: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = KINDS  # the checks run ("agree": our values against torch's own, unedited yaml)
+    timeout: int = 300
+    batched: bool = True
+    allow_unverified: bool = False
+    all_checks: bool = False  # default: an op's checks end at its first gradient mismatch
+    use_worker: bool = True  # fork the child from the warm worker of the check directory when one is up
+    opinfo: bool = True  # the ops' OpInfo entries after the schema samples (not when those already failed)
+    max_samples: int = 0  # OpInfo samples per check (0: all)
+
+
+@dataclass(frozen=True)
+class OpVerdict:
+    op: str
+    status: str  # passed | failed | not verified
+    location: Location | None
+    message: str
+
+    def __str__(self) -> str:
+        level = "error" if self.status == FAILED else "note"
+        where = f"{self.location}: {level}: " if self.location else f"vtgen-build: {level}: "
+        return f"{where}{TAG} {self.message}"
+
+
+@dataclass
+class TierReport:
+    verdicts: list[OpVerdict]
+    seconds: float = 0.0
+    allow_unverified: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def of(self, status: str) -> list[OpVerdict]:
+        return [v for v in self.verdicts if v.status == status]
+
+    @property
+    def status(self) -> int:
+        """The exit status when the Python tier alone answers: 1 a failure, 3 an op it did not verify."""
+        if self.of(FAILED):
+            return 1
+        return 3 if self.of(NOT_VERIFIED) and not self.allow_unverified else 0
+
+    def render(self) -> str:
+        counts = ", ".join(f"{len(self.of(s))} {s}" for s in (PASSED, FAILED, NOT_VERIFIED))
+        lines = [str(v) for v in self.verdicts] + self.notes
+        return "\n".join([*lines, f"vtgen-build: {TAG} {counts} in {self.seconds:.1f} s (nothing compiled)"])
+
+
+def _start(python: str, work: Path, worker: Worker | None) -> tuple[Process, Path, Path]:
+    """The child, started before its request exists (it imports torch meanwhile); forked by ``worker``
+    when one is up (torch already imported)."""
+    work.mkdir(parents=True, exist_ok=True)
+    request, results, said = work / "request.json", work / "results.jsonl", work / "stderr.txt"
+    for p in (request, results):
+        p.unlink(missing_ok=True)
+    argv = [str(child_package.LAUNCH), "python_tier", str(request), str(results)]
+    if worker is not None:
+        return worker.spawn(argv, said, {**os.environ, "PYTHONWARNINGS": "ignore"}), request, results
+    with open(said, "wb") as err:
+        process = subprocess.Popen([python, *argv], stdout=subprocess.DEVNULL, stderr=err)
+    return process, request, results
+
+
+def _wait(process: Process, timeout: float, said: Path) -> None:
+    try:
+        code = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise VtgenError(f"{TAG} the checking process ran past {timeout:.0f} s and was stopped") from None
+    if code != 0:
+        text = said.read_text(errors="replace").strip()[-1500:]
+        raise VtgenError(f"{TAG} the checking process failed (exit {code}): {text}")
+
+
+def run_python_tier(inputs: Inputs, out_dir: Path, release: str, options: TierOptions) -> TierReport:
+    """Plan, run the child, judge: the Python tier's verdict on each selected op."""
+    with locked(out_dir, CHECK_LOCK):
+        return _run_locked(inputs, out_dir, release, options)
+
+
+def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOptions) -> TierReport:
+    start = time.perf_counter()
+    work = out_dir / ".vtgen-gradcheck" / WORK
+    python = options.python or sys.executable
+    worker = find_worker(out_dir, python) if options.use_worker else None
+    process, request, results = _start(python, work, worker)
+    try:
+        own_manual = _own_manual(options.pytorch_root)
+        plan = plan_tier(inputs, options.pytorch_root, release, options.ops, options.hints, own_manual)
+        opinfo = options.opinfo and bool(set(options.kinds) & {"backward", "gradgrad", "forward"})
+        first = not options.all_checks
+        payload = request_of(plan, options.kinds, options.timeout, options.batched, first, opinfo, options.max_samples)
+        write_atomic(request, json.dumps(payload))
+        _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    rows = read_rows(results)
+    verdicts = judge(plan, entries_of(rows), _install_failures(rows))
+    report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified)
+    if plan.outs:
+        report.notes.append(
+            f"vtgen-build: note: {TAG} no verdict on the out= overloads {', '.join(plan.outs)}: autograd refuses "
+            "their calls, so no formula runs through them (the compiled tier checks that they dispatch)"
+        )
+    return report
+
+
+def _own_manual(pytorch_root: str | None) -> bool:
+    from .manual_source import find_manual_source
+
+    return find_manual_source(pytorch_root) is not None
+
+
+def _ops_of(entry: Entry, check: Check) -> list[str]:
+    """The ops a check is a verdict on: a schema-sample row's own op; an OpInfo row's ops of ours it called
+    directly and entered; a row through a backward op's forward OpInfo: that op, when it entered it."""
+    direct = entry.ops(check.variant)
+    if entry.name.endswith(" (python tier)"):
+        return list(direct[:1]) or [entry.aten]
+    return [op for op in check.hit if op in direct]
+
+
+def _install_failures(rows: Sequence[dict[str, object]]) -> dict[str, str]:
+    """Op -> why the child could not install its kernel (its first row says)."""
+    failed = next((r["failed_to_install"] for r in rows if "failed_to_install" in r), {})
+    return {str(op): str(why) for op, why in failed.items()} if isinstance(failed, dict) else {}
+
+
+def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] | None = None) -> list[OpVerdict]:
+    """One verdict per carried op (yaml order of the plan), then the ops not carried."""
+    missing = [
+        NotCarried(op, f"its kernel could not be installed: {why}", None) for op, why in (uninstalled or {}).items()
+    ]
+    plan = replace(plan, modules=tuple(m for m in plan.modules if m[0] not in (uninstalled or {})),
+                   not_carried=(*plan.not_carried, *missing))  # fmt: skip
+    checks: dict[str, list[tuple[Entry, Check]]] = {op: [] for op in plan.carried}
+    for entry in records:
+        if entry.error or entry.unreadable:  # the entry raised, hung or its row is damaged: no verdict
+            broken = Check(
+                "backward", "function", FAILED, message=f"the check itself: {entry.error or entry.unreadable}"
+            )
+            checks.setdefault(entry.name.removesuffix(" (python tier)"), []).append((entry, broken))
+        for c in entry.checks:
+            for op in _ops_of(entry, c):
+                if op in checks:
+                    checks[op].append((entry, c))
+    verdicts = [_verdict(op, checks[op], plan.places.get(op)) for op, _ in plan.modules]
+    failed = {op_name(v.op).family for v in verdicts if v.status == FAILED}
+    verdicts = [_stopped(v) if not checks[v.op] and op_name(v.op).family in failed else v for v in verdicts]
+    return verdicts + [_not_carried(n, plan.places.get(n.op)) for n in plan.not_carried]
+
+
+def _stopped(v: OpVerdict) -> OpVerdict:
+    """An op none of whose checks ran because its family's checks ended at a failure (not ``--all-checks``)."""
+    text = f"{v.op}: not reached: its family's checks ended at the failure above (--all-checks runs them all)"
+    return replace(v, message=text)
+
+
+def _not_carried(n: NotCarried, place: FormulaPlaces | None) -> OpVerdict:
+    where = n.location or (place.entry if place else None)
+    text = f"{n.op}: not verified by the Python tier: {n.why} (left to the compiled tier)"
+    return OpVerdict(n.op, NOT_VERIFIED, where, text)
+
+
+def _verdict(op: str, found: list[tuple[Entry, Check]], place: FormulaPlaces | None) -> OpVerdict:
+    entry_at = place.entry if place else None
+    found = [(e, c) for e, c in found if not _VMAP_REFUSED.search(c.message)]  # that check does not apply
+    for entry, c in found:
+        if (
+            c.status == FAILED
+            and c.ours_ran
+            and _MISMATCH.search(c.message)
+            and not _RAISED_UNDER_VMAP.search(c.message)
+        ):
+            return OpVerdict(op, FAILED, _failure_at(c, place), _failure_text(op, entry, c))
+    raised = [c for _, c in found if c.status == FAILED or c.why.startswith("raised:")]
+    if raised:
+        why = raised[0].message or raised[0].why
+        text = (
+            f"{op}: not verified by the Python tier: its translated formulas raised ({why[:300]}); left to the "
+            "compiled tier"
+        )
+        return OpVerdict(op, NOT_VERIFIED, entry_at, text)
+    passed = sorted({c.kind for _, c in found if c.passed_ours}, key=lambda k: KINDS.index(k) if k in KINDS else 9)
+    if set(passed) & set(KINDS):  # "agree" alone compares values with torch's own: no check of the formula
+        dtypes = sorted({c.dtype for _, c in found if c.passed_ours})
+        return OpVerdict(op, PASSED, entry_at, f"{op}: passed ({', '.join(passed)}; {', '.join(dtypes)})")
+    return OpVerdict(op, NOT_VERIFIED, entry_at, f"{op}: not verified by the Python tier: no check entered its kernel")
+
+
+def _failure_at(c: Check, place: FormulaPlaces | None) -> Location | None:
+    if place is None:
+        return None
+    if c.kind in ("forward", "adjoint"):
+        output = _OUTPUT.search(c.message) if c.kind == "forward" else None
+        return place.forward_at(int(output.group(1)) if output else None)
+    m = _INPUT.search(c.message)
+    i = c.input if c.batched else int(m.group(1)) if m else None
+    argument = c.positions[i] if i is not None and i < len(c.positions) else None
+    return place.backward_at(argument)
+
+
+def _failure_text(op: str, entry: Entry, c: Check) -> str:
+    variant = " (in-place)" if c.variant == "inplace" else ""
+    what = _WHAT.get(c.kind, c.kind)
+    return f"gradcheck failed for {op}{variant} ({c.dtype} sample {c.sample}): {what} check: {c.message[:300]}"
+
+
+def disagreements(python: TierReport, passed: Sequence[str], failed: Sequence[str]) -> list[str]:
+    """The ops the two tiers judged differently (both gave a verdict): errors naming both results."""
+    found = []
+    for v in python.verdicts:
+        compiled = FAILED if v.op in failed else PASSED if v.op in passed else None
+        if compiled is not None and v.status in (PASSED, FAILED) and compiled != v.status:
+            where = f"{v.location}: " if v.location else "vtgen-build: "
+            found.append(
+                f"{where}error: the tiers disagree on {v.op}: the Python tier {v.status}, the compiled tier {compiled} "
+                "(a translator or helper bug: neither answer is taken)"
+            )
+    return found

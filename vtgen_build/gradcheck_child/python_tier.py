@@ -1,0 +1,422 @@
+"""The Python tier of ``check --gradcheck``, child side; standalone (stdlib and torch only).
+
+    python launch.py python_tier REQUEST.json RESULTS.jsonl
+
+The parent translates PyTorch's own formulas of the selected entries to Python (one module text per
+aten overload, the op library's Python autograd form: an ``autograd.Function`` whose forward runs the
+op below autograd).  Here each text is run with ``torch.library.Library`` standing in as a recorder,
+and the Autograd kernel it would register is installed for the overload's ``AutogradCPU`` key (behind
+a counter, so that a check knows our kernel ran): the installed torch then runs our translation of
+the formulas instead of its compiled ones.  Nothing is compiled.
+
+The checks are the schema-sample checks (``schema_child._check``: backward, double backward and
+forward-mode gradcheck, float64 and complex128, function and in-place variants; the float64 backward
+of the function first) and the adjoint test (``adjoint_gap``); an op's checks end at its first gradient
+mismatch unless the request says otherwise.  A failed check is run again with torch's own kernels (our registrations
+removed): a failure they share is the sample's, not the formula's.
+
+The process is started before the request exists, so that importing torch overlaps the parent's
+planning: it waits for REQUEST.json (written atomically) and ends if the parent goes away.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from . import python_tier_opinfo, schema_child
+from .batching import timed
+from .child_loop import Counters, Progress, Run, describe, run_entries
+from .cpp_calls import CppTorch, scalar
+
+_MISMATCH = re.compile(r"Jacobian (computed with forward mode )?mismatch|adjoint mismatch|batched grad", re.IGNORECASE)
+KEY = "AutogradCPU"  # the key our kernels take: ahead of torch's own Autograd kernel for dense CPU tensors
+ADJOINT = "adjoint"
+AGREE = "agree"  # our values against torch's own (the unedited yaml only: the helpers' proof, coverage)
+_WAIT = 0.01  # seconds between looks for the request
+_RTOL, _ATOL = 1e-7, 1e-10  # the adjoint identity in float64/complex128: both sides are exact up to rounding
+
+
+class _Recorder:
+    """Stands in for ``torch.library.Library`` while a module text runs: keeps what it registers."""
+
+    def __init__(self, namespace: str, kind: str, *rest: Any) -> None:
+        self.namespace = namespace
+        self.impls: list[tuple[str, Any]] = []
+
+    def impl(self, name: str, fn: Any, key: str = "", **kwargs: Any) -> None:
+        self.impls.append((name, fn))
+
+
+class PyCounters(Counters):
+    """Calls of each installed kernel (``child_loop.Counters``, counted in Python: no library to ask)."""
+
+    def __init__(self) -> None:  # no library: Counters' own state is unused
+        self.ops: list[str] = []
+        self.hits: dict[str, int] = {}
+
+    def wrap(self, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.ops.append(op)
+        self.hits[op] = 0
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.hits[op] += 1
+            return fn(*args, **kwargs)
+
+        return counted
+
+    def snapshot(self) -> list[int]:
+        return [self.hits[op] for op in self.ops]
+
+    def entered(self, before: list[int]) -> set[str]:
+        return {op for op, b, a in zip(self.ops, before, self.snapshot(), strict=True) if a > b}
+
+
+def _wait_for(path: str) -> dict[str, Any]:
+    parent = os.getppid()
+    while not os.path.exists(path):
+        if os.getppid() != parent:
+            raise SystemExit(4)  # the parent went away
+        time.sleep(_WAIT)
+    with open(path, encoding="utf-8") as f:
+        request: dict[str, Any] = json.load(f)
+    return request
+
+
+def _recorded(torch: Any, op: str, text: str) -> list[tuple[str, Any]]:
+    """Run a module text with the recorder as ``torch.library.Library``; what it registers."""
+    recorders: list[_Recorder] = []
+
+    def record(namespace: str, kind: str, *rest: Any) -> _Recorder:
+        recorders.append(_Recorder(namespace, kind, *rest))
+        return recorders[-1]
+
+    code = compile(text, f"<python tier: {op}>", "exec")
+    scope = {"__name__": f"{__package__}._tier", "__package__": __package__}
+    real = torch.library.Library
+    torch.library.Library = record
+    try:
+        exec(code, scope)
+    finally:
+        torch.library.Library = real
+    scope["torch"] = CppTorch(torch)  # type: ignore[assignment]  # the formulas' calls bound as C++ binds them
+    return [i for r in recorders for i in r.impls]
+
+
+_WRAPPED = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+
+_SCALARS = ("Scalar", "Scalar?", "number", "number?")  # the JIT schema spells Scalar "number"
+
+
+def _schema(torch: Any, name: str) -> Any:
+    packet, _, overload = name.partition(".")
+    return getattr(getattr(torch.ops.aten, packet), overload or "default")._schema
+
+
+def _as_tensors(torch: Any, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A Python number where the schema has a Tensor (a C++ wrapped number: ``x * 2.0``) reaches a Python
+    kernel as the number; the formulas read it as a tensor (``other.scalar_type()``): a 0-dim tensor of the
+    dtype the op computes in, so the forward's result keeps its dtype.  A ``Scalar`` gets ``conj()``
+    (``cpp_calls.scalar``), a left-out one too: its schema default is passed (``alpha=1``)."""
+    arguments = list(enumerate(_schema(torch, name).arguments))
+    kinds = {a.name: "tensor" if str(a.type) == "Tensor" else "scalar" for _, a in arguments
+             if str(a.type) == "Tensor" or str(a.type) in _SCALARS}  # fmt: skip
+    defaults = [(i, a.name, a.default_value) for i, a in arguments
+                if str(a.type) in _SCALARS and a.default_value is not None]  # fmt: skip
+    names = [a.name for _, a in arguments]
+
+    def convert(key: str, value: Any, like: Any) -> Any:
+        kind = kinds.get(key)
+        if kind == "scalar":
+            return scalar(value)
+        if kind != "tensor" or isinstance(value, torch.Tensor) or type(value) not in _WRAPPED:
+            return value
+        dtype = torch.result_type(like, value) if like is not None else getattr(torch, _WRAPPED[type(value)])
+        return torch.scalar_tensor(value, dtype=dtype)
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        like = next((a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None)
+        args = tuple(convert(names[i] if i < len(names) else "", a, like) for i, a in enumerate(args))
+        kwargs = {k: convert(k, v, like) for k, v in kwargs.items()}
+        left = {n: scalar(v) for i, n, v in defaults if i >= len(args) and n not in kwargs}
+        return fn(*args, **kwargs, **left)
+
+    return kernel
+
+
+def install(torch: Any, modules: list[dict[str, Any]], counters: PyCounters) -> tuple[Any, dict[str, str]]:
+    """Each module's kernels as the AutogradCPU kernels of their overloads; op -> why a module could not."""
+    lib = torch.library.Library("aten", "IMPL")
+    failed: dict[str, str] = {}
+    for m in modules:
+        try:
+            for name, fn in _recorded(torch, m["op"], m["text"]):
+                lib.impl(name, counters.wrap(m["op"], _as_tensors(torch, name, fn)), KEY)
+        except Exception as exc:
+            failed[m["op"]] = describe(exc)
+    return lib, failed
+
+
+def _dot(torch: Any, a: Any, b: Any) -> float:
+    """The real inner product Re(sum(conj(a) * b)): the one PyTorch's complex gradients are adjoint under."""
+    if a is None or b is None:
+        return 0.0
+    product = (a.conj() * b).sum() if (a.is_complex() or b.is_complex()) else (a * b).sum()
+    return float(product.real if product.is_complex() else product)
+
+
+def _outputs(out: Any) -> tuple[Any, ...]:
+    return out if isinstance(out, tuple) else (out,)
+
+
+def adjoint_gap(torch: Any, call: Any) -> tuple[float, float, float]:
+    """<J·u, v> (forward mode) and <u, Jᵀ·v> (backward mode) for random u, v; and their scale.
+
+    One forward-AD call and one backward call through the op: finite differences play no part."""
+    fw = torch.autograd.forward_ad
+    xs = call.inputs()
+    us = [torch.randn_like(x) for x in xs]
+    with fw.dual_level():
+        duals = [fw.make_dual(x.detach(), u) for x, u in zip(xs, us, strict=True)]
+        unpacked = [fw.unpack_dual(o) for o in _outputs(call(*duals))]
+    vs = [torch.randn_like(p.primal) for p in unpacked]
+    outs = _outputs(call(*xs))
+    used = [(o, v) for o, v in zip(outs, vs, strict=True) if o.requires_grad]
+    grads = torch.autograd.grad([o for o, _ in used], xs, [v for _, v in used], allow_unused=True) if used else ()
+    left = [_dot(torch, v, p.tangent) for v, p in zip(vs, unpacked, strict=True)]
+    right = [_dot(torch, g, u) for g, u in zip(grads, us, strict=False)]
+    scale = sum(abs(t) for t in left) + sum(abs(t) for t in right)
+    return sum(left), sum(right), scale
+
+
+def _adjoint_check(torch: Any, entry: dict[str, Any], dtype: Any, at: Progress, counters: PyCounters) -> dict[str, Any]:
+    fn = schema_child._op(torch, entry["namespace"], entry["op"])
+    ran, hit = 0, False
+    for i, sample in enumerate(entry["samples"]):
+        at(f"sample {i} ({str(dtype).removeprefix('torch.')}) of the adjoint test of {entry['op']}")
+        args = schema_child.make(torch, sample, dtype, seed=i)
+        call = schema_child.Call(torch, fn, args, [], entry["outputs"], bool(entry.get("random")))
+        if not call.slots:
+            continue
+        before = counters.snapshot()
+        try:
+            torch.manual_seed(1000 + i)
+            left, right, scale = adjoint_gap(torch, call)
+        except Exception as exc:
+            return {"status": "not run", "why": f"raised: {describe(exc, 300)}"}
+        hit = hit or entry["op"] in counters.entered(before)
+        if abs(left - right) > _ATOL + _RTOL * scale:
+            message = (
+                f"adjoint mismatch: <J·u, v> = {left!r} (the forward formula) but <u, Jᵀ·v> = {right!r} "
+                "(the backward formulas), for random u, v (no finite differences)"
+            )
+            positions = [entry["positions"].get(n, -1) for n in call.names]
+            return {"status": "failed", "sample": i, "message": message, "positions": positions,
+                    "ours_ran": entry["op"] in counters.entered(before), "hit": [entry["op"]]}  # fmt: skip
+        ran += 1
+    if not ran:
+        return {"status": "not run", "why": "no usable sample"}
+    return {"status": "passed", "samples": ran, "ours_ran": hit, "hit": [entry["op"]] if hit else []}
+
+
+def adjoint_rows(torch: Any, entry: dict[str, Any], at: Progress, counters: PyCounters) -> list[dict[str, Any]]:
+    rows = []
+    for name in entry["dtypes"]:
+        row = {"test": "adjoint", "kind": ADJOINT, "variant": "function", "dtype": name}
+        rows.append({**row, **_adjoint_check(torch, entry, getattr(torch, name), at, counters)})
+    return rows
+
+
+def _order(entry: dict[str, Any], kinds: set[str]) -> list[tuple[str, str, str]]:
+    """(kind, variant, dtype) in the order they run: the cheapest verdict first (float64 backward of the
+    function, whose imports the others share), complex128 and the in-place variant after."""
+    variants = ["function", *(["inplace"] if entry["inplace"] else [])]
+    found = []
+    for dtype in sorted(entry["dtypes"], key=lambda d: d != "float64"):
+        for variant in variants:
+            found += [(k, variant, dtype) for k in ("backward", "gradgrad", ADJOINT, "forward") if k in kinds]
+    return [c for c in found if c[0] != ADJOINT or c[1] == "function"]
+
+
+def _one(torch: Any, item: dict[str, Any], check: tuple[str, str, str], counters: Any, at: Progress,
+         batched: bool) -> dict[str, Any]:  # fmt: skip
+    kind, variant, name = check
+    entry, dtype = item["plan"], getattr(torch, name)
+    row = {"test": f"python_{kind}", "kind": kind, "variant": variant, "dtype": name}
+    if kind == ADJOINT:
+        if not item.get("adjoint"):
+            return {**row, "status": "not run", "why": "no explicit forward formula beside the backward ones"}
+        return {**row, **_adjoint_check(torch, entry, dtype, at, counters)}
+    if kind == "forward" and not entry["forward"]:
+        return {**row, "status": "not run", "why": "no forward formula"}
+    return {**row, **schema_child._check(torch, entry, kind, variant, dtype, counters, at, batched)}
+
+
+def _mismatch(row: dict[str, Any]) -> bool:
+    return row["status"] == "failed" and bool(row.get("ours_ran")) and bool(_MISMATCH.search(row.get("message", "")))
+
+
+def run_entry(torch: Any, item: dict[str, Any], counters: PyCounters, at: Progress, request: dict[str, Any]) -> Any:
+    """One op's checks in ``_order``; with ``first_failure``, none after the first gradient mismatch."""
+    entry = item["plan"]
+    checks = []
+    for check in _order(entry, set(request["kinds"])):
+        checks.append(_one(torch, item, check, counters, at, bool(request.get("batched"))))
+        if request.get("first_failure") and _mismatch(checks[-1]):
+            break
+    inplace = [entry["inplace"]] if entry["inplace"] else []
+    direct = {"function": [entry["op"]], "inplace": inplace}
+    return {"entry": f"{entry['op']} (python tier)", "aten": entry["op"], "direct": direct, "checks": checks}
+
+
+def _reference(
+    torch: Any, rows: list[dict[str, Any]], items: dict[str, dict[str, Any]], request: dict[str, Any]
+) -> None:
+    """Each failed check again with torch's own kernels (ours are removed by now): shared, it is not ours."""
+    at = Progress(io.StringIO())
+    for row in rows:
+        item = items.get(str(row.get("aten")))
+        for c in row.get("checks", []):
+            if item is None or c.get("status") != "failed" or c["kind"] in (ADJOINT, AGREE):
+                continue
+            theirs = _one(torch, item, (c["kind"], c["variant"], c["dtype"]), None, at, bool(request.get("batched")))
+            if theirs["status"] == "failed":
+                c.update({"status": "not run", "why": f"torch's own kernels fail it too: {theirs['message'][:200]}"})
+
+
+# torch's own lazy imports on a first gradcheck (autograd.grad, then make_dual): paid while the parent plans,
+# one at a time, none once the request is there.  Not dynamo (a complex forward-mode check imports it): it
+# takes longer than the parent plans, and a wrong backward formula answers without it
+_PREWARM = ("torch.fx.experimental.symbolic_shapes", "torch._decomp.decompositions_for_jvp")
+
+
+def _prewarm(request: str) -> None:
+    import importlib
+
+    for module in _PREWARM:
+        if os.path.exists(request):
+            return
+        try:
+            importlib.import_module(module)
+        except Exception:  # only a head start: the check imports it again if it needs it
+            continue
+
+
+def main(argv: list[str]) -> int:
+    import torch
+
+    warnings.filterwarnings("ignore")
+    _prewarm(argv[1])
+    request = _wait_for(argv[1])
+    counters = PyCounters()
+    lib, failed = install(torch, request["modules"], counters)
+    items = {i["plan"]["op"]: i for i in request["entries"]}
+    with open(argv[2], "a", encoding="utf-8") as out:
+        at = Progress(out)
+        out.write(json.dumps({"installed": sorted(set(counters.ops)), "failed_to_install": failed}) + "\n")
+        ours = {op: vjp_values(torch, item["plan"]) for op, item in items.items()} if AGREE in request["kinds"] else {}
+
+        def checked(item: dict[str, Any]) -> Run:
+            return timed(lambda: [run_entry(torch, item, counters, at, request)])
+
+        held = _Held()
+        chosen = ((f"{op} (python tier)", checked(item)) for op, item in items.items())
+        run_entries(held, chosen, int(request["timeout"]), at)
+        rows = held.rows()
+        opinfo = _opinfo_rows(rows, request, counters, at)
+        lib._destroy()  # torch's own kernels from here on
+        _reference(torch, rows, items, request)
+        python_tier_opinfo.reference(opinfo, request)
+        rows += opinfo
+        for row in rows:
+            if str(row.get("aten")) in ours:
+                row.setdefault("checks", []).append(agreement(torch, ours[str(row["aten"])], items[str(row["aten"])]))
+        out.write("".join(json.dumps(r) + "\n" for r in rows))
+    sys.stderr.flush()
+    os._exit(0)  # the results are written: torch's teardown at exit (a second or two) is no one's wait
+
+
+def _opinfo_rows(rows: list[dict[str, Any]], request: dict[str, Any], counters: PyCounters, at: Progress) -> Any:
+    """The OpInfo checks (``python_tier_opinfo``) of the families whose schema samples did not already fail
+    (``first_failure``: their verdict is in); none failed otherwise: PyTorch's test suite is not imported."""
+    failed = {str(r.get("aten")) for r in rows if any(_mismatch(c) for c in r.get("checks", []))}
+    done = (
+        {request["variants"][op][0] for op in failed if op in request["variants"]}
+        if request.get("first_failure")
+        else set()
+    )
+    families = {family for family, _ in request["variants"].values()}
+    if not request.get("opinfo") or families <= done:
+        return []
+    held = _Held()
+    asked = {**request, "variants": {op: v for op, v in request["variants"].items() if v[0] not in done}}
+    run_entries(held, python_tier_opinfo.entries(asked, counters, at), int(request["timeout"]), at)
+    return held.rows()
+
+
+class _Held(io.StringIO):
+    """The entry loop's output, held: the rows are written after the reference reruns judged them."""
+
+    def rows(self) -> list[dict[str, Any]]:
+        found = (json.loads(line) for line in self.getvalue().splitlines() if line)
+        return [r for r in found if isinstance(r, dict) and "entry" in r]
+
+
+def vjp_values(torch: Any, entry: dict[str, Any]) -> list[Any]:
+    """The backward formulas' values (Jᵀ·v) and the forward ones' (J·u) on the entry's samples, float64,
+    for random u, v of fixed seeds: the same call with torch's own kernels must give the same numbers
+    (``agreement``) when the yaml is the installed torch's."""
+    fn = schema_child._op(torch, entry["namespace"], entry["op"])
+    found: list[Any] = []
+    for i, sample in enumerate(entry["samples"]):
+        try:
+            call = schema_child.Call(
+                torch, fn, schema_child.make(torch, sample, torch.float64, seed=i), [], entry["outputs"]
+            )
+            if not call.slots:
+                continue
+            torch.manual_seed(2000 + i)
+            left, right, _ = adjoint_gap(torch, call) if entry["forward"] else (0.0, 0.0, 0.0)
+            xs = call.inputs()
+            outs = [o for o in _outputs(call(*xs)) if o.requires_grad]
+            vs = [torch.randn_like(o) for o in outs]
+            grads = torch.autograd.grad(outs, xs, vs, allow_unused=True) if outs else ()
+            found.append([left, right, *(None if g is None else g.detach() for g in grads)])
+        except Exception as exc:
+            found.append(describe(exc, 200))
+    return found
+
+
+def agreement(torch: Any, ours: list[Any], item: dict[str, Any]) -> dict[str, Any]:
+    """Our values against torch's own on the same samples (``vjp_values``): a check of the translation."""
+    theirs = vjp_values(torch, item["plan"])
+    row = {"test": "agree", "kind": AGREE, "variant": "function", "dtype": "float64"}
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        if isinstance(a, str) or isinstance(b, str):
+            if isinstance(a, str) and not isinstance(b, str):
+                return {**row, "status": "not run", "why": f"raised: {a}"}
+            continue
+        if not all(_close(torch, x, y) for x, y in zip(a, b, strict=True)):
+            return {**row, "status": "failed", "sample": i,
+                    "message": "the translated formulas' values differ from the installed torch's"}  # fmt: skip
+    return {**row, "status": "passed", "samples": len(ours), "ours_ran": True, "hit": [item["plan"]["op"]]}
+
+
+def _close(torch: Any, x: Any, y: Any) -> bool:
+    if x is None or y is None:
+        return (x is None or not bool(x.any())) and (y is None or not bool(y.any()))
+    if isinstance(x, float):
+        return bool((x != x and y != y) or abs(x - y) <= 1e-9 + 1e-6 * abs(y))  # NaN on both sides: the same
+    return bool(torch.allclose(x, y, rtol=1e-6, atol=1e-9, equal_nan=True))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
