@@ -1,5 +1,6 @@
 """Concurrent ``check --gradcheck --library`` runs on one ``--out`` (a ``--watch`` and a manual run, two CI
-steps sharing a cache): each gets its own verdict, with and without a warm worker (three rounds: two without, one with).
+steps sharing a cache): each gets its own verdict, with and without a warm worker (three rounds of four runs at
+once, two of a wrong kernel and two of a right one: two rounds without a worker, one with).
 
 The runs once shared the schema request and results files of ``--out`` without the check lock: the run of a
 correct kernel FAILED with the other's Jacobian mismatch.  The vehicle is tests/packages/py_autograd (Python
@@ -64,13 +65,15 @@ def worker_out(package: Path, tmp_path: Path) -> Iterator[Path]:
 
 def _rounds(pkg: Path, out: Path, rounds: int) -> None:
     for i in range(rounds):
-        wrong, right = _check(pkg, out, True), _check(pkg, out, False)
-        wrong_log, _ = wrong.communicate(timeout=300)
-        right_log, _ = right.communicate(timeout=300)
-        assert wrong.returncode == 1, f"round {i}: the wrong kernel's run:\n{wrong_log}"
-        assert "gradcheck failed for softsign (schema samples)" in wrong_log, wrong_log
-        assert right.returncode == 0, f"round {i}: the correct kernel's run got:\n{right_log}"
-        assert right_log.strip().endswith("OK: 2 ops verified"), right_log  # softsign and softsign_
+        runs = [(wrong, _check(pkg, out, wrong)) for wrong in (True, False, True, False)]
+        for wrong, run in runs:
+            log, _ = run.communicate(timeout=600)
+            if wrong:
+                assert run.returncode == 1, f"round {i}: a wrong kernel's run:\n{log}"
+                assert "gradcheck failed for softsign (schema samples)" in log, log
+            else:
+                assert run.returncode == 0, f"round {i}: a correct kernel's run got:\n{log}"
+                assert log.strip().endswith("OK: 2 ops verified"), log  # softsign and softsign_
 
 
 def test_concurrent_runs_without_a_worker_each_get_their_own_verdict(package: Path, tmp_path: Path) -> None:
