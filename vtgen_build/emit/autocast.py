@@ -10,7 +10,7 @@ and calls the operator again, which dispatches below autocast.
 from __future__ import annotations
 
 from ..plan.autocast import AutocastKernel, AutocastPlan
-from .schema import cpp_string
+from .schema import boxed_impl_blocks
 
 __all__ = ["AUTOCAST_INCLUDES", "autocast_kernels", "autocast_registrations"]
 
@@ -108,12 +108,5 @@ def autocast_kernels(plan: AutocastPlan | None, backend: str) -> str:
 def autocast_registrations(plan: AutocastPlan | None, backend: str) -> str:
     """``TORCH_LIBRARY_IMPL(ns, Autocast<Device>, m)`` of ``backend``'s unit (empty: none)."""
     kernels = plan.at(backend) if plan is not None else ()
-    by_ns: dict[str, list[str]] = {}
-    for k in kernels:
-        line = f"m.impl({cpp_string(k.op)}, torch::CppFunction::makeFromBoxedFunction<&{_name(k)}>());"
-        by_ns.setdefault(k.namespace, []).append(line)
-    blocks = [
-        f"TORCH_LIBRARY_IMPL({ns}, {kernels[0].key}, m) {{\n" + "\n".join("  " + x for x in lines) + "\n}"
-        for ns, lines in sorted(by_ns.items())
-    ]
+    blocks = boxed_impl_blocks(kernels[0].key, ((k.namespace, k.op, _name(k)) for k in kernels)) if kernels else []
     return "\n\n".join([_HAS_AUTOCAST, *blocks, "#endif"]) if blocks else ""

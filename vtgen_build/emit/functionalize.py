@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from .. import __version__
 from ..plan.functionalize import FunctionalizedOut
-from .schema import cpp_string
+from .schema import boxed_impl_blocks, cpp_string
 from .templates import render, template_text
 
 __all__ = ["UNIT", "register_functionalize"]
@@ -26,14 +26,7 @@ def _kernel(f: FunctionalizedOut) -> str:
 
 
 def _registrations(planned: tuple[FunctionalizedOut, ...]) -> str:
-    by_ns: dict[str, list[str]] = {}
-    for f in planned:
-        line = f"m.impl({cpp_string(f.out)}, torch::CppFunction::makeFromBoxedFunction<&{f.kernel}>());"
-        by_ns.setdefault(f.namespace, []).append(line)
-    blocks = [
-        f"TORCH_LIBRARY_IMPL({ns}, Functionalize, m) {{\n" + "\n".join("  " + x for x in lines) + "\n}"
-        for ns, lines in sorted(by_ns.items())
-    ]
+    blocks = boxed_impl_blocks("Functionalize", ((f.namespace, f.out, f.kernel) for f in planned))
     return "\n\n".join(blocks) or "// No out= operator with a functional sibling."
 
 

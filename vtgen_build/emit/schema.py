@@ -8,12 +8,25 @@ from .. import __version__
 from ..plan.schemas import SchemaDef
 from .templates import render, template_text
 
-__all__ = ["cpp_string", "register_schema"]
+__all__ = ["boxed_impl_blocks", "cpp_string", "register_schema"]
 
 
 def cpp_string(text: str) -> str:
     """``text`` as a C++ string literal."""
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def boxed_impl_blocks(key: str, impls: Iterable[tuple[str, str, str]]) -> list[str]:
+    """One ``TORCH_LIBRARY_IMPL(ns, key, m)`` block per namespace (sorted) registering each boxed kernel
+    of ``impls`` (``(namespace, operator, kernel function)``, in their order)."""
+    by_ns: dict[str, list[str]] = {}
+    for ns, op, kernel in impls:
+        line = f"m.impl({cpp_string(op)}, torch::CppFunction::makeFromBoxedFunction<&{kernel}>());"
+        by_ns.setdefault(ns, []).append(line)
+    return [
+        f"TORCH_LIBRARY_IMPL({ns}, {key}, m) {{\n" + "\n".join("  " + x for x in lines) + "\n}"
+        for ns, lines in sorted(by_ns.items())
+    ]
 
 
 def _definition(d: SchemaDef) -> str:
