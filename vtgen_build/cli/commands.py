@@ -503,7 +503,7 @@ def _check_ranges(args: argparse.Namespace) -> None:
                                 ("--no-batched-grad", not args.batched_grad),
                                 ("--shard", args.shard), ("--watch", args.watch), ("--all-checks", args.all_checks),
                                 ("--no-worker", not args.use_worker),
-                                ("--tier", args.tier != "both")) if v]  # fmt: skip
+                                ("--tier", args.tier != "compiled")) if v]  # fmt: skip
         if given:
             raise VtgenError(f"{given[0]} applies to --gradcheck only")
 
@@ -679,11 +679,11 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--no-worker", dest="use_worker", action="store_false",
                    help="start a new Python for each gradcheck process even when a worker is up for --out "
                         "(`vtgen-build worker start`)")  # fmt: skip
-    r.add_argument("--tier", choices=("both", "python", "compiled"), default="both",
-                   help="which tier checks PyTorch's yaml: the Python tier (the formulas translated to Python on the "
-                        "installed torch, nothing compiled; its verdict first, marked [python tier]), the compiled "
-                        "one, or both (default: both, for --op selections; the exit status is the compiled tier's "
-                        "unless --tier python)")  # fmt: skip
+    r.add_argument("--tier", choices=("both", "python", "compiled"), default="compiled",
+                   help="which tier checks PyTorch's yaml for the --op selection: the compiled one (default), the "
+                        "Python tier (the formulas translated to Python on the installed torch, nothing compiled), or "
+                        "both (the Python tier's verdict first, marked [python tier]; the exit status is the compiled "
+                        "tier's)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
                    help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     _add_format(check)

@@ -116,7 +116,8 @@ def selected_families(inputs: Inputs, ops: Sequence[str]) -> set[str]:
 
 def _places(k: KernelPlan) -> FormulaPlaces:
     info, args = k.info, k.function.func.arguments
-    assert info is not None
+    if info is None:  # the tier plans only kernels with a derivatives entry
+        raise VtgenError(f"'{k.function.name}': no derivatives entry to place its formulas; please report this")
     returns = k.function.func.returns
     names = [r.name or "result" for r in returns] if len(returns) == 1 else [r.name or f"result{i}" for i, r in
                                                                              enumerate(returns)]  # fmt: skip
