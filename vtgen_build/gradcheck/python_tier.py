@@ -87,9 +87,9 @@ def _entry_name(entry: Entry, key: str) -> str:
     return str(field.value).split("(", 1)[0] if field is not None and isinstance(field.value, str) else ""
 
 
-def _native_entries(path: str, families: set[str]) -> tuple[Entry, ...]:
-    """The entries of native_functions.yaml whose op is of ``families``; the others blanked, lines kept."""
-    text = read_text(path)
+def _native_entries(text: str, path: str, families: set[str]) -> tuple[Entry, ...]:
+    """The entries of native_functions.yaml (``text``, read from ``path``) whose op is of ``families``; the
+    others blanked, lines kept."""
     starts = [m.start() for m in _FUNC.finditer(text)] + [len(text)]
     kept = [text[: starts[0]]]
     for begin, end in pairwise(starts):
@@ -100,10 +100,10 @@ def _native_entries(path: str, families: set[str]) -> tuple[Entry, ...]:
     return load_text("".join(kept), path)
 
 
-def aten_names(path: str) -> frozenset[str]:
-    """Every op name of native_functions.yaml (without overload), in-place names included, and each with
-    C++'s ``_symint`` suffix (``convolution_backward_symint``: the child calls the op itself)."""
-    names = {m.group(1).split(".")[0] for m in _FUNC.finditer(read_text(path))}
+def aten_names(text: str) -> frozenset[str]:
+    """Every op name of native_functions.yaml's ``text`` (without overload), in-place names included, and each
+    with C++'s ``_symint`` suffix (``convolution_backward_symint``: the child calls the op itself)."""
+    names = {m.group(1).split(".")[0] for m in _FUNC.finditer(text)}
     return frozenset(names | {f"{n}_symint" for n in names})
 
 
@@ -162,9 +162,11 @@ def _kernels(
     families = selected_families(inputs, ops)
     derivatives = tuple(e for e in load_entries(inputs.derivatives) if _family(_entry_name(e, "name")) in families)
     tags = load_entries(inputs.tags) if inputs.tags else ()
-    model = build_model(_native_entries(inputs.native_functions, families), derivatives, tags, inputs.namespace)
+    native = read_text(inputs.native_functions)  # once: the selected entries and every op name
+    model = build_model(_native_entries(native, inputs.native_functions, families), derivatives, tags,
+                        inputs.namespace)  # fmt: skip
     kernels = build_plan(model, policy_for(policy_root, release)).kernels
-    module = AutogradModule("aten", aten_names(inputs.native_functions), model.derivatives, HELPERS, helper_names())
+    module = AutogradModule("aten", aten_names(native), model.derivatives, HELPERS, helper_names())
     return [k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None], module
 
 
