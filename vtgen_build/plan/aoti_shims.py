@@ -200,13 +200,12 @@ def plan_device_shims(
     devices = tuple(k for k in DEVICES if k in keys)
     skipped: list[SkippedShim] = []
     candidates: list[NativeFunction] = []
-    clashes = {s.operator: s for s in aten_name_clashes(fns, aten)}
     for f in fns:
         problem = _problem(f)
         if problem is not None:
             skipped.append(SkippedShim(f"{f.namespace}::{f.name}", problem, f.location))
-        elif (clash := clashes.get(f"{f.namespace}::{f.name}")) is not None:
-            skipped.append(clash)
+        elif (clash := _aten_clash(f, aten)) is not None:  # as aten_name_clashes says it
+            skipped.append(SkippedShim(f"{f.namespace}::{f.name}", clash, f.location, warn=True))
         else:
             candidates.append(f)
     by_name: dict[tuple[str, str], list[NativeFunction]] = {}
