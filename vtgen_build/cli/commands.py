@@ -705,6 +705,8 @@ def _run_check(args: argparse.Namespace) -> int:
     since = _changes_since(args, inputs, manual_file) if args.changed_since else None
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
     if args.watch:
+        if args.tier != "compiled":  # the watcher's checks run the compiled tier only
+            raise VtgenError(f"--tier {args.tier}: not with --watch (it runs the compiled tier); drop --tier")
         return _watch_check(args, inputs, manual_file)
     if args.gradcheck:
         tier = _python_tier(args, inputs, gen_options)
@@ -723,17 +725,17 @@ def _run_check(args: argparse.Namespace) -> int:
 
 
 def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions) -> TierReport | None:
-    """The Python tier's verdict, printed first (None: it does not apply: ``--tier compiled``, an op library,
-    or a run not selecting ops by ``--op``)."""
+    """The Python tier's verdict, printed first (None: ``--tier compiled``); asked for where it cannot run
+    (an op library, a run not selecting ops by ``--op``), an error."""
     from ..gradcheck.python_tier_run import TierOptions, run_python_tier
 
     whole = [o for o, v in (("--library", args.library), ("--coverage", args.coverage), ("--shard", args.shard),
                             ("--changed", args.changed), ("--changed-since", args.changed_since)) if v]  # fmt: skip
-    if args.tier == "compiled" or ((whole or not args.op or inputs.namespace != "aten") and args.tier == "both"):
+    if args.tier == "compiled":
         return None
-    if whole or not args.op or inputs.namespace != "aten":
+    if whole or not args.op or inputs.namespace != "aten":  # asked for, and cannot run: said, never skipped
         why = whole[0] if whole else "a run without --op" if not args.op else "an op library's yaml"
-        raise VtgenError(f"--tier python: the Python tier checks PyTorch's yaml for the ops --op names, not {why}")
+        raise VtgenError(f"--tier {args.tier}: the Python tier checks PyTorch's yaml for the ops --op names, not {why}")
     options = TierOptions(
         ops=tuple(args.op), python=args.python, pytorch_root=args.pytorch_root, hints=tuple(args.hints),
         timeout=args.timeout, batched=args.batched_grad, allow_unverified=args.allow_unverified,
