@@ -272,7 +272,8 @@ def _vmap_group(pkg: Path) -> tuple[dict[tuple[str, str], bool], list[str]]:
     return {(str(r["op"]), str(r["check"])): bool(r["ok"]) for r in found}, warned
 
 
-RULED = ("softsign", "softsign_backward", "scale_add", "cube")  # `vmap: elementwise` in pyag's yaml
+# `vmap: elementwise` in pyag's yaml; scale_add again with samples of two ranks (broadcast as one sample does)
+RULED = ("softsign", "softsign_backward", "scale_add", "cube", "scale_add(ranks 2, 1)")
 
 
 def test_generated_batching_rules_run_without_the_fallback_and_a_wrong_one_fails_at_its_op(

@@ -105,22 +105,33 @@ _WHEN_USED = {
     functorch = torch._C._functorch
     below = torch._C.DispatchKeySet(torch._C.DispatchKey.FuncTorchBatched)
 
+    def _batch_aligned(a, batched, size, rank):
+        """``a`` (batched: its batch dimension first) as ``(size, 1..., *sample dims)`` of rank ``1 + rank``: a
+        sample's broadcasting against the others kept (an unbatched tensor expanded, no copy)."""
+        pad = rank - (a.dim() - batched)
+        if batched:
+            return a[(slice(None),) + (None,) * pad]
+        return a[(None,) * (pad + 1)].expand(size, *((-1,) * (a.dim() + pad)))
+
     def rule(*args, **kwargs):
         level = functorch.maybe_current_level()
-        values, size = [], None
-        for a in args:
+        keys = list(kwargs)
+        values, size, rank = [], None, 0
+        for a in (*args, *kwargs.values()):
+            dim = None
             if isinstance(a, torch.Tensor):
                 a, dim = functorch._unwrap_batched(a, level)
                 if dim is not None:
                     a = a.movedim(dim, 0)
                     size = a.shape[0]
-                values.append((a, dim is None))
-            else:
-                values.append((a, False))
-        if size is not None:
-            values = [(a.expand(size, *a.shape) if unbatched else a, False) for a, unbatched in values]
+                rank = max(rank, a.dim() - (dim is not None))
+            values.append((a, dim is not None))
+        if size is not None:  # every tensor as (batch, <its dims padded to the widest sample's rank>)
+            values = [(_batch_aligned(a, batched, size, rank), True) if isinstance(a, torch.Tensor) else (a, False)
+                      for a, batched in values]
+        args, kwargs = [a for a, _ in values[: len(args)]], dict(zip(keys, (a for a, _ in values[len(args):])))
         with torch._C._ExcludeDispatchKeyGuard(below):
-            out = op(*(a for a, _ in values), **kwargs)
+            out = op(*args, **kwargs)
         if size is None:
             return out
         if isinstance(out, torch.Tensor):

@@ -222,11 +222,13 @@ def vmap_rules():
     topk_abs shows it); the fallback's BatchedFallback warning goes to stderr (the test reads it)."""
     torch.manual_seed(2)
     a, c = torch.randn(3, 5), torch.randn(3)
+    b, d = torch.randn(3, 4, 5), torch.randn(4)  # a sample of rank 2 beside an unbatched tensor of rank 1
     ruled = {
         "softsign": (ops.softsign, (a,), (1,)),
         "softsign_backward": (ops.softsign_backward, (a, c), (1, None)),
         "scale_add": (lambda p, q: ops.scale_add(p, q, alpha=2.5), (a, c), (1, None)),
         "cube": (ops.cube, (a,), (1,)),
+        "scale_add(ranks 2, 1)": (lambda p, q: ops.scale_add(p, q, alpha=2.5), (b, d), (2, None)),
         "topk_abs": (lambda p: ops.topk_abs(p, 2, 0)[0], (a,), (1,)),  # no rule
     }
     for name, (fn, args, dims) in ruled.items():
