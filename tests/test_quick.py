@@ -121,3 +121,12 @@ def test_a_torn_or_foreign_record_is_ignored(tmp_path: Path) -> None:
         (out / quick.RECORD).write_text(junk)
         assert not quick.up_to_date(args)
     assert not quick.up_to_date(["generate", "--out", str(out), "--out", str(out)])  # ambiguous: full CLI
+
+
+def test_every_data_file_generation_reads_is_a_generator_file() -> None:
+    """The shipped data that decides output (the policies, aten's operator names the AOTI shims step aside
+    from) is fingerprinted: a refreshed list is never answered 'up to date' with the old decisions."""
+    from vtgen_build.engine.noop import generator_files
+
+    names = {Path(f).name for f in generator_files()}
+    assert {"pytorch_policy.yaml", "aten_op_names.txt"} <= names, sorted(n for n in names if "." in n)[:20]

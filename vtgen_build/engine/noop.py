@@ -36,7 +36,7 @@ def generator_files() -> list[str]:
     templates = os.path.join(_PACKAGE, "templates")
     files = [os.path.join(templates, name) for name in sorted(os.listdir(templates))]
     data = os.path.join(_PACKAGE, "data")
-    files += [os.path.join(data, name) for name in sorted(os.listdir(data)) if name.endswith(".yaml")]
+    files += [os.path.join(data, name) for name in sorted(os.listdir(data)) if name.endswith((".yaml", ".txt"))]
     code = [os.path.join(_PACKAGE, name) for name in os.listdir(_PACKAGE) if name.endswith(".py")]
     for sub in os.scandir(_PACKAGE):
         if sub.is_dir() and not sub.name.startswith((".", "__")):
