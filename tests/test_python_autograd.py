@@ -327,6 +327,23 @@ def test_vmap_key_errors_are_located(tmp_path: Path, run_cli: CliRunner) -> None
         assert "Traceback" not in result.err
 
 
+def test_a_pointwise_op_a_rule_cannot_batch_keeps_the_fallback(tmp_path: Path, run_cli: CliRunner) -> None:
+    """The ``pointwise`` tag alone on an op with a list argument is no error (an existing yaml keeps
+    generating): that op keeps PyTorch's vmap fallback; the tagged op a rule can batch gets one."""
+    (tmp_path / "derivatives.yaml").write_text("- name: h(Tensor self) -> Tensor\n  self: grad\n")
+    native = tmp_path / "native_functions.yaml"
+    native.write_text("- func: h(Tensor self) -> Tensor\n  tags: pointwise\n"
+                      "- func: g(Tensor[] xs) -> Tensor\n  tags: pointwise\n")  # fmt: skip
+    module = tmp_path / "_a.py"
+    result = run_cli(
+        "generate", "--native-functions", str(native), "--derivatives", str(tmp_path / "derivatives.yaml"),
+        "--namespace", "pv", "--out", str(tmp_path / "out"), "--python-autograd", str(module),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    text = module.read_text()
+    assert '_lib.impl("h", _elementwise_batched(' in text and '_lib.impl("g", _elementwise_batched(' not in text
+
+
 # --- check --gradcheck --library: failures at their yaml line, in two torch releases ---------
 
 BREAKS = {

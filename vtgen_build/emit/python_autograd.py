@@ -578,6 +578,8 @@ def elementwise_ops(functions: tuple[NativeFunction, ...]) -> tuple[NativeFuncti
         if (f.vmap == "elementwise" or "pointwise" in f.tags) and f.kind is SchemaKind.functional:
             args, returns = f.func.arguments.non_out, f.func.returns
             if any(a.type.is_list() for a in args) or not returns or any(not r.type.is_tensor_like() for r in returns):
+                if f.vmap != "elementwise":  # only tagged pointwise: it keeps PyTorch's fallback (inspect says so)
+                    continue
                 why = "needs Tensor (or non-tensor) arguments, no lists, and Tensor returns"
                 raise VtgenError(f"'{f.name}': vmap: elementwise {why}", f.location)
             found.setdefault(str(f.name), f)
