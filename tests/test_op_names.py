@@ -88,3 +88,36 @@ def test_check_op_compiles_the_dunder_op(tmp_path: Path, run_cli: CliRunner) -> 
     result = run_cli("check", *args, "--op", "__and__")
     assert result.code == 0, result.err
     assert "1 ops" in result.out and result.out.rstrip().endswith("OK, 0 errors"), result.out
+
+
+DOT_AND_UNDERSCORE = """\
+- func: foo.bar(Tensor self) -> Tensor
+- func: foo_bar(Tensor self) -> Tensor
+- func: foo_bar_2(Tensor self) -> Tensor
+- func: vw.bar(Tensor(a) self) -> Tensor(a)
+- func: vw_bar(Tensor(a) self) -> Tensor(a)
+"""
+
+
+def test_ops_differing_by_dot_and_underscore_get_kernels_of_their_own(run_cli: CliRunner, tmp_path: Path) -> None:
+    """``foo.bar`` and ``foo_bar`` both spell ``foo_bar`` in C++: two same-named kernels (here of one
+    signature) would not compile; the later one takes the first free ``_2``, ``_3``... (``foo_bar_2``
+    is an op's own name, so ``foo_bar`` becomes ``foo_bar_3``)."""
+    (tmp_path / "nf.yaml").write_text(DOT_AND_UNDERSCORE)
+    entries = "".join(
+        f"- name: {line.removeprefix('- func: ')}\n  self: grad * {n}\n"
+        for n, line in enumerate(DOT_AND_UNDERSCORE.splitlines(), start=2)
+    )
+    (tmp_path / "d.yaml").write_text(entries)
+    args = ["--native-functions", str(tmp_path / "nf.yaml"), "--derivatives", str(tmp_path / "d.yaml")]
+    result = run_cli("generate", *args, "--namespace", "vtdot", "--out", str(tmp_path / "out"), "--shards", "1")
+    assert result.code == 0, result.err
+    autograd = (tmp_path / "out" / "VariableType_0.cpp").read_text()
+    for op, kernel in [("foo.bar", "foo_bar"), ("foo_bar", "foo_bar_3"), ("foo_bar_2", "foo_bar_2")]:
+        assert f'm.impl("{op}", TORCH_FN(VariableType::{kernel}));' in autograd
+        assert f"at::Tensor {kernel}(c10::DispatchKeySet ks, const at::Tensor & self) {{" in autograd
+    assert 'm.impl("vw.bar", TORCH_FN(VariableType::vw_bar));' in autograd
+    assert 'm.impl("vw_bar", TORCH_FN(VariableType::vw_bar_2));' in autograd
+    views = (tmp_path / "out" / "ADInplaceOrViewType_0.cpp").read_text()
+    assert 'm.impl("vw.bar", TORCH_FN(ADInplaceOrView::vw_bar));' in views
+    assert 'm.impl("vw_bar", TORCH_FN(ADInplaceOrView::vw_bar_2));' in views

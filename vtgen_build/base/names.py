@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 from .errors import Location, VtgenError
 
@@ -22,6 +23,7 @@ __all__ = [
     "check_qualified_name",
     "control_character",
     "declared_name_problem",
+    "distinct_names",
     "identifier_problem",
     "identifier_suggestion",
     "module_name_problem",
@@ -215,3 +217,21 @@ def check_include(spelling: str, what: str) -> None:
         raise VtgenError(
             f"{what}: {spelling!r} is not a header name (a relative path of letters, digits, '_', '.', '+', '-')"
         )
+
+
+def distinct_names(names: Sequence[str]) -> tuple[str, ...]:
+    """``names`` made distinct, fixed by their order: the first of equal names keeps it, each later one
+    becomes the first of ``<name>_2``, ``<name>_3``... that no name holds (``foo.bar`` and ``foo_bar``
+    both spell ``foo_bar`` in C++).  Distinct names come back unchanged."""
+    taken = set(names)
+    seen: set[str] = set()
+    found = []
+    for name in names:
+        chosen, n = name, 1
+        while chosen in seen or (chosen != name and chosen in taken):
+            n += 1
+            chosen = f"{name}_{n}"
+        seen.add(chosen)
+        taken.add(chosen)
+        found.append(chosen)
+    return tuple(found)

@@ -21,9 +21,10 @@ An in-place variant of a view op (``transpose_``) mutates: it is not a view.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..base.errors import VtgenError
+from ..base.names import distinct_names
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
 from .kernel import KernelPlan, Plan, differentiable_outputs
@@ -50,6 +51,7 @@ class InplaceOrViewPlan:
     function: NativeFunction
     bumped: tuple[str, ...]  # a mutating op: the returned values (or, for `-> ()`, written arguments) to bump
     view: ViewPlan | None  # a view op: how its output is made a view (None: it mutates)
+    distinct_wrapper: str | None = None  # the C++ name when ``wrapper``'s is an earlier kernel's
 
     @property
     def op(self) -> str:
@@ -58,6 +60,8 @@ class InplaceOrViewPlan:
     @property
     def wrapper(self) -> str:
         """The C++ kernel name: ``add__Tensor``, ``transpose_int``."""
+        if self.distinct_wrapper is not None:
+            return self.distinct_wrapper
         overload = self.function.name.overload
         return self.function.cpp_name + (f"_{overload}" if overload else "")
 
@@ -72,8 +76,9 @@ def plan_inplace_or_view(plan: Plan, policy: Policy) -> tuple[InplaceOrViewPlan,
             default[id(k.function)] = k
         if k.dispatch_key == "Autograd":
             default[id(k.function)] = k  # the Default formulas decide which outputs are differentiable
-    plans = (_plan_function(f, default[id(f)], policy) for f in order)
-    return tuple(p for p in plans if p is not None)
+    plans = [p for p in (_plan_function(f, default[id(f)], policy) for f in order) if p is not None]
+    names = distinct_names([p.wrapper for p in plans])
+    return tuple(p if p.wrapper == n else replace(p, distinct_wrapper=n) for p, n in zip(plans, names, strict=True))
 
 
 def _plan_function(f: NativeFunction, kernel: KernelPlan, policy: Policy) -> InplaceOrViewPlan | None:

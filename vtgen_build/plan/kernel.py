@@ -10,8 +10,9 @@ these decisions in C++.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from ..base.names import distinct_names
 from ..model import Model
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind, Type
@@ -66,6 +67,8 @@ class KernelPlan:
     debug: DebugChecks | None = None
     # no forward formula: when an input carries a tangent, run the op's decomposition instead
     jvp_decomposition: bool = False
+    # the C++ name when the one ``wrapper`` spells is an earlier kernel's (``base.names.distinct_names``)
+    distinct_wrapper: str | None = None
 
     def save_guard(self, member: str) -> str | None:
         return next((cond for name, cond in self.save_guards if name == member), None)
@@ -77,7 +80,10 @@ class KernelPlan:
 
     @property
     def wrapper(self) -> str:
-        """The C++ kernel function name: ``add_Tensor``, ``mean_AutogradNestedTensor``."""
+        """The C++ kernel function name: ``add_Tensor``, ``mean_AutogradNestedTensor``; ``foo_bar_2`` for
+        ``foo_bar`` after ``foo.bar``."""
+        if self.distinct_wrapper is not None:
+            return self.distinct_wrapper
         name = self.function.cpp_name
         overload = self.function.name.overload
         key = "" if self.dispatch_key == "Autograd" else f"_{self.dispatch_key}"
@@ -119,12 +125,19 @@ class Plan:
 def build_plan(model: Model, policy: Policy) -> Plan:
     infos = build_infos(model)
     matches = match_infos(model.native_functions, infos, policy)
-    kernels = tuple(k for m in matches for k in _plan_function(m, policy))
+    kernels = _distinct_wrappers([k for m in matches for k in _plan_function(m, policy)])
     nodes: dict[str, DerivativeInfo] = {}
     for info in [i for per_key in infos.values() for i in per_key] + [i for m in matches for i in m.infos]:
         if info.node is not None:
             nodes.setdefault(info.node, info)  # foreach infos are made while matching
     return Plan(kernels, tuple(nodes.values()))
+
+
+def _distinct_wrappers(kernels: list[KernelPlan]) -> tuple[KernelPlan, ...]:
+    """Each kernel a C++ name of its own, fixed by the yaml's order (``TORCH_FN`` of two same-named ones
+    cannot compile)."""
+    names = distinct_names([k.wrapper for k in kernels])
+    return tuple(k if k.wrapper == n else replace(k, distinct_wrapper=n) for k, n in zip(kernels, names, strict=True))
 
 
 def _plan_function(m: Match, policy: Policy) -> list[KernelPlan]:
