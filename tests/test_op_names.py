@@ -121,3 +121,16 @@ def test_ops_differing_by_dot_and_underscore_get_kernels_of_their_own(run_cli: C
     views = (tmp_path / "out" / "ADInplaceOrViewType_0.cpp").read_text()
     assert 'm.impl("vw.bar", TORCH_FN(ADInplaceOrView::vw_bar));' in views
     assert 'm.impl("vw_bar", TORCH_FN(ADInplaceOrView::vw_bar_2));' in views
+
+
+def test_a_tensor_and_its_name_with_underscore_are_refused_at_the_op_line(run_cli: CliRunner, tmp_path: Path) -> None:
+    """The kernel unpacks a tensor ``x`` into a local ``x_``: an argument ``x_`` beside it made the
+    generated kernel not compile (found by the C++-vs-Python autograd tier test)."""
+    (tmp_path / "nf.yaml").write_text(
+        "- func: ok(Tensor a, Tensor b) -> Tensor\n- func: f(Tensor x, Tensor x_) -> Tensor\n"
+    )
+    (tmp_path / "d.yaml").write_text("- name: f(Tensor x, Tensor x_) -> Tensor\n  x: grad * x_\n  x_: grad * x\n")
+    args = ["--native-functions", str(tmp_path / "nf.yaml"), "--derivatives", str(tmp_path / "d.yaml")]
+    result = run_cli("generate", *args, "--namespace", "vtunpack", "--out", str(tmp_path / "out"))
+    assert result.code != 0
+    assert "nf.yaml:2: error: arguments 'x' and 'x_'" in result.err, result.err

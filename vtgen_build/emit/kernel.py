@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..model.cpp_api import dispatcher_arguments, dispatcher_returns
 from ..model.schema import SchemaKind
 from ..plan.formulas import SavedValue
-from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan
+from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, unpacked_arguments
 from ..plan.mutating import mutated_arguments
 from ..plan.values import CppValue, cpp_return_names
 from .debug import debug_after, debug_before
@@ -47,18 +47,9 @@ def kernel_definition(k: KernelPlan, *, line_directives: bool = False, release: 
     return f"{dispatcher_returns(f).cpp()} {k.wrapper}({signature}) {{\n{body}\n}}"
 
 
-def _tensor_args(k: KernelPlan) -> list[tuple[int, str, str]]:
-    """(position, name, type) of the arguments that get unpacked: non-optional tensors and lists."""
-    out = []
-    for i, a in enumerate(k.function.func.arguments.all):
-        if a.type.is_tensor_like() and not a.type.is_optional() and str(a.type) != "Tensor?[]":
-            out.append((i, a.name, str(a.type)))
-    return out
-
-
 def _unpack(k: KernelPlan) -> list[str]:
     lines = []
-    for i, name, ty in _tensor_args(k):
+    for i, name, ty in unpacked_arguments(k.function):
         ref = "auto " if ty.endswith("[]") else "auto& "
         lines.append(f'{ref}{name}_ = unpack({name}, "{name}", {i});')
     return lines
@@ -169,7 +160,7 @@ def _save(v: SavedValue, k: KernelPlan) -> str:
 
 
 def _call_args(k: KernelPlan) -> str:
-    unpacked = {name for _, name, _ in _tensor_args(k)}
+    unpacked = {name for _, name, _ in unpacked_arguments(k.function)}
     return ", ".join(a.name + ("_" if a.name in unpacked else "") for a in k.function.func.arguments.all)
 
 

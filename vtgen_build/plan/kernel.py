@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from ..base.errors import VtgenError
 from ..base.names import distinct_names
 from ..model import Model
 from ..model.native import NativeFunction
@@ -23,7 +24,7 @@ from .policy import Policy
 from .values import cpp_return_names, value_type
 from .views import view_base
 
-__all__ = ["KernelPlan", "Plan", "Value", "build_plan", "differentiable_outputs"]
+__all__ = ["KernelPlan", "Plan", "Value", "build_plan", "differentiable_outputs", "unpacked_arguments"]
 
 NOT_IMPLEMENTED_NODE = "NotImplemented"
 
@@ -177,7 +178,30 @@ def _autograd_key(info: DerivativeInfo | None) -> str:
     return "Autograd" if info is None or info.dispatch_key == "Default" else info.dispatch_key
 
 
+def unpacked_arguments(f: NativeFunction) -> tuple[tuple[int, str, str], ...]:
+    """(position, name, type) of the arguments a kernel unpacks into a local ``<name>_``: non-optional
+    tensors and tensor lists."""
+    return tuple(
+        (i, a.name, str(a.type))
+        for i, a in enumerate(f.func.arguments.all)
+        if a.type.is_tensor_like() and not a.type.is_optional() and str(a.type) != "Tensor?[]"
+    )
+
+
+def _check_unpacked_names(f: NativeFunction) -> None:
+    """An argument ``x_`` beside a tensor ``x``: the kernel's unpacked copy of ``x`` takes its name."""
+    names = {a.name for a in f.func.arguments.all}
+    for _, name, _ in unpacked_arguments(f):
+        if f"{name}_" in names:
+            raise VtgenError(
+                f"arguments '{name}' and '{name}_': the autograd kernel names its unpacked copy of the tensor "
+                f"'{name}' '{name}_' (C++ cannot hold both); rename one",
+                f.location,
+            )
+
+
 def _kernel(f: NativeFunction, info: DerivativeInfo | None, policy: Policy) -> KernelPlan:
+    _check_unpacked_names(f)
     inputs = _inputs(f, info)
     outputs = _outputs(f, info)
     is_inplace_foreach = f.name.base.startswith("_foreach_") and f.kind is SchemaKind.inplace
