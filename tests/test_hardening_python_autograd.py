@@ -5,26 +5,32 @@ Each case generates ``_autograd.py`` in this process, defines the ops with ``tor
 gradient, or an error at the yaml line, never a module that does not compile or a wrong value.
 The property test draws op, overload and argument names (keywords, builtins, the module's own
 names, names differing only by ``.`` vs ``_``) and formula trees (depth, length, literal
-spellings) and compares each gradient with the tree evaluated in Python.
+spellings) and compares each gradient with the tree evaluated in Python; one slow test builds a
+few drawn ops as a C++ library too (one compile) and checks both tiers give the same gradients.
 """
 
 from __future__ import annotations
 
 import itertools
+import random
+import subprocess
 import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, Phase, event, find, given, settings
 from hypothesis import strategies as st
 
 from vtgen_build.base.errors import VtgenError
+from vtgen_build.cli import commands as cli
+from vtgen_build.compile.compiler import find_compiler
 from vtgen_build.emit import python_autograd
 from vtgen_build.engine.python_autograd import write_python_autograd
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.policy import load_policy
+from vtgen_build.torchlib import locate_torch
 
 torch = pytest.importorskip("torch")
 
@@ -334,10 +340,21 @@ def _evaluate(tree: Any, env: list[Any]) -> Any:
     return a + b if tree[1] == "+" else a - b if tree[1] == "-" else a * b
 
 
+Plan = tuple[str, list[str], list[Any]]  # (name.overload, argument names, formula tree of each)
+
+
+def _draw_op(draw: st.DrawFn, qualified: str, args: list[str]) -> tuple[Op, Plan]:
+    trees = [draw(_TREES) for _ in args]
+    schema = f"{qualified}({', '.join(f'Tensor {a}' for a in args)}) -> Tensor"
+    values = ["grad", *args]
+    op = Op(schema, tuple((a, f"grad * {_cpp(t, values)}") for a, t in zip(args, trees, strict=True)))
+    return op, (qualified, args, trees)
+
+
 @st.composite
-def _libraries(draw: st.DrawFn) -> tuple[list[Op], list[tuple[str, list[str], list[Any]]]]:
+def _libraries(draw: st.DrawFn) -> tuple[list[Op], list[Plan]]:
     ops: list[Op] = []
-    plans: list[tuple[str, list[str], list[Any]]] = []
+    plans: list[Plan] = []
     used: set[str] = set()
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
         name, overload = draw(_OP_NAMES), draw(_OVERLOADS)
@@ -345,19 +362,16 @@ def _libraries(draw: st.DrawFn) -> tuple[list[Op], list[tuple[str, list[str], li
         if qualified in used:
             continue
         used.add(qualified)
-        args = draw(st.lists(_NAMES, min_size=1, max_size=3, unique=True))
-        trees = [draw(_TREES) for _ in args]
-        schema = f"{qualified}({', '.join(f'Tensor {a}' for a in args)}) -> Tensor"
-        values = ["grad", *args]
-        ops.append(Op(schema, tuple((a, f"grad * {_cpp(t, values)}") for a, t in zip(args, trees, strict=True))))
-        plans.append((qualified, args, trees))
+        op, plan = _draw_op(draw, qualified, draw(st.lists(_NAMES, min_size=1, max_size=3, unique=True)))
+        ops.append(op)
+        plans.append(plan)
     return ops, plans
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_libraries())
 def test_any_names_and_formulas_give_a_right_module_or_an_error_at_a_yaml_line(
-    tmp_path_factory: pytest.TempPathFactory, library: tuple[list[Op], list[tuple[str, list[str], list[Any]]]]
+    tmp_path_factory: pytest.TempPathFactory, library: tuple[list[Op], list[Plan]]
 ) -> None:
     ops, plans = library
     where = tmp_path_factory.mktemp("prop")
@@ -380,3 +394,151 @@ def test_any_names_and_formulas_give_a_right_module_or_an_error_at_a_yaml_line(
             expected = env[0] * _evaluate(tree, env)
             assert given_input.grad is not None, (qualified, arg)
             assert torch.allclose(given_input.grad, expected), (qualified, arg, given_input.grad, expected)
+
+
+# --- the two tiers agree: one C++ build of a few drawn ops -------------------------------------
+
+_KEYWORDS = st.sampled_from(("lambda", "from", "yield", "match"))
+
+
+@st.composite
+def _tier_libraries(draw: st.DrawFn) -> tuple[list[Op], list[Plan]]:
+    """``foo.bar`` and ``foo_bar`` of one signature (an argument a Python keyword), then two to four ops
+    of the property's names."""
+    args = [draw(_KEYWORDS), *draw(st.lists(_NAMES, min_size=0, max_size=2, unique=True))]
+    args = list(dict.fromkeys(args))
+    drawn = [_draw_op(draw, "foo.bar", args), _draw_op(draw, "foo_bar", args)]
+    used = {"foo.bar", "foo_bar"}
+    while len(drawn) < draw(st.integers(min_value=4, max_value=6)):
+        name, overload = draw(_OP_NAMES), draw(_OVERLOADS)
+        qualified = f"{name}.{overload}" if overload else name
+        if qualified not in used:
+            used.add(qualified)
+            drawn.append(_draw_op(draw, qualified, draw(st.lists(_NAMES, min_size=1, max_size=3, unique=True))))
+    return [op for op, _ in drawn], [plan for _, plan in drawn]
+
+
+def _int_overflow(tree: Any) -> bool:
+    """A subtree of integer literals alone leaves a C++ ``int`` (Python's integers never overflow)."""
+    found: list[int] = []
+
+    def value(t: Any) -> int | None:
+        kind = t[0]
+        if kind == "value":
+            return None
+        if kind == "lit":
+            return int(t[2]) if t[1].startswith("0x") or t[1].isdigit() else None
+        inner = [value(x) for x in t[1:] if isinstance(x, tuple)]
+        if any(v is None for v in inner):
+            return None
+        v = inner[0] or 0
+        if kind == "neg":
+            v = -v
+        elif kind == "run":
+            v = v * t[3]
+        elif kind == "bin":
+            a, b = inner[0] or 0, inner[1] or 0
+            v = a + b if t[1] == "+" else a - b if t[1] == "-" else a * b
+        found.append(v)
+        return v
+
+    value(tree)
+    return any(abs(v) >= 2**31 for v in found)
+
+
+def _reads_an_argument(tree: Any, count: int) -> bool:
+    if tree[0] == "value":
+        return tree[1] % (count + 1) != 0
+    return any(_reads_an_argument(t, count) for t in tree[1:] if isinstance(t, tuple))
+
+
+def _tier_example(where: Path) -> tuple[list[Op], list[Plan]]:
+    """The first drawn library (fixed seed) whose ops both tiers can hold (no name either refuses, no
+    ``int`` overflow) and whose formulas read arguments, not only ``grad``."""
+
+    def usable(library: tuple[list[Op], list[Plan]]) -> bool:
+        ops, plans = library
+        if any(_int_overflow(tree) for _, _, trees in plans for tree in trees):
+            return False
+        if sum(_reads_an_argument(tree, len(args)) for _, args, trees in plans for tree in trees) < 2:
+            return False  # the Node must save inputs, not only scale grad
+        attempt = where / f"try{next(_NAMESPACES)}"
+        try:
+            _generate(attempt, ops)
+        except VtgenError:
+            return False
+        return _generate_classic(attempt / "cpp", "vttiertry", ops)
+
+    chosen = settings(database=None, phases=[Phase.generate], max_examples=500, derandomize=False)
+    return find(_tier_libraries(), usable, settings=chosen, random=random.Random(44))
+
+
+def _generate_classic(where: Path, ns: str, ops: list[Op]) -> bool:
+    """``ops`` generated as a classic op library into ``where/out`` (one shard); False if refused."""
+    native, derivatives = _yaml(ops)
+    where.mkdir(parents=True)
+    (where / "nf.yaml").write_text(native)
+    (where / "d.yaml").write_text(derivatives)
+    inputs = ["--native-functions", str(where / "nf.yaml"), "--derivatives", str(where / "d.yaml")]
+    return cli.main(["generate", *inputs, "--namespace", ns, "--out", str(where / "out"), "--shards", "1"]) == 0
+
+
+def _build_classic(where: Path, ns: str, ops: list[Op]) -> Path:
+    """``ops`` generated as a classic op library (C++ Nodes and Autograd kernels, one shard), compiled as one
+    unit against the installed torch; the library's path."""
+    assert _generate_classic(where, ns, ops)
+    unity = where / "out" / "unity.cpp"
+    unity.write_text("".join(f'#include "{p.name}"\n' for p in sorted((where / "out").glob("*.cpp"))))
+    torch_install, library = locate_torch(), where / f"lib{ns}.so"
+    command = [find_compiler(None), "-std=c++17", "-O0", "-shared", "-fPIC", *torch_install.compile_flags()]
+    command += [f"-I{where / 'out'}", str(unity), "-o", str(library), *torch_install.link_flags()]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return library
+
+
+def _tier_values(ns: str, plans: list[Plan]) -> dict[str, list[Any]]:
+    """Each op's forward value and the gradient of each input, on the same inputs in every tier."""
+    found = {}
+    for qualified, args, _ in plans:
+        base = torch.tensor([1.5, -0.5, 2.0], dtype=torch.float64)
+        inputs = [(base * (i + 1)).requires_grad_() for i in range(len(args))]
+        result = _op(ns, qualified)(*inputs)
+        result.sum().backward()
+        found[qualified] = [result.detach(), *(t.grad for t in inputs)]
+    return found
+
+
+def _disagreeing(ours: dict[str, list[Any]], theirs: dict[str, list[Any]]) -> list[str]:
+    def same(a: Any, b: Any) -> bool:
+        return a is not None and b is not None and bool(torch.allclose(a, b))
+
+    return [op for op, values in ours.items() if not all(map(same, values, theirs[op]))]
+
+
+@pytest.mark.slow
+def test_the_cpp_nodes_and_the_python_autograd_of_drawn_ops_agree(tmp_path: Path) -> None:
+    """One C++ build (~20-30 s) of four to six ops drawn from the property's strategies (a fixed seed:
+    the same ops on every run): each op's forward value and gradients through the C++ Node equal those
+    through the generated Python autograd of the same yaml, and a Python tier generated from a yaml
+    with one formula changed is told apart (so a disagreement cannot pass)."""
+    ops, plans = _tier_example(tmp_path)
+    assert {"foo.bar", "foo_bar"} <= {q for q, _, _ in plans} and len(ops) >= 4
+    cpp_ns = f"vttiercpp{next(_NAMESPACES)}"
+    torch.ops.load_library(str(_build_classic(tmp_path / "cpp", cpp_ns, ops)))
+    cpu = torch.library.Library(cpp_ns, "IMPL")  # the C++ tier's forward: the same Python kernel as below
+    _LIBRARIES.append(cpu)
+    for op in ops:
+        cpu.impl(op.schema.split("(")[0], _sum_kernel, "CPU")
+    cpp = _tier_values(cpp_ns, plans)
+
+    def python_tier(where: Path, tier_ops: list[Op]) -> dict[str, list[Any]]:
+        ns, text = _generate(where, tier_ops)
+        _define(ns, tier_ops, _sum_kernel)
+        _load(ns, text)
+        return _tier_values(ns, plans)
+
+    assert _disagreeing(cpp, python_tier(tmp_path / "py", ops)) == []
+    (arg, formula), *rest = ops[2].formulas
+    planted = [*ops[:2], Op(ops[2].schema, ((arg, f"{formula} + grad"), *rest)), *ops[3:]]
+    assert _disagreeing(cpp, python_tier(tmp_path / "planted", planted)) == [plans[2][0]]
