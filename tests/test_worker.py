@@ -473,3 +473,47 @@ def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: Rea
     errors = [[line for line in r.stderr.splitlines() if ": error: " in line] for r in (once, warm)]
     assert once.returncode == warm.returncode == 1 and errors[0] == errors[1] and errors[0], once.stderr[-3000:]
     assert len(errors[0]) == 1, errors  # the entry stopped at its first failed check (its float64 backward)
+
+
+_STARTER = """
+import sys, time
+from pathlib import Path
+from vtgen_build.worker import start
+go = Path(sys.argv[1])
+while not go.exists():
+    time.sleep(0.001)
+print(start(Path(sys.argv[2]), sys.executable, ("slowstart",), Path(sys.argv[3])).pid, flush=True)
+"""
+
+
+def _workers_of(directory: Path) -> list[int]:
+    """The live (not zombie) server processes of worker directory ``directory``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        pid = int(entry.name) if entry.name.isdigit() else 0
+        if pid and manage._alive(pid) and manage._is_worker(pid, directory):
+            found.append(pid)
+    return found
+
+
+def test_two_starts_at_one_instant_leave_one_worker_both_name(tmp_path: Path) -> None:
+    """Two `worker start` on one --out at the same instant (a start is a second long: its module takes
+    that to import): exactly one worker lives, and both starts name it.  Three rounds."""
+    (tmp_path / "slowstart.py").write_text("import time\ntime.sleep(1)\n", encoding="utf-8")
+    (tmp_path / "starter.py").write_text(_STARTER, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(Path(__file__).parents[1])])}
+    for round_ in range(3):
+        out, go = tmp_path / f"out{round_}", tmp_path / f"go{round_}"
+        argv = [sys.executable, str(tmp_path / "starter.py"), str(go), str(out), str(tmp_path)]
+        starters = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        time.sleep(0.5)  # both wait at the line
+        go.touch()
+        said = [s.communicate(timeout=60)[0].strip() for s in starters]
+        try:
+            assert [s.returncode for s in starters] == [0, 0], said
+            assert said[0] == said[1] and said[0].isdigit(), said
+            assert _workers_of(out / ".vtgen-worker") == [int(said[0])], said
+        finally:
+            stop(out)
+            for pid in _workers_of(out / ".vtgen-worker"):  # a second worker, before the fix
+                os.kill(pid, signal.SIGKILL)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..base.errors import VtgenError
+from ..base.write import locked
 from .client import ANSWER, Worker, WorkerGone, connect, receive, send
 from .server import installation_digest
 
@@ -129,16 +130,22 @@ def start(
     out: Path, python: str, modules: Sequence[str] = PRELOAD, allow: Path = PACKAGE, idle: float = IDLE
 ) -> Worker:
     """Start the worker of ``out`` (replacing a stale or silent one); it lives on, detached, until
-    ``stop``, until ``out`` is deleted, or ``idle`` seconds without a request (0: never)."""
+    ``stop``, until ``out`` is deleted, or ``idle`` seconds without a request (0: never).  Starts of
+    one ``out`` take turns (a lock in its directory): two at one instant leave one worker, both return it."""
     found = find(out, python)
     if found is not None:
         return found
     directory = out / WORKER_DIR
-    if (directory / "socket").exists():  # one that does not answer: killed
-        stop(out)
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     _owned(directory)
-    directory = directory.resolve()
+    with locked(directory, "start.lock"):  # one start at a time: a second one finds the first's worker
+        found = find(out, python)
+        return found if found is not None else _start_new(out, directory.resolve(), python, modules, allow, idle)
+
+
+def _start_new(out: Path, directory: Path, python: str, modules: Sequence[str], allow: Path, idle: float) -> Worker:
+    if (directory / "socket").exists():  # one that does not answer: killed
+        stop(out)
     for name in ("ready.json", "pid"):
         (directory / name).unlink(missing_ok=True)
     command = [python, str(SERVER), str(directory), package_digest(), str(allow), f"{idle:g}", *modules]
