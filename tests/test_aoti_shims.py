@@ -364,3 +364,19 @@ def test_installed_shims_leave_inductors_config_picklable(tmp_yaml: YamlWriter, 
     child = subprocess.run([sys.executable, "-c", PICKLE_CHILD, str(api / "__init__.py")], capture_output=True,
                            text=True, check=False)  # fmt: skip
     assert child.returncode == 0 and "PICKLED" in child.stdout, child.stderr[-3000:]
+
+
+def test_an_incremental_run_repeats_the_shim_warnings(tmp_yaml: YamlWriter, tmp_path: Path, run_cli: CliRunner) -> None:
+    """An edit of derivatives.yaml re-plans the edited entries only; the warnings of the ops it keeps
+    (here: the shims withheld for names libtorch exports) are said again, as a clean run says them."""
+    native = tmp_yaml("nf.yaml", ATEN_NAMED)
+    derivatives = tmp_yaml("d.yaml", "- name: topk_soft(Tensor self, float k) -> Tensor\n  self: grad * 2\n")
+    args = ["generate", "--native-functions", native, "--derivatives", derivatives, "--namespace", "lib",
+            "--out", str(tmp_path / "out"), "--register-backends", "CPU"]  # fmt: skip
+    first = run_cli(*args)
+    assert first.code == 0 and f"{native}:1: warning: lib::topk gets no AOTInductor C shim" in first.err, first.err
+    Path(derivatives).write_text("- name: topk_soft(Tensor self, float k) -> Tensor\n  self: grad * 3\n")
+    edited = run_cli(*args)
+    assert edited.code == 0 and "re-planned" in edited.out + edited.err, edited.out + edited.err
+    assert edited.err.count(": warning:") == first.err.count(": warning:") == 2, edited.err
+    assert f"{native}:1: warning: lib::topk gets no AOTInductor C shim" in edited.err

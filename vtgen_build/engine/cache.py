@@ -63,7 +63,7 @@ __all__ = [
 CACHE = ".vtgen-cache"  # a directory: index, functions_<b>, shard_<k>
 INDEX = "index"
 _FUNCTIONS = "functions"
-FORMAT = 3
+FORMAT = 4
 _MAX_SHARDS = 1 << 16
 _BUCKETS = 16  # files the function store is split into
 
@@ -103,6 +103,7 @@ class CacheIndex:
     signature_groups: tuple[tuple[str, tuple[str, ...]], ...]  # signature -> functions, in model order
     order: tuple[str, ...]  # every function, in model order
     format: int = FORMAT
+    warnings: tuple[str, ...] = ()  # the clean run's ``path:line: warning:`` lines: an edit keeps what they are about
 
 
 @dataclass(frozen=True)
@@ -264,7 +265,7 @@ def _decode_entries(value: JSON) -> tuple[EntryRecord, ...] | None:
 _INDEX_KEYS = (
     "token", "settings", "native", "tags", "entries", "shard_tokens", "functions_token", "entry_count",
     "tags_set", "policy", "kernel_function", "kernel_entry", "kernel_shard", "node_entry", "node_names",
-    "node_shard", "group_signature", "group_functions", "order", "format",
+    "node_shard", "group_signature", "group_functions", "order", "format", "warnings",
 )  # fmt: skip
 
 
@@ -290,6 +291,7 @@ def _encode_index(i: CacheIndex) -> JSON:
         "group_functions": [list(fs) for _, fs in i.signature_groups],
         "order": list(i.order),
         "format": i.format,
+        "warnings": list(i.warnings),
     }
 
 
@@ -323,6 +325,7 @@ def _decode_index(value: JSON) -> CacheIndex:
         tuple(zip(group_signature, group_functions, strict=True)),
         texts(raw["order"]),
         integer(raw["format"]),
+        texts(raw["warnings"]),
     )
     _check_index(index)
     return index

@@ -212,9 +212,10 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
         from ..stubs.gen_decls import render_decls
 
         files.update(render_decls(model.native_functions))  # declarations the stub headers include
-    cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)
     shims = library.aoti_shims.skipped if library.aoti_shims is not None else ()
-    warnings = tuple(s.warning() for s in shims if s.warn)
+    warnings = tuple(s.warning() for s in shims if s.warn)  # of native_functions.yaml: an edit keeps them
+    cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)
+    cache = replace(cache, index=replace(cache.index, warnings=warnings))
     return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings)
 
 
@@ -568,9 +569,8 @@ def _reassemble(
         for e, c in zip(index.entries or (), chunks, strict=True)
     )
     new_index = replace(index, token=_token(), entries=entries, shard_tokens=tokens)
-    return Outcome(
-        tuple(sorted(files.items())), (), plan, (), CacheWrite(new_index, tuple(sorted(shards.items())), None)
-    )
+    cache = CacheWrite(new_index, tuple(sorted(shards.items())), None)
+    return Outcome(tuple(sorted(files.items())), (), plan, (), cache, index.warnings)
 
 
 def load_cache(out_dir: Path, token: object) -> CacheIndex | None:
