@@ -27,7 +27,7 @@ from tests.test_supervise import FAKE
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.gradcheck.records import Entry, read_entries
 from vtgen_build.gradcheck.supervise import Child, run_to_end
-from vtgen_build.worker import Worker, WorkerGone, client, find, manage, start, stop
+from vtgen_build.worker import Worker, WorkerGone, client, find, manage, server, start, stop
 
 SCRIPT = """
 import json, os, signal, sys, time
@@ -202,7 +202,9 @@ def test_an_edit_of_any_module_the_worker_imported_makes_it_stale_and_a_new_one_
         worker = start(out, sys.executable, ("vtpriv.inner.deep",), tmp_path)
         assert worker.spawn([str(tmp_path / "show.py")], said, {}).wait(timeout=60) == 0
         assert said.read_text(encoding="utf-8") == "1\n"
+        assert find(out, sys.executable) is not None  # a look at the files: the next one is FRESH seconds later
         deep.write_text("VALUE = 2\n", encoding="utf-8")  # the same size: only its time and inode tell
+        time.sleep(server.FRESH)
         assert find(out, sys.executable) is None
         assert f"({deep} changed since it imported it): stopped" in capsys.readouterr().err
         worker = start(out, sys.executable, ("vtpriv.inner.deep",), tmp_path)

@@ -12,6 +12,7 @@ does not answer is killed, one still finishing the checks it runs says so.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -48,8 +49,10 @@ DRAIN = 10.0  # seconds ``stop`` waits for a worker to finish the children it ru
 _GONE = 5.0  # seconds a killed worker may take to vanish
 
 
+@functools.cache
 def package_digest() -> str:
-    """The content of vtgen_build's own files: a worker started by another version is stale."""
+    """The content of vtgen_build's own files: a worker started by another version is stale.  Read once
+    per process: it is the version this process runs."""
     digest = hashlib.sha256()
     for path in sorted(PACKAGE.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:

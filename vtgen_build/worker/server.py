@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import hashlib
 import importlib
 import json
+import math
 import os
 import runpy
 import select
@@ -49,25 +51,41 @@ __all__ = ["RunRequest", "installation_digest", "main", "module_files", "parse_r
 
 MAX_LINE = 1 << 20  # bytes of one request; a longer one is refused
 LOOK = 1.0  # seconds between looks at the directory, the socket and the idle clock
+FRESH = 1.0  # seconds a look at the imported modules' files answers the hellos that follow it
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 
 Signature = tuple[int, int, int]  # a file's size, modification time (ns) and inode
 Inode = tuple[int, int]  # a file's device and inode: which file a path names, whatever was written into it
+Signed = tuple[tuple[str, Signature | None], ...]  # paths and their signatures (None: unreadable)
 
 
 def installation_digest(package_dir: str) -> str:
     """What identifies an installed package's files: the content of its ``*.py`` at the top, of its
     dist-info ``RECORD`` (the hash of every file pip installed), and the size and modification time
-    of each shared library under ``lib/`` (their content, a gigabyte, would cost seconds)."""
+    of each shared library under ``lib/`` (their content, a gigabyte, would cost seconds).  Contents
+    are read again only when a stat signature changed: a check asks up to three times, and a few
+    dozen ``stat`` calls cost far less than reading a megabyte each time."""
     root = Path(package_dir)
-    digest = hashlib.sha256(str(root.resolve()).encode())
-    for path in sorted(root.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    for record in sorted(root.parent.glob(f"{root.name}-*.dist-info/RECORD")):
-        digest.update(record.read_bytes())
-    for lib in sorted((root / "lib").glob("*")) if (root / "lib").is_dir() else []:
-        info = lib.stat()
-        digest.update(f"{lib.name}:{info.st_size}:{info.st_mtime_ns}".encode())
+    libs = sorted((root / "lib").glob("*")) if (root / "lib").is_dir() else []
+
+    def signed(paths: list[Path]) -> tuple[tuple[str, Signature | None], ...]:
+        return tuple((str(p), _signature(str(p))) for p in paths)
+
+    records = sorted(root.parent.glob(f"{root.name}-*.dist-info/RECORD"))
+    return _digest_of(str(root.resolve()), signed(sorted(root.glob("*.py"))), signed(records), signed(libs))
+
+
+@functools.lru_cache(maxsize=4)
+def _digest_of(root: str, sources: Signed, records: Signed, libs: Signed) -> str:
+    """``installation_digest`` of files with these signatures, which stand for their contents."""
+    digest = hashlib.sha256(root.encode())
+    for path, _ in sources:
+        digest.update(Path(path).name.encode() + b"\0" + Path(path).read_bytes())
+    for path, _ in records:
+        digest.update(Path(path).read_bytes())
+    for path, signature in libs:
+        size, mtime = signature[:2] if signature is not None else (-1, -1)
+        digest.update(f"{Path(path).name}:{size}:{mtime}".encode())
     return digest.hexdigest()
 
 
@@ -237,6 +255,8 @@ class _Server:
         self.places: tuple[Inode | None, Inode | None] = (_inode(settings.directory), None)  # dir, socket
         self.last = time.monotonic()  # the last request or child exit (the idle clock)
         self.looked = 0.0
+        self.changed = ""  # a file of an imported module that changed ("": none seen)
+        self.files_looked = -math.inf  # when the files were last looked at
 
     def serve(self) -> None:
         assert self.listener is not None
@@ -338,7 +358,7 @@ class _Server:
             conn.close()
             return
         if kind == "hello":
-            self._send(conn, {**self.settings.identity, "changed": first_changed(self.settings.files)})
+            self._send(conn, {**self.settings.identity, "changed": self._changed()})
         elif kind == "stop":
             self._stop()
             self._send(conn, {"stopped": True, "pid": os.getpid(), "running": len(self.running)})
@@ -346,6 +366,15 @@ class _Server:
             self._fork(conn, run)
             return
         conn.close()
+
+    def _changed(self) -> str:
+        """The first imported module's file changed since the start (a few thousand ``stat`` calls): looked
+        at again when the last look is ``FRESH`` seconds old, so the hellos of one check (up to three,
+        milliseconds apart) share one look; a change once seen stays the answer."""
+        now = time.monotonic()
+        if not self.changed and now - self.files_looked >= FRESH:
+            self.changed, self.files_looked = first_changed(self.settings.files), now
+        return self.changed
 
     def _fork(self, conn: socket.socket, run: RunRequest) -> None:
         parent = os.getpid()
