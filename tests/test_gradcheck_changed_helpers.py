@@ -7,7 +7,12 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
+from vtgen_build import torchlib
 from vtgen_build.check import changed_ops
+from vtgen_build.cli import watch
+from vtgen_build.cli.commands import main
 from vtgen_build.compile import Compiler
 from vtgen_build.emit.output_index import OutputIndex, read_index
 from vtgen_build.engine.generate import GenerateOptions, generate
@@ -19,8 +24,11 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample_project"
 HEADER = "vtsample/helpers.h"
 
 
+YAML = ("native_functions.yaml", "derivatives.yaml", "tags.yaml")
+
+
 def _project(tmp: Path) -> tuple[OutputIndex, BuildSettings, GradcheckOptions]:
-    for name in ("native_functions.yaml", "derivatives.yaml", "tags.yaml"):
+    for name in YAML:
         shutil.copy(SAMPLE / name, tmp / name)
     (tmp / "include" / "vtsample").mkdir(parents=True)
     shutil.copy(SAMPLE / "include" / HEADER, tmp / "include" / HEADER)
@@ -49,9 +57,12 @@ def test_a_helper_edit_selects_the_ops_calling_it(tmp_path: Path) -> None:
     assert chosen == set(changed) and chosen
 
 
-def test_a_helper_found_in_the_torch_include_directory_counts_too(tmp_path: Path) -> None:
+def test_a_helper_found_in_the_torch_include_directory_counts_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``--manual-header torch/csrc/autograd/FunctionsManual.h``, found in the torch's headers (an editable
-    checkout's), is read like a header found through ``-I``."""
+    checkout's), is read like a header found through ``-I``: by ``--changed``'s digests and by what
+    ``--watch`` looks at (one rule, ``check.helper_roots``)."""
     index, settings, options = _project(tmp_path)
     moved = settings.torch.include_dirs[0] / HEADER
     moved.parent.mkdir(parents=True)
@@ -59,3 +70,10 @@ def test_a_helper_found_in_the_torch_include_directory_counts_too(tmp_path: Path
     before = _op_digests(index, settings, (HEADER,), options)
     moved.write_text(moved.read_text() + "\n// edited\n")
     assert "softsign" in changed_ops(before, _op_digests(index, settings, (HEADER,), options))
+    watched: list[str] = []
+    monkeypatch.setattr(torchlib, "locate_torch", lambda python=None, worker=None: settings.torch)
+    monkeypatch.setattr(watch, "watch", lambda files, *rest: watched.extend(files) or 0)
+    yaml = [f"--{name.split('.')[0].replace('_', '-')}={tmp_path / name}" for name in YAML]
+    args = ["check", "--gradcheck", "--watch", *yaml, "--namespace=vtsample", f"--manual-header={HEADER}"]
+    assert main([*args, f"-I{tmp_path / 'include'}", f"--out={tmp_path / 'out'}"]) == 0
+    assert str(moved) in watched, watched

@@ -19,7 +19,7 @@ from .run import (
     run_check,
     select_ops,
 )
-from .state import changed_ops, files_text, helper_files, read_state, with_helpers, write_state
+from .state import changed_ops, files_text, helper_files, helper_roots, read_state, with_helpers, write_state
 
 __all__ = [
     "CHECK_LOCK",
@@ -30,6 +30,7 @@ __all__ = [
     "default_check_dir",
     "files_text",
     "helper_files",
+    "helper_roots",
     "op_digests",
     "read_state",
     "run_check",

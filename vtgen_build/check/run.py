@@ -61,7 +61,7 @@ from ..engine.generate import GenerateOptions, GenerateResult, generate
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..plan.registrations import ALL_KEYS
-from .state import changed_ops, files_text, helper_files, read_state, write_state
+from .state import changed_ops, files_text, helper_files, helper_roots, read_state, write_state
 
 if TYPE_CHECKING:
     from ..revisions import Changes
@@ -201,7 +201,8 @@ def _settings_digest(out: Path, settings: Settings, manual_headers: tuple[str, .
     (``artifact_key``) over the compiler, the flags, the release, the shared headers' content and the
     digest of the headers compiled against."""
     shared = [out / "FunctionsBase.h", *sorted((out / "vtgen_decls").glob("*.inc"))]
-    shared += helper_files(options.include_dirs, manual_headers, options.manual_header_file, sources=False)
+    roots = helper_roots(options.include_dirs, [header_root(options.headers)])
+    shared += helper_files(roots, manual_headers, options.manual_header_file, sources=False)
     text = files_text(shared)
     headers = _headers_digest(header_root(options.headers))
     return artifact_key("changed-state", settings.compiler.identity, settings.flags, settings.release, text, [headers])

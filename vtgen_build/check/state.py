@@ -5,12 +5,12 @@
 ``{"settings": <digest of everything but the ops' own code>, "ops": {op: digest}}``.  A record of
 other settings, or a damaged one, reads as empty: every op counts as changed.
 
-The hand-written helpers formulas call (``helper_files``: ``--manual-header`` files found through ``-I``,
-``--pytorch-root``'s FunctionsManual) are in no op's own code.  ``check``'s key holds their content
-(``files_text``: an edit checks every op again, a compile each); ``--gradcheck``, whose check of every op
-takes hours, adds to each op's digest the content of the helper files naming a function its formulas
-call (``with_helpers``): an edit checks again the ops that may call what changed.  ``--watch`` looks at
-the same files.
+The hand-written helpers formulas call (``helper_files``: ``--manual-header`` files found through ``-I``
+and the torch's include directories, ``helper_roots``; ``--pytorch-root``'s FunctionsManual) are in no
+op's own code.  ``check``'s key holds their content (``files_text``: an edit checks every op again, a
+compile each); ``--gradcheck``, whose check of every op takes hours, adds to each op's digest the
+content of the helper files naming a function its formulas call (``with_helpers``): an edit checks
+again the ops that may call what changed.  ``--watch`` looks at the same files.
 """
 
 from __future__ import annotations
@@ -23,21 +23,28 @@ from ..base import store
 from ..compile import artifact_key
 from ..emit.output_index import OutputIndex
 
-__all__ = ["changed_ops", "files_text", "helper_files", "read_state", "with_helpers", "write_state"]
+__all__ = ["changed_ops", "files_text", "helper_files", "helper_roots", "read_state", "with_helpers", "write_state"]
 
 _FREE_CALL = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*\(")  # name( but not x.name(, p->name(, ns::name(
 _YAML_LINE = re.compile(r'^\s*#line \d+ "(.*)"\s*$')
 
 
+def helper_roots(include_dirs: Sequence[str], torch_include_dirs: Sequence[str | Path]) -> list[str]:
+    """Where a ``--manual-header`` is looked for: each ``-I`` directory, then the include directories of
+    the torch compiled against (the compiler's order).  The one rule of ``--changed``'s digests and of
+    what ``--watch`` looks at."""
+    return list(dict.fromkeys([*include_dirs, *map(str, torch_include_dirs)]))
+
+
 def helper_files(
-    include_dirs: Sequence[str], manual_headers: Sequence[str], manual_header_file: str | None, sources: bool = True
+    roots: Sequence[str], manual_headers: Sequence[str], manual_header_file: str | None, sources: bool = True
 ) -> list[Path]:
     """The helper files the formulas' code depends on beside the ops' own: ``manual_header_file`` (a
     checkout's FunctionsManual.h) and, with ``sources`` (what ``--gradcheck`` builds), its ``.cpp``; and
-    each ``--manual-header`` where ``-I`` would find it."""
+    each ``--manual-header`` under each of ``roots`` (``helper_roots``)."""
     manual = [Path(manual_header_file)] if manual_header_file else []
     manual += [manual[0].with_suffix(".cpp")] if manual and sources else []
-    return manual + [Path(d) / h for d in include_dirs for h in manual_headers]
+    return manual + [Path(d) / h for d in roots for h in manual_headers]
 
 
 def files_text(paths: Iterable[Path]) -> str:

@@ -882,11 +882,13 @@ def _watch_check(args: argparse.Namespace, inputs: Inputs, manual_file: str | No
                             ("--shard", args.shard), ("--changed-since", args.changed_since)) if v]  # fmt: skip
     if given:
         raise VtgenError(f"{given[0]} cannot be used with --watch: it checks the files as they are, verdict by verdict")
-    from ..check import helper_files
+    from ..check import helper_files, helper_roots
     from ..gradcheck.manual_source import find_manual_source
+    from ..torchlib import locate_torch
 
     files = [inputs.native_functions, inputs.derivatives, *([inputs.tags] if inputs.tags else [])]
-    helpers = helper_files(args.include_dirs, args.manual_header, manual_file)  # what --changed's digests read
+    torch = locate_torch(args.python).include_dirs if args.manual_header else ()  # where else a helper is found
+    helpers = helper_files(helper_roots(args.include_dirs, torch), args.manual_header, manual_file)  # --changed's
     manual = find_manual_source(args.pytorch_root) if args.gradcheck else None  # built in, whatever the headers
     files += [str(p) for p in dict.fromkeys([*helpers, *([manual.path] if manual else [])])]
     files += list(args.hints)

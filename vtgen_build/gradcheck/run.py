@@ -19,6 +19,7 @@ from ..check import (
     CHECK_LOCK,
     changed_ops,
     helper_files,
+    helper_roots,
     op_digests,
     read_state,
     select_ops,
@@ -534,7 +535,7 @@ def _op_digests(
     formulas call (``check.with_helpers``): the helpers (``check.helper_files``, searched in ``-I`` and the
     torch's include directories) and the FunctionsManual.cpp ``--pytorch-root`` builds in.  ``--changed``
     checks again the ops whose helpers were edited."""
-    roots = [*options.include_dirs, *map(str, settings.torch.include_dirs)]
+    roots = helper_roots(options.include_dirs, settings.torch.include_dirs)
     files = helper_files(roots, manual_headers, options.manual_header_file)
     manual = find_manual_source(options.pytorch_root)
     files += [manual.path] if manual is not None else []
