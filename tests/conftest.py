@@ -249,6 +249,26 @@ def bad_kernels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return library
 
 
+def installed_torch_dir() -> Path | None:
+    """The installed torch package's directory, found without importing torch; None: not installed."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def installed_torch_include(needs: str = "ATen/ATen.h") -> Path:
+    """The installed torch's C++ include directory; the test is skipped when torch is not installed or
+    its install has no ``needs`` there (a wheel without C++ headers)."""
+    torch = installed_torch_dir()
+    if torch is None:
+        pytest.skip("torch is not installed")
+    include = torch / "include"
+    if not (include / needs).is_file():
+        pytest.skip(f"this torch install has no C++ headers ({include / needs})")
+    return include
+
+
 @dataclass(frozen=True)
 class RealYaml:
     """The three files shipped in the installed torchgen package."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RealYaml
+from tests.conftest import RealYaml, installed_torch_include
 
 
 @dataclass(frozen=True)
@@ -24,16 +23,16 @@ class EditedYaml:
 def edited_checkout(real_yaml: RealYaml, root: Path, derivatives: str, lines: dict[str, int]) -> EditedYaml:
     """Lay out ``root`` as a checkout: the real native_functions.yaml and tags.yaml, the installed
     torch's FunctionsManual.h, and ``derivatives`` (the edited text) as tools/autograd/derivatives.yaml."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None or shutil.which("g++") is None:
-        pytest.skip("needs torch and g++")
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
+    include = installed_torch_include("torch/csrc/autograd/FunctionsManual.h")
     native = root / "aten/src/ATen/native"
     native.mkdir(parents=True)
     shutil.copy(real_yaml.native_functions, native / "native_functions.yaml")
     shutil.copy(real_yaml.tags, native / "tags.yaml")
     manual = root / "torch/csrc/autograd/FunctionsManual.h"
     manual.parent.mkdir(parents=True)
-    manual.symlink_to(Path(spec.origin).parent / "include/torch/csrc/autograd/FunctionsManual.h")
+    manual.symlink_to(include / "torch/csrc/autograd/FunctionsManual.h")
     path = root / "tools/autograd/derivatives.yaml"
     path.parent.mkdir(parents=True)
     path.write_text(derivatives, encoding="utf-8")
