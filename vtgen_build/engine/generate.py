@@ -37,6 +37,7 @@ from ..base.errors import VtgenError
 from ..base.names import check_identifier, check_include, check_qualified_name, module_name_problem
 from ..base.write import fault_point, locked, remove_outputs, remove_stale_temporaries, write_atomic
 from ..inputs.files import Inputs, file_digest
+from ..plan.policy import DEFAULT_RELEASE
 from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, read_manifest, write_manifest
 from .noop import discard, generator_files
 
@@ -97,7 +98,7 @@ class GenerateOptions:
     # written is the yaml's absolute path: identical output for the same inputs at the same place.
     line_directives: bool = False
     stub_decls: bool = False  # also write vtgen_decls/*.inc, the op declarations the stub headers include
-    release: str = "2.13"  # the PyTorch release the code is built for (vtgen_build.plan.target)
+    release: str = DEFAULT_RELEASE  # the PyTorch release the code is built for (vtgen_build.plan.target)
     policy_root: str | None = None  # --pytorch-root: its own generator sources give the policy lists
     # --allow-overwrite: a directory with no manifest may hold same-named files we did not write; replace them
     allow_overwrite: bool = False
@@ -198,7 +199,7 @@ def _settings(
         **({"register_backends": list(options.register_backends)} if options.register_backends else {}),
         **({"fake_module": options.fake_module} if options.fake_module else {}),
         **({"stable_abi": options.stable_abi} if options.stable_abi else {}),
-        **({"release": options.release} if options.release != "2.13" else {}),
+        **({"release": options.release} if options.release != DEFAULT_RELEASE else {}),
         **({"policy": _policy_digest(options.policy_root)} if options.policy_root else {}),
     }
 
