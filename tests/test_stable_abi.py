@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from vtgen_build.plan.stable import StableTarget, decode_target_version
+from vtgen_build.plan.request import StableTarget, decode_target_version
 
 from .conftest import ROOT, installed_torch_dir, installed_torch_include
 
@@ -375,7 +375,7 @@ def test_setuptools_key(extra: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
         read_settings({**base, **extra})
     ok = read_settings({**base, "stable-abi": "2.10", "register-backends": ["CPU"], "check": False})
-    assert ok.stable_abi == "2.10"
+    assert ok.stable_abi == StableTarget(2, 10)
 
 
 def test_options_that_only_shape_autograd_are_refused(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:

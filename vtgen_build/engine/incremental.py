@@ -194,7 +194,7 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     """Load, plan and render everything; record what an incremental run needs."""
     model = load_model(inputs)
     policy = policy_for(getattr(options, "policy_root", None), getattr(options, "release", DEFAULT_RELEASE))
-    if getattr(options, "stable_abi", None) is not None:
+    if getattr(options, "stable", None) is not None:
         # what the ABI cannot carry first: a derivatives.yaml entry that no longer matches an edited schema
         # follows from it, and its did-you-mean would suggest the unsupported type
         stable = _plan_stable(model, policy, options)
@@ -228,10 +228,9 @@ def _cpp_plan(model: Model, policy: Policy) -> Plan:
 
 
 def _plan_stable(model: Model, policy: Policy, options: Any) -> StablePlan:
-    from ..plan.stable import parse_stable_target, plan_stable
+    from ..plan.stable import plan_stable
 
-    target = parse_stable_target(options.stable_abi, "--stable-abi", options.torch_found or options.release)
-    return plan_stable(model.native_functions, options.register_backends, target, options.fake_module,
+    return plan_stable(model.native_functions, options.register_backends, options.stable, options.fake_module,
                        policy.pytorch_tags)  # fmt: skip
 
 
