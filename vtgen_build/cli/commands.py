@@ -829,7 +829,7 @@ def _gradcheck_options(
     from ..gradcheck import GradcheckOptions, parse_shard
 
     return GradcheckOptions(
-        ops=tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op),  # mylib::op or op
+        ops=tuple(args.op),  # mylib::op or op (model.schema.resolve_ops)
         changed=args.changed,
         python=args.python,
         cxx=args.cxx,
