@@ -394,10 +394,7 @@ endif()
 
 # PYTHON_AUTOGRAD / PYTHON_FORMULAS of vtgen_generate(): the generated Python autograd module
 # (and the author's formulas module, copied beside it so its relative import finds it).
-macro(_vtgen_python_autograd)
-  if(DEFINED arg_PYTHON_FORMULAS AND NOT DEFINED arg_PYTHON_AUTOGRAD)
-    message(FATAL_ERROR "vtgen_generate(): PYTHON_FORMULAS applies to PYTHON_AUTOGRAD only")
-  endif()
+macro(_vtgen_python_autograd)  # PYTHON_FORMULAS without PYTHON_AUTOGRAD: refused by _vtgen_check_names()
   if(DEFINED arg_PYTHON_AUTOGRAD)
     if(IS_ABSOLUTE "${arg_PYTHON_AUTOGRAD}" OR arg_PYTHON_AUTOGRAD MATCHES "(^|/)\\.\\.(/|$)")
       message(FATAL_ERROR "vtgen_generate(): PYTHON_AUTOGRAD must be a relative install destination "
@@ -689,9 +686,11 @@ function(vtgen_add_gradcheck_test target)
   add_test(NAME "${name}" COMMAND "${python}" -m vtgen_build check ${command})
 endfunction()
 
-# _vtgen_check_names(): a macro of vtgen_generate(): the names it hands the generator, checked at
-# configure time by the generator's own rules (vtgen_build.engine.generate.arguments_problems, the
-# rules of `vtgen-build generate` and the setuptools hook), never by copies of them here.
+# _vtgen_check_names(): a macro of vtgen_generate(): the names and the build request it hands the
+# generator, checked at configure time by the generator's own rules (vtgen_build.engine.generate.
+# configure_answers: the rules of `vtgen-build generate` and the setuptools hook), never by copies of
+# them here; its answers: `_vtgen_library_files`, the files only a classic op library has, and
+# `_vtgen_target_macro`, the TORCH_TARGET_VERSION of STABLE_ABI.
 macro(_vtgen_check_names)
   set(_vtgen_names "")
   if(DEFINED arg_NAMESPACE)
@@ -710,14 +709,30 @@ macro(_vtgen_check_names)
   if(DEFINED arg_FAKE_MODULE)
     list(APPEND _vtgen_names --fake-module "${arg_FAKE_MODULE}")
   endif()
+  if(DEFINED arg_STABLE_ABI)
+    list(APPEND _vtgen_names --stable-abi "${arg_STABLE_ABI}")
+  endif()
+  if(DEFINED arg_PYTHON_AUTOGRAD)
+    list(APPEND _vtgen_names --python-autograd "${arg_PYTHON_AUTOGRAD}/_autograd.py")
+  endif()
+  if(DEFINED arg_PYTHON_FORMULAS)
+    if(DEFINED arg_PYTHON_AUTOGRAD)  # copied beside the generated module (_vtgen_python_autograd)
+      get_filename_component(_vtgen_name "${arg_PYTHON_FORMULAS}" NAME)
+      list(APPEND _vtgen_names --python-formulas "${arg_PYTHON_AUTOGRAD}/${_vtgen_name}")
+    else()
+      list(APPEND _vtgen_names --python-formulas "${arg_PYTHON_FORMULAS}")
+    endif()
+  endif()
+  set(_vtgen_library_files "")
+  set(_vtgen_target_macro "")
   if(_vtgen_names)
     get_property(_vtgen_py GLOBAL PROPERTY _vtgen_python)
     execute_process(
       COMMAND "${_vtgen_py}" -c [=[
 import sys
-from vtgen_build.engine.generate import arguments_problems
-for option, problem in arguments_problems(sys.argv[1:]):
-    print(option + "\t" + problem.replace("\n", " "))
+from vtgen_build.engine.generate import configure_answers
+for line in configure_answers(sys.argv[1:]):
+    print(line.replace("\n", " "))
 ]=] ${_vtgen_names}
       WORKING_DIRECTORY "${CMAKE_CURRENT_FUNCTION_LIST_DIR}"  # not the caller's: `-c` puts it on sys.path
       RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_out ERROR_VARIABLE _vtgen_err
@@ -725,10 +740,18 @@ for option, problem in arguments_problems(sys.argv[1:]):
     if(NOT _vtgen_rc EQUAL 0)
       message(FATAL_ERROR "vtgen_generate(): checking the names with ${_vtgen_py} failed: ${_vtgen_err}")
     endif()
-    if(_vtgen_out)
-      string(REGEX MATCH "^[^\n]*" _vtgen_first "${_vtgen_out}")  # the first problem, as the generator says it
+    string(REGEX MATCH "^[^\n]*" _vtgen_first "${_vtgen_out}")
+    if(_vtgen_first MATCHES "^files\t(.*)$")  # no problem: the request's answers
+      set(_vtgen_library_files "${CMAKE_MATCH_1}")
+      if(_vtgen_out MATCHES "\nstable-macro\t([^\n]*)")
+        set(_vtgen_target_macro "${CMAKE_MATCH_1}")
+      endif()
+    else()  # the first problem, as the generator says it
       string(REGEX MATCH "^([^\t]*)\t(.*)$" _vtgen_first "${_vtgen_first}")
       set(_vtgen_option "${CMAKE_MATCH_1}")
+      if(_vtgen_option STREQUAL "-")  # said in CMake's words already
+        message(FATAL_ERROR "vtgen_generate(): ${CMAKE_MATCH_2}")
+      endif()
       string(REGEX REPLACE "^--[a-z-]+: " "" _vtgen_problem "${CMAKE_MATCH_2}")
       set(_vtgen_keyword_of--namespace NAMESPACE)
       set(_vtgen_keyword_of--using-namespace USING_NAMESPACES)
@@ -756,12 +779,15 @@ macro(_vtgen_backend_registrations)
     foreach(_vtgen_key IN LISTS arg_REGISTER_BACKENDS)  # checked by _vtgen_check_names()
       list(APPEND sources "${out_dir}/Register${_vtgen_key}.cpp")
     endforeach()
-    if(NOT DEFINED arg_STABLE_ABI AND NOT namespace STREQUAL "aten")
-      # The classic mode of an op library: its out= operators' Functionalize kernels and its
-      # operators' AOTInductor C shims (a yaml of aten's operators has nothing for either)
-      list(APPEND sources "${out_dir}/RegisterFunctionalize.cpp" "${out_dir}/AOTIShims.cpp")
-      list(APPEND headers "${out_dir}/AOTIShims.h")
-    endif()
+    # The classic mode of an op library: its out= operators' Functionalize kernels and its
+    # operators' AOTInductor C shims (the generator's rule, answered by _vtgen_check_names())
+    foreach(_vtgen_file IN LISTS _vtgen_library_files)
+      if(_vtgen_file MATCHES "\\.h$")
+        list(APPEND headers "${out_dir}/${_vtgen_file}")
+      else()
+        list(APPEND sources "${out_dir}/${_vtgen_file}")
+      endif()
+    endforeach()
     list(JOIN arg_REGISTER_BACKENDS "," _vtgen_keys)
     list(APPEND command --register-backends "${_vtgen_keys}")
     list(APPEND headers "${out_dir}/NativeKernels.h")
@@ -956,33 +982,21 @@ macro(_vtgen_generate_stable)
       message(FATAL_ERROR "vtgen_generate(): STABLE_ABI builds against torch's stable headers only; drop ${_vtgen_bad}")
     endif()
   endforeach()
-  if(NOT arg_STABLE_ABI MATCHES "^[0-9]+\\.[0-9]+$")
-    message(FATAL_ERROR "vtgen_generate(): STABLE_ABI must be a release X.Y (e.g. 2.10), got '${arg_STABLE_ABI}'")
-  endif()
-  if(NOT arg_REGISTER_BACKENDS)
-    message(FATAL_ERROR "vtgen_generate(): STABLE_ABI needs REGISTER_BACKENDS (the dispatch keys of the library's kernels, e.g. CPU Meta)")
-  endif()
-  # The torch the build compiles against (its metadata and include directory; torch is not imported)
-  # and the target checked against it: not before 2.10, not after that torch.
+  # The torch the build compiles against (its metadata and include directory; torch is not imported);
+  # the target was checked against it by _vtgen_check_names() (not before 2.10, not after that torch),
+  # which also gave its TORCH_TARGET_VERSION (_vtgen_target_macro).
   execute_process(
     COMMAND "${python}" -c [=[
 import importlib.metadata, importlib.util, os, sys
-from vtgen_build.base.errors import VtgenError
-from vtgen_build.plan.stable import parse_stable_target
 try:
     version = importlib.metadata.version("torch")
 except importlib.metadata.PackageNotFoundError:
     sys.exit("the generator's interpreter has no torch installed (" + sys.executable + ")")
-try:
-    target = parse_stable_target(sys.argv[1], "STABLE_ABI", version)
-except VtgenError as exc:
-    sys.exit(exc.message)
 print(version)
 package = importlib.util.find_spec("torch").submodule_search_locations[0]
 print(os.path.join(package, "include"))
-print(target.macro)
 print(os.path.join(package, "lib"))
-]=] "${arg_STABLE_ABI}"
+]=]
     RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_out ERROR_VARIABLE _vtgen_err
     OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
   if(NOT _vtgen_rc EQUAL 0)
@@ -991,8 +1005,7 @@ print(os.path.join(package, "lib"))
   string(REPLACE "\n" ";" _vtgen_out "${_vtgen_out}")
   list(GET _vtgen_out 0 _vtgen_torch_version)
   list(GET _vtgen_out 1 _vtgen_torch_include)
-  list(GET _vtgen_out 2 _vtgen_target_macro)
-  list(GET _vtgen_out 3 _vtgen_torch_lib)
+  list(GET _vtgen_out 2 _vtgen_torch_lib)
 
   set(sources "${out_dir}/RegisterSchema.cpp")
   set(headers "")

@@ -249,6 +249,58 @@ def bad_kernels(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return library
 
 
+# CI sets it after ``tools/torch_envs.py`` made the environments: a missing release is then a failure
+REQUIRE_RELEASE_ENVS = bool(os.environ.get("VTGEN_REQUIRE_STABLE_MATRIX"))
+
+
+def release_python(release: str) -> Path | None:
+    """The interpreter whose torch is ``release``: this one when its torch is that release (by its
+    metadata: nothing imported), else the environment ``tools/torch_envs.py`` keeps for it; None: no
+    environment. Under ``REQUIRE_RELEASE_ENVS`` a missing one is made (or its making fails the test)."""
+    import importlib.metadata
+
+    if importlib.metadata.version("torch").split("+")[0] == release:
+        return Path(sys.executable)
+    spec = importlib.util.spec_from_file_location("torch_envs", ROOT / "tools" / "torch_envs.py")
+    assert spec is not None and spec.loader is not None
+    envs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(envs)
+    python = envs.default_root() / f"torch-{release}" / "bin" / "python"
+    if python.is_file():
+        return Path(python)
+    if REQUIRE_RELEASE_ENVS:  # CI: install it (the one-time cost)
+        return Path(envs.ensure(release, envs.default_root())[0])
+    return None
+
+
+def release_python_or_skip(release: str) -> Path:
+    """``release_python``, the test skipped (never under the CI requirement) when there is none."""
+    python = release_python(release)
+    if python is None:
+        pytest.skip(f"no environment with torch {release} (python tools/torch_envs.py {release} makes one)")
+    return python
+
+
+def installed_torch_dir() -> Path | None:
+    """The installed torch package's directory, found without importing torch; None: not installed."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def installed_torch_include(needs: str = "ATen/ATen.h") -> Path:
+    """The installed torch's C++ include directory; the test is skipped when torch is not installed or
+    its install has no ``needs`` there (a wheel without C++ headers)."""
+    torch = installed_torch_dir()
+    if torch is None:
+        pytest.skip("torch is not installed")
+    include = torch / "include"
+    if not (include / needs).is_file():
+        pytest.skip(f"this torch install has no C++ headers ({include / needs})")
+    return include
+
+
 @dataclass(frozen=True)
 class RealYaml:
     """The three files shipped in the installed torchgen package."""

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import RealYaml
+from tests.conftest import RealYaml, installed_torch_include
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One formula line of the real derivatives.yaml changed: in the entry ``- name: <op>(...`` (``op`` as
+    the yaml spells it, overload name and all; a bare name without such an entry: its first overload),
+    the one line that starts with ``old`` has that start replaced by ``new`` (most often the whole line)."""
+
+    op: str  # the op whose formula is edited (and the entry the error must name)
+    why: str
+    old: str
+    new: str
+    starts: int = 0  # the formula starts this many lines above the edited one (a multi-line formula)
 
 
 @dataclass(frozen=True)
@@ -21,19 +34,40 @@ class EditedYaml:
     lines: dict[str, int]  # op → the line of its edited formula
 
 
-def edited_checkout(real_yaml: RealYaml, root: Path, derivatives: str, lines: dict[str, int]) -> EditedYaml:
+def edit_formula(text: str, edit: Edit) -> tuple[str, int]:
+    """``text`` with ``edit`` made, and the 1-based line its formula starts on; an edit that does not
+    find exactly one line to change is a broken test, said at once (the yaml moved on)."""
+    lines = text.split("\n")
+    exact = [i for i, line in enumerate(lines) if line.startswith(f"- name: {edit.op}(")]
+    overloads = [i for i, line in enumerate(lines) if line.startswith(f"- name: {edit.op}.")]
+    assert exact or overloads, f"no entry of {edit.op} in derivatives.yaml"
+    head = (exact or overloads)[0]
+    end = next((i for i in range(head + 1, len(lines)) if lines[i].startswith("- name: ")), len(lines))
+    found = [i for i in range(head + 1, end) if lines[i].startswith(edit.old)]
+    assert len(found) == 1, f"{edit.op}: {len(found)} lines of its entry start with {edit.old!r}"
+    (at,) = found
+    lines[at] = edit.new + lines[at][len(edit.old) :]
+    return "\n".join(lines), at + 1 - edit.starts
+
+
+def edited_checkout(real_yaml: RealYaml, root: Path, edits: Sequence[Edit]) -> EditedYaml:
     """Lay out ``root`` as a checkout: the real native_functions.yaml and tags.yaml, the installed
-    torch's FunctionsManual.h, and ``derivatives`` (the edited text) as tools/autograd/derivatives.yaml."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None or shutil.which("g++") is None:
-        pytest.skip("needs torch and g++")
+    torch's FunctionsManual.h, and the real derivatives.yaml with ``edits`` made as
+    tools/autograd/derivatives.yaml."""
+    derivatives = real_yaml.derivatives.read_text(encoding="utf-8")
+    lines: dict[str, int] = {}
+    for edit in edits:
+        derivatives, lines[edit.op] = edit_formula(derivatives, edit)
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
+    include = installed_torch_include("torch/csrc/autograd/FunctionsManual.h")
     native = root / "aten/src/ATen/native"
     native.mkdir(parents=True)
     shutil.copy(real_yaml.native_functions, native / "native_functions.yaml")
     shutil.copy(real_yaml.tags, native / "tags.yaml")
     manual = root / "torch/csrc/autograd/FunctionsManual.h"
     manual.parent.mkdir(parents=True)
-    manual.symlink_to(Path(spec.origin).parent / "include/torch/csrc/autograd/FunctionsManual.h")
+    manual.symlink_to(include / "torch/csrc/autograd/FunctionsManual.h")
     path = root / "tools/autograd/derivatives.yaml"
     path.parent.mkdir(parents=True)
     path.write_text(derivatives, encoding="utf-8")

@@ -20,7 +20,7 @@ from vtgen_build.model import Inputs, load_model
 from vtgen_build.plan.aoti_shims import AotiShimPlan, aten_op_names, plan_aoti_shims
 from vtgen_build.plan.registrations import plan_registrations
 
-from .conftest import SAMPLE, CliResult, CliRunner, YamlWriter, sample_inputs
+from .conftest import SAMPLE, CliResult, CliRunner, YamlWriter, installed_torch_include, sample_inputs
 
 
 def _plan(native: str, keys: tuple[str, ...], namespace: str = "lib") -> AotiShimPlan:
@@ -312,7 +312,7 @@ def test_every_stable_type_compiles_against_torch(tmp_yaml: YamlWriter, run_cli:
     """RegisterCPU.cpp of a stable library whose op takes every argument type both the stable ABI and the
     shim ABI carry (and returns every such return type), and of a mutating op, compiles against the
     installed torch's headers at the stable target."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from vtgen_build.check.run import find_compiler
     from vtgen_build.plan.stable import StableTarget
 
@@ -323,7 +323,7 @@ def test_every_stable_type_compiles_against_torch(tmp_yaml: YamlWriter, run_cli:
     assert done.code == 0, done.err
     unit = (out / "RegisterCPU.cpp").read_text()
     assert "aoti_torch_cpu_every_type(" in unit and "aoti_torch_cpu_fill_in(" in unit
-    include = Path(torch.__file__).parent / "include"
+    include = installed_torch_include()
     command = [find_compiler(None), "-std=c++17", "-fsyntax-only", f"-I{include}", f"-I{out}",
                f"-DTORCH_TARGET_VERSION={StableTarget(2, 10).macro}"]  # fmt: skip
     compiled = subprocess.run([*command, str(out / "RegisterCPU.cpp")], capture_output=True, text=True, check=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -13,7 +12,7 @@ import pytest
 
 from vtgen_build.check.run import STATE
 
-from .conftest import SAMPLE, CliResult, CliRunner, RealYaml, sample_inputs
+from .conftest import SAMPLE, CliResult, CliRunner, RealYaml, installed_torch_include, sample_inputs
 
 CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
 
@@ -300,16 +299,6 @@ def test_whole_real_output_compiles_against_the_stubs(run_cli: CliRunner, real_y
     assert not (tmp_path / "check" / "RegisterFunctionalize.cpp").exists()
 
 
-def _torch_include() -> Path:
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None:
-        pytest.skip("torch is not installed")
-    include = Path(spec.origin).parent / "include"
-    if not (include / "ATen" / "ATen.h").is_file():
-        pytest.skip("this torch install has no C++ headers")
-    return include
-
-
 @pytest.mark.slow
 @pytest.mark.torch
 def test_torch_include_checks_against_the_real_headers(run_cli: CliRunner, real_yaml: RealYaml, tmp_path: Path) -> None:
@@ -334,7 +323,7 @@ def test_torch_include_checks_against_the_real_headers(run_cli: CliRunner, real_
         "--out",
         str(tmp_path / "check"),
         "--torch-include",
-        str(_torch_include()),
+        str(installed_torch_include()),
     ]
     result = run_cli(*args, *(a for op in ops for a in ("--op", op)))
     assert result.code == 0, result.err[-6000:]

@@ -14,7 +14,7 @@ import pytest
 
 from vtgen_build.compile import default_std, torch_version
 
-from .conftest import SAMPLE, CliRunner, sample_inputs
+from .conftest import SAMPLE, CliRunner, installed_torch_include, sample_inputs
 
 CXX = os.environ.get("CXX") or shutil.which("g++")
 
@@ -134,12 +134,7 @@ def test_default_standard_follows_the_torch_headers(tmp_path: Path) -> None:
 @pytest.mark.torch
 def test_default_standard_of_the_installed_torch() -> None:
     """Read from the headers, without importing torch; the version from its distribution's metadata."""
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None:
-        pytest.skip("torch is not installed")
-    include = Path(spec.origin).parent / "include"
-    if not (include / "ATen" / "ATen.h").is_file():
-        pytest.skip("no C++ headers in this torch")
+    include = installed_torch_include()
     major, minor = (int(x) for x in importlib.metadata.version("torch").split(".")[:2])
     assert torch_version(include) == (major, minor)
     assert default_std(include) == ("c++20" if (major, minor) >= (2, 14) else "c++17")

@@ -283,6 +283,8 @@ def test_use_torch(tmp_path: Path) -> None:
     assert "-fvisibility=hidden" in ninja and "-fvisibility-inlines-hidden" in ninja
     assert "-Wl,-Bsymbolic" in ninja and "-Wl,--no-undefined" in ninja
     assert "libtorch_cpu.so" in ninja and "libc10.so" in ninja
+    # a classic op library's own units, as the generator's request names them (plan/request.py)
+    assert "RegisterFunctionalize.cpp.o:" in ninja and "AOTIShims.cpp.o:" in ninja
     # The generated code follows the release of the torch found (its major.minor).
     import torch
 
@@ -551,8 +553,12 @@ def test_vtgen_generate_rejects(configure_only: Configure, body: str, message: s
             "vtgen_generate(): REGISTER_BACKENDS: unknown dispatch key 'Mta'; did you mean 'Meta'?",
         ),
         ("FAKE_MODULE my.-fake", "vtgen_generate(): FAKE_MODULE: 'my.-fake' is not a Python module name"),
+        (
+            "STABLE_ABI 2.10 REGISTER_BACKENDS CPU MANUAL_HEADERS h.h",
+            "vtgen_generate(): MANUAL_HEADERS does not apply with STABLE_ABI (no C++ autograd is generated)",
+        ),
     ],
-    ids=["keyword-namespace", "keyword-using", "dispatch-key", "fake-module"],
+    ids=["keyword-namespace", "keyword-using", "dispatch-key", "fake-module", "stable-manual-header"],
 )
 def test_vtgen_generate_checks_names_by_the_generators_rules(
     configure_only: Configure, args: str, message: str

@@ -19,26 +19,26 @@ from typing import Any
 import pytest
 
 from tests.conftest import RealYaml
-from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
+from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
 
-@dataclass(frozen=True)
-class Edit:
-    op: str
-    old: str  # a whole line of the real derivatives.yaml, just after "- name: <op>(..."
-    new: str
-
-
+INPLACE = "right in value, but written in place into a tensor made without grad: vmap breaks it"
 VMAP_EDITS = (
-    Edit("sin", "  self: grad * self.cos().conj()", "  self: zeros_like(self).add_(grad * self.cos().conj())"),
-    Edit("exp", "  self: grad * result.conj()", "  self: result.conj().clone().mul_(grad)"),
-    Edit("cos", "  self: grad * -self.sin().conj()", "  self: at::empty_like(self).copy_(grad * -self.sin().conj())"),
+    Edit("sin", INPLACE, "  self: grad * self.cos().conj()", "  self: zeros_like(self).add_(grad * self.cos().conj())"),
+    Edit("exp", INPLACE, "  self: grad * result.conj()", "  self: result.conj().clone().mul_(grad)"),
+    Edit(
+        "cos",
+        INPLACE,
+        "  self: grad * -self.sin().conj()",
+        "  self: at::empty_like(self).copy_(grad * -self.sin().conj())",
+    ),
 )
 # a random op's wrong formula: the mask's scale dropped (train=True is what every sample passes)
 RANDOM_EDIT = Edit(
     "native_dropout",
+    "the mask's scale dropped",
     '  input: "GradMode::is_enabled() ? infinitely_differentiable_native_dropout_backward(grad, result1, '
     "(!train.has_value() || !train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p)))) : native_dropout_backward(grad, "
     'result1, (!train.has_value() || !train.value() ? 1 : (p == 1 ? 0.0 : 1.0 / (1.0 - p))))"',
@@ -49,21 +49,9 @@ RANDOM_EDIT = Edit(
 UNEDITED = ("tanh", "atan2", "rrelu_with_noise")
 
 
-def _edit(text: str, edit: Edit) -> tuple[str, int]:
-    lines = text.split("\n")
-    head = next(i for i, line in enumerate(lines) if line.startswith(f"- name: {edit.op}("))
-    at = next(i for i in range(head, head + 4) if lines[i] == edit.old)
-    lines[at] = edit.new
-    return "\n".join(lines), at + 1
-
-
 @pytest.fixture(scope="session")
 def batched_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
-    text = real_yaml.derivatives.read_text(encoding="utf-8")
-    lines: dict[str, int] = {}
-    for edit in (*VMAP_EDITS, RANDOM_EDIT):
-        text, lines[edit.op] = _edit(text, edit)
-    return edited_checkout(real_yaml, tmp_path_factory.mktemp("batched-edited"), text, lines)
+    return edited_checkout(real_yaml, tmp_path_factory.mktemp("batched-edited"), (*VMAP_EDITS, RANDOM_EDIT))
 
 
 @dataclass(frozen=True)

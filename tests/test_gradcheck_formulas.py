@@ -8,22 +8,13 @@ fixtures) serve every parametrized assertion.
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
 
 import pytest
 
 from tests.conftest import RealYaml
-from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
+from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
-
-
-@dataclass(frozen=True)
-class Edit:
-    op: str  # the op whose formula is edited (and the OpInfo that must fail)
-    why: str
-    old: str  # a whole line of the real derivatives.yaml, just after "- name: <op>(..."
-    new: str
 
 
 EDITS = (
@@ -92,21 +83,9 @@ EDITS = (
 )
 
 
-def _edit(text: str, edit: Edit) -> tuple[str, int]:
-    lines = text.split("\n")
-    head = next(i for i, line in enumerate(lines) if line.startswith((f"- name: {edit.op}(", f"- name: {edit.op}.")))
-    at = next(i for i in range(head, head + 8) if lines[i] == edit.old)
-    lines[at] = edit.new
-    return "\n".join(lines), at + 1
-
-
 @pytest.fixture(scope="session")
 def edited_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
-    text = real_yaml.derivatives.read_text(encoding="utf-8")
-    lines: dict[str, int] = {}
-    for edit in EDITS:
-        text, lines[edit.op] = _edit(text, edit)
-    return edited_checkout(real_yaml, tmp_path_factory.mktemp("edited"), text, lines)
+    return edited_checkout(real_yaml, tmp_path_factory.mktemp("edited"), EDITS)
 
 
 def _ops() -> list[str]:

@@ -15,34 +15,30 @@ from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import RealYaml
-from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
+from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
 
-@dataclass(frozen=True)
-class Edit:
-    op: str
-    old: str  # the start of a formula line of the real derivatives.yaml, just after "- name: <op>(..."
-    new: str  # what replaces that start: the formula, wrong by a factor of two
-
-
-EDITS = (
-    Edit("_ctc_loss", "  log_probs: _ctc_loss_backward(grad,", "  log_probs: _ctc_loss_backward(grad * 2,"),
-    Edit("_batch_norm_no_update", "  result0: batch_norm_jvp(", "  result0: 2 * batch_norm_jvp("),
-    Edit("_ctc_loss.Tensor", "  log_probs: _ctc_loss_backward(grad,", "  log_probs: _ctc_loss_backward(grad * 2,"),
+TWICE = "the formula wrong by a factor of two"
+EDITS = (  # each replaces the start of a formula line
+    Edit("_ctc_loss", TWICE, "  log_probs: _ctc_loss_backward(grad,", "  log_probs: _ctc_loss_backward(grad * 2,"),
+    Edit("_batch_norm_no_update", TWICE, "  result0: batch_norm_jvp(", "  result0: 2 * batch_norm_jvp("),
+    Edit(
+        "_ctc_loss.Tensor", TWICE, "  log_probs: _ctc_loss_backward(grad,", "  log_probs: _ctc_loss_backward(grad * 2,"
+    ),
     Edit(
         "_pack_padded_sequence",
+        TWICE,
         "  input: _pack_padded_sequence_backward_symint(grad,",
         "  input: _pack_padded_sequence_backward_symint(grad * 2,",
     ),
-    Edit("norm.ScalarOpt_dtype", "  self: norm_backward(grad,", "  self: norm_backward(grad * 2,"),
+    Edit("norm.ScalarOpt_dtype", TWICE, "  self: norm_backward(grad,", "  self: norm_backward(grad * 2,"),
 )
 Run = tuple[EditedYaml, Path, str]  # the edited yaml, the coverage JSON, what the run printed
 PROVEN = ("native_group_norm", "_native_batch_norm_legit_functional", "_native_batch_norm_legit_no_training")
@@ -50,22 +46,10 @@ PROVEN = ("native_group_norm", "_native_batch_norm_legit_functional", "_native_b
 SHARED = "view_as_complex_copy"
 
 
-def _edit(text: str, edit: Edit) -> tuple[str, int]:
-    lines = text.split("\n")
-    head = next(i for i, line in enumerate(lines) if line.startswith(f"- name: {edit.op}("))
-    at = next(i for i in range(head, head + 4) if lines[i].startswith(edit.old))
-    lines[at] = edit.new + lines[at][len(edit.old) :]
-    return "\n".join(lines), at + 1
-
-
 @pytest.fixture(scope="module")
 def run(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    text = real_yaml.derivatives.read_text(encoding="utf-8")
-    lines: dict[str, int] = {}
-    for edit in EDITS:
-        text, lines[edit.op] = _edit(text, edit)
     tmp = tmp_path_factory.mktemp("norm-samples")
-    yaml = edited_checkout(real_yaml, tmp / "checkout", text, lines)
+    yaml = edited_checkout(real_yaml, tmp / "checkout", EDITS)
     report = tmp / "coverage.json"
     ops = [a for op in (*(e.op for e in EDITS), *PROVEN, SHARED) for a in ("--op", op)]
     base = ("check", "--pytorch-root", str(yaml.root), "--out", str(tmp / "out"), "--shards", "1", "--gradcheck")

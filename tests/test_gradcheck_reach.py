@@ -19,18 +19,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RealYaml
-from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
+from tests.edited_checkout import Edit, EditedYaml, edit_formula, edited_checkout, vtgen
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
-
-
-@dataclass(frozen=True)
-class Edit:
-    op: str  # the op whose formula is edited (no OpInfo entry is named after it)
-    why: str
-    old: str  # a whole line of the real derivatives.yaml, just after "- name: <op>(..."
-    new: str
-    starts: int = 0  # the formula starts this many lines above the edited one (a multi-line formula)
 
 
 EDITS = (
@@ -181,21 +172,9 @@ LATER = Edit(
 UNCHECKABLE = "cudnn_batch_norm"  # CUDA only: no gradcheck here can verify it
 
 
-def _edit(text: str, edit: Edit) -> tuple[str, int]:
-    lines = text.split("\n")
-    head = next(i for i, line in enumerate(lines) if line.startswith((f"- name: {edit.op}(", f"- name: {edit.op}.")))
-    at = next(i for i in range(head, head + 8) if lines[i] == edit.old)
-    lines[at] = edit.new
-    return "\n".join(lines), at + 1 - edit.starts
-
-
 @pytest.fixture(scope="session")
 def reach_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
-    text = real_yaml.derivatives.read_text(encoding="utf-8")
-    lines: dict[str, int] = {}
-    for edit in EDITS:
-        text, lines[edit.op] = _edit(text, edit)
-    return edited_checkout(real_yaml, tmp_path_factory.mktemp("reach-edited"), text, lines)
+    return edited_checkout(real_yaml, tmp_path_factory.mktemp("reach-edited"), EDITS)
 
 
 @dataclass(frozen=True)
@@ -223,7 +202,7 @@ def runs(reach_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> Ru
     base = (*base, "--all-checks")  # each edit's failure, not only the first confirmed one
     ops = [a for op in [*(e.op for e in EDITS), LATER.op, UNCHECKABLE] for a in ("--op", op)]
     first = vtgen(*base, "--max-samples", "2", *ops)
-    text, line = _edit(reach_yaml.derivatives.read_text(encoding="utf-8"), LATER)
+    text, line = edit_formula(reach_yaml.derivatives.read_text(encoding="utf-8"), LATER)
     reach_yaml.derivatives.write_text(text, encoding="utf-8")
     changed = vtgen(*base, "--max-samples", "2", "--changed")
     alone = vtgen(*base, "--op", UNCHECKABLE)
@@ -250,7 +229,7 @@ def test_the_unedited_op_passes_and_the_cuda_one_is_not_verified(runs: Runs) -> 
     assert f"not verified: {UNCHECKABLE}: needs a backend this machine lacks" in runs.first.stderr
 
 
-def test_changed_catches_a_later_edit(reach_yaml: EditedYaml, runs: Runs) -> None:
+def test_changed_catches_a_lateredit_formula(reach_yaml: EditedYaml, runs: Runs) -> None:
     where = f"{reach_yaml.derivatives}:{runs.changed_line}: error: gradcheck failed for {LATER.op} "
     assert runs.changed.returncode == 1, runs.changed.stdout[-3000:] + runs.changed.stderr[-3000:]
     assert any(line.startswith(where) for line in runs.changed.stderr.splitlines()), runs.changed.stderr[-6000:]

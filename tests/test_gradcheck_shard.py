@@ -217,7 +217,7 @@ SUBSET = ("tanh", "atan2", "rrelu_with_noise", "log_sigmoid_forward", "log_sigmo
 @pytest.mark.slow
 @pytest.mark.torch
 def test_two_parts_merged_are_the_single_runs_coverage(real_yaml: RealYaml, tmp_path: Path) -> None:
-    root = edited_checkout(real_yaml, tmp_path / "checkout", real_yaml.derivatives.read_text(encoding="utf-8"), {})
+    root = edited_checkout(real_yaml, tmp_path / "checkout", ())
     ops = [a for op in SUBSET for a in ("--op", op)]
 
     def run(name: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:

@@ -10,7 +10,6 @@ run it in a torch process: gradients, version counters, views.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -32,7 +31,7 @@ from vtgen_build.plan.kernel import build_plan
 from vtgen_build.plan.policy import load_policy
 from vtgen_build.plan.schemas import plan_schemas
 
-from .conftest import CliRunner, RealYaml, TorchTree, YamlWriter
+from .conftest import CliRunner, RealYaml, TorchTree, YamlWriter, installed_torch_dir, installed_torch_include
 
 CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
 STUBS = Path(__file__).resolve().parents[1] / "vtgen_build" / "stubs" / "include"
@@ -227,17 +226,10 @@ def test_incremental_runs_keep_the_new_files(tmp_yaml: YamlWriter) -> None:
 
 
 # -- real torch: link and run ------------------------------------------------------------------
-def _torch_dir() -> Path:
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None:
-        pytest.skip("torch is not installed")
-    return Path(spec.origin).parent
-
-
-def _torch_flags(torch_dir: Path) -> list[str]:
+def _torch_flags() -> list[str]:
+    include = installed_torch_include()
     code = "import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))"
     abi = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-    include = torch_dir / "include"
     return ["-std=c++17", "-fPIC", "-O0", "-fvisibility=hidden", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
             f"-isystem{include}", f"-isystem{include / 'torch/csrc/api/include'}"]  # fmt: skip
 
@@ -314,7 +306,7 @@ def test_an_aten_inplace_or_view_shard_compiles_against_the_real_headers(real_ya
     source = out / f"ADInplaceOrViewType_{shard_of(family('transpose'), 10)}.cpp"
     assert "transpose_int_ViewFunc" in source.read_text()
     warnings = ["-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter"]
-    command = ["nice", CXX, *_torch_flags(_torch_dir()), "-fsyntax-only", *warnings, str(source)]
+    command = ["nice", CXX, *_torch_flags(), "-fsyntax-only", *warnings, str(source)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
 
@@ -339,8 +331,8 @@ def test_the_tags_we_register_are_at_tag_values() -> None:
         return {name.strip() for name in body.group(1).split(",") if name.strip()}
 
     assert enum(STUBS / "ATen/core/enum_tag.h") == set(load_policy().pytorch_tags)
-    spec = importlib.util.find_spec("torch")
-    if spec is not None and spec.origin is not None:
-        real = Path(spec.origin).parent / "include/torch/headeronly/core/enum_tag.h"
+    torch = installed_torch_dir()
+    if torch is not None:
+        real = torch / "include/torch/headeronly/core/enum_tag.h"
         if real.is_file():
             assert enum(real) == set(load_policy().pytorch_tags)

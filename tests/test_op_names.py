@@ -19,7 +19,7 @@ from vtgen_build.gradcheck.run import GradcheckOptions, _selected, op_variants
 from vtgen_build.gradcheck.schema_run import library_ops
 from vtgen_build.gradcheck.units import read_registrations
 from vtgen_build.inputs.files import Inputs
-from vtgen_build.model.schema import op_name
+from vtgen_build.model.schema import op_name, resolve_ops
 
 from .conftest import SAMPLE, CliRunner
 
@@ -72,12 +72,13 @@ def test_op_selects_a_dunder_op_and_its_in_place_variant(tmp_path: Path) -> None
     out = tmp_path / "out"
     generate(_inputs(tmp_path), GenerateOptions(str(out), 1, "vtdunder"))
     index, regs = read_index(out), read_registrations(out)
-    assert select_ops(index, ["__and__"]) == ["__and__.Tensor"]
-    assert select_ops(index, ["__iand__.Tensor"]) == ["__iand__.Tensor"]
+    assert select_ops(index, ["__and__"], "vtdunder") == ["__and__.Tensor"]
+    assert select_ops(index, ["__iand__.Tensor"], "vtdunder") == ["__iand__.Tensor"]
     with pytest.raises(VtgenError, match="--op __and_: no such op"):
-        select_ops(index, ["__and_"])  # the name the old string cutting made
-    chosen = _selected(index, regs, GradcheckOptions(ops=("__and__",)), {}, {})
-    assert sorted({r.op for r in chosen}) == ["__and__.Tensor", "__iand__.Tensor"]
+        select_ops(index, ["__and_"], "vtdunder")  # the name the old string cutting made
+    for name in ("__and__", "vtdunder::__and__"):
+        chosen = _selected(index, "vtdunder", regs, GradcheckOptions(ops=(name,)), {}, {})
+        assert sorted({r.op for r in chosen}) == ["__and__.Tensor", "__iand__.Tensor"]
     assert library_ops(_inputs(tmp_path), ["vtdunder::__and__"], [r.op for r in regs]) == ["__and__.Tensor"]
 
 
@@ -85,7 +86,7 @@ def test_check_op_compiles_the_dunder_op(tmp_path: Path, run_cli: CliRunner) -> 
     inputs = _inputs(tmp_path)
     args = ["--native-functions", inputs.native_functions, "--derivatives", inputs.derivatives]
     args += ["--tags", inputs.tags, "--namespace", "vtdunder", "--out", str(tmp_path / "check")]
-    result = run_cli("check", *args, "--op", "__and__")
+    result = run_cli("check", *args, "--op", "vtdunder::__and__")  # qualified as --library takes it
     assert result.code == 0, result.err
     assert "1 ops" in result.out and result.out.rstrip().endswith("OK, 0 errors"), result.out
 
@@ -134,3 +135,42 @@ def test_a_tensor_and_its_name_with_underscore_are_refused_at_the_op_line(run_cl
     result = run_cli("generate", *args, "--namespace", "vtunpack", "--out", str(tmp_path / "out"))
     assert result.code != 0
     assert "nf.yaml:2: error: arguments 'x' and 'x_'" in result.err, result.err
+
+
+def test_resolve_ops_is_one_rule() -> None:
+    known = ["__and__.Tensor", "__iand__.Tensor", "and_not"]
+    for name in ("__and__", "ns::__and__", "__and__.Tensor", "ns::__and__.Tensor"):
+        assert resolve_ops([name], known, "ns", "missing") == ["__and__.Tensor"], name
+    assert resolve_ops(["and_not", "ns::and_not", "__iand__"], known, "ns", "x") == ["and_not", "__iand__.Tensor"]
+    with pytest.raises(VtgenError, match=r"^error: --op other::and_not: the ops are in namespace 'ns', not 'other'$"):
+        resolve_ops(["other::and_not"], known, "ns", "missing")
+    with pytest.raises(VtgenError, match=r"^error: --op ns::__and_: missing; did you mean 'ns::__and__'\?$"):
+        resolve_ops(["ns::__and_"], known, "ns", "missing")
+
+
+@pytest.mark.parametrize(
+    ("extra", "missing"),
+    [
+        ([], "no such op has an Autograd kernel"),
+        pytest.param(["--gradcheck"], "no such op has an Autograd kernel", marks=pytest.mark.slow),  # finds torch
+        (["--gradcheck", "--library", "lib.so"], "the library has no differentiable op of that name"),
+    ],
+    ids=["check", "gradcheck", "library"],
+)
+def test_every_op_option_resolves_names_by_one_rule(
+    tmp_path: Path, run_cli: CliRunner, extra: list[str], missing: str
+) -> None:
+    """``check --op``, ``check --gradcheck --op`` and ``--library --op``: ``ns::op`` or ``op`` by the one rule
+    (``resolve_ops``), refused alike; each says only what it looked for (``check --op ns::op`` was refused as
+    no such op, while the other two took it)."""
+    inputs = _inputs(tmp_path)
+    (tmp_path / "lib.so").write_bytes(b"")  # never loaded: the names are checked first
+    args = ["--native-functions", inputs.native_functions, "--derivatives", inputs.derivatives, "--tags"]
+    args += [str(inputs.tags), "--namespace", "vtdunder", "--out", str(tmp_path / "out")]
+    extra = [str(tmp_path / e) if e == "lib.so" else e for e in extra]
+    result = run_cli("check", *args, *extra, "--op", "vtdunder::and_nut", "--op", "other::and_not")
+    assert result.code == 1
+    assert f"error: --op vtdunder::and_nut: {missing}; did you mean 'vtdunder::and_not'?" in result.err, result.err
+    result = run_cli("check", *args, *extra, "--op", "other::and_not")
+    assert result.code == 1
+    assert "error: --op other::and_not: the ops are in namespace 'vtdunder', not 'other'" in result.err, result.err

@@ -69,3 +69,17 @@ def test_a_test_past_the_limit_fails_and_the_slowest_are_listed(tmp_path: Path) 
     log = done.stdout + done.stderr
     assert done.returncode == 1 and "Timeout (>2.0s) from pytest-timeout" in log, log
     assert "slowest 15 durations" in log and "test_hangs.py::test_hangs" in log, log
+
+
+def test_a_release_without_an_environment_is_a_skipped_case_not_a_missing_one(tmp_path: Path) -> None:
+    """The torch 2.10 case of the Python autograd's library check is found as the stable matrix finds a
+    release (``tools/torch_envs.py``'s cache, wherever it is): with no environment it is collected and
+    skipped, saying why (it used to vanish from the run when one hard-coded path was missing)."""
+    test = "tests/test_python_autograd.py::test_check_gradcheck_library_verifies_and_fails_at_the_yaml_line[torch-2.10]"
+    environ = {k: v for k, v in os.environ.items() if k not in ("VTGEN_TORCH_ENVS", "VTGEN_REQUIRE_STABLE_MATRIX")}
+    environ |= {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n0", "-rs", test]
+    done = subprocess.run(command, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=300, check=False)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "1 skipped" in log, log
+    assert "no environment with torch 2.10.0 (python tools/torch_envs.py 2.10.0 makes one)" in log, log

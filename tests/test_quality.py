@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,11 +31,25 @@ def test_mypy_strict_on_the_package() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_release_literals_are_the_policys_alone() -> None:
+    """A PyTorch release spelled as a string (``"2.13"``) is the policy's (plan/policy.py: the supported
+    releases, the default one, what changes from which); elsewhere the code names its constants, so a
+    new default release or a new supported one is one edit (comments and docstrings aside)."""
+    import ast
+
+    found = [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+        for path in sorted((ROOT / "vtgen_build").rglob("*.py"))
+        if path.relative_to(ROOT).as_posix() != "vtgen_build/plan/policy.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"2\.\d+", node.value)
+    ]
+    assert found == []
+
+
 def test_no_production_path_reads_a_test_only_environment_variable() -> None:
     """The suite's strictness and fault points are hooks a harness installs (tests/conftest.py,
     tests/faulty.py): no module of the package asks the environment for a VTGEN_* switch."""
-    import re
-
     # a read of one by name, or a whole string literal naming one (kept in a constant, read elsewhere)
     reads = re.compile(r"""(?:environ\.get|environ\[|getenv)\(?\s*["']VTGEN_|(?<![\w{])["']VTGEN_[A-Z0-9_]*["']""")
     found = [

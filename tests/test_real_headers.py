@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,17 +10,9 @@ import pytest
 
 from vtgen_build.cli import commands as cli
 
+from .conftest import installed_torch_include
+
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
-
-
-def _torch_include() -> Path:
-    spec = importlib.util.find_spec("torch")
-    if spec is None or spec.origin is None:
-        pytest.skip("torch is not installed")
-    include = Path(spec.origin).parent / "include"
-    if not (include / "torch" / "csrc" / "autograd" / "FunctionsManual.h").is_file():
-        pytest.skip("this torch install has no C++ headers")
-    return include
 
 
 @pytest.mark.parametrize("unit", ["VariableType_3.cpp", "Functions_7.cpp"])
@@ -29,7 +20,7 @@ def test_shard_compiles_against_real_headers(real_yaml, tmp_path: Path, unit: st
     compiler = shutil.which("g++") or shutil.which("clang++")
     if compiler is None:
         pytest.skip("no C++ compiler")
-    include = _torch_include()
+    include = installed_torch_include("torch/csrc/autograd/FunctionsManual.h")
     out = tmp_path / "out"
     assert cli.main(["generate", "--pytorch-root", str(real_yaml.torchgen_dir), "--out", str(out)]) == 0
     # FunctionsManual.h includes generated/Functions.h: our FunctionsBase.h stands in for it.

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from vtgen_build.plan.stable import StableTarget, decode_target_version
+from vtgen_build.plan.request import StableTarget, decode_target_version
 
-from .conftest import ROOT
+from .conftest import ROOT, installed_torch_dir, installed_torch_include
 
 if TYPE_CHECKING:
     from tests.conftest import CliRunner, YamlWriter
@@ -42,17 +42,6 @@ def _generate(
 
 
 # -- TORCH_TARGET_VERSION ----------------------------------------------------------------------------
-def _torch_include() -> Path | None:
-    import importlib.util
-
-    spec = importlib.util.find_spec("torch")
-    return (
-        None
-        if spec is None or not spec.submodule_search_locations
-        else Path(spec.submodule_search_locations[0]) / "include"
-    )
-
-
 def test_target_version_is_packed_as_torch_names_it() -> None:
     """(major << 56) | (minor << 48): 2.10 is 0x020a000000000000 -- not 0x0210... (the hex trap) --
     equal to torch's own TORCH_VERSION_2_10_0, and decoded back."""
@@ -62,9 +51,7 @@ def test_target_version_is_packed_as_torch_names_it() -> None:
     assert decode_target_version(0x0210000000000000) == (2, 16)  # what misreading the hex gives
     with pytest.raises(ValueError):
         decode_target_version(target.packed | 1)
-    include = _torch_include()
-    if include is None:
-        pytest.skip("no torch installed")
+    include = installed_torch_include("torch/csrc/stable/version.h")
     text = (include / "torch/csrc/stable/version.h").read_text()
     for major, minor in re.findall(r"#define TORCH_VERSION_(\d+)_(\d+)_0 ", text):
         expr = re.search(rf"#define TORCH_VERSION_{major}_{minor}_0 (.+)", text)
@@ -295,7 +282,7 @@ def _cmake_build(source: Path, build: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def stable_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     """A copy of sample_stable and its CMake build (source, build directory, build output)."""
-    if shutil.which("cmake") is None or shutil.which("ninja") is None or _torch_include() is None:
+    if shutil.which("cmake") is None or shutil.which("ninja") is None or installed_torch_dir() is None:
         pytest.skip("needs cmake, ninja and torch")
     base = tmp_path_factory.mktemp("stable")
     source = base / "src"
@@ -388,7 +375,7 @@ def test_setuptools_key(extra: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(message)):
         read_settings({**base, **extra})
     ok = read_settings({**base, "stable-abi": "2.10", "register-backends": ["CPU"], "check": False})
-    assert ok.stable_abi == "2.10"
+    assert ok.stable_abi == StableTarget(2, 10)
 
 
 def test_options_that_only_shape_autograd_are_refused(tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path) -> None:
@@ -411,7 +398,7 @@ def test_options_that_only_shape_autograd_are_refused(tmp_yaml: YamlWriter, run_
     ],
 )  # fmt: skip
 def test_cmake_refuses_bad_stable_targets_when_it_configures(arguments: str, message: str, tmp_path: Path) -> None:
-    if shutil.which("cmake") is None or _torch_include() is None:
+    if shutil.which("cmake") is None or installed_torch_dir() is None:
         pytest.skip("needs cmake and torch")
     source = tmp_path / "src"
     source.mkdir()

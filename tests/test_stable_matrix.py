@@ -26,23 +26,12 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import ROOT, release_python
 
 pytestmark = pytest.mark.slow
 
 RELEASES = tuple(os.environ.get("VTGEN_STABLE_RELEASES", "2.10.0 2.12.1 2.13.0 2.14.1").split())
 CHILD = Path(__file__).with_name("stable_matrix_child.py")
-REQUIRE = bool(os.environ.get("VTGEN_REQUIRE_STABLE_MATRIX"))
-
-
-def _torch_envs() -> object:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("torch_envs", ROOT / "tools" / "torch_envs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass(frozen=True)
@@ -89,24 +78,8 @@ def stable_wheel(tmp_path_factory: pytest.TempPathFactory) -> Wheel:
     return Wheel(wheel, so, time.perf_counter() - start)
 
 
-def _python_for(release: str) -> Path | None:
-    """This interpreter when its torch is ``release`` (by its metadata: nothing imported), else the cached
-    environment's (verified by the child, which reports the torch it imported); None: no environment."""
-    import importlib.metadata
-
-    if importlib.metadata.version("torch").split("+")[0] == release:
-        return Path(sys.executable)
-    envs = _torch_envs()
-    python = envs.default_root() / f"torch-{release}" / "bin" / "python"  # type: ignore[attr-defined]
-    if python.is_file():
-        return Path(python)
-    if REQUIRE:  # CI: install it (the one-time cost)
-        return Path(envs.ensure(release, envs.default_root())[0])  # type: ignore[attr-defined]
-    return None
-
-
 def _run_release(release: str, wheel: Wheel, base: Path) -> Row:
-    python = _python_for(release)
+    python = release_python(release)
     if python is None:
         return Row(release, None, {}, 0.0, "")
     target = base / f"site-{release}"

@@ -24,7 +24,7 @@ from vtgen_build.model import Model, load_model
 from vtgen_build.model.cpp_api import cpp_signatures, dispatcher_arguments, dispatcher_returns, method_signatures
 from vtgen_build.stubs.gen_decls import ATEN_DECLS_DIR, render_aten_decls, render_decls, write_decls
 
-from .conftest import RealYaml
+from .conftest import RealYaml, installed_torch_include
 
 STUBS = Path(__file__).resolve().parents[1] / "vtgen_build" / "stubs" / "include"
 CXX = os.environ.get("CXX") or shutil.which("g++") or shutil.which("clang++")
@@ -75,9 +75,7 @@ def torchgen_ref(tmp_path_factory: pytest.TempPathFactory, real_yaml: RealYaml) 
 def stub_build(
     tmp_path_factory: pytest.TempPathFactory, real_model: Model, real_yaml: RealYaml, torchgen_ref: Path
 ) -> StubBuild:
-    manual = real_yaml.torchgen_dir.parent / "torch" / "include" / "torch" / "csrc" / "autograd" / "FunctionsManual.h"
-    if not manual.is_file():
-        pytest.skip(f"no FunctionsManual.h at {manual}")
+    manual = installed_torch_include("torch/csrc/autograd/FunctionsManual.h") / "torch/csrc/autograd/FunctionsManual.h"
     gen = tmp_path_factory.mktemp("stub_gen")
     write_decls(real_model.native_functions, str(gen))
     autograd = gen / "torch" / "csrc" / "autograd"

@@ -130,6 +130,13 @@ def _generated(run_cli: CliRunner, out: Path, *extra: str) -> str:
     return (out / "VariableType_0.cpp").read_text()
 
 
+def test_the_policy_says_which_releases_fire_node_creation_hooks() -> None:
+    from vtgen_build.plan.policy import DEFAULT_RELEASE, SUPPORTED_RELEASES, fires_node_creation_hooks
+
+    assert [fires_node_creation_hooks(r) for r in SUPPORTED_RELEASES] == [False, True]  # 2.13, 2.14
+    assert not fires_node_creation_hooks(DEFAULT_RELEASE) and fires_node_creation_hooks("2.15")
+
+
 def test_node_creation_hooks_follow_the_target(tmp_path: Path, run_cli: CliRunner) -> None:
     old = _generated(run_cli, tmp_path / "old")
     assert "fire_node_creation_hooks" not in old

@@ -21,7 +21,6 @@ protocol), which
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import os
 import re
 import sys
@@ -42,9 +41,11 @@ from .engine.generate import (
     GenerateResult,
     default_shards,
     generate,
+    installed_torch_version,
     manifest_files,
 )
 from .model import Inputs
+from .plan.request import SETUPTOOLS, BuildRequest, StableTarget, make_request
 from .plan.target import resolve_target, supported_release
 
 __all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_options", "read_settings", "shard_count"]
@@ -93,7 +94,7 @@ class Settings:
     torch_version: str | None = None
     """``torch-version``: the PyTorch release the code is built for (e.g. ``2.14``); default: the
     torch installed where the build runs (read from its package metadata), else 2.13."""
-    stable_abi: str | None = None
+    stable_abi: StableTarget | None = None
     """``stable-abi``: build the op library on the LibTorch stable ABI for every PyTorch from this release
     (e.g. ``"2.10"``) on: stable registrations and kernel declarations, no C++ autograd; needs
     ``register-backends`` and ``check = false``; the extension compiles with the
@@ -112,6 +113,12 @@ class Settings:
     @staticmethod
     def key(field_name: str) -> str:
         return field_name.replace("_", "-")
+
+    @property
+    def request(self) -> BuildRequest:
+        """The build request of these settings (checked when they were read)."""
+        return BuildRequest(self.namespace, self.register_backends, self.stable_abi, self.manual_headers,
+                            self.using_namespaces, False, self.python_autograd, self.python_formulas)  # fmt: skip
 
 
 _REQUIRED = ("native_functions", "derivatives", "output_dir")
@@ -172,16 +179,7 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
             supported_release(values["torch_version"], "torch-version")
         except VtgenError as exc:
             raise fail(f"'torch-version': {exc.message.removeprefix('torch-version: ')}", "torch-version") from None
-    if "register_backends" in values:
-        from .plan.registrations import parse_keys
-
-        try:
-            values["register_backends"] = parse_keys(",".join(values["register_backends"]))
-        except VtgenError as exc:
-            message = exc.message.replace("--register-backends", "'register-backends'")
-            raise fail(message, "register-backends") from None
-    if "stable_abi" in values:
-        _check_stable(values, fail)
+    _check_request(values, fail)
     module = values.get("fake_module")
     if module is not None and (problem := module_name_problem(module)) is not None:
         raise fail(f"'fake-module': {problem}", "fake-module")
@@ -198,13 +196,6 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
                 f"'manual-headers': {header!r} must be relative to an include directory, without '..'",
                 "manual-headers",
             )
-    if values.get("python_formulas") is not None and values.get("python_autograd") is None:
-        raise fail("'python-formulas' applies to 'python-autograd' only", "python-formulas")
-    autograd, formulas = values.get("python_autograd"), values.get("python_formulas")
-    beside = not isinstance(autograd, str) or not isinstance(formulas, str)
-    if not beside and PurePosixPath(str(autograd)).parent != PurePosixPath(str(formulas)).parent:
-        message = f"'python-formulas' {formulas!r} must sit beside 'python-autograd' {autograd!r}"
-        raise fail(message, "python-formulas")
     paths = ("native_functions", "derivatives", "tags", "output_dir", "include_dirs", "python_api", "python_autograd")
     for name in (*paths, "python_formulas"):
         for path in values[name] if isinstance(values.get(name), tuple) else [values.get(name)]:
@@ -216,25 +207,27 @@ def read_settings(table: Mapping[str, Any], source: str = "pyproject.toml", text
     return Settings(**values)
 
 
-def _check_stable(values: dict[str, Any], fail: Any) -> None:
-    """``stable-abi``: a release X.Y from 2.10 up to the installed torch, with its required companions."""
-    from .plan.stable import parse_stable_target
-
+def _check_request(values: dict[str, Any], fail: Any) -> None:
+    """The build request the settings make, checked by its own rules (vtgen_build.plan.request; a
+    message names its key first); ``register-backends`` and ``stable-abi`` are stored parsed."""
     try:
-        parse_stable_target(values["stable_abi"], "'stable-abi'", _installed_torch())
+        request = make_request(
+            SETUPTOOLS,
+            namespace=values.get("namespace", "aten"),
+            register_backends=values.get("register_backends", ()),
+            stable_abi=values.get("stable_abi"),
+            built_against=installed_torch_version(),  # the stable target: from 2.10 up to the installed torch
+            manual_headers=values.get("manual_headers", ()),
+            using_namespaces=values.get("using_namespaces", ()),
+            python_autograd=values.get("python_autograd"),
+            python_formulas=values.get("python_formulas"),
+        )
     except VtgenError as exc:
-        raise fail(exc.message, "stable-abi") from None
-    if not values.get("register_backends"):
-        raise fail("'stable-abi' needs 'register-backends' (the dispatch keys of the library's kernels)", "stable-abi")
-    if values.get("check", True):
+        named = re.match(r"'([a-z-]+)'", exc.message)
+        raise fail(exc.message, named.group(1) if named else None) from None
+    values["register_backends"], values["stable_abi"] = request.register_backends, request.stable
+    if request.stable is not None and values.get("check", True):
         raise fail("'check' cannot compile a stable-ABI library (it builds against ATen): set check = false", "check")
-
-
-def _installed_torch() -> str | None:
-    try:
-        return importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
-        return None
 
 
 def shard_count(settings: Settings, root: Path) -> int:
@@ -463,8 +456,8 @@ class build_vtgen(Command):  # type: ignore[misc]
                 allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
                 register_backends=s.register_backends,
                 fake_module=s.fake_module,
-                stable_abi=s.stable_abi,
-                torch_found=_installed_torch(),
+                stable=s.stable_abi,
+                torch_found=installed_torch_version(),
                 python_autograd=s.python_autograd is not None,
             )
             result = generate(inputs, options)
@@ -498,7 +491,7 @@ class build_vtgen(Command):  # type: ignore[misc]
         try:
             s = self.settings
             # the shims the library defines: an op library's (classic: AOTIShims.cpp; stable: Register<Key>.cpp)
-            keys = s.register_backends if s.namespace != "aten" else ()
+            keys = s.register_backends if s.request.op_library else ()
             written = write_python_api(inputs, policy_for(None, release), str(self._api_dir()), register_backends=keys)
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
@@ -514,7 +507,9 @@ class build_vtgen(Command):  # type: ignore[misc]
         target = self._autograd_file()
         try:
             policy = policy_for(None, release)
-            keys = s.register_backends if s.stable_abi else ()  # a stable library's Autocast kernels are Python
+            keys = (
+                s.register_backends if s.stable_abi is not None else ()
+            )  # a stable library's Autocast kernels are Python
             written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode,
                                             autocast_backends=keys)  # fmt: skip
         except VtgenError as exc:
@@ -553,7 +548,7 @@ def build_release(settings: Settings) -> str:
     """The release the kernels are generated for: ``torch-version``, else that of the torch installed
     in the build environment (its distribution metadata: torch is never imported), else the default
     (``plan.target.resolve_target``, the one rule of the CLI too)."""
-    version = None if settings.torch_version else _installed_torch()
+    version = None if settings.torch_version else installed_torch_version()
     installed = (version, f"torch {version}, installed in the build environment") if version else None
     return resolve_target(settings.torch_version, None, None, installed, f"[{TABLE}] torch-version").release
 

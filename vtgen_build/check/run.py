@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..base import store
-from ..base.errors import VtgenError, did_you_mean
 from ..base.write import fault_point, locked, write_atomic
 from ..compile import (
     STUB_INCLUDE,
@@ -59,7 +58,7 @@ from ..compile import (
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, GenerateResult, generate
 from ..inputs.files import Inputs
-from ..model.schema import op_name
+from ..model.schema import resolve_ops
 from ..plan.registrations import ALL_KEYS
 from .state import changed_ops, files_text, helper_files, helper_roots, read_state, write_state
 
@@ -183,16 +182,9 @@ def _partial_unit(index: OutputIndex, ops: Iterable[str]) -> str:
     )
 
 
-def select_ops(index: OutputIndex, names: Iterable[str]) -> list[str]:
-    """Registered ops for each ``--op`` name: an exact op (``add.Tensor``) or every overload of a name."""
-    chosen: list[str] = []
-    for name in names:
-        known = index.kernels_of_op
-        hits = [name] if name in known else [op for op in known if op_name(op).name == name]
-        if not hits:
-            raise VtgenError(f"--op {name}: no such op has an Autograd kernel{did_you_mean(name, known)}")
-        chosen += hits
-    return list(dict.fromkeys(chosen))
+def select_ops(index: OutputIndex, names: Iterable[str], namespace: str) -> list[str]:
+    """The ops with an Autograd kernel each ``--op`` name selects (``resolve_ops``: ``namespace::`` optional)."""
+    return resolve_ops(names, index.kernels_of_op, namespace, "no such op has an Autograd kernel")
 
 
 # -- state for --changed ------------------------------------------------------------------------
@@ -325,7 +317,7 @@ def _check_generated(
 
     ops: list[str] | None = None  # None: every unit
     if options.ops:
-        ops = select_ops(lazy.get(), options.ops)
+        ops = select_ops(lazy.get(), options.ops, gen_options.namespace)
     if options.since is not None:
         chosen = options.since.select(lazy.get())  # None: every op
         if chosen == []:

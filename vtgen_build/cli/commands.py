@@ -40,6 +40,7 @@ from ..engine.generate import (
 )
 from ..inputs.files import Inputs
 from ..inputs.paths import find_pytorch_layout, layout_candidates
+from ..plan.request import CLI, BuildRequest, make_request
 
 if TYPE_CHECKING:
     from ..check import CheckOptions
@@ -363,48 +364,56 @@ def _default_shards(args: argparse.Namespace) -> int:
     return default_shards(text)
 
 
-def _generate_options(args: argparse.Namespace, target: Target) -> GenerateOptions:
-    headers, namespaces = list(args.manual_header), list(args.using_namespace)
+def _request(args: argparse.Namespace, target: Target) -> BuildRequest:
+    """The build request of ``args``, made and checked once (the rules of vtgen_build.plan.request)."""
+    headers, namespaces = list(getattr(args, "manual_header", ())), list(getattr(args, "using_namespace", ()))
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
         headers = ["torch/csrc/autograd/FunctionsManual.h"]
         namespaces = namespaces or [_PYTORCH_HELPERS]
     elif not namespaces and any(Path(h).as_posix().endswith(_PYTORCH_MANUAL) for h in headers):
         namespaces = [_PYTORCH_HELPERS]  # PyTorch's own helper header: its helpers' namespace
-    return GenerateOptions(
-        out_dir=args.out or "",
-        shards=args.shards if args.shards is not None else _default_shards(args),
+    return make_request(
+        CLI,
         namespace=args.namespace,
-        manual_headers=tuple(headers),
-        using_namespaces=tuple(namespaces),
-        line_directives=getattr(args, "line_directives", False),
-        stub_decls=getattr(args, "stub_decls", False),
-        release=target.release,
-        policy_root=args.pytorch_root,
-        allow_overwrite=args.allow_overwrite,
-        register_backends=_backend_keys(getattr(args, "register_backends", None)),
-        fake_module=getattr(args, "fake_module", None),  # checked with the other names (check_options)
+        register_backends=getattr(args, "register_backends", None) or (),
         stable_abi=getattr(args, "stable_abi", None),
-        torch_found=target.found,
-        python_autograd=bool(getattr(args, "python_autograd", None)),
+        built_against=target.found or target.release,
+        manual_headers=headers,
+        using_namespaces=namespaces,
+        stub_decls=getattr(args, "stub_decls", False),
+        python_autograd=getattr(args, "python_autograd", None),
+        python_formulas=getattr(args, "python_formulas", None),
     )
 
 
-def _backend_keys(text: str | None) -> tuple[str, ...]:
-    if not text:
-        return ()
-    from ..plan.registrations import parse_keys  # not on the no-op path
-
-    return parse_keys(text)
+def _generate_options(args: argparse.Namespace, target: Target, request: BuildRequest) -> GenerateOptions:
+    return GenerateOptions(
+        out_dir=args.out or "",
+        shards=args.shards if args.shards is not None else _default_shards(args),
+        namespace=request.namespace,
+        manual_headers=request.manual_headers,
+        using_namespaces=request.using_namespaces,
+        line_directives=getattr(args, "line_directives", False),
+        stub_decls=request.stub_decls,
+        release=target.release,
+        policy_root=args.pytorch_root,
+        allow_overwrite=args.allow_overwrite,
+        register_backends=request.register_backends,
+        fake_module=getattr(args, "fake_module", None),  # checked with the other names (check_options)
+        stable=request.stable,
+        torch_found=target.found,
+        python_autograd=request.python_autograd is not None,
+    )
 
 
 def _run_generate(args: argparse.Namespace) -> int:
     if args.out:
         noop.discard(args.out)
-    if args.python_formulas and not args.python_autograd:
-        raise VtgenError("--python-formulas applies to --python-autograd only")
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
-    options = _generate_options(args, _resolve_target(args))
+    release = _resolve_target(args)
+    request = _request(args, release)
+    options = _generate_options(args, release, request)
     check_options(options)
     target = args.stamp or str(Path(args.out) / "Functions.h")
     if args.depfile:
@@ -423,9 +432,9 @@ def _run_generate(args: argparse.Namespace) -> int:
             args.depfile
         )
         if args.python_api:
-            outputs += _python_api(args, options.release, inputs, result, api_written)
+            outputs += _python_api(args, request, options.release, inputs, result, api_written)
         if args.python_autograd:
-            outputs += _python_autograd(args, options.release, inputs)
+            outputs += _python_autograd(args, request, options.release, inputs)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
         if failed:  # never wrong, only slower: the next run checks every input in full
@@ -448,7 +457,12 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 
 def _python_api(
-    args: argparse.Namespace, release: str, inputs: Inputs, result: GenerateResult, written: list[str]
+    args: argparse.Namespace,
+    request: BuildRequest,
+    release: str,
+    inputs: Inputs,
+    result: GenerateResult,
+    written: list[str],
 ) -> list[str]:
     """Write the typed Python API when the inputs changed or a file of it is not what the last run wrote
     (missing or edited), adding the files written to ``written``; its paths."""
@@ -458,7 +472,7 @@ def _python_api(
     if result.mode != "up-to-date" or not api_intact(args.python_api, args.out):
         # the shims the library defines: an op library's (classic: AOTIShims.cpp, the rule of
         # emit.files.library_files; stable: its Register<Key>.cpp)
-        keys = _backend_keys(getattr(args, "register_backends", None)) if args.namespace != "aten" else ()
+        keys = request.register_backends if request.op_library else ()
         written += write_python_api(
             inputs,
             _policy(args, release),
@@ -470,13 +484,12 @@ def _python_api(
     return paths
 
 
-def _python_autograd(args: argparse.Namespace, release: str, inputs: Inputs) -> list[str]:
+def _python_autograd(args: argparse.Namespace, request: BuildRequest, release: str, inputs: Inputs) -> list[str]:
     """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
     from ..engine.python_autograd import write_python_autograd
 
     # a stable-ABI library's Autocast kernels are Python, in this module (a classic one's are C++)
-    stable = bool(getattr(args, "stable_abi", None))
-    keys = _backend_keys(getattr(args, "register_backends", None)) if stable else ()
+    keys = request.register_backends if request.stable is not None else ()
     write_python_autograd(inputs, _policy(args, release), args.python_autograd, args.python_formulas,
                           autocast_backends=keys)  # fmt: skip
     return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
@@ -576,13 +589,11 @@ def _run_inspect(args: argparse.Namespace) -> int:
     target = _resolve_target(args)
     policy = _policy(args, target.release)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
-    if args.stable_abi is not None:
-        from ..plan.stable import parse_stable_target
-
-        parse_stable_target(args.stable_abi, "--stable-abi", target.found or target.release)
+    built = target.found or target.release
+    stable = make_request(CLI, stable_abi=args.stable_abi, built_against=built, describe_only=True).stable
     if args.op:
         python = args.python_autograd or args.python_formulas is not None
-        return _print_plans(model, plan, args.op, python, args.python_formulas, args.stable_abi is not None)
+        return _print_plans(model, plan, args.op, python, args.python_formulas, stable is not None)
     summary: dict[str, object] = {
         "entries": model.entry_count,
         "native_functions": len(model.native_functions),
@@ -593,8 +604,8 @@ def _run_inspect(args: argparse.Namespace) -> int:
         "policy": policy.source,
     }
     warnings = [s.warning() for s in aten_name_clashes(model.native_functions)]  # whatever the build's devices
-    if args.stable_abi is not None:
-        summary["mode"] = f"stable-abi {args.stable_abi}: no C++ autograd; the Python autograd of derivatives.yaml"
+    if stable is not None:
+        summary["mode"] = f"stable-abi {stable}: no C++ autograd; the Python autograd of derivatives.yaml"
     if args.json:
         print(json.dumps({**summary, "warnings": warnings}, indent=2, sort_keys=True))
     else:
@@ -698,7 +709,8 @@ def _run_check(args: argparse.Namespace) -> int:
     args.anchor = inputs.derivatives
     target = _resolve_target(args)
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
-    gen_options = _generate_options(args, target)  # once: the default --out only names a directory
+    # once: the default --out only names a directory
+    gen_options = _generate_options(args, target, _request(args, target))
     if not args.out:
         args.out = default_check_dir(inputs, gen_options)
     gen_options = replace(gen_options, out_dir=args.out)
@@ -817,7 +829,7 @@ def _gradcheck_options(
     from ..gradcheck import GradcheckOptions, parse_shard
 
     return GradcheckOptions(
-        ops=tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op),  # mylib::op or op
+        ops=tuple(args.op),  # mylib::op or op (model.schema.resolve_ops)
         changed=args.changed,
         python=args.python,
         cxx=args.cxx,

@@ -18,6 +18,7 @@ from ..plan.infos import DerivativeInfo
 from ..plan.inplace_or_view import InplaceOrViewPlan
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan
 from ..plan.library import LibraryPlan
+from ..plan.policy import DEFAULT_RELEASE
 from .aoti_shims import HEADER as AOTI_SHIMS_HEADER
 from .aoti_shims import UNIT as AOTI_SHIMS_UNIT
 from .aoti_shims import aoti_shims_header, aoti_shims_unit
@@ -58,7 +59,7 @@ class EmitOptions:
     view_functions: frozenset[str] = frozenset()  # Nodes of these ops derive from Node
     using_namespaces: tuple[str, ...] = ()  # where the manual helpers live
     line_directives: bool = False  # formulas carry `#line` of their yaml (absolute paths): --line-directives
-    release: str = "2.13"  # the PyTorch release whose semantics the code follows
+    release: str = DEFAULT_RELEASE  # the PyTorch release whose semantics the code follows
     register_backends: tuple[str, ...] = ()  # --register-backends: dispatch keys whose kernels we register
     fake_module: str | None = None  # --fake-module: the Python module registering the ops' fake kernels
     namespace: str = "aten"  # --namespace: the namespace of the yaml's unqualified entries (aten: not an op library)

@@ -7,6 +7,7 @@ from ..model.schema import SchemaKind
 from ..plan.formulas import SavedValue
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, unpacked_arguments
 from ..plan.mutating import mutated_arguments
+from ..plan.policy import DEFAULT_RELEASE, fires_node_creation_hooks
 from ..plan.values import CppValue, cpp_return_names
 from .debug import debug_after, debug_before
 from .dispatch import handle_declaration, redispatch_call
@@ -24,11 +25,10 @@ def registration(k: KernelPlan) -> str:
     return f'm.impl("{k.op}", TORCH_FN(VariableType::{k.wrapper}));'
 
 
-def kernel_definition(k: KernelPlan, *, line_directives: bool = False, release: str = "2.13") -> str:
+def kernel_definition(k: KernelPlan, *, line_directives: bool = False, release: str = DEFAULT_RELEASE) -> str:
     """The kernel's C++ definition; ``line_directives`` (check builds) maps JVP formulas to the yaml.
 
-    ``release``: from 2.14 on, the Node is handed to node-creation hooks once fully populated
-    (the one ``rebase_history`` attaches, for an in-place op).
+    ``release``: the policy says whether its kernels fire node-creation hooks.
     """
     f = k.function
     params = dispatcher_arguments(f)
@@ -39,7 +39,7 @@ def kernel_definition(k: KernelPlan, *, line_directives: bool = False, release: 
         *debug_before(k),
         *_call(k),
         *debug_after(k),
-        *_after_call(k, line_directives, hooks=release != "2.13"),
+        *_after_call(k, line_directives, hooks=fires_node_creation_hooks(release)),
     ]
     if f.func.returns:
         lines.append(f"return {_return_value(k)};")

@@ -26,7 +26,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +37,8 @@ from ..base.errors import VtgenError
 from ..base.names import check_identifier, check_include, check_qualified_name, module_name_problem
 from ..base.write import fault_point, locked, remove_outputs, remove_stale_temporaries, write_atomic
 from ..inputs.files import Inputs, file_digest
+from ..plan.policy import DEFAULT_RELEASE
+from ..plan.request import CLI, CMAKE, BuildRequest, StableTarget, make_request, request_problems
 from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, read_manifest, write_manifest
 from .noop import discard, generator_files
 
@@ -97,14 +99,15 @@ class GenerateOptions:
     # written is the yaml's absolute path: identical output for the same inputs at the same place.
     line_directives: bool = False
     stub_decls: bool = False  # also write vtgen_decls/*.inc, the op declarations the stub headers include
-    release: str = "2.13"  # the PyTorch release the code is built for (vtgen_build.plan.target)
+    release: str = DEFAULT_RELEASE  # the PyTorch release the code is built for (vtgen_build.plan.target)
     policy_root: str | None = None  # --pytorch-root: its own generator sources give the policy lists
     # --allow-overwrite: a directory with no manifest may hold same-named files we did not write; replace them
     allow_overwrite: bool = False
     register_backends: tuple[str, ...] = ()  # --register-backends: NativeKernels.h + Register<Key>.cpp per key
     fake_module: str | None = None  # --fake-module: named by RegisterSchema.cpp (m.set_python_module)
-    # --stable-abi X.Y: a LibTorch stable-ABI library for every release from X.Y on (vtgen_build.plan.stable)
-    stable_abi: str | None = None
+    # --stable-abi X.Y: a LibTorch stable-ABI library for every release from X.Y on (vtgen_build.plan.stable),
+    # parsed by the front end (vtgen_build.plan.request.make_request)
+    stable: StableTarget | None = None
     torch_found: str | None = None  # the version of the torch the build compiles against, as found (e.g. 2.13.0)
     # --python-autograd is given: a stable-ABI library's Autocast kernels are Python, in that module (warned without)
     python_autograd: bool = False
@@ -120,15 +123,15 @@ class GenerateResult:
     mode: str = "full"  # "up-to-date", "incremental" or "full"
     explanations: tuple[str, ...] = ()  # per re-planned op (or for all of them): which input changed
     outputs: tuple[str, ...] = ()  # every file the output directory holds for this run (relative paths)
-    stable_abi: str | None = None  # the stable-ABI target of the run (no kernels or Nodes of autograd)
+    stable: StableTarget | None = None  # the stable-ABI target of the run (no kernels or Nodes of autograd)
     warnings: tuple[str, ...] = ()  # ``path:line: warning: ...``: what the command prints on stderr
 
     def summary(self) -> str:
         if self.plan is None:
             return f"vtgen-build: up to date (0 files written) in {self.seconds:.3f}s"
-        if self.stable_abi is not None:
+        if self.stable is not None:
             return (
-                f"vtgen-build: stable-abi {self.stable_abi}: registrations and kernel declarations, no C++ autograd; "
+                f"vtgen-build: stable-abi {self.stable}: registrations and kernel declarations, no C++ autograd; "
                 f"{len(self.written)} files written, {self.unchanged} unchanged in {self.seconds:.3f}s"
             )
         kernels = sum(k.kind == "kernel" for k in self.plan.kernels)
@@ -197,8 +200,8 @@ def _settings(
         **({"stub_decls": True} if options.stub_decls else {}),
         **({"register_backends": list(options.register_backends)} if options.register_backends else {}),
         **({"fake_module": options.fake_module} if options.fake_module else {}),
-        **({"stable_abi": options.stable_abi} if options.stable_abi else {}),
-        **({"release": options.release} if options.release != "2.13" else {}),
+        **({"stable_abi": str(options.stable)} if options.stable else {}),
+        **({"release": options.release} if options.release != DEFAULT_RELEASE else {}),
         **({"policy": _policy_digest(options.policy_root)} if options.policy_root else {}),
     }
 
@@ -320,25 +323,65 @@ def arguments_problems(argv: Iterable[str]) -> list[tuple[str, str]]:
     return found + option_problems(options)
 
 
+_REQUEST_OPTIONS = ("--stable-abi", "--python-autograd", "--python-formulas")
+
+
+def configure_answers(argv: Sequence[str]) -> list[str]:
+    """What CMake's ``vtgen_generate()`` asks at configure time, as lines: the problems of its arguments
+    (``OPTION<TAB>PROBLEM``, the option as the command line spells it, or ``-`` for a problem said in
+    CMake's words), else the answers of its build request: ``files<TAB>`` the files only a classic op
+    library has (``;``-separated) and ``stable-macro<TAB>`` a stable target's ``TORCH_TARGET_VERSION``."""
+    pairs = list(zip(argv[0::2], argv[1::2], strict=False))
+    problems = arguments_problems([word for pair in pairs if pair[0] not in _REQUEST_OPTIONS for word in pair])
+    if problems:
+        return [f"{option}\t{problem}" for option, problem in problems]
+
+    def given(option: str) -> list[str]:
+        return [value for name, value in pairs if name == option]
+
+    def last(option: str) -> str | None:
+        return given(option)[-1] if given(option) else None
+
+    try:
+        request = make_request(
+            CMAKE,
+            namespace=(given("--namespace") or ["aten"])[-1],
+            register_backends=",".join(given("--register-backends")),
+            stable_abi=last("--stable-abi"),
+            built_against=installed_torch_version(),  # the generator's interpreter's: the one the build uses
+            manual_headers=given("--manual-header"),
+            using_namespaces=given("--using-namespace"),
+            python_autograd=last("--python-autograd"),
+            python_formulas=last("--python-formulas"),
+        )
+    except VtgenError as exc:
+        return [f"-\t{exc.message}"]
+    return [
+        f"files\t{';'.join(request.library_files)}",
+        f"stable-macro\t{request.stable.macro if request.stable else ''}",
+    ]
+
+
+def installed_torch_version() -> str | None:
+    """The version of the torch installed for this interpreter (its metadata: nothing imported)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def check_options(options: GenerateOptions) -> None:
     """The options' own errors, before anything is read or written."""
     if not options.out_dir:
         raise VtgenError("--out: the output directory must not be empty")
     problems = option_problems(options)
+    request = BuildRequest(options.namespace, options.register_backends, options.stable, options.manual_headers,
+                           options.using_namespaces, options.stub_decls)  # fmt: skip
+    problems += [("", problem) for problem in request_problems(request, CLI)]
     if problems:
         raise VtgenError(problems[0][1])
-    if options.stable_abi is not None:
-        from ..plan.stable import parse_stable_target
-
-        parse_stable_target(options.stable_abi, "--stable-abi", options.torch_found or options.release)
-        if not options.register_backends:
-            raise VtgenError("--stable-abi needs --register-backends (the dispatch keys whose kernels the library has)")
-        # No C++ formula is written in this mode: what only shapes formulas or the stubs is refused, not ignored
-        # (--line-directives is a documented no-op: build systems pass it for either mode).
-        for given, flag in ((options.stub_decls, "--stub-decls"), (options.manual_headers, "--manual-header"),
-                            (options.using_namespaces, "--using-namespace")):  # fmt: skip
-            if given:
-                raise VtgenError(f"{flag} does not apply with --stable-abi (no C++ autograd is generated); drop it")
 
 
 def generate(
@@ -433,7 +476,7 @@ def _regenerate(
         mode,
         tuple(outcome.explanations),
         tuple(f.path for f in files),
-        options.stable_abi,
+        options.stable,
         outcome.warnings,
     )
 
@@ -471,7 +514,7 @@ def _try_incremental(
     from . import incremental
 
     out_dir, manifest = previous
-    if options.stable_abi is not None:
+    if options.stable is not None:
         return "stable-ABI mode: every run is a clean run (a few files, no Nodes)"
     cache = incremental.load_cache(out_dir, manifest.cache)
     if cache is None:

@@ -53,7 +53,7 @@ from ..plan.formulas import concrete_sizes
 from ..plan.infos import node_prefix
 from ..plan.kernel import Plan, build_plan
 from ..plan.library import plan_library
-from ..plan.policy import Policy, policy_for
+from ..plan.policy import DEFAULT_RELEASE, Policy, policy_for
 from .cache import (
     CACHE,
     INDEX,
@@ -183,7 +183,7 @@ def _emit_options(options: Any, policy: Policy) -> EmitOptions:
         views,
         options.using_namespaces,
         getattr(options, "line_directives", False),
-        getattr(options, "release", "2.13"),
+        getattr(options, "release", DEFAULT_RELEASE),
         getattr(options, "register_backends", ()),
         getattr(options, "fake_module", None),
         getattr(options, "namespace", "aten"),
@@ -193,8 +193,8 @@ def _emit_options(options: Any, policy: Policy) -> EmitOptions:
 def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanations: list[str]) -> Outcome:
     """Load, plan and render everything; record what an incremental run needs."""
     model = load_model(inputs)
-    policy = policy_for(getattr(options, "policy_root", None), getattr(options, "release", "2.13"))
-    if getattr(options, "stable_abi", None) is not None:
+    policy = policy_for(getattr(options, "policy_root", None), getattr(options, "release", DEFAULT_RELEASE))
+    if getattr(options, "stable", None) is not None:
         # what the ABI cannot carry first: a derivatives.yaml entry that no longer matches an edited schema
         # follows from it, and its did-you-mean would suggest the unsupported type
         stable = _plan_stable(model, policy, options)
@@ -229,10 +229,9 @@ def _cpp_plan(model: Model, policy: Policy) -> Plan:
 
 
 def _plan_stable(model: Model, policy: Policy, options: Any) -> StablePlan:
-    from ..plan.stable import parse_stable_target, plan_stable
+    from ..plan.stable import plan_stable
 
-    target = parse_stable_target(options.stable_abi, "--stable-abi", options.torch_found or options.release)
-    return plan_stable(model.native_functions, options.register_backends, target, options.fake_module,
+    return plan_stable(model.native_functions, options.register_backends, options.stable, options.fake_module,
                        policy.pytorch_tags)  # fmt: skip
 
 

@@ -23,6 +23,7 @@ from ..model import Model, load_model
 from ..plan.autocast import plan_autocast, registered_keys
 from ..plan.kernel import build_plan
 from ..plan.policy import Policy
+from ..plan.request import CLI, formulas_problem
 
 __all__ = ["autograd_module", "formulas_functions", "write_python_autograd"]
 
@@ -50,8 +51,8 @@ def autograd_module(model: Model, formulas: str | None = None, target: str | Non
     ops = frozenset(f.name.name for f in model.native_functions if f.namespace == ns)
     module_name, functions = None, frozenset[str]()
     if formulas is not None:
-        if target is not None and Path(formulas).resolve().parent != Path(target).resolve().parent:
-            raise VtgenError(f"--python-formulas {formulas} must sit beside the generated module {target}")
+        if target is not None and (problem := formulas_problem(target, formulas, CLI)) is not None:
+            raise VtgenError(problem)
         module_name, functions = Path(formulas).stem, formulas_functions(formulas)
         if not module_name.isidentifier() or keyword.iskeyword(module_name):
             why = "a Python keyword" if keyword.iskeyword(module_name) else "not a Python module name"

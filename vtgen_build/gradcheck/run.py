@@ -101,6 +101,7 @@ class GradcheckOptions:
 
 def _selected(
     index: OutputIndex,
+    namespace: str,
     regs: list[Registration],
     options: GradcheckOptions,
     digests: dict[str, str],
@@ -108,7 +109,7 @@ def _selected(
 ) -> list[Registration]:
     chosen = options.since.select(index) if options.since is not None else None
     if options.ops or chosen is not None:
-        names = set(select_ops(index, options.ops)) | set(chosen or ())
+        names = set(select_ops(index, options.ops, namespace)) | set(chosen or ())
         families = {op_name(op).family for op in names}  # an op selects its in-place variant, and back
         names |= {r.op for r in regs if op_name(r.op).family in families}
         if options.changed:
@@ -465,7 +466,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     digests = _op_digests(index, settings, gen_options.manual_headers, options)
     state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
-    regs = _selected(index, index.registrations, options, digests, state)
+    regs = _selected(index, inputs.namespace, index.registrations, options, digests, state)
     places = formula_places(inputs, work, release, gen_options.policy_root) if regs else {}  # none: nothing to do
     if options.shard is not None:  # the reach map is cached: read again below
         regs = _shard(torch, options, options.shard, work, release, places, regs, session)

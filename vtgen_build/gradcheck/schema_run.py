@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import gradcheck_child as child_package
-from ..base.errors import VtgenError, did_you_mean
+from ..base.errors import VtgenError
 from ..base.write import locked
 from ..check import CHECK_LOCK
 from ..inputs.files import Inputs
-from ..model.schema import op_name
+from ..model.schema import resolve_ops
 from ..worker import Worker
 from ..worker import find as find_worker
 from .formulas import formula_places
@@ -104,19 +104,7 @@ def library_ops(inputs: Inputs, names: Sequence[str], known: Sequence[str]) -> l
     """The ops ``--op`` names (``mylib::op``, ``op`` or ``op.overload``) among the library's; None: all."""
     if not names:
         return None
-    chosen: list[str] = []
-    for name in names:
-        ns, sep, bare = name.rpartition("::")
-        if sep and ns != inputs.namespace:
-            raise VtgenError(f"--op {name}: the library's ops are in namespace '{inputs.namespace}', not '{ns}'")
-        hits = [op for op in known if op == bare or op_name(op).name == bare]
-        if not hits:
-            shown = [f"{inputs.namespace}::{op}" for op in known] if sep else list(known)
-            raise VtgenError(
-                f"--op {name}: the library has no differentiable op of that name{did_you_mean(name, shown)}"
-            )
-        chosen += hits
-    return list(dict.fromkeys(chosen))
+    return resolve_ops(names, known, inputs.namespace, "the library has no differentiable op of that name")
 
 
 @dataclass(frozen=True)

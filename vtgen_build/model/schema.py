@@ -8,7 +8,7 @@ ships, and ``parse`` checks that before returning.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import cache
@@ -32,6 +32,7 @@ __all__ = [
     "SchemaKind",
     "Type",
     "op_name",
+    "resolve_ops",
 ]
 
 BASE_TYPES = frozenset(
@@ -445,6 +446,26 @@ def op_name(op: str) -> OperatorName:
     keeps its underscores, and ``__iand__`` is the in-place variant of ``__and__``.
     """
     return OperatorName.parse(op.rpartition("::")[2])
+
+
+def resolve_ops(names: Iterable[str], known: Iterable[str], namespace: str, missing: str) -> list[str]:
+    """The ops of ``known`` (``name.overload``, no namespace) each ``--op`` name selects, in order: an exact
+    op (``add.Tensor``) or every overload of a name (``add``), either one qualified by the inputs'
+    ``namespace`` (``mylib::op``), the one rule every ``--op`` follows.  A name matching nothing is an
+    error saying ``missing`` (what the command looked for), with a did-you-mean in the spelling given."""
+    known = tuple(known)
+    chosen: list[str] = []
+    for name in names:
+        ns, qualified, bare = name.rpartition("::")
+        if qualified and ns != namespace:
+            raise VtgenError(f"--op {name}: the ops are in namespace '{namespace}', not '{ns}'")
+        hits = [op for op in known if op == bare or op_name(op).name == bare]
+        if not hits:
+            candidates = dict.fromkeys([*known, *(op_name(op).name for op in known)])
+            shown = [f"{namespace}::{op}" for op in candidates] if qualified else list(candidates)
+            raise VtgenError(f"--op {name}: {missing}{did_you_mean(name, shown)}")
+        chosen += hits
+    return list(dict.fromkeys(chosen))
 
 
 @dataclass(frozen=True)

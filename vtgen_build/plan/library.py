@@ -19,6 +19,7 @@ from .inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
 from .kernel import Plan
 from .policy import Policy
 from .registrations import RegistrationPlan, plan_registrations
+from .request import is_op_library
 from .schemas import SchemaDef, plan_schemas
 
 __all__ = ["LibraryPlan", "plan_library"]
@@ -44,7 +45,7 @@ def plan_library(
     ``namespace``: the ``--namespace`` its operators are registered in)."""
     functions = tuple(functions)
     registrations = plan_registrations(functions, register_backends) if register_backends else None
-    op_library = registrations is not None and namespace != "aten"
+    op_library = is_op_library(namespace, register_backends)
     functionalized = plan_functionalize(functions) if op_library else ()
     return LibraryPlan(
         plan_schemas(functions, policy, functionalized),

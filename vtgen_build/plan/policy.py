@@ -20,8 +20,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from ..base.errors import Location, VtgenError
 
 __all__ = [
@@ -29,6 +27,7 @@ __all__ = [
     "POLICY_LISTS",
     "SUPPORTED_RELEASES",
     "Policy",
+    "fires_node_creation_hooks",
     "load_policy",
     "policy_for",
     "policy_source_files",
@@ -38,6 +37,18 @@ __all__ = [
 #: Releases whose semantics (and lists) vtgen_build knows, oldest first.
 SUPPORTED_RELEASES = ("2.13", "2.14")
 DEFAULT_RELEASE = "2.13"
+#: From this release on, a kernel hands the Node it created to torch's node-creation hooks, once the
+#: Node is fully populated (for an in-place op: the one ``rebase_history`` attaches).
+NODE_CREATION_HOOKS_SINCE = "2.14"
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in release.split("."))
+
+
+def fires_node_creation_hooks(release: str) -> bool:
+    """Whether code built for the supported ``release`` fires node-creation hooks."""
+    return _release_key(release) >= _release_key(NODE_CREATION_HOOKS_SINCE)
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,8 @@ def load_policy(text: str | None = None, *, release: str = DEFAULT_RELEASE) -> P
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
         source = f"built-in lists of PyTorch {release} ({os.path.basename(path)})"
+    import yaml  # here: a command that reads no lists (a no-op run) does not load it
+
     raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     views = raw.pop("view_functions", {}) or {}
     lists = {key: frozenset(raw.get(key) or ()) for key in POLICY_LISTS}
@@ -185,6 +198,8 @@ _TAGS_PATHS = (
 
 def _read_tags(root: Path) -> frozenset[str]:
     """The ``at::Tag`` names the release declares (its tags.yaml), or none when it has no tags.yaml."""
+    import yaml
+
     for rel in _TAGS_PATHS:
         path = root / rel
         if path.is_file():

@@ -21,7 +21,6 @@ the generated Python autograd (``torch.library.register_autograd``), never of C+
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -31,6 +30,7 @@ from ..model.native import NativeFunction
 from ..model.schema import BaseType, ListType, OptionalType, Return, Type
 from .aoti_shims import AotiShim, AotiShimPlan, kernel_entry, plan_device_shims
 from .registrations import ALL_KEYS, KernelDecl, kernel_declarations
+from .request import OLDEST_TARGET, StableTarget
 from .structured import StructuredGroup, plan_structured
 
 __all__ = [
@@ -41,12 +41,9 @@ __all__ = [
     "StableShim",
     "StableStructured",
     "StableTarget",
-    "decode_target_version",
-    "parse_stable_target",
     "plan_stable",
 ]
 
-OLDEST_TARGET = (2, 10)  # torch/csrc/stable/version.h names no older TORCH_VERSION_<X>_<Y>_0
 TAGS_SINCE = (2, 12)  # StableLibrary::def(schema, tags)
 PYTHON_MODULE_SINCE = (2, 13)  # StableLibrary::set_python_module
 STABLE_META_OUTPUTS = "vtgen::stable::MetaOutputs"  # what a stable meta function fills in
@@ -83,63 +80,6 @@ _UNSUPPORTED = {
     "DimVector": "write `int[]`",
     "GraphModule": "graph modules do not cross the stable ABI",
 }
-
-
-@dataclass(frozen=True, order=True)
-class StableTarget:
-    """The oldest release a stable-ABI library supports."""
-
-    major: int
-    minor: int
-
-    def __str__(self) -> str:
-        return f"{self.major}.{self.minor}"
-
-    @property
-    def packed(self) -> int:
-        """``TORCH_TARGET_VERSION``: ``(major << 56) | (minor << 48)`` (patch and tweak zero)."""
-        return (self.major << 56) | (self.minor << 48)
-
-    @property
-    def macro(self) -> str:
-        """The value as the compiler gets it: ``0x020a000000000000ULL`` for 2.10."""
-        return f"0x{self.packed:016x}ULL"
-
-    def at_least(self, version: tuple[int, int]) -> bool:
-        return (self.major, self.minor) >= version
-
-
-def decode_target_version(value: int) -> tuple[int, int]:
-    """(major, minor) of a packed ``TORCH_TARGET_VERSION``; its lower 48 bits must be zero."""
-    if value < 0 or value >= 1 << 64 or value & ((1 << 48) - 1):
-        raise ValueError(f"0x{value:x} is not a packed (major << 56) | (minor << 48) version")
-    return value >> 56, (value >> 48) & 0xFF
-
-
-_TARGET = re.compile(r"^(\d+)\.(\d+)$")
-_VERSION = re.compile(r"^(\d+)\.(\d+)")
-
-
-def parse_stable_target(text: str, source: str, built_against: str | None) -> StableTarget:
-    """``X.Y`` as given to ``source``; not older than 2.10, not newer than ``built_against``."""
-    m = _TARGET.match(text.strip())
-    if m is None:
-        raise VtgenError(f"{source}: '{text}' is not a release X.Y (e.g. 2.10)")
-    target = StableTarget(int(m.group(1)), int(m.group(2)))
-    if not target.at_least(OLDEST_TARGET):
-        oldest = StableTarget(*OLDEST_TARGET)
-        raise VtgenError(
-            f"{source}: {target} is older than the first release with the LibTorch stable ABI ({oldest}); "
-            f"target {oldest} or newer, or build without the stable ABI for one release"
-        )
-    found = _VERSION.match(built_against or "")
-    if found is not None and (target.major, target.minor) > (int(found.group(1)), int(found.group(2))):
-        raise VtgenError(
-            f"{source}: {target} is newer than the torch this build compiles against ({built_against}): its "
-            f"headers cannot target a release they predate (PyTorch would only fail when the library loads); "
-            f"target {found.group(1)}.{found.group(2)} or older, or build against torch {target}"
-        )
-    return target
 
 
 # -- kernel types -------------------------------------------------------------------------------
