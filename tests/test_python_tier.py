@@ -50,6 +50,12 @@ PLANTS = (
         "  result: other_t * self_p - self_t * other_p",
     ),
     Plant(
+        "tanh_backward",
+        "a wrong double backward of a helper-op entry (tanh's backward op, by its output)",
+        "  output: grad.conj() * (-2 * output.conj() * grad_output)",
+        "  output: grad.conj() * (-3 * output.conj() * grad_output)",
+    ),
+    Plant(
         "tan",
         "an untranslatable formula (a C++ function with no Python spelling)",
         "  self: grad * (1 + result.pow(2)).conj()",
@@ -87,7 +93,7 @@ def planted_run(planted: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("plant", PLANTS[:3], ids=lambda p: p.op)
+@pytest.mark.parametrize("plant", PLANTS[:4], ids=lambda p: p.op)
 def test_a_wrong_formula_fails_at_its_line(
     plant: Plant, planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
 ) -> None:
@@ -104,7 +110,7 @@ def test_an_untranslatable_entry_is_not_verified_by_the_python_tier(
     where = f"{planted.derivatives}:{planted.lines['tan']}: note: [python tier] tan: not verified by the Python tier: "
     found = [line for line in planted_run.stderr.splitlines() if line.startswith(where)]
     assert found and "std::lerp" in found[0] and "left to the compiled tier" in found[0], planted_run.stderr[-3000:]
-    assert "gradcheck failed for tan" not in planted_run.stderr and "tan: passed" not in planted_run.stderr
+    assert "gradcheck failed for tan " not in planted_run.stderr and " tan: passed" not in planted_run.stderr
 
 
 @pytest.mark.slow
@@ -126,8 +132,8 @@ def test_the_adjoint_test_alone_catches_a_wrong_forward_formula(planted: EditedY
 @pytest.fixture(scope="module")
 def unedited(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> TierReport:
     """The installed torch's own yaml: the revert of every plant, and the helpers against torch's own."""
-    ops = ("sin", "elu_backward", "mul.Tensor", "celu", "deg2rad", "rad2deg", "log1p", "sinc", "silu", "mish",
-           "clamp", "atan2", "copysign.Tensor", "mse_loss", "pow.Tensor_Scalar", "add.Tensor", "clone",
+    ops = ("sin", "elu_backward", "mul.Tensor", "tanh_backward", "celu", "deg2rad", "rad2deg", "log1p", "sinc", "silu",
+           "mish", "clamp", "atan2", "copysign.Tensor", "mse_loss", "pow.Tensor_Scalar", "add.Tensor", "clone",
            "gelu", "mm", "addmm", "max", "kthvalue", "masked_fill")  # fmt: skip
     options = TierOptions(ops, kinds=("backward", "gradgrad", "forward", "adjoint", "agree"))
     return run_python_tier(real_yaml.inputs, tmp_path_factory.mktemp("unedited"), "2.13", options)
@@ -137,7 +143,7 @@ def unedited(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> T
 def test_the_revert_passes(unedited: TierReport) -> None:
     assert not unedited.of("failed"), unedited.render()
     passed = {v.op for v in unedited.of("passed")}
-    assert {"sin", "sin_", "elu_backward", "mul.Tensor", "celu", "celu_"} <= passed, unedited.render()
+    assert {"sin", "sin_", "elu_backward", "mul.Tensor", "tanh_backward", "celu", "celu_"} <= passed, unedited.render()
     # C++ calls and Scalars: alpha.conj() (add), at::clone(t, memory_format) (in-place forward AD, clone),
     # gelu_backward(grad, self, approximate) with a keyword-only argument by position (gelu)
     assert {"add.Tensor", "add_.Tensor", "clone", "gelu", "mul.Scalar"} <= passed
