@@ -104,6 +104,14 @@ def test_a_wrong_formula_fails_at_its_line(
 
 
 @pytest.mark.slow
+def test_no_failure_but_the_plants(planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]) -> None:
+    """Every error of the planted run is at a planted line (mul.Scalar, mul_.Scalar, sin_... are right)."""
+    errors = [line for line in planted_run.stderr.splitlines() if ": error: [python tier]" in line]
+    planted_at = {f"{planted.derivatives}:{planted.lines[p.op]}: error:" for p in PLANTS[:4]}
+    assert {e.split(" [python tier]")[0] for e in errors} == planted_at, "\n".join(errors)
+
+
+@pytest.mark.slow
 def test_an_untranslatable_entry_is_not_verified_by_the_python_tier(
     planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
 ) -> None:
@@ -219,6 +227,28 @@ def test_a_mismatch_fails_at_the_formula_of_its_input() -> None:
     assert f.status == "failed" and f.location == Location("derivatives.yaml", 12)
     (a,) = judge(_plan(), entries_of([_row("failed", "adjoint", "adjoint mismatch: ...")]))
     assert a.status == "failed" and a.location == Location("derivatives.yaml", 12)
+
+
+def _of(op: str, status: str, kind: str, message: str = "", others: tuple[str, ...] = ()) -> dict[str, object]:
+    row = _row(status, kind, message)
+    check = {**row["checks"][0], "hit": [op], "others": list(others)}  # type: ignore[index]
+    return {**row, "entry": f"{op} (python tier)", "aten": op, "direct": {"function": [op]}, "checks": [check]}
+
+
+def test_a_failure_that_ran_another_failed_kernel_of_ours_is_no_verdict() -> None:
+    """Found on the planted yaml (2.13 and 2.14.1): ``mul.Scalar``'s complex forward-AD check runs
+    ``mul.Tensor`` (gradcheck multiplies by 1j), so the wrong ``mul.Tensor`` forward formula failed it too,
+    at ``mul.Scalar``'s line: a false failure of a right formula."""
+    plan = TierPlan((("f", ""), ("g", "")), (), frozenset(), (), {"f": _place(), "g": _place()})
+    wrong = "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,"
+    f, g = _of("f", "failed", "forward", wrong, ("g",)), _of("g", "failed", "forward", wrong)
+    blamed, guilty = judge(plan, entries_of([f, g]))
+    assert guilty.status == "failed" and blamed.status == NOT_VERIFIED, (blamed, guilty)
+    assert "also ran our kernel of g, which failed on its own" in blamed.message
+    alone, right = judge(plan, entries_of([f, _of("g", "passed", "forward")]))  # g right: f's failure is f's
+    assert alone.status == "failed" and right.status == "passed"
+    both = judge(plan, entries_of([f, _of("g", "failed", "forward", wrong, ("f",))]))  # each ran the other's
+    assert [v.status for v in both] == ["failed", "failed"]  # no clean culprit: neither failure is hidden
 
 
 def test_vmap_refusing_an_in_place_tangent_write_is_no_verdict() -> None:
