@@ -96,7 +96,8 @@ def gradients_in(args: Any, kwargs: Any) -> bool:
     tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         return True
-    return any(torch.autograd.forward_ad.unpack_dual(t).tangent is not None for t in tensors)
+    forward_ad: Any = torch.autograd.forward_ad
+    return any(forward_ad.unpack_dual(t).tangent is not None for t in tensors)
 
 
 def _wait_for(path: str) -> dict[str, Any]:
