@@ -9,7 +9,9 @@ For each op (sin, celu, elu_backward) a wrong edit of its formula, then the reve
 * Python tier, one-shot: ``--tier python --no-worker`` (the child imports torch itself);
 * compiled tier, warm and one-shot: ``--tier compiled``, after one cold run built every unit (each
   mode's wrong text is its own, so each compiles its edited unit; the revert finds its unit built);
-* a bare ``python -c 'import torch'`` of the same step, so that a loaded machine's figures can be judged.
+* a bare ``python -c 'import torch'`` of the same step, so that a loaded machine's figures can be judged;
+  for the one-shot runs (whose processes are all the bench's children) their CPU seconds (user + system)
+  too, which a loaded machine inflates far less than wall time.
 
 Every verdict is checked: a wrong edit exits 1 with the error at the edited line (the Python tier's
 marked ``[python tier]``), a revert exits 0.  The commands run with bytecode caching on, as an
@@ -19,19 +21,22 @@ installed package has it (``PYTHONDONTWRITEBYTECODE`` is dropped).
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 __all__ = ["COLUMNS", "Edit", "Table", "measure", "render"]
 
-COLUMNS = ("py_warm", "py_watch", "py_once", "compiled_warm", "compiled_once", "import_torch", "import_torch_once")
-_HEAD = ("python tier warm", "python tier --watch", "python tier one-shot", "compiled warm", "compiled one-shot",
-         "import torch (warm step)", "import torch (one-shot step)")  # fmt: skip
+COLUMNS = ("py_warm", "py_watch", "py_once", "py_once_cpu", "compiled_warm", "compiled_once", "import_torch",
+           "import_torch_once", "import_torch_once_cpu")  # fmt: skip
+_HEAD = ("python tier warm", "python tier --watch", "python tier one-shot", "(its CPU)", "compiled warm",
+         "compiled one-shot", "import torch (warm step)", "import torch (one-shot step)", "(its CPU)")  # fmt: skip
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
@@ -52,10 +57,22 @@ class Table:
         self.rows.setdefault((op, step), {})[column] = seconds
 
 
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def _run(argv: Sequence[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
     began = time.perf_counter()
     done = subprocess.run(list(argv), capture_output=True, text=True, check=False, env=ENV)
     return time.perf_counter() - began, done
+
+
+def _timed_cpu(table: Table, op: str, step: str, column: str, run: Callable[[], float]) -> None:
+    """``column``: ``run``'s wall seconds; ``column``_cpu: the CPU seconds of the processes it waited for."""
+    cpu = _cpu()
+    table.put(op, step, column, run())
+    table.put(op, step, f"{column}_cpu", _cpu() - cpu)
 
 
 def _verdict(base: list[str], op: str, extra: Sequence[str], wrong_at: int | None, marked: bool) -> float:
@@ -105,10 +122,10 @@ def measure(base: list[str], derivatives: Path, out: Path, edits: Sequence[Edit]
         for step, wrong in (("wrong", edit.wrong_once), ("revert", None)):
             at = _write(derivatives, text, edit, wrong)
             once = ("--tier", "python", "--no-worker")
-            table.put(edit.op, step, "py_once", _verdict(base, edit.op, once, at, True))
+            _timed_cpu(table, edit.op, step, "py_once", partial(_verdict, base, edit.op, once, at, True))
             if compiled:
                 table.put(edit.op, step, "compiled_once", _verdict(base, edit.op, ("--no-worker",), at, False))
-            table.put(edit.op, step, "import_torch_once", _import_torch())
+            _timed_cpu(table, edit.op, step, "import_torch_once", _import_torch)
     derivatives.write_text(text, encoding="utf-8")
     return table
 
