@@ -15,12 +15,13 @@ against the wheel's real headers (``-fsyntax-only``, the way ``check
 
     python bench/bench_gradcheck.py [--pytorch-root DIR] [--json] [--no-shard]
 
-``--verdicts`` measures instead the loop of issue "a formula edit proven right or wrong": after one
-cold run of sin, celu and elu_backward (their units and the precompiled headers built), for each op a
-wrong edit then its revert, one-shot (``--no-worker``: a new Python per process) and with a warm
-worker (its cold start timed too), each ``--op OP`` (edit → verdict: FAILED at the line, then OK).
-The one-shot and the warm runs use different wrong texts, so each compiles its edited unit; the
-revert finds its unit compiled.  Ratios warm / one-shot per step; the load average is printed.
+``--verdicts`` measures instead the loop of issue 45 for both tiers (``bench/tier_verdicts.py``): for
+sin, celu and elu_backward a wrong edit then its revert, each step's verdict from the Python tier (warm,
+through ``--watch``, one-shot) and from the compiled tier (warm and one-shot, after one cold run), with a
+bare ``python -c 'import torch'`` of the same step; a table of both tiers side by side and the load average.
+``--python-only``: the Python tier's columns alone (nothing compiled).
+
+    python bench/bench_gradcheck.py --verdicts [--python-only] [--json]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import tempfile
 from pathlib import Path
 
 from common import default_root, timed  # bench/common.py (the script's own directory)
+from tier_verdicts import Edit, measure, render
 
 # ops whose checks come from other entries' samples: a formula rewritten, still right
 _REACHED = (
@@ -65,63 +67,18 @@ def _copy_inputs(root: Path, tmp: Path) -> Path:
     return tmp / "tools/autograd/derivatives.yaml"
 
 
-# (op, the right line, a wrong one for the one-shot run, another for the warm run)
+# the right line, a wrong one for the one-shot runs, another for the warm runs
 _WRONG = (
-    (
-        "sin",
-        "  self: grad * self.cos().conj()",
-        "  self: grad * self.sin().conj()",
-        "  self: grad * -self.cos().conj()",
-    ),
-    (
-        "celu",
-        "  self: elu_backward(grad, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ false, self)",
-        "  self: elu_backward(grad, alpha, 1, 2.0/alpha.toFloat(), /* is_result */ false, self)",
-        "  self: elu_backward(grad, alpha, 1, 3.0/alpha.toFloat(), /* is_result */ false, self)",
-    ),
-    (
-        "elu_backward",
-        "  grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
-        "  grad_output: 2 * elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
-        "  grad_output: 3 * elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
-    ),
-)
-
-
-def _verdict(base: list[str], op: str, expect: int, *extra: str) -> float:
-    seconds, done = timed([*base, "--gradcheck", "--op", op, *extra])
-    if done.returncode != expect:
-        raise SystemExit(f"{op}: exit {done.returncode}, not {expect}:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    return seconds
-
-
-def _verdicts(base: list[str], derivatives: Path, out: Path) -> dict[str, float]:
-    """Edit → verdict, one-shot and warm, per op (see the module's docstring)."""
-    text = derivatives.read_text(encoding="utf-8")
-    ops = [a for op, *_ in _WRONG for a in ("--op", op)]
-    results = {"cold_all": timed([*base, "--gradcheck", *ops, "--no-worker"])[0]}
-    tool = base[:3]
-    for mode, extra in (("one_shot", ("--no-worker",)), ("warm", ())):
-        if mode == "warm":
-            results["worker_start"] = timed([*tool, "worker", "start", "--out", str(out)])[0]
-        for op, right, wrong_once, wrong_warm in _WRONG:
-            wrong = wrong_once if mode == "one_shot" else wrong_warm
-            derivatives.write_text(text.replace(right, wrong, 1), encoding="utf-8")
-            results[f"{op}_wrong_{mode}"] = _verdict(base, op, 1, *extra)
-            derivatives.write_text(text, encoding="utf-8")
-            results[f"{op}_revert_{mode}"] = _verdict(base, op, 0, *extra)
-    timed([*tool, "worker", "stop", "--out", str(out)])
-    return results
-
-
-def _print_verdicts(results: dict[str, float]) -> None:
-    print(f"cold run of sin, celu, elu_backward (one-shot): {results['cold_all']:.1f}s; "
-          f"worker cold start: {results['worker_start']:.1f}s")  # fmt: skip
-    for op, *_ in _WRONG:
-        for step in ("wrong", "revert"):
-            once, warm = results[f"{op}_{step}_one_shot"], results[f"{op}_{step}_warm"]
-            print(f"{op:>12} {step:>6}: one-shot {once:6.1f}s, warm {warm:6.1f}s ({warm / once:.2f}x)")
-    print(f"(load average {os.getloadavg()[0]:.1f})")
+    Edit("sin", "  self: grad * self.cos().conj()", "  self: grad * self.sin().conj()",
+         "  self: grad * -self.cos().conj()"),
+    Edit("celu", "  self: elu_backward(grad, alpha, 1, 1.0/alpha.toFloat(), /* is_result */ false, self)",
+         "  self: elu_backward(grad, alpha, 1, 2.0/alpha.toFloat(), /* is_result */ false, self)",
+         "  self: elu_backward(grad, alpha, 1, 3.0/alpha.toFloat(), /* is_result */ false, self)"),
+    Edit("elu_backward",
+         "  grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
+         "  grad_output: 2 * elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
+         "  grad_output: 3 * elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)"),
+)  # fmt: skip
 
 
 def _shard_seconds(out: Path, root: Path) -> float:
@@ -142,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pytorch-root", default=None, help="an installed torchgen package (default: this one)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--no-shard", dest="shard", action="store_false", help="skip the reference shard compile")
-    parser.add_argument("--verdicts", action="store_true", help="edit → verdict, one-shot and warm (see above)")
+    parser.add_argument("--verdicts", action="store_true", help="edit → verdict, both tiers (see above)")
+    parser.add_argument("--python-only", action="store_true", help="with --verdicts: the Python tier alone")
     args = parser.parse_args(argv)
     root = Path(args.pytorch_root or default_root())
     with tempfile.TemporaryDirectory(prefix="vtgen-bench-gradcheck-") as tmp_dir:
@@ -151,11 +109,13 @@ def main(argv: list[str] | None = None) -> int:
         out = tmp / "out"
         base = [sys.executable, "-m", "vtgen_build", "check", "--pytorch-root", str(tmp / "src"), "--out", str(out)]
         if args.verdicts:
-            verdicts = _verdicts(base, derivatives, out)
+            load = os.getloadavg()[0]
+            table = measure(base, derivatives, out, _WRONG, compiled=not args.python_only)
             if args.json:
-                print(json.dumps(verdicts, indent=2, sort_keys=True))
+                rows = {f"{op} {step}": row for (op, step), row in table.rows.items()}
+                print(json.dumps({"seconds": rows, "notes": table.notes}, indent=2, sort_keys=True))
             else:
-                _print_verdicts(verdicts)
+                print(render(table, _WRONG, (load, os.getloadavg()[0])))
             return 0
         results: dict[str, float] = {}
         for step, extra in (("cold", ["--op", "sin"]), ("warm", ["--op", "sin"])):

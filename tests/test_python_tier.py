@@ -50,6 +50,12 @@ PLANTS = (
         "  result: other_t * self_p - self_t * other_p",
     ),
     Plant(
+        "tanh_backward",
+        "a wrong double backward of a helper-op entry (tanh's backward op, by its output)",
+        "  output: grad.conj() * (-2 * output.conj() * grad_output)",
+        "  output: grad.conj() * (-3 * output.conj() * grad_output)",
+    ),
+    Plant(
         "tan",
         "an untranslatable formula (a C++ function with no Python spelling)",
         "  self: grad * (1 + result.pow(2)).conj()",
@@ -87,7 +93,7 @@ def planted_run(planted: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("plant", PLANTS[:3], ids=lambda p: p.op)
+@pytest.mark.parametrize("plant", PLANTS[:4], ids=lambda p: p.op)
 def test_a_wrong_formula_fails_at_its_line(
     plant: Plant, planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
 ) -> None:
@@ -98,13 +104,21 @@ def test_a_wrong_formula_fails_at_its_line(
 
 
 @pytest.mark.slow
+def test_no_failure_but_the_plants(planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]) -> None:
+    """Every error of the planted run is at a planted line (mul.Scalar, mul_.Scalar, sin_... are right)."""
+    errors = [line for line in planted_run.stderr.splitlines() if ": error: [python tier]" in line]
+    planted_at = {f"{planted.derivatives}:{planted.lines[p.op]}: error:" for p in PLANTS[:4]}
+    assert {e.split(" [python tier]")[0] for e in errors} == planted_at, "\n".join(errors)
+
+
+@pytest.mark.slow
 def test_an_untranslatable_entry_is_not_verified_by_the_python_tier(
     planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
 ) -> None:
     where = f"{planted.derivatives}:{planted.lines['tan']}: note: [python tier] tan: not verified by the Python tier: "
     found = [line for line in planted_run.stderr.splitlines() if line.startswith(where)]
     assert found and "std::lerp" in found[0] and "left to the compiled tier" in found[0], planted_run.stderr[-3000:]
-    assert "gradcheck failed for tan" not in planted_run.stderr and "tan: passed" not in planted_run.stderr
+    assert "gradcheck failed for tan " not in planted_run.stderr and " tan: passed" not in planted_run.stderr
 
 
 @pytest.mark.slow
@@ -126,8 +140,8 @@ def test_the_adjoint_test_alone_catches_a_wrong_forward_formula(planted: EditedY
 @pytest.fixture(scope="module")
 def unedited(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> TierReport:
     """The installed torch's own yaml: the revert of every plant, and the helpers against torch's own."""
-    ops = ("sin", "elu_backward", "mul.Tensor", "celu", "deg2rad", "rad2deg", "log1p", "sinc", "silu", "mish",
-           "clamp", "atan2", "copysign.Tensor", "mse_loss", "pow.Tensor_Scalar", "add.Tensor", "clone",
+    ops = ("sin", "elu_backward", "mul.Tensor", "tanh_backward", "celu", "deg2rad", "rad2deg", "log1p", "sinc", "silu",
+           "mish", "clamp", "atan2", "copysign.Tensor", "mse_loss", "pow.Tensor_Scalar", "add.Tensor", "clone",
            "gelu", "mm", "addmm", "max", "kthvalue", "masked_fill")  # fmt: skip
     options = TierOptions(ops, kinds=("backward", "gradgrad", "forward", "adjoint", "agree"))
     return run_python_tier(real_yaml.inputs, tmp_path_factory.mktemp("unedited"), "2.13", options)
@@ -137,7 +151,7 @@ def unedited(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> T
 def test_the_revert_passes(unedited: TierReport) -> None:
     assert not unedited.of("failed"), unedited.render()
     passed = {v.op for v in unedited.of("passed")}
-    assert {"sin", "sin_", "elu_backward", "mul.Tensor", "celu", "celu_"} <= passed, unedited.render()
+    assert {"sin", "sin_", "elu_backward", "mul.Tensor", "tanh_backward", "celu", "celu_"} <= passed, unedited.render()
     # C++ calls and Scalars: alpha.conj() (add), at::clone(t, memory_format) (in-place forward AD, clone),
     # gelu_backward(grad, self, approximate) with a keyword-only argument by position (gelu)
     assert {"add.Tensor", "add_.Tensor", "clone", "gelu", "mul.Scalar"} <= passed
@@ -213,6 +227,28 @@ def test_a_mismatch_fails_at_the_formula_of_its_input() -> None:
     assert f.status == "failed" and f.location == Location("derivatives.yaml", 12)
     (a,) = judge(_plan(), entries_of([_row("failed", "adjoint", "adjoint mismatch: ...")]))
     assert a.status == "failed" and a.location == Location("derivatives.yaml", 12)
+
+
+def _of(op: str, status: str, kind: str, message: str = "", others: tuple[str, ...] = ()) -> dict[str, object]:
+    row = _row(status, kind, message)
+    check = {**row["checks"][0], "hit": [op], "others": list(others)}  # type: ignore[index]
+    return {**row, "entry": f"{op} (python tier)", "aten": op, "direct": {"function": [op]}, "checks": [check]}
+
+
+def test_a_failure_that_ran_another_failed_kernel_of_ours_is_no_verdict() -> None:
+    """Found on the planted yaml (2.13 and 2.14.1): ``mul.Scalar``'s complex forward-AD check runs
+    ``mul.Tensor`` (gradcheck multiplies by 1j), so the wrong ``mul.Tensor`` forward formula failed it too,
+    at ``mul.Scalar``'s line: a false failure of a right formula."""
+    plan = TierPlan((("f", ""), ("g", "")), (), frozenset(), (), {"f": _place(), "g": _place()})
+    wrong = "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,"
+    f, g = _of("f", "failed", "forward", wrong, ("g",)), _of("g", "failed", "forward", wrong)
+    blamed, guilty = judge(plan, entries_of([f, g]))
+    assert guilty.status == "failed" and blamed.status == NOT_VERIFIED, (blamed, guilty)
+    assert "also ran our kernel of g, which failed on its own" in blamed.message
+    alone, right = judge(plan, entries_of([f, _of("g", "passed", "forward")]))  # g right: f's failure is f's
+    assert alone.status == "failed" and right.status == "passed"
+    both = judge(plan, entries_of([f, _of("g", "failed", "forward", wrong, ("f",))]))  # each ran the other's
+    assert [v.status for v in both] == ["failed", "failed"]  # no clean culprit: neither failure is hidden
 
 
 def test_vmap_refusing_an_in_place_tangent_write_is_no_verdict() -> None:

@@ -436,9 +436,10 @@ def _wait_for(path: Path, text: str, count: int, process: subprocess.Popen[str],
 
 @pytest.mark.slow
 def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: RealYaml, tmp_path: Path) -> None:
-    """``check --gradcheck --watch --op sin``: OK, then a wrong formula (cos -> sin) FAILED at its line,
-    then the revert OK again; Ctrl-C ends it with 130 and stops the worker it started.  Then the wrong
-    formula one-shot and through a worker: the same errors, the same exit status."""
+    """``check --gradcheck --watch --op sin --tier both``: OK, then a wrong formula (cos -> sin) FAILED at
+    its line, the Python tier's verdict first (marked), then the compiled tier's; then the revert OK again;
+    Ctrl-C ends it with 130 and stops the worker it started.  Then the wrong formula one-shot and through a
+    worker: the same errors, the same exit status."""
     text = real_yaml.derivatives.read_text(encoding="utf-8")
     right = "self: grad * self.cos().conj()"
     assert text.count(right) == 1
@@ -446,18 +447,22 @@ def test_watch_gives_failed_after_an_edit_and_ok_after_its_revert(real_yaml: Rea
     checkout = edited_checkout(real_yaml, tmp_path / "pt", text, {"sin": line})
     out, log = tmp_path / "out", tmp_path / "watch.txt"
     args = ["check", "--pytorch-root", str(checkout.root), "--out", str(out), "--gradcheck", "--watch", "--op", "sin"]
+    both = [*args, "--tier", "both"]
     with open(log, "w", encoding="utf-8") as said:
-        process = subprocess.Popen([sys.executable, "-m", "vtgen_build", *args], stdout=said, stderr=said, text=True)
+        process = subprocess.Popen([sys.executable, "-m", "vtgen_build", *both], stdout=said, stderr=said, text=True)
     try:
-        _wait_for(log, "watch: OK", 1, process, 900)
+        ok = _wait_for(log, "watch: OK", 1, process, 900)
+        assert ok.index("[python tier] sin: passed") < ok.index("vtgen-build check --gradcheck: ") < ok.index("watch:")
         assert find(out, sys.executable) is not None  # the worker it started is up
         checkout.derivatives.write_text(text.replace(right, "self: grad * self.sin().conj()"), encoding="utf-8")
         failed = _wait_for(log, "watch: FAILED", 1, process, 900)
-        assert f"derivatives.yaml:{line}: error: gradcheck failed for sin" in failed
+        python = failed.index(f"derivatives.yaml:{line}: error: [python tier] gradcheck failed for sin")
+        assert python < failed.index(f"derivatives.yaml:{line}: error: gradcheck failed for sin"), failed[-3000:]
         assert "stopped at the first failure confirmed as ours" in failed  # the verdict did not wait for the rest
         assert "not reached: the run stopped at the first failure" in failed  # sin_, never "no OpInfo entry"
         checkout.derivatives.write_text(text, encoding="utf-8")
-        _wait_for(log, "watch: OK", 2, process, 900)
+        reverted = _wait_for(log, "watch: OK", 2, process, 900)
+        assert reverted.count("[python tier] sin: passed") == 2, reverted[-3000:]
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=60) == 130
     finally:

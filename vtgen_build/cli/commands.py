@@ -716,9 +716,7 @@ def _run_check(args: argparse.Namespace) -> int:
     gen_options = replace(gen_options, out_dir=args.out)
     since = _changes_since(args, inputs, manual_file) if args.changed_since else None
     manual_file = None if args.manual_header else manual_file  # the user's own headers: found through -I
-    if args.watch:
-        if args.tier != "compiled":  # the watcher's checks run the compiled tier only
-            raise VtgenError(f"--tier {args.tier}: not with --watch (it runs the compiled tier); drop --tier")
+    if args.watch:  # each run is this one without --watch: with --tier, the Python tier's verdict first
         return _watch_check(args, inputs, manual_file)
     if args.gradcheck:
         tier = _python_tier(args, inputs, gen_options)

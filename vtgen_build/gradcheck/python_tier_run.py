@@ -21,7 +21,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -215,6 +215,8 @@ def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] 
                 if op in checks:
                     checks[op].append((entry, c))
     verdicts = [_verdict(op, checks[op], plan.places.get(op)) for op, _ in plan.modules]
+    alone = {v.op for v in verdicts if v.status == FAILED and not any(c.others for _, c in checks[v.op])}
+    verdicts = [_verdict(op, checks[op], plan.places.get(op), alone) for op, _ in plan.modules]
     failed = {op_name(v.op).family for v in verdicts if v.status == FAILED}
     verdicts = [_stopped(v) if not checks[v.op] and op_name(v.op).family in failed else v for v in verdicts]
     return verdicts + [_not_carried(n, plan.places.get(n.op)) for n in plan.not_carried]
@@ -232,7 +234,10 @@ def _not_carried(n: NotCarried, place: FormulaPlaces | None) -> OpVerdict:
     return OpVerdict(n.op, NOT_VERIFIED, where, text)
 
 
-def _verdict(op: str, found: list[tuple[Entry, Check]], place: FormulaPlaces | None) -> OpVerdict:
+def _verdict(
+    op: str, found: list[tuple[Entry, Check]], place: FormulaPlaces | None, failed: Set[str] = frozenset()
+) -> OpVerdict:
+    """``failed``: the ops whose own checks failed with no other kernel of ours running (``_theirs``)."""
     entry_at = place.entry if place else None
     found = [(e, c) for e, c in found if not _VMAP_REFUSED.search(c.message)]  # that check does not apply
     for entry, c in found:
@@ -242,7 +247,8 @@ def _verdict(op: str, found: list[tuple[Entry, Check]], place: FormulaPlaces | N
             and _MISMATCH.search(c.message)
             and not _RAISED_UNDER_VMAP.search(c.message)
         ):
-            return OpVerdict(op, FAILED, _failure_at(c, place), _failure_text(op, entry, c))
+            theirs = _theirs(op, c, failed, entry_at)
+            return theirs or OpVerdict(op, FAILED, _failure_at(c, place), _failure_text(op, entry, c))
     raised = [c for _, c in found if c.status == FAILED or c.why.startswith("raised:")]
     if raised:
         why = raised[0].message or raised[0].why
@@ -256,6 +262,17 @@ def _verdict(op: str, found: list[tuple[Entry, Check]], place: FormulaPlaces | N
         dtypes = sorted({c.dtype for _, c in found if c.passed_ours})
         return OpVerdict(op, PASSED, entry_at, f"{op}: passed ({', '.join(passed)}; {', '.join(dtypes)})")
     return OpVerdict(op, NOT_VERIFIED, entry_at, f"{op}: not verified by the Python tier: no check entered its kernel")
+
+
+def _theirs(op: str, c: Check, failed: Set[str], entry_at: Location | None) -> OpVerdict | None:
+    """A failed check of ``op`` that also ran our kernel of an op whose own checks failed is no verdict on
+    ``op`` (``mul.Scalar``'s complex forward-AD check runs ``mul.Tensor``: gradcheck multiplies by 1j)."""
+    theirs = sorted(set(c.others) & set(failed) - {op})
+    if not theirs:
+        return None
+    text = (f"{op}: not verified by the Python tier: its failed {_WHAT.get(c.kind, c.kind)} check ({c.dtype}) also "
+            f"ran our kernel of {', '.join(theirs)}, which failed on its own")  # fmt: skip
+    return OpVerdict(op, NOT_VERIFIED, entry_at, text)
 
 
 def _failure_at(c: Check, place: FormulaPlaces | None) -> Location | None:

@@ -87,6 +87,7 @@ class Check:
     input: int | None = None  # a batching failure: the differentiated input whose formula breaks
     unbatched: str = ""  # passed, but its batched (vmap) part could not run: why (batching.py)
     no_kernel: bool = False  # not run: the library registers no Autograd kernel of the variant (``why`` says)
+    others: tuple[str, ...] = ()  # failed (Python tier): our other kernels it ran with gradients: may be theirs
 
     @classmethod
     def parse(cls, row: Mapping[str, Any]) -> Check:
@@ -111,6 +112,7 @@ class Check:
             input=_int(row, "input"),
             unbatched=_text(row, "unbatched"),
             no_kernel=_flag(row, "no_kernel"),
+            others=_texts(row.get("others", []), "others"),
         )
 
     @property

@@ -25,7 +25,7 @@ import sys
 import warnings
 from typing import Any
 
-from . import batching, capture, sample_sources
+from . import batching, capture, opinfo_import, sample_sources
 from .child_loop import Counters, Progress, Run, Timeout, describe, hidden_status, load_library, run_entries
 
 # (test name as PyTorch's test_ops.py calls it, its class names, check kind, variant)
@@ -616,8 +616,7 @@ def main(argv: list[str]) -> int:
         return 3
     counters = Counters(library)
     candidates = direct_candidates(counters, request)
-    from torch.testing._internal.common_methods_invocations import op_db
-
+    op_db = opinfo_import.op_db()  # without scipy's references, sample tracking quiet
     wanted = set(request["ops"]) if request["ops"] is not None else None
     skip = set(request["skip"])
 

@@ -61,13 +61,15 @@ class PyCounters(Counters):
     def __init__(self) -> None:  # no library: Counters' own state is unused
         self.ops: list[str] = []
         self.hits: dict[str, int] = {}
+        self.live: dict[str, int] = {}  # the calls that could use the kernel's formulas (``gradients_in``)
 
     def wrap(self, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         self.ops.append(op)
-        self.hits[op] = 0
+        self.hits[op] = self.live[op] = 0
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.hits[op] += 1
+            self.live[op] += gradients_in(args, kwargs)
             return fn(*args, **kwargs)
 
         return counted
@@ -77,6 +79,25 @@ class PyCounters(Counters):
 
     def entered(self, before: list[int]) -> set[str]:
         return {op for op, b, a in zip(self.ops, before, self.snapshot(), strict=True) if a > b}
+
+    def live_snapshot(self) -> list[int]:
+        return [self.live[op] for op in self.ops]
+
+    def live_entered(self, before: list[int]) -> set[str]:
+        """The kernels called since ``before`` with gradients flowing through them: their formulas could run."""
+        return {op for op, b, a in zip(self.ops, before, self.live_snapshot(), strict=True) if a > b}
+
+
+def gradients_in(args: Any, kwargs: Any) -> bool:
+    """A call can run the kernel's formulas: a tensor input that requires grad with grad mode on (its backward
+    formulas), or one with a forward-AD tangent (its forward formula).  Tensors in lists are not looked at."""
+    import torch
+
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return True
+    forward_ad: Any = torch.autograd.forward_ad
+    return any(forward_ad.unpack_dual(t).tangent is not None for t in tensors)
 
 
 def _wait_for(path: str) -> dict[str, Any]:
@@ -269,7 +290,11 @@ def run_entry(torch: Any, item: dict[str, Any], counters: PyCounters, at: Progre
     entry = item["plan"]
     checks = []
     for check in _order(entry, set(request["kinds"])):
-        checks.append(_one(torch, item, check, counters, at, bool(request.get("batched"))))
+        before = counters.live_snapshot()
+        row = _one(torch, item, check, counters, at, bool(request.get("batched")))
+        want = entry["op"] if check[1] == "function" else entry["inplace"]
+        others = sorted(counters.live_entered(before) - {want})  # their formulas ran too: the failure may be theirs
+        checks.append({**row, "others": others} if row["status"] == "failed" and others else row)
         if request.get("first_failure") and _mismatch(checks[-1]):
             break
     inplace = [entry["inplace"]] if entry["inplace"] else []

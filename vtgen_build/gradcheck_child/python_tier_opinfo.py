@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import capture, child
+from . import capture, child, opinfo_import
 from .child_loop import Counters, Progress, Run
 
 
@@ -39,8 +39,7 @@ def entries(request: dict[str, Any], counters: Counters, at: Progress) -> list[t
     """The entries to run, each under the per-entry time limit (``child_loop.run_entries``): each OpInfo
     named for a selected family, checked through our kernels; for each installed ``X_backward`` op, the
     double-backward and forward-over-reverse checks of the OpInfos named ``X`` (their backward calls it)."""
-    from torch.testing._internal.common_methods_invocations import op_db
-
+    op_db = opinfo_import.op_db()
     families = _families(request)
     asked = _request(request, counters)
     candidates = child.direct_candidates(counters, asked)
@@ -81,9 +80,8 @@ def _through(op: str, opinfo: Any, counters: Counters, request: dict[str, Any]) 
 def reference(rows: list[dict[str, Any]], request: dict[str, Any]) -> None:
     """Each failed OpInfo check again with torch's own kernels (ours removed): shared, it is not ours."""
     import torch
-    from torch.testing._internal.common_methods_invocations import op_db
 
-    by_name = {_name(o): o for o in op_db}
+    by_name = {_name(o): o for o in opinfo_import.op_db()}
     limit, batched = request.get("max_samples", 0), bool(request.get("batched"))
     for row in rows:
         opinfo = by_name.get(str(row.get("opinfo_name", row.get("entry"))))
