@@ -19,7 +19,15 @@ from .run import (
     run_check,
     select_ops,
 )
-from .state import changed_ops, files_text, helper_files, read_state, with_helpers, write_state
+from .state import (
+    changed_ops,
+    files_text,
+    helper_files,
+    read_state,
+    with_helper_calls,
+    with_helpers,
+    write_state,
+)
 
 __all__ = [
     "CHECK_LOCK",
@@ -34,6 +42,7 @@ __all__ = [
     "read_state",
     "run_check",
     "select_ops",
+    "with_helper_calls",
     "with_helpers",
     "write_state",
 ]
