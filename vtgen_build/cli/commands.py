@@ -680,7 +680,8 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="start a new Python for each gradcheck process even when a worker is up for --out "
                         "(`vtgen-build worker start`)")  # fmt: skip
     r.add_argument("--tier", choices=("both", "python", "compiled"), default="compiled",
-                   help="which tier checks PyTorch's yaml for the --op selection: the compiled one (default), the "
+                   help="which tier checks PyTorch's yaml for the --op selection, or an op library's (--library): the "
+                        "compiled one (default), the "
                         "Python tier (the formulas translated to Python on the installed torch, nothing compiled), or "
                         "both (the Python tier's verdict first, marked [python tier]; the exit status is the compiled "
                         "tier's)")  # fmt: skip

@@ -36,6 +36,7 @@ from ..worker import find as find_worker
 from ..worker.client import WorkerProcess
 from .formulas import FormulaPlaces
 from .python_tier import HELPERS, NotCarried, TierPlan, plan_library_tier, plan_tier, request_of
+from .python_tier_helpers import AGREE, HelperProof, without_agree
 from .python_tier_state import TierState
 from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows
 
@@ -172,16 +173,24 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
         plan = state.chosen(plan) if state is not None else plan
         if not plan.modules and not plan.not_carried:
             return TierReport([], time.perf_counter() - start, notes=[_NOTHING])
-        write_atomic(request, json.dumps(_request(plan, options)))
+        lib = options.library
+        proof = HelperProof.read(work, lib.library, lib.formulas, lib.helpers) if lib is not None else None
+        prove = proof is not None and proof.needed(plan) and AGREE not in options.kinds
+        write_atomic(request, json.dumps(_request(plan, replace(options, kinds=(*options.kinds, AGREE) if prove
+                                                                 else options.kinds))))  # fmt: skip
         _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     rows = read_rows(results)
-    verdicts = judge(plan, entries_of(rows), _install_failures(rows))
+    records, agreed = without_agree(entries_of(rows)) if proof is not None else (entries_of(rows), {})
+    verdicts = judge(plan, records, _install_failures(rows))
+    if proof is not None:
+        verdicts = _withheld(verdicts, proof.settle(plan, agreed)[1])
     if state is not None:
-        state.write(plan.carried | {n.op for n in plan.not_carried}, {v.op for v in verdicts if v.status == FAILED})
+        redo = {v.op for v in verdicts if v.status == FAILED or _UNPROVEN in v.message}
+        state.write(plan.carried | {n.op for n in plan.not_carried}, redo)
     report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified)
     if plan.outs:
         report.notes.append(
@@ -192,6 +201,19 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
 
 
 _NOTHING = f"vtgen-build: note: {TAG} no op changed or failed since the last run"
+_UNPROVEN = "the Python equivalents of"
+
+
+def _withheld(verdicts: list[OpVerdict], why: dict[str, str]) -> list[OpVerdict]:
+    """An op calling a helper whose Python equivalent is not proven: no verdict of the Python tier."""
+
+    def withheld(v: OpVerdict) -> OpVerdict:
+        text = (
+            f"{v.op}: not verified by the Python tier: {why[v.op]} (on them it {v.status}; left to the compiled tier)"
+        )
+        return replace(v, status=NOT_VERIFIED, message=text)
+
+    return [withheld(v) if v.op in why and v.status in (PASSED, FAILED) else v for v in verdicts]
 
 
 def _plan(inputs: Inputs, release: str, options: TierOptions) -> TierPlan:
@@ -341,6 +363,6 @@ def disagreements(python: TierReport, passed: Sequence[str], failed: Sequence[st
             where = f"{v.location}: " if v.location else "vtgen-build: "
             found.append(
                 f"{where}error: the tiers disagree on {v.op}: the Python tier {v.status}, the compiled tier {compiled} "
-                "(a translator or helper bug: neither answer is taken)"
+                "(a translator or helper bug, or a library built from other formulas: neither answer is taken)"
             )
     return found

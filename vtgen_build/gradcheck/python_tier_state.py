@@ -13,7 +13,6 @@ and the C++ helper headers it mirrors.  An edit of a helper checks again the ops
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -24,6 +23,7 @@ from ..check import changed_ops, files_text, read_state, with_helper_calls, writ
 from ..compile import artifact_key
 from ..model.schema import op_name
 from .python_tier import TierPlan
+from .python_tier_helpers import formula_calls
 
 __all__ = ["TierState", "translator_digest"]
 
@@ -39,7 +39,6 @@ _TRANSLATOR = (
     "engine/python_autograd.py",
     "gradcheck/python_tier.py",
 )
-_CALLED = re.compile(r"\b_formulas\.(\w+)\(")
 
 
 def translator_digest() -> str:
@@ -53,7 +52,7 @@ def _op_digests(plan: TierPlan, helpers: Sequence[Path]) -> dict[str, str]:
     texts = dict(plan.modules)
     whys = {n.op: f"not carried: {n.why}" for n in plan.not_carried}
     own = {op: store.sha256_hex((texts.get(op) or whys.get(op, "planned")).encode()) for op in plan.places}
-    return with_helper_calls(lambda op: set(_CALLED.findall(texts.get(op, ""))), own, helpers)
+    return with_helper_calls(lambda op: formula_calls(texts.get(op, "")), own, helpers)
 
 
 @dataclass(frozen=True)
