@@ -21,7 +21,7 @@ from vtgen_build.gradcheck.python_tier_helpers import HelperProof, without_agree
 from vtgen_build.gradcheck.python_tier_state import TierState
 from vtgen_build.gradcheck.records import entries_of
 
-from .conftest import SAMPLE, TorchTree
+from .conftest import SAMPLE, CliRunner, TorchTree, sample_inputs
 from .test_gradcheck_library import library_check
 
 _SOFTSIGN = "  self: softsign_backward(grad, self)"
@@ -168,3 +168,34 @@ def test_the_samples_equivalents_cover_its_helpers() -> None:
               "affine_backward", "affine_jvp", "sum_to_sizes", "tile_to_jvp", "soft_quantize_backward"}  # fmt: skip
     assert all(f" {name}(" in header for name in called)
     assert called <= formulas_functions(str(SAMPLE / "formulas.py"))
+
+
+def test_the_tier_runs_under_the_check_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its work files (request, results, the --changed record, the helpers' proof) are written holding it."""
+    import fcntl
+
+    from vtgen_build.check import CHECK_LOCK
+    from vtgen_build.gradcheck import python_tier_run
+
+    held = []
+
+    def inside(inputs: object, out_dir: Path, release: str, options: object) -> python_tier_run.TierReport:
+        with open(out_dir / CHECK_LOCK, "a+b") as handle, pytest.raises(BlockingIOError):
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.append(out_dir)
+        return python_tier_run.TierReport([])
+
+    monkeypatch.setattr(python_tier_run, "_run_locked", inside)
+    python_tier_run.run_python_tier(None, tmp_path, "2.13", python_tier_run.TierOptions(()))  # type: ignore[arg-type]
+    assert held == [tmp_path]
+
+
+def test_library_tier_options_are_checked(run_cli: CliRunner, tmp_path: Path) -> None:
+    fake = tmp_path / "lib.so"
+    fake.write_bytes(b"")
+    base = [*sample_inputs(), "--out", str(tmp_path / "out"), "--gradcheck"]
+    alone = run_cli("check", *base, "--python-formulas", str(SAMPLE / "formulas.py"), "--op", "softsign")
+    assert alone.code == 1 and "--python-formulas applies to the Python tier of an op library" in alone.err
+    both = run_cli("check", *base, "--library", str(fake), "--tier", "both", "--changed")
+    assert both.code == 1 and "--changed with --library: --tier python only" in both.err
+    assert "Traceback" not in alone.err + both.err
