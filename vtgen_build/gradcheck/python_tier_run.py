@@ -176,21 +176,14 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
         lib = options.library
         proof = HelperProof.read(work, lib.library, lib.formulas, lib.helpers) if lib is not None else None
         prove = proof is not None and proof.needed(plan) and AGREE not in options.kinds
-        write_atomic(request, json.dumps(_request(plan, replace(options, kinds=(*options.kinds, AGREE) if prove
-                                                                 else options.kinds))))  # fmt: skip
+        kinds = (*options.kinds, AGREE) if prove else options.kinds  # the helpers' proof (python_tier_helpers)
+        write_atomic(request, json.dumps(_request(plan, replace(options, kinds=kinds))))
         _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    rows = read_rows(results)
-    records, agreed = without_agree(entries_of(rows)) if proof is not None else (entries_of(rows), {})
-    verdicts = judge(plan, records, _install_failures(rows))
-    if proof is not None:
-        verdicts = _withheld(verdicts, proof.settle(plan, agreed)[1])
-    if state is not None:
-        redo = {v.op for v in verdicts if v.status == FAILED or _UNPROVEN in v.message}
-        state.write(plan.carried | {n.op for n in plan.not_carried}, redo)
+    verdicts = _verdicts(plan, read_rows(results), proof, state)
     report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified)
     if plan.outs:
         report.notes.append(
@@ -202,6 +195,21 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
 
 _NOTHING = f"vtgen-build: note: {TAG} no op changed or failed since the last run"
 _UNPROVEN = "the Python equivalents of"
+
+
+def _verdicts(
+    plan: TierPlan, rows: list[dict[str, object]], proof: HelperProof | None, state: TierState | None
+) -> list[OpVerdict]:
+    """``judge``'s verdicts; an op library's with the helpers' proof settled (an op calling an unproven
+    helper has none); recorded for ``--changed`` (a failed or unproven op is checked again next time)."""
+    records, agreed = without_agree(entries_of(rows)) if proof is not None else (entries_of(rows), {})
+    verdicts = judge(plan, records, _install_failures(rows))
+    if proof is not None:
+        verdicts = _withheld(verdicts, proof.settle(plan, agreed)[1])
+    if state is not None:
+        redo = {v.op for v in verdicts if v.status == FAILED or _UNPROVEN in v.message}
+        state.write(plan.carried | {n.op for n in plan.not_carried}, redo)
+    return verdicts
 
 
 def _withheld(verdicts: list[OpVerdict], why: dict[str, str]) -> list[OpVerdict]:
