@@ -134,6 +134,8 @@ def test_the_translator_is_in_the_changed_key(tmp_path: Path, monkeypatch: pytes
     key = TierState.read(tmp_path, plan, [], ["2.13"]).key
     monkeypatch.setattr(python_tier_state, "translator_digest", lambda: "another translator")
     assert TierState.read(tmp_path, plan, [], ["2.13"]).key != key
+    missing = [name for name in python_tier_state._TRANSLATOR if not (python_tier_state._PACKAGE / name).is_file()]
+    assert not missing  # a moved file would drop out of the digest unnoticed
 
 
 def test_the_helper_proof_is_kept_under_its_key_and_a_newer_header_is_stale(tmp_path: Path) -> None:
