@@ -200,3 +200,23 @@ def test_library_tier_options_are_checked(run_cli: CliRunner, tmp_path: Path) ->
     both = run_cli("check", *base, "--library", str(fake), "--tier", "both", "--changed")
     assert both.code == 1 and "--changed with --library: --tier python only" in both.err
     assert "Traceback" not in alone.err + both.err
+
+
+def test_a_helper_header_not_found_through_include_dirs_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from types import SimpleNamespace
+
+    from vtgen_build.cli.commands import _library_tier
+
+    def tier(include_dirs: list[str]) -> tuple[str, ...]:
+        header, formulas = ["vtsample/helpers.h"], str(SAMPLE / "formulas.py")
+        args = SimpleNamespace(changed=False, tier="python", library=str(tmp_path / "lib.so"),
+                               include_dirs=include_dirs, manual_header=header, python_formulas=formulas)  # fmt: skip
+        return _library_tier(args, SimpleNamespace(policy_root=None)).helpers  # type: ignore[arg-type]
+
+    (tmp_path / "lib.so").write_bytes(b"")
+    assert tier([str(SAMPLE / "include")]) == (str(SAMPLE / "include" / "vtsample" / "helpers.h"),)
+    assert "not found through -I" not in capsys.readouterr().err
+    assert tier([]) == ()
+    assert "--manual-header vtsample/helpers.h not found through -I" in capsys.readouterr().err

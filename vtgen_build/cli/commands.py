@@ -775,7 +775,10 @@ def _library_tier(args: argparse.Namespace, gen_options: GenerateOptions) -> Lib
         raise VtgenError("--changed with --library: --tier python only (the compiled tier checks a built library)")
     if args.library != "torch" and os.sep in args.library and not Path(args.library).is_file():
         raise VtgenError(f"--library {args.library}: no such file (build the library first)")
-    helpers = tuple(str(p) for p in helper_files(args.include_dirs, args.manual_header, None))
+    helpers = tuple(str(p) for p in helper_files(args.include_dirs, args.manual_header, None) if p.is_file())
+    if args.python_formulas and args.manual_header and not helpers:
+        print(f"vtgen-build: note: [python tier] --manual-header {args.manual_header[0]} not found through -I: an "
+              "edit of it is not seen until the library is rebuilt", file=sys.stderr)  # fmt: skip
     return LibraryTier(args.library, args.python_formulas, helpers, gen_options.policy_root)
 
 
