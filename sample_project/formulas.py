@@ -3,8 +3,10 @@
 Read by `vtgen-build check --gradcheck --library ... --tier python --python-formulas formulas.py`:
 the formulas of derivatives.yaml, translated to Python, call these instead of the C++ helpers, so
 that a formula edit is verified with nothing compiled.  Plain torch code, written from the same
-derivative each C++ helper computes; keep the two in step (the check's `--changed` key holds
-both files, and tests/test_python_tier_library.py compares them on samples).
+derivative each C++ helper computes; keep the two in step: the check proves them equal to the
+compiled helpers on samples (its `agree` check against the built library) whenever helpers.h, this
+file or the library changed, and gives no verdict on an op calling one not proven; its `--changed`
+key holds both files.
 handle_r_to_c and maybe_multiply are the translator's own.
 """
 
