@@ -19,7 +19,16 @@ from .run import (
     run_check,
     select_ops,
 )
-from .state import changed_ops, files_text, helper_files, helper_roots, read_state, with_helpers, write_state
+from .state import (
+    changed_ops,
+    files_text,
+    helper_files,
+    helper_roots,
+    read_state,
+    with_helper_calls,
+    with_helpers,
+    write_state,
+)
 
 __all__ = [
     "CHECK_LOCK",
@@ -35,6 +44,7 @@ __all__ = [
     "read_state",
     "run_check",
     "select_ops",
+    "with_helper_calls",
     "with_helpers",
     "write_state",
 ]

@@ -16,14 +16,23 @@ again the ops that may call what changed.  ``--watch`` looks at the same files.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..base import store
 from ..compile import artifact_key
 from ..emit.output_index import OutputIndex
 
-__all__ = ["changed_ops", "files_text", "helper_files", "helper_roots", "read_state", "with_helpers", "write_state"]
+__all__ = [
+    "changed_ops",
+    "files_text",
+    "helper_files",
+    "helper_roots",
+    "read_state",
+    "with_helper_calls",
+    "with_helpers",
+    "write_state",
+]
 
 _FREE_CALL = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*\(")  # name( but not x.name(, p->name(, ns::name(
 _YAML_LINE = re.compile(r'^\s*#line \d+ "(.*)"\s*$')
@@ -91,6 +100,14 @@ def with_helpers(index: OutputIndex, digests: Mapping[str, str], files: Iterable
     """Each op's digest, with the content digest of every helper file in ``files`` that names (declares or
     calls) a free function the op's formulas call: an edit of a helper changes the digests of the ops that
     may call it, and of no other op."""
+    return with_helper_calls(lambda op: _formula_calls(index, op), digests, files)
+
+
+def with_helper_calls(
+    calls: Callable[[str], set[str]], digests: Mapping[str, str], files: Iterable[Path]
+) -> dict[str, str]:
+    """``with_helpers`` for any code: ``calls(op)`` names the functions the op's formulas call (the generated
+    C++'s for the compiled tier, the translated Python's for the Python tier)."""
     helpers: list[tuple[set[str], str]] = []
     for path in dict.fromkeys(files):
         if path.is_file():
@@ -101,7 +118,7 @@ def with_helpers(index: OutputIndex, digests: Mapping[str, str], files: Iterable
         return dict(digests)
     mixed: dict[str, str] = {}
     for op, digest in digests.items():
-        calls = _formula_calls(index, op)
-        tags = [tag for names, tag in helpers if names & calls]
+        called = calls(op)
+        tags = [tag for names, tag in helpers if names & called]
         mixed[op] = artifact_key("changed-op", "", (), "", "", [digest, *tags]) if tags else digest
     return mixed

@@ -45,7 +45,7 @@ from ..plan.request import CLI, BuildRequest, make_request
 if TYPE_CHECKING:
     from ..check import CheckOptions
     from ..gradcheck import GradcheckOptions, LibraryOptions, Report
-    from ..gradcheck.python_tier_run import TierReport
+    from ..gradcheck.python_tier_run import LibraryTier, TierReport
     from ..model import Model
     from ..plan.kernel import KernelPlan, Plan
     from ..plan.policy import Policy
@@ -691,10 +691,14 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                    help="start a new Python for each gradcheck process even when a worker is up for --out "
                         "(`vtgen-build worker start`)")  # fmt: skip
     r.add_argument("--tier", choices=("both", "python", "compiled"), default="compiled",
-                   help="which tier checks PyTorch's yaml for the --op selection: the compiled one (default), the "
+                   help="which tier checks PyTorch's yaml for the --op selection, or an op library's (--library): the "
+                        "compiled one (default), the "
                         "Python tier (the formulas translated to Python on the installed torch, nothing compiled), or "
                         "both (the Python tier's verdict first, marked [python tier]; the exit status is the compiled "
                         "tier's)")  # fmt: skip
+    r.add_argument("--python-formulas", metavar="FILE",
+                   help="with --library and --tier python|both: the library's module of Python equivalents of the "
+                        "C++ helpers its formulas call (as generate --python-formulas)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
                    help="exit 0 when a selected op is not verified (CUDA-only, sparse, random, ...)")  # fmt: skip
     _add_format(check)
@@ -739,17 +743,24 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
     (an op library, a run not selecting ops by ``--op``), an error."""
     from ..gradcheck.python_tier_run import TierOptions, run_python_tier
 
-    whole = [o for o, v in (("--library", args.library), ("--coverage", args.coverage), ("--shard", args.shard),
-                            ("--changed", args.changed), ("--changed-since", args.changed_since)) if v]  # fmt: skip
+    if args.python_formulas and not (args.library and args.tier != "compiled"):
+        raise VtgenError("--python-formulas applies to the Python tier of an op library: --library with --tier "
+                         "python|both")  # fmt: skip
     if args.tier == "compiled":
         return None
-    if whole or not args.op or inputs.namespace != "aten":  # asked for, and cannot run: said, never skipped
-        why = whole[0] if whole else "a run without --op" if not args.op else "an op library's yaml"
-        raise VtgenError(f"--tier {args.tier}: the Python tier checks PyTorch's yaml for the ops --op names, not {why}")
+    library = _library_tier(args, gen_options) if args.library else None
+    changed = args.changed and library is None  # an op library's tier keeps its own --changed record
+    whole = [o for o, v in (("--coverage", args.coverage), ("--shard", args.shard), ("--changed", changed),
+                            ("--changed-since", args.changed_since)) if v]  # fmt: skip
+    if whole or (library is None and (not args.op or inputs.namespace != "aten")):  # said, never skipped
+        why = whole[0] if whole else "a run without --op" if not args.op else "an op library's yaml (--library?)"
+        raise VtgenError(f"--tier {args.tier}: the Python tier checks PyTorch's yaml for the ops --op names, or an "
+                         f"op library's (--library), not {why}")  # fmt: skip
     options = TierOptions(
-        ops=tuple(args.op), python=args.python, pytorch_root=args.pytorch_root, hints=tuple(args.hints),
-        timeout=args.timeout, batched=args.batched_grad, allow_unverified=args.allow_unverified,
-        all_checks=args.all_checks, use_worker=args.use_worker, max_samples=args.max_samples,
+        ops=tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op), python=args.python,
+        pytorch_root=args.pytorch_root, hints=tuple(args.hints), timeout=args.timeout, batched=args.batched_grad,
+        allow_unverified=args.allow_unverified, all_checks=args.all_checks, use_worker=args.use_worker,
+        max_samples=args.max_samples, library=library, changed=args.changed,
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.release, options)
@@ -762,6 +773,23 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
         return None
     print(tier.render(), file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
     return tier
+
+
+def _library_tier(args: argparse.Namespace, gen_options: GenerateOptions) -> LibraryTier:
+    """``--library`` through the Python tier: the library's Python helpers (``--python-formulas``), and the C++
+    helper files they mirror (``--manual-header`` found through ``-I``: in the ``--changed`` digests)."""
+    from ..check import helper_files
+    from ..gradcheck.python_tier_run import LibraryTier
+
+    if args.changed and args.tier == "both":
+        raise VtgenError("--changed with --library: --tier python only (the compiled tier checks a built library)")
+    if args.library != "torch" and os.sep in args.library and not Path(args.library).is_file():
+        raise VtgenError(f"--library {args.library}: no such file (build the library first)")
+    helpers = tuple(str(p) for p in helper_files(args.include_dirs, args.manual_header, None) if p.is_file())
+    if args.python_formulas and args.manual_header and not helpers:
+        print(f"vtgen-build: note: [python tier] --manual-header {args.manual_header[0]} not found through -I: an "
+              "edit of it is not seen until the library is rebuilt", file=sys.stderr)  # fmt: skip
+    return LibraryTier(args.library, args.python_formulas, helpers, gen_options.policy_root)
 
 
 def _both_tiers(tier: TierReport | None, report: Report) -> int:

@@ -28,18 +28,18 @@ from itertools import pairwise
 from .. import gradcheck_child as child_package
 from ..base.errors import Location, VtgenError
 from ..emit.python_autograd import AutogradModule, python_autograd_module, supported_kernels
-from ..engine.python_autograd import formulas_functions
+from ..engine.python_autograd import autograd_module, formulas_functions
 from ..inputs.files import Inputs
 from ..inputs.load import Entry, load_entries, load_text, read_text
-from ..model import build_model
+from ..model import build_model, load_model
 from ..model.schema import SchemaError, SchemaKind, op_name
 from ..plan.kernel import KernelPlan, build_plan
 from ..plan.policy import policy_for
 from .formulas import FormulaPlaces
-from .hints import BUILTIN, load_hints
+from .hints import BUILTIN, Hints, load_hints
 from .schema_samples import NOTHING, OpSamples, plan_samples
 
-__all__ = ["HELPERS", "TierPlan", "helper_names", "plan_tier"]
+__all__ = ["HELPERS", "TierPlan", "helper_names", "plan_library_tier", "plan_tier"]
 
 HELPERS = "formula_helpers"  # the child package's module of Python helpers: the translated modules' _formulas
 _FUNC = re.compile(r"^- func: ([\w.]+)\(", re.MULTILINE)
@@ -209,9 +209,29 @@ def plan_tier(
 ) -> TierPlan:  # fmt: skip
     """Translate the selected ops' Autograd kernels (their families: in-place variants come along)."""
     chosen, module = _kernels(inputs, policy_root, release, ops)
+    return _tier_of(chosen, module, own_manual, load_hints([str(BUILTIN), *hint_files]))
+
+
+def plan_library_tier(
+    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[str] | None, hint_files: Sequence[str],
+    formulas: str | None,
+) -> TierPlan:  # fmt: skip
+    """The same for an op library's own yaml (``--library``): every Autograd kernel with formulas of the
+    families of ``ops`` (None: all), translated as the library's generated Python autograd is
+    (``engine.python_autograd.autograd_module``: its ops, the author's ``formulas`` module of helpers)."""
+    model = load_model(inputs)
+    kernels = build_plan(model, policy_for(policy_root, release)).kernels
+    families = None if ops is None else {op_name(op).family for op in ops}
+    chosen = [
+        k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None
+        and (families is None or op_name(k.op).family in families)
+    ]  # fmt: skip
+    return _tier_of(chosen, autograd_module(model, formulas), False, load_hints(hint_files))
+
+
+def _tier_of(chosen: list[KernelPlan], module: AutogradModule, own_manual: bool, hints: Hints) -> TierPlan:
     modules, missing, outs = _translated(chosen, module, own_manual)
     carried = {op for op, _ in modules}
-    hints = load_hints([str(BUILTIN), *hint_files])
     samples = [s for s in plan_samples(chosen, hints, sorted(carried)) if s.op in carried]
     unsampled = [s for s in samples if s.why_not not in (None, NOTHING)]
     missing += [NotCarried(s.op, f"no schema sample: {s.why_not}", None) for s in unsampled]

@@ -28,17 +28,19 @@ from pathlib import Path
 from .. import gradcheck_child as child_package
 from ..base.errors import Location, VtgenError
 from ..base.write import locked, write_atomic
-from ..check import CHECK_LOCK
+from ..check import CHECK_LOCK, files_text
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..worker import Worker
 from ..worker import find as find_worker
 from ..worker.client import WorkerProcess
 from .formulas import FormulaPlaces
-from .python_tier import NotCarried, TierPlan, plan_tier, request_of
+from .python_tier import HELPERS, NotCarried, TierPlan, plan_library_tier, plan_tier, request_of
+from .python_tier_helpers import AGREE, HelperProof, without_agree
+from .python_tier_state import TierState
 from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows
 
-__all__ = ["KINDS", "OpVerdict", "TierOptions", "TierReport", "disagreements", "run_python_tier"]
+__all__ = ["KINDS", "LibraryTier", "OpVerdict", "TierOptions", "TierReport", "disagreements", "run_python_tier"]
 
 KINDS = ("backward", "gradgrad", "forward", "adjoint")
 WORK = "python-tier"
@@ -62,6 +64,17 @@ _WHAT = {"backward": "backward", "gradgrad": "double-backward", "forward": "forw
 
 
 @dataclass(frozen=True)
+class LibraryTier:
+    """An op library's own ops through the tier (``--library``): its built library gives the ops and their
+    forward kernels, the Python tier their Autograd kernels."""
+
+    library: str  # the shared library its build produced, or a package whose import loads it
+    formulas: str | None = None  # its module of Python equivalents of the C++ helpers its formulas call
+    helpers: tuple[str, ...] = ()  # the C++ helper files those mirror (in the --changed digests)
+    policy_root: str | None = None
+
+
+@dataclass(frozen=True)
 class TierOptions:
     ops: tuple[str, ...]
     python: str | None = None
@@ -75,6 +88,8 @@ class TierOptions:
     use_worker: bool = True  # fork the child from the warm worker of the check directory when one is up
     opinfo: bool = True  # the ops' OpInfo entries after the schema samples (not when those already failed)
     max_samples: int = 0  # OpInfo samples per check (0: all)
+    library: LibraryTier | None = None  # an op library's yaml (else PyTorch's)
+    changed: bool = False  # only the ops changed (or failed) since the last run (python_tier_state)
 
 
 @dataclass(frozen=True)
@@ -153,19 +168,22 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
     worker = find_worker(out_dir, python) if options.use_worker else None
     process, request, results = _start(python, work, worker)
     try:
-        own_manual = _own_manual(options.pytorch_root)
-        plan = plan_tier(inputs, options.pytorch_root, release, options.ops, options.hints, own_manual)
-        opinfo = options.opinfo and bool(set(options.kinds) & {"backward", "gradgrad", "forward"})
-        first = not options.all_checks
-        payload = request_of(plan, options.kinds, options.timeout, options.batched, first, opinfo, options.max_samples)
-        write_atomic(request, json.dumps(payload))
+        plan = _plan(inputs, release, options)
+        state = _state(work, plan, release, options) if options.changed else None
+        plan = state.chosen(plan) if state is not None else plan
+        if not plan.modules and not plan.not_carried:
+            return TierReport([], time.perf_counter() - start, notes=[_NOTHING])
+        lib = options.library
+        proof = HelperProof.read(work, lib.library, lib.formulas, lib.helpers) if lib is not None else None
+        prove = proof is not None and proof.needed(plan) and AGREE not in options.kinds
+        kinds = (*options.kinds, AGREE) if prove else options.kinds  # the helpers' proof (python_tier_helpers)
+        write_atomic(request, json.dumps(_request(plan, replace(options, kinds=kinds))))
         _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    rows = read_rows(results)
-    verdicts = judge(plan, entries_of(rows), _install_failures(rows))
+    verdicts = _verdicts(plan, read_rows(results), proof, state)
     report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified)
     if plan.outs:
         report.notes.append(
@@ -173,6 +191,74 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
             "their calls, so no formula runs through them (the compiled tier checks that they dispatch)"
         )
     return report
+
+
+_NOTHING = f"vtgen-build: note: {TAG} no op changed or failed since the last run"
+_UNPROVEN = "the Python equivalents of"
+
+
+def _verdicts(
+    plan: TierPlan, rows: list[dict[str, object]], proof: HelperProof | None, state: TierState | None
+) -> list[OpVerdict]:
+    """``judge``'s verdicts; an op library's with the helpers' proof settled (an op calling an unproven
+    helper has none); recorded for ``--changed`` (a failed or unproven op is checked again next time)."""
+    records, agreed = without_agree(entries_of(rows)) if proof is not None else (entries_of(rows), {})
+    verdicts = judge(plan, records, _install_failures(rows))
+    if proof is not None:
+        verdicts = _withheld(verdicts, proof.settle(plan, agreed)[1])
+    if state is not None:
+        redo = {v.op for v in verdicts if v.status == FAILED or _UNPROVEN in v.message}
+        state.write(plan.carried | {n.op for n in plan.not_carried}, redo)
+    return verdicts
+
+
+def _withheld(verdicts: list[OpVerdict], why: dict[str, str]) -> list[OpVerdict]:
+    """An op calling a helper whose Python equivalent is not proven: no verdict of the Python tier."""
+
+    def withheld(v: OpVerdict) -> OpVerdict:
+        text = (
+            f"{v.op}: not verified by the Python tier: {why[v.op]} (on them it {v.status}; left to the compiled tier)"
+        )
+        return replace(v, status=NOT_VERIFIED, message=text)
+
+    return [withheld(v) if v.op in why and v.status in (PASSED, FAILED) else v for v in verdicts]
+
+
+def _plan(inputs: Inputs, release: str, options: TierOptions) -> TierPlan:
+    """PyTorch's yaml: the --op families (required); an op library's: those, else every op."""
+    lib = options.library
+    if lib is None:
+        own_manual = _own_manual(options.pytorch_root)
+        return plan_tier(inputs, options.pytorch_root, release, options.ops, options.hints, own_manual)
+    ops = options.ops or None
+    return plan_library_tier(inputs, lib.policy_root, release, ops, options.hints, lib.formulas)
+
+
+def _request(plan: TierPlan, options: TierOptions) -> dict[str, object]:
+    """The child's request; an op library's names the library to load and its formulas module (no OpInfo
+    entries: PyTorch's tests know none of its ops)."""
+    opinfo = options.opinfo and options.library is None and bool(set(options.kinds) & {"backward", "gradgrad",
+                                                                                         "forward"})  # fmt: skip
+    first = not options.all_checks
+    payload = request_of(plan, options.kinds, options.timeout, options.batched, first, opinfo, options.max_samples)
+    lib = options.library
+    if lib is not None:
+        formulas = str(Path(lib.formulas).resolve()) if lib.formulas else None
+        payload |= {"library": lib.library, "formulas": formulas}
+    return payload
+
+
+def _state(work: Path, plan: TierPlan, release: str, options: TierOptions) -> TierState:
+    """The ``--changed`` record: its settings are the release, the library (by content) and the options."""
+    lib = options.library
+    helpers = [Path(h) for h in (*(lib.helpers if lib else ()), *([lib.formulas] if lib and lib.formulas else []))]
+    if lib is None:
+        helpers.append(child_package.HERE / f"{HELPERS}.py")
+    loaded = Path(lib.library) if lib is not None else None
+    library = files_text([loaded]) if loaded is not None and loaded.is_file() else (lib.library if lib else "aten")
+    words = [release, library, *options.kinds, f"batched={options.batched}", f"all={options.all_checks}",
+             files_text(Path(h) for h in options.hints)]  # fmt: skip
+    return TierState.read(work, plan, helpers, words)
 
 
 def _own_manual(pytorch_root: str | None) -> bool:
@@ -302,6 +388,6 @@ def disagreements(python: TierReport, passed: Sequence[str], failed: Sequence[st
             where = f"{v.location}: " if v.location else "vtgen-build: "
             found.append(
                 f"{where}error: the tiers disagree on {v.op}: the Python tier {v.status}, the compiled tier {compiled} "
-                "(a translator or helper bug: neither answer is taken)"
+                "(a translator or helper bug, or a library built from other formulas: neither answer is taken)"
             )
     return found

@@ -27,6 +27,7 @@ import os
 import re
 import sys
 import time
+import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +41,7 @@ _MISMATCH = re.compile(r"Jacobian (computed with forward mode )?mismatch|adjoint
 KEY = "AutogradCPU"  # the key our kernels take: ahead of torch's own Autograd kernel for dense CPU tensors
 ADJOINT = "adjoint"
 AGREE = "agree"  # our values against torch's own (the unedited yaml only: the helpers' proof, coverage)
+_FORMULAS_PACKAGE = "_vtgen_library_formulas"  # the package an op library's formulas module is imported from
 _WAIT = 0.01  # seconds between looks for the request
 _RTOL, _ATOL = 1e-7, 1e-10  # the adjoint identity in float64/complex128: both sides are exact up to rounding
 
@@ -52,7 +54,8 @@ class _Recorder:
         self.impls: list[tuple[str, Any]] = []
 
     def impl(self, name: str, fn: Any, key: str = "", **kwargs: Any) -> None:
-        self.impls.append((name, fn))
+        if key == "Autograd":  # an op library's module registers vmap rules too: not formulas, left out
+            self.impls.append((name, fn))
 
 
 class PyCounters(Counters):
@@ -111,8 +114,9 @@ def _wait_for(path: str) -> dict[str, Any]:
     return request
 
 
-def _recorded(torch: Any, op: str, text: str) -> list[tuple[str, Any]]:
-    """Run a module text with the recorder as ``torch.library.Library``; what it registers."""
+def _recorded(torch: Any, op: str, text: str, package: str) -> list[tuple[str, str, Any]]:
+    """Run a module text with the recorder as ``torch.library.Library``; what it registers (namespace, name,
+    kernel).  ``package``: where the text's relative import of its formulas module looks."""
     recorders: list[_Recorder] = []
 
     def record(namespace: str, kind: str, *rest: Any) -> _Recorder:
@@ -120,7 +124,7 @@ def _recorded(torch: Any, op: str, text: str) -> list[tuple[str, Any]]:
         return recorders[-1]
 
     code = compile(text, f"<python tier: {op}>", "exec")
-    scope = {"__name__": f"{__package__}._tier", "__package__": __package__}
+    scope = {"__name__": f"{package}._tier", "__package__": package}
     real = torch.library.Library
     torch.library.Library = record
     try:
@@ -128,7 +132,7 @@ def _recorded(torch: Any, op: str, text: str) -> list[tuple[str, Any]]:
     finally:
         torch.library.Library = real
     scope["torch"] = CppTorch(torch)  # type: ignore[assignment]  # the formulas' calls bound as C++ binds them
-    return [i for r in recorders for i in r.impls]
+    return [(r.namespace, name, fn) for r in recorders for name, fn in r.impls]
 
 
 _WRAPPED = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
@@ -137,17 +141,17 @@ _WRAPPED = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
 _SCALARS = ("Scalar", "Scalar?", "number", "number?")  # the JIT schema spells Scalar "number"
 
 
-def _schema(torch: Any, name: str) -> Any:
+def _schema(torch: Any, namespace: str, name: str) -> Any:
     packet, _, overload = name.partition(".")
-    return getattr(getattr(torch.ops.aten, packet), overload or "default")._schema
+    return getattr(getattr(getattr(torch.ops, namespace), packet), overload or "default")._schema
 
 
-def _as_tensors(torch: Any, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def _as_tensors(torch: Any, namespace: str, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """A Python number where the schema has a Tensor (a C++ wrapped number: ``x * 2.0``) reaches a Python
     kernel as the number; the formulas read it as a tensor (``other.scalar_type()``): a 0-dim tensor of the
     dtype the op computes in, so the forward's result keeps its dtype.  A ``Scalar`` gets ``conj()``
     (``cpp_calls.scalar``), a left-out one too: its schema default is passed (``alpha=1``)."""
-    arguments = list(enumerate(_schema(torch, name).arguments))
+    arguments = list(enumerate(_schema(torch, namespace, name).arguments))
     kinds = {a.name: "tensor" if str(a.type) == "Tensor" else "scalar" for _, a in arguments
              if str(a.type) == "Tensor" or str(a.type) in _SCALARS}  # fmt: skip
     defaults = [(i, a.name, a.default_value) for i, a in arguments
@@ -173,17 +177,36 @@ def _as_tensors(torch: Any, name: str, fn: Callable[..., Any]) -> Callable[..., 
     return kernel
 
 
-def install(torch: Any, modules: list[dict[str, Any]], counters: PyCounters) -> tuple[Any, dict[str, str]]:
-    """Each module's kernels as the AutogradCPU kernels of their overloads; op -> why a module could not."""
-    lib = torch.library.Library("aten", "IMPL")
+def install(
+    torch: Any, modules: list[dict[str, Any]], counters: PyCounters, package: str
+) -> tuple[list[Any], dict[str, str]]:
+    """Each module's kernels as the AutogradCPU kernels of their overloads (in the namespace each module
+    registers in: aten, or an op library's); op -> why a module could not.  ``package``: where the modules'
+    formulas module is (the child's own helpers for PyTorch's yaml, an op library's module otherwise)."""
+    libs: dict[str, Any] = {}
     failed: dict[str, str] = {}
     for m in modules:
         try:
-            for name, fn in _recorded(torch, m["op"], m["text"]):
-                lib.impl(name, counters.wrap(m["op"], _as_tensors(torch, name, fn)), KEY)
+            for namespace, name, fn in _recorded(torch, m["op"], m["text"], package):
+                if namespace not in libs:
+                    libs[namespace] = torch.library.Library(namespace, "IMPL")
+                libs[namespace].impl(name, counters.wrap(m["op"], _as_tensors(torch, namespace, name, fn)), KEY)
         except Exception as exc:
             failed[m["op"]] = describe(exc)
-    return lib, failed
+    return list(libs.values()), failed
+
+
+def _library(request: dict[str, Any]) -> str:
+    """An op library's request: load it (its ops and forward kernels; its own Autograd kernels are replaced by
+    ours) and make its formulas module importable as the modules import it; the package they import from."""
+    schema_child.load(request["library"])
+    formulas = request.get("formulas")
+    if not formulas:
+        return str(__package__)
+    package = types.ModuleType(_FORMULAS_PACKAGE)
+    package.__path__ = [os.path.dirname(os.path.abspath(formulas))]
+    sys.modules[_FORMULAS_PACKAGE] = package
+    return _FORMULAS_PACKAGE
 
 
 def _dot(torch: Any, a: Any, b: Any) -> float:
@@ -342,7 +365,8 @@ def main(argv: list[str]) -> int:
     _prewarm(argv[1])
     request = _wait_for(argv[1])
     counters = PyCounters()
-    lib, failed = install(torch, request["modules"], counters)
+    package = _library(request) if request.get("library") else str(__package__)
+    libs, failed = install(torch, request["modules"], counters, package)
     items = {i["plan"]["op"]: i for i in request["entries"]}
     with open(argv[2], "a", encoding="utf-8") as out:
         at = Progress(out)
@@ -357,8 +381,10 @@ def main(argv: list[str]) -> int:
         run_entries(held, chosen, int(request["timeout"]), at)
         rows = held.rows()
         opinfo = _opinfo_rows(rows, request, counters, at)
-        lib._destroy()  # torch's own kernels from here on
-        _reference(torch, rows, items, request)
+        for lib in libs:
+            lib._destroy()  # torch's own kernels from here on
+        if not request.get("library"):  # an op library's own compiled autograd is no independent reference
+            _reference(torch, rows, items, request)
         python_tier_opinfo.reference(opinfo, request)
         rows += opinfo
         for row in rows:

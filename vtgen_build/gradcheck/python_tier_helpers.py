@@ -1,0 +1,112 @@
+"""An op library's C++ helpers in the Python tier (``--library --tier python``): Python equivalents, proven.
+
+The translated formulas call the library's ``--python-formulas`` module where its C++ formulas call the
+helpers its ``--manual-header`` declares.  Nothing is bound: the library's helpers are compiled into it with
+hidden visibility, and calling them would mean building a binding per helper edit.  Instead the equivalents
+are proven equal to the compiled helpers on samples: the ``agree`` check gives each op's vector-Jacobian
+products (and Jacobian-vector products) on its schema samples through the Python tier and through the
+library's own compiled Autograd kernel.  Built from the same yaml, the two differ only by the helpers (and
+the translation), so an op that agrees proves, on those samples, every helper its Python calls.
+
+The proof is recorded (``.vtgen-gradcheck/python-tier/helpers-proof.json``, written under the check lock)
+under a key of the C++ helper files' content, the Python module's and the library's: an edit of any of them
+asks for the proof again (a rebuilt library: the next run proves it, with no step of the user's).  An op
+calling a helper not proven under the current key gets no verdict from the Python tier, pass or fail: it is
+*not verified by the Python tier*, and the note says why (its formula differs from the one the library was
+built from, the equivalents differ from the compiled helpers, or a helper file changed after the library was
+built, which no run can prove until the library is rebuilt).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..base import store
+from ..check import files_text
+from ..compile import artifact_key
+from .python_tier import TierPlan
+from .records import FAILED, PASSED, Entry
+
+__all__ = ["AGREE", "HelperProof", "formula_calls", "without_agree"]
+
+KIND = "python_tier_helpers"
+AGREE = "agree"
+_CALLED = re.compile(r"\b_formulas\.(\w+)\(")
+
+
+def formula_calls(text: str) -> set[str]:
+    """The helpers a translated module calls (``_formulas.name(``)."""
+    return set(_CALLED.findall(text))
+
+
+def without_agree(records: Sequence[Entry]) -> tuple[list[Entry], dict[str, str]]:
+    """The records without their ``agree`` checks (no check of a formula: its proof of the helpers); op ->
+    that check's status."""
+    agreed: dict[str, str] = {}
+    kept = []
+    for entry in records:
+        for c in entry.checks:
+            if c.kind == AGREE:
+                agreed[entry.aten] = c.status
+        kept.append(replace(entry, checks=tuple(c for c in entry.checks if c.kind != AGREE)))
+    return kept, agreed
+
+
+@dataclass(frozen=True)
+class HelperProof:
+    """Which Python equivalents are proven equal to the compiled helpers, under the current key."""
+
+    path: Path
+    key: str
+    proven: frozenset[str]
+    stale: tuple[str, ...]  # helper files changed after the library was built: nothing provable
+
+    @classmethod
+    def read(cls, work: Path, library: str, formulas: str | None, helpers: Sequence[str]) -> HelperProof:
+        files = [Path(h) for h in helpers]
+        built = Path(library)
+        stale = tuple(
+            str(f) for f in files if built.is_file() and f.is_file() and f.stat().st_mtime > built.stat().st_mtime
+        )
+        library_text = files_text([built]) if built.is_file() else library
+        sources = files_text([*files, *([Path(formulas)] if formulas else [])])
+        key = artifact_key("python-tier-helpers", "", (library_text,), "", "", [sources])
+        path = work / "helpers-proof.json"
+        data = store.read(path, KIND)
+        names = data.get("proven") if isinstance(data, dict) and data.get("key") == key else None
+        proven = frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
+        return cls(path, key, proven, stale)
+
+    def needed(self, plan: TierPlan) -> bool:
+        """Does some op call a helper not proven yet (the run adds the ``agree`` check)?"""
+        return any(formula_calls(text) - self.proven for _, text in plan.modules)
+
+    def settle(self, plan: TierPlan, agreed: Mapping[str, str]) -> tuple[HelperProof, dict[str, str]]:
+        """The proof with what this run's agreeing ops proved (recorded); op -> why its verdict is withheld."""
+        calls = {op: formula_calls(text) for op, text in plan.modules}
+        proven = set(self.proven)
+        if not self.stale:
+            for op, status in agreed.items():
+                if status == PASSED:
+                    proven |= calls.get(op, set())
+        done = replace(self, proven=frozenset(proven))
+        if not self.stale and proven != self.proven:
+            names: list[store.JSON] = list(sorted(proven))
+            store.write(self.path, KIND, {"key": self.key, "proven": names})
+        withheld = {op: done.why_not(sorted(names - proven), agreed.get(op)) for op, names in calls.items()
+                    if names - proven}  # fmt: skip
+        return done, withheld
+
+    def why_not(self, unproven: list[str], agreed: str | None) -> str:
+        helpers = ", ".join(unproven)
+        if self.stale:
+            return (f"the helper file {self.stale[0]} changed after the library was built: the Python equivalents of "
+                    f"{helpers} cannot be proven equal to the compiled ones until it is rebuilt")  # fmt: skip
+        if agreed == FAILED:
+            return (f"the Python equivalents of {helpers} are not proven equal to the compiled helpers: its values "
+                    "differ from the library's compiled kernel (a formula edited since the library was built, or "
+                    "equivalents that differ from the C++ helpers; a build of this yaml proves them)")  # fmt: skip
+        return f"the Python equivalents of {helpers} are not proven equal to the compiled helpers (no sample agreed)"
