@@ -716,6 +716,8 @@ def _run_check(args: argparse.Namespace) -> int:
         report = _run_gradcheck(args, inputs, gen_options, target, manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
         args.found += from_gradcheck_report(report, verbose=args.verbose)
+        if tier is not None and args.coverage:
+            _coverage_per_tier(tier, args.coverage, report)
         return _both_tiers(tier, report)
     result = run_check(inputs, gen_options, _check_options(args, manual_file, since))
     args.summary = result.summary()
@@ -726,20 +728,22 @@ def _run_check(args: argparse.Namespace) -> int:
 
 def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions) -> TierReport | None:
     """The Python tier's verdict, printed first (None: ``--tier compiled``); asked for where it cannot run
-    (an op library, a run not selecting ops by ``--op``), an error."""
+    (an op library, a run selecting ops by neither ``--op`` nor ``--coverage``), an error."""
     from ..gradcheck.python_tier_run import TierOptions, run_python_tier
 
-    whole = [o for o, v in (("--library", args.library), ("--coverage", args.coverage), ("--shard", args.shard),
-                            ("--changed", args.changed), ("--changed-since", args.changed_since)) if v]  # fmt: skip
+    coverage = bool(args.coverage)  # the whole yaml (or the --op ones)
+    whole = [o for o, v in (("--library", args.library), ("--changed", args.changed),
+                            ("--changed-since", args.changed_since),
+                            ("--shard", args.shard and not (coverage and args.tier == "python"))) if v]  # fmt: skip
     if args.tier == "compiled":
         return None
-    if whole or not args.op or inputs.namespace != "aten":  # asked for, and cannot run: said, never skipped
-        why = whole[0] if whole else "a run without --op" if not args.op else "an op library's yaml"
+    if whole or not (args.op or coverage) or inputs.namespace != "aten":  # asked for, and cannot run: said
+        why = whole[0] if whole else "a run without --op or --coverage" if not args.op else "an op library's yaml"
         raise VtgenError(f"--tier {args.tier}: the Python tier checks PyTorch's yaml for the ops --op names, not {why}")
     options = TierOptions(
-        ops=tuple(args.op), python=args.python, pytorch_root=args.pytorch_root, hints=tuple(args.hints),
+        ops=_tier_ops(args, inputs), python=args.python, pytorch_root=args.pytorch_root, hints=tuple(args.hints),
         timeout=args.timeout, batched=args.batched_grad, allow_unverified=args.allow_unverified,
-        all_checks=args.all_checks, use_worker=args.use_worker, max_samples=args.max_samples,
+        all_checks=args.all_checks or coverage, use_worker=args.use_worker, max_samples=args.max_samples,
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.release, options)
@@ -750,8 +754,54 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
             f"vtgen-build: note: [python tier] did not run ({exc.message}); the compiled tier answers", file=sys.stderr
         )
         return None
-    print(tier.render(), file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
+    if coverage:
+        _python_coverage(tier, _python_json(args), args.verbose)
+    else:
+        print(tier.render(), file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
     return tier
+
+
+def _tier_ops(args: argparse.Namespace, inputs: Inputs) -> tuple[str, ...]:
+    """The Python tier's selection: the --op ones, else (--coverage) every op with a derivatives.yaml entry;
+    with --shard K/N (--tier python), part K of them."""
+    from ..gradcheck import parse_shard
+    from ..gradcheck.python_tier import entry_ops
+    from ..gradcheck.python_tier_coverage import shard_ops
+
+    ops = tuple(args.op) or entry_ops(inputs)
+    return shard_ops(ops, *parse_shard(args.shard)) if args.shard else ops
+
+
+def _python_json(args: argparse.Namespace) -> str:
+    """Where the Python tier's coverage JSON goes: --coverage's file (--tier python); beside it, named
+    ``NAME.python.json``, when the compiled tier's report takes that file (--tier both)."""
+    path = Path(args.coverage)
+    return str(path.with_name(f"{path.stem}.python{path.suffix or '.json'}")) if args.tier == "both" else str(path)
+
+
+def _python_coverage(tier: TierReport, path: str, verbose: bool) -> None:
+    """``--coverage JSON --tier python``: the failures (every verdict with ``--verbose``), the per-tier counts,
+    the JSON of which tier verifies each entry."""
+    from ..base.write import write_atomic
+    from ..gradcheck.python_tier_coverage import entry_tiers, render, to_json
+    from ..gradcheck.records import FAILED
+
+    entries = entry_tiers(tier)
+    write_atomic(Path(path), to_json(tier, entries))
+    shown = [str(v) for v in tier.verdicts if verbose or v.status == FAILED]
+    text = "\n".join([*shown, render(tier, entries, path), tier.render().rsplit("\n", 1)[-1]])
+    print(text, file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
+
+
+def _coverage_per_tier(tier: TierReport, path: str, report: Report) -> None:
+    """``--coverage --tier both``: which tier verified each entry, read from the two coverage JSONs' entries."""
+    from ..gradcheck.coverage import from_json
+    from ..gradcheck.python_tier_coverage import both_tiers, entry_tiers
+    from ..gradcheck.python_tier_run import disagreements
+
+    compiled = from_json(Path(path).read_text(encoding="utf-8"), path).entries
+    clashes = disagreements(tier, report.passed_ops, report.failed_ops)
+    print(both_tiers(entry_tiers(tier), compiled, len(clashes)), flush=True)
 
 
 def _both_tiers(tier: TierReport | None, report: Report) -> int:
