@@ -22,7 +22,7 @@ def _report() -> TierReport:
     """f, f_ of one entry (one passed, one not verified), g failed, h and k each left for a reason."""
     verdicts = [
         OpVerdict("f", "passed", Location(Y, 3), "f: passed (backward; float64)"),
-        OpVerdict("f_", NOT_VERIFIED, Location(Y, 3), "f_: not verified by the Python tier: no check entered its kernel"),
+        OpVerdict("f_", NOT_VERIFIED, Location(Y, 3), "f_: not verified by the Python tier: no check entered it"),
         OpVerdict("g", "failed", Location(Y, 7), "gradcheck failed for g (float64 sample 0): backward check: ..."),
         OpVerdict("h", NOT_VERIFIED, Location(Y, 9),
                   "h: not verified by the Python tier: a view entry (the Python tier does not carry views) (left ...)"),
@@ -40,10 +40,12 @@ def test_each_entry_takes_the_tier_that_verified_it() -> None:
         (3, "python"), (7, "failed"), (9, "compiled"), (11, "compiled")
     ]  # fmt: skip
     text = render(report, entries, "cov.json")
-    assert "derivatives.yaml entries with an Autograd kernel: 4: 1 verified by the Python tier, 1 failed, 2 left" in text
+    entry_line = "derivatives.yaml entries with an Autograd kernel: 4: 1 verified by the Python tier, 1 failed, 2 left"
+    assert entry_line in text
     assert "kernels (functional, in-place, others): 5: 1 verified by the Python tier, 1 failed, 3 left" in text
     assert "   1 kernels: a view entry" in text and "   1 kernels: its formulas cannot be translated" in text
-    assert "out= overloads: 1" in text
+    assert "out= overloads: 1" in text and text.count("(not run: --tier python)") == 2
+    assert "not run" not in render(report, entries, "cov.json", alone=False)  # --tier both runs the compiled tier
     data = json.loads(to_json(report, entries))
     assert data["summary"]["entries"] == {"python": 1, "failed": 1, "compiled": 2}
     assert [k["tier"] for k in data["entries"][0]["kernels"]] == ["python", "compiled"]
@@ -86,8 +88,19 @@ def test_a_shard_of_both_tiers_coverage_is_an_error(real_yaml: RealYaml, tmp_pat
 def test_python_tier_coverage_of_a_shard(real_yaml: RealYaml, tmp_path: Path) -> None:
     """Part 2 of 2 of --op cos --op sin: sin's family alone, through the Python tier, nothing compiled."""
     out, path = tmp_path / "out", tmp_path / "cov.json"
-    run = vtgen("check", "--pytorch-root", str(real_yaml.torchgen_dir), "--out", str(out), "--gradcheck",
-                "--coverage", str(path), "--tier", "python", "--shard", "2/2", "--op", "cos", "--op", "sin")  # fmt: skip
+    options = ("--gradcheck", "--coverage", str(path), "--tier", "python", "--shard", "2/2")
+    run = vtgen(
+        "check",
+        "--pytorch-root",
+        str(real_yaml.torchgen_dir),
+        "--out",
+        str(out),
+        *options,
+        "--op",
+        "cos",
+        "--op",
+        "sin",
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "python tier coverage" in run.stdout and "1 verified by the Python tier, 0 failed" in run.stdout
     data = json.loads(path.read_text(encoding="utf-8"))

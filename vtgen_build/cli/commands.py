@@ -755,7 +755,7 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
         )
         return None
     if coverage:
-        _python_coverage(tier, _python_json(args), args.verbose)
+        _python_coverage(tier, _python_json(args), args.verbose, alone=args.tier == "python")
     else:
         print(tier.render(), file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
     return tier
@@ -779,7 +779,7 @@ def _python_json(args: argparse.Namespace) -> str:
     return str(path.with_name(f"{path.stem}.python{path.suffix or '.json'}")) if args.tier == "both" else str(path)
 
 
-def _python_coverage(tier: TierReport, path: str, verbose: bool) -> None:
+def _python_coverage(tier: TierReport, path: str, verbose: bool, alone: bool) -> None:
     """``--coverage JSON --tier python``: the failures (every verdict with ``--verbose``), the per-tier counts,
     the JSON of which tier verifies each entry."""
     from ..base.write import write_atomic
@@ -789,7 +789,7 @@ def _python_coverage(tier: TierReport, path: str, verbose: bool) -> None:
     entries = entry_tiers(tier)
     write_atomic(Path(path), to_json(tier, entries))
     shown = [str(v) for v in tier.verdicts if verbose or v.status == FAILED]
-    text = "\n".join([*shown, render(tier, entries, path), tier.render().rsplit("\n", 1)[-1]])
+    text = "\n".join([*shown, render(tier, entries, path, alone), tier.render().rsplit("\n", 1)[-1]])
     print(text, file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
 
 

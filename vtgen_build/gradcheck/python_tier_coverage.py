@@ -70,14 +70,16 @@ def _counts(entries: Sequence[EntryTier]) -> tuple[Counter[str], Counter[str]]:
     return by_entry, by_kernel
 
 
-def render(report: TierReport, entries: Sequence[EntryTier], path: str) -> str:
-    """The per-tier counts (entries, then kernels) and the kernels left to the compiled tier, by reason."""
+def render(report: TierReport, entries: Sequence[EntryTier], path: str, alone: bool = True) -> str:
+    """The per-tier counts (entries, then kernels) and the kernels left to the compiled tier, by reason
+    (``alone``: --tier python, which does not run the compiled tier)."""
     by_entry, by_kernel = _counts(entries)
+    unrun = " (not run: --tier python)" if alone else ""
 
     def line(what: str, counts: Counter[str], total: int) -> str:
         return (
             f"  {what}: {total}: {counts[PYTHON]} verified by the Python tier, {counts[FAILED]} failed, "
-            f"{counts[COMPILED]} left to the compiled tier (not run: --tier python)"
+            f"{counts[COMPILED]} left to the compiled tier{unrun}"
         )
 
     reasons = Counter(why_not(v) for e in entries for v in e.verdicts if v.status == NOT_VERIFIED)
