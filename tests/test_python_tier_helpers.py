@@ -71,12 +71,22 @@ def test_reduction_helpers() -> None:
         y = _with_zero(dtype)
         out, v, (g,) = _vjp(lambda a: torch.logcumsumexp(a, 1), (y,))
         _close(h.logcumsumexp_backward(v, y, out, 1), g)
+        u, t = _jvp(lambda a: torch.logcumsumexp(a, 1), y)
+        _close(h.logcumsumexp_jvp(y, u, 1), t)
     ties = torch.tensor([[1.0, 3.0, 3.0], [2.0, -1.0, -1.0]], dtype=F64).requires_grad_(True)
     for dim, keepdim in ((None, False), (1, False), (0, True)):
         low, high = torch.aminmax(ties, dim=dim, keepdim=keepdim)
         v1, v2 = torch.randn_like(low), torch.randn_like(high)
         (g,) = torch.autograd.grad((low, high), ties, (v1, v2))
         _close(h.aminmax_backward(ties.detach(), dim, keepdim, v1, v2, low.detach(), high.detach()), g)
+        import torch.autograd.forward_ad as fwad
+
+        u = torch.randn_like(ties)
+        with fwad.dual_level():
+            tangents = [fwad.unpack_dual(o).tangent for o in torch.aminmax(fwad.make_dual(ties.detach(), u), dim=dim,
+                                                                           keepdim=keepdim)]  # fmt: skip
+        for value, tangent in zip((low, high), tangents, strict=True):
+            _close(h.aminmax_jvp(ties.detach(), u, value.detach(), dim, keepdim), tangent)
 
 
 def test_softmax_and_logsumexp_helpers() -> None:

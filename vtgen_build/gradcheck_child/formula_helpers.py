@@ -21,6 +21,7 @@ import torch
 __all__ = [
     "amaxamin_jvp",
     "aminmax_backward",
+    "aminmax_jvp",
     "angle_backward",
     "apply_loss_reduction",
     "atan2_backward",
@@ -52,6 +53,7 @@ __all__ = [
     "log1p_backward",
     "log_sigmoid_double_backward",
     "logcumsumexp_backward",
+    "logcumsumexp_jvp",
     "logsumexp_backward",
     "logsumexp_jvp",
     "masked_fill_backward",
@@ -699,3 +701,19 @@ def logcumsumexp_backward(grad: Any, self: Any, result: Any, dim: int) -> Any:
     top = (self.real if self.is_complex() else self).amax(dim, True)
     later = (grad * (top - result).exp().conj()).flip(dim).cumsum(dim).flip(dim)
     return later * (self - top).exp().conj()
+
+
+def aminmax_jvp(self_p: Any, self_t: Any, result: Any, dim: Any, keepdim: bool) -> Any:
+    """The tangent of aminmax's min or max: amin's and amax's, over every dimension when ``dim`` is None."""
+    dims = list(range(self_p.dim())) if dim is None else [dim]
+    return amaxamin_jvp(self_p, self_t, result, dims, keepdim) if dims else self_t
+
+
+def logcumsumexp_jvp(self_p: Any, self_t: Any, dim: int) -> Any:
+    """logcumsumexp's tangent: at each place, the tangent averaged with the weights exp(x[j]) over the
+    places j up to it (shifted by the slice's largest real part, so nothing overflows)."""
+    if self_p.dim() == 0 or self_p.numel() == 0:
+        return self_t.clone()
+    top = (self_p.real if self_p.is_complex() else self_p).amax(dim, True)
+    weights = (self_p - top).exp()
+    return (weights * self_t).cumsum(dim) / weights.cumsum(dim)
