@@ -108,3 +108,5 @@ def test_python_tier_coverage_of_a_shard(real_yaml: RealYaml, tmp_path: Path) ->
     (entry,) = data["entries"]
     assert {k["op"] for k in entry["kernels"]} == {"sin", "sin_"} and entry["tier"] == "python"
     assert data["out_overloads"] == ["sin.out"] and not list((out / ".vtgen-gradcheck").glob("**/*.so"))
+    request = json.loads((out / ".vtgen-gradcheck" / "python-tier" / "request.json").read_text(encoding="utf-8"))
+    assert request["max_samples"] == 2  # coverage's default: 2 OpInfo samples a check (no --max-samples given)

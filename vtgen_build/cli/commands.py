@@ -484,13 +484,16 @@ def _python_autograd(args: argparse.Namespace, release: str, inputs: Inputs) -> 
 
 MAX_JOBS = 1024
 MAX_TIMEOUT = 86400  # a day per entry: beyond it, a typo
+# OpInfo samples per check of the Python tier's whole-yaml coverage unless --max-samples says: the
+# question is which kernels a passing check verifies; every sample of every OpInfo took 13.5 min there
+PYTHON_COVERAGE_SAMPLES = 2
 
 
 def _check_ranges(args: argparse.Namespace) -> None:
     """``check``'s numbers in range, and the ``--gradcheck`` options only with ``--gradcheck``."""
     if not 0 <= args.jobs <= MAX_JOBS:
         raise VtgenError(f"-j/--jobs must be between 0 (one per core) and {MAX_JOBS}, got {args.jobs}")
-    if args.max_samples < 0:
+    if args.max_samples is not None and args.max_samples < 0:
         raise VtgenError(f"--max-samples must be 0 (every sample) or more, got {args.max_samples}")
     if not 1 <= args.timeout <= MAX_TIMEOUT:
         raise VtgenError(f"--timeout must be between 1 and {MAX_TIMEOUT} seconds, got {args.timeout}")
@@ -648,7 +651,9 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--gradcheck", action="store_true",
                    help="build the ops against an installed torch and run its OpInfo gradient checks")  # fmt: skip
     r.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
-    r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
+    r.add_argument("--max-samples", type=int, default=None, metavar="N",
+                   help=f"OpInfo samples per check (0: all; the default, except {PYTHON_COVERAGE_SAMPLES} for "
+                        "--coverage --tier python|both's Python tier)")  # fmt: skip
     r.add_argument("--timeout", type=int, default=300, metavar="SECONDS",
                    help="time limit per entry (an OpInfo, or an op's schema samples), enforced from outside "
                         "the process: an entry past it (a kernel spinning in C++) is killed and fails "
@@ -743,7 +748,8 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
     options = TierOptions(
         ops=_tier_ops(args, inputs), python=args.python, pytorch_root=args.pytorch_root, hints=tuple(args.hints),
         timeout=args.timeout, batched=args.batched_grad, allow_unverified=args.allow_unverified,
-        all_checks=args.all_checks or coverage, use_worker=args.use_worker, max_samples=args.max_samples,
+        all_checks=args.all_checks or coverage, use_worker=args.use_worker,
+        max_samples=(PYTHON_COVERAGE_SAMPLES if coverage else 0) if args.max_samples is None else args.max_samples,
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.release, options)
@@ -874,7 +880,7 @@ def _gradcheck_options(
         jobs=args.jobs,
         include_dirs=tuple(args.include_dirs),
         manual_header_file=manual,
-        max_samples=args.max_samples,
+        max_samples=args.max_samples or 0,
         timeout=args.timeout,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
