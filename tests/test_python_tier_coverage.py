@@ -110,3 +110,12 @@ def test_python_tier_coverage_of_a_shard(real_yaml: RealYaml, tmp_path: Path) ->
     assert data["out_overloads"] == ["sin.out"] and not list((out / ".vtgen-gradcheck").glob("**/*.so"))
     request = json.loads((out / ".vtgen-gradcheck" / "python-tier" / "request.json").read_text(encoding="utf-8"))
     assert request["max_samples"] == 2  # coverage's default: 2 OpInfo samples a check (no --max-samples given)
+
+
+def test_both_tiers_write_the_python_tiers_json_beside_the_compiled_ones() -> None:
+    from argparse import Namespace
+
+    from vtgen_build.cli.commands import _python_json
+
+    assert _python_json(Namespace(coverage="out/cov.json", tier="both")) == str(Path("out/cov.python.json"))
+    assert _python_json(Namespace(coverage="out/cov.json", tier="python")) == str(Path("out/cov.json"))
