@@ -129,3 +129,31 @@ def test_logsumexp_jvp_shifts_by_the_real_part(dtype: Any) -> None:
     x = _with_zero(dtype)
     u, t = _jvp(lambda a: torch.logsumexp(a, [1]), x)
     _close(h.logsumexp_jvp(x, u, [1], False), t)
+
+
+def test_helpers_no_whole_yaml_agree_check_reaches() -> None:
+    """Helpers whose entries the whole-yaml agree check does not reach (their samples raise, or have none)."""
+    x = torch.tensor([-2.0, -0.5, 0.3, 1.5, 2.5], dtype=F64)
+    low, high = torch.tensor([-1.0, -1.0, 0.0, 2.0, 3.0], dtype=F64), torch.tensor([1.0, 1.0, 1.0, 1.0, 2.0], dtype=F64)
+    _, v, (_, g_low, g_high) = _vjp(torch.clamp, (x, low, high))
+    ours_low, ours_high = h.clamp_backward_min_max(v, x, low, high, [True, True])
+    _close(ours_low, g_low)
+    _close(ours_high, g_high)
+    import torch.autograd.forward_ad as fwad
+
+    tangents = [torch.randn(5, dtype=F64, generator=torch.Generator().manual_seed(i)) for i in range(3)]
+    with fwad.dual_level():
+        dual = torch.clamp(*(fwad.make_dual(p, t) for p, t in zip((x, low, high), tangents, strict=True)))
+        expected = fwad.unpack_dual(dual).tangent
+    _close(h.clamp_jvp(x, tangents[0], low, tangents[1], high, tangents[2]), expected)
+    base = torch.randn(4, 3, dtype=F64)
+    rows = torch.tensor([0, 2, 0])
+    _, v, (g,) = _vjp(lambda a: a[rows], (base,))
+    _close(h.index_backward(torch.zeros_like(base), [rows], v), g)
+    nan = torch.tensor([[1.0, float("nan"), 2.0], [0.5, 3.0, float("nan")]], dtype=F64)
+    _, v, (g,) = _vjp(lambda a: a.nansum(1), (nan,))
+    _close(h.nansum_backward(v, nan, [1], False), g)
+    go = torch.randn(5, dtype=F64)
+    buffer = torch.ops.aten.log_sigmoid_forward(x)[1]
+    _, v, (g,) = _vjp(lambda a: torch.ops.aten.log_sigmoid_backward(go, a, buffer), (x,))
+    _close(h.log_sigmoid_double_backward(v * go, x), g)
