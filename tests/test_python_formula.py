@@ -66,7 +66,9 @@ SPELLINGS = [
     ("grad * lambda", "(grad * lambda_)"),
     ("alpha.toDouble()", "float(alpha)"),
     ("self.mT()", "self.mT"),
-    ('grad.div(other, /*rounding_mode=*/"trunc")', 'grad.div(other, "trunc")'),
+    ('grad.div(other, /*rounding_mode=*/"trunc")', 'grad.div(other, rounding_mode="trunc")'),  # keyword-only
+    ("grad.sum(dim, true, self.scalar_type())", "grad.sum(dim, True, dtype=self.dtype)"),
+    ("grad.to(self.dtype())", "grad.to(self.dtype)"),
     ("M_PI * grad", "(math.pi * grad)"),
 ]
 

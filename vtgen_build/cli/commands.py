@@ -497,13 +497,16 @@ def _python_autograd(args: argparse.Namespace, request: BuildRequest, release: s
 
 MAX_JOBS = 1024
 MAX_TIMEOUT = 86400  # a day per entry: beyond it, a typo
+# OpInfo samples per check of the Python tier's whole-yaml coverage unless --max-samples says: the
+# question is which kernels a passing check verifies; every sample of every OpInfo took 13.5 min there
+PYTHON_COVERAGE_SAMPLES = 2
 
 
 def _check_ranges(args: argparse.Namespace) -> None:
     """``check``'s numbers in range, and the ``--gradcheck`` options only with ``--gradcheck``."""
     if not 0 <= args.jobs <= MAX_JOBS:
         raise VtgenError(f"-j/--jobs must be between 0 (one per core) and {MAX_JOBS}, got {args.jobs}")
-    if args.max_samples < 0:
+    if args.max_samples is not None and args.max_samples < 0:
         raise VtgenError(f"--max-samples must be 0 (every sample) or more, got {args.max_samples}")
     if not 1 <= args.timeout <= MAX_TIMEOUT:
         raise VtgenError(f"--timeout must be between 1 and {MAX_TIMEOUT} seconds, got {args.timeout}")
@@ -659,7 +662,9 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     r.add_argument("--gradcheck", action="store_true",
                    help="build the ops against an installed torch and run its OpInfo gradient checks")  # fmt: skip
     r.add_argument("--python", metavar="PY", help="the Python whose torch is used (default: this one)")
-    r.add_argument("--max-samples", type=int, default=0, metavar="N", help="OpInfo samples per check (0: all)")
+    r.add_argument("--max-samples", type=int, default=None, metavar="N",
+                   help=f"OpInfo samples per check (0: all; the default, except {PYTHON_COVERAGE_SAMPLES} for "
+                        "--coverage --tier python|both's Python tier)")  # fmt: skip
     r.add_argument("--timeout", type=int, default=300, metavar="SECONDS",
                    help="time limit per entry (an OpInfo, or an op's schema samples), enforced from outside "
                         "the process: an entry past it (a kernel spinning in C++) is killed and fails "
@@ -730,6 +735,8 @@ def _run_check(args: argparse.Namespace) -> int:
         report = _run_gradcheck(args, inputs, gen_options, target, manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
         args.found += from_gradcheck_report(report, verbose=args.verbose)
+        if tier is not None and args.coverage:
+            _coverage_per_tier(tier, args.coverage, report)
         return _both_tiers(tier, report)
     result = run_check(inputs, gen_options, _check_options(args, manual_file, since))
     args.summary = result.summary()
@@ -740,7 +747,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
 def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions) -> TierReport | None:
     """The Python tier's verdict, printed first (None: ``--tier compiled``); asked for where it cannot run
-    (an op library, a run not selecting ops by ``--op``), an error."""
+    (an op library, a run selecting ops by neither ``--op`` nor ``--coverage``), an error."""
     from ..gradcheck.python_tier_run import TierOptions, run_python_tier
 
     if args.python_formulas and not (args.library and args.tier != "compiled"):
@@ -748,19 +755,24 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
                          "python|both")  # fmt: skip
     if args.tier == "compiled":
         return None
+    coverage = bool(args.coverage)  # the whole yaml (or the --op ones)
     library = _library_tier(args, gen_options) if args.library else None
     changed = args.changed and library is None  # an op library's tier keeps its own --changed record
-    whole = [o for o, v in (("--coverage", args.coverage), ("--shard", args.shard), ("--changed", changed),
-                            ("--changed-since", args.changed_since)) if v]  # fmt: skip
-    if whole or (library is None and (not args.op or inputs.namespace != "aten")):  # said, never skipped
-        why = whole[0] if whole else "a run without --op" if not args.op else "an op library's yaml (--library?)"
-        raise VtgenError(f"--tier {args.tier}: the Python tier checks PyTorch's yaml for the ops --op names, or an "
-                         f"op library's (--library), not {why}")  # fmt: skip
+    whole = [o for o, v in (("--coverage", coverage and library is not None), ("--changed", changed),
+                            ("--changed-since", args.changed_since),
+                            ("--shard", args.shard and not (coverage and library is None and args.tier == "python")))
+             if v]  # fmt: skip
+    if whole or (library is None and (not (args.op or coverage) or inputs.namespace != "aten")):  # said, never skipped
+        why = (whole[0] if whole else "a run without --op or --coverage" if not (args.op or coverage)
+               else "an op library's yaml (--library?)")  # fmt: skip
+        raise VtgenError(f"--tier {args.tier}: the Python tier checks PyTorch's yaml for the ops --op names or "
+                         f"--coverage, or an op library's (--library), not {why}")  # fmt: skip
     options = TierOptions(
-        ops=tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op), python=args.python,
+        ops=_tier_ops(args, inputs, coverage and library is None), python=args.python,
         pytorch_root=args.pytorch_root, hints=tuple(args.hints), timeout=args.timeout, batched=args.batched_grad,
-        allow_unverified=args.allow_unverified, all_checks=args.all_checks, use_worker=args.use_worker,
-        max_samples=args.max_samples, library=library, changed=args.changed,
+        allow_unverified=args.allow_unverified, all_checks=args.all_checks or coverage, use_worker=args.use_worker,
+        max_samples=(PYTHON_COVERAGE_SAMPLES if coverage else 0) if args.max_samples is None else args.max_samples,
+        library=library, changed=args.changed,
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.release, options)
@@ -771,7 +783,10 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
             f"vtgen-build: note: [python tier] did not run ({exc.message}); the compiled tier answers", file=sys.stderr
         )
         return None
-    print(tier.render(), file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
+    if coverage:
+        _python_coverage(tier, _python_json(args), args.verbose, alone=args.tier == "python")
+    else:
+        print(tier.render(), file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
     return tier
 
 
@@ -790,6 +805,49 @@ def _library_tier(args: argparse.Namespace, gen_options: GenerateOptions) -> Lib
         print(f"vtgen-build: note: [python tier] --manual-header {args.manual_header[0]} not found through -I: an "
               "edit of it is not seen until the library is rebuilt", file=sys.stderr)  # fmt: skip
     return LibraryTier(args.library, args.python_formulas, helpers, gen_options.policy_root)
+
+
+def _tier_ops(args: argparse.Namespace, inputs: Inputs, whole_yaml: bool) -> tuple[str, ...]:
+    """The Python tier's selection: the --op ones, else (--coverage) every op with a derivatives.yaml entry;
+    with --shard K/N (--tier python), part K of them."""
+    from ..gradcheck import parse_shard
+    from ..gradcheck.python_tier import entry_ops
+    from ..gradcheck.python_tier_coverage import shard_ops
+
+    ops = tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op) or (entry_ops(inputs) if whole_yaml else ())
+    return shard_ops(ops, *parse_shard(args.shard)) if args.shard else ops
+
+
+def _python_json(args: argparse.Namespace) -> str:
+    """Where the Python tier's coverage JSON goes: --coverage's file (--tier python); beside it, named
+    ``NAME.python.json``, when the compiled tier's report takes that file (--tier both)."""
+    path = Path(args.coverage)
+    return str(path.with_name(f"{path.stem}.python{path.suffix or '.json'}")) if args.tier == "both" else str(path)
+
+
+def _python_coverage(tier: TierReport, path: str, verbose: bool, alone: bool) -> None:
+    """``--coverage JSON --tier python``: the failures (every verdict with ``--verbose``), the per-tier counts,
+    the JSON of which tier verifies each entry."""
+    from ..base.write import write_atomic
+    from ..gradcheck.python_tier_coverage import entry_tiers, render, to_json
+    from ..gradcheck.records import FAILED
+
+    entries = entry_tiers(tier)
+    write_atomic(Path(path), to_json(tier, entries))
+    shown = [str(v) for v in tier.verdicts if verbose or v.status == FAILED]
+    text = "\n".join([*shown, render(tier, entries, path, alone), tier.render().rsplit("\n", 1)[-1]])
+    print(text, file=sys.stdout if tier.status == 0 else sys.stderr, flush=True)
+
+
+def _coverage_per_tier(tier: TierReport, path: str, report: Report) -> None:
+    """``--coverage --tier both``: which tier verified each entry, read from the two coverage JSONs' entries."""
+    from ..gradcheck.coverage import from_json
+    from ..gradcheck.python_tier_coverage import both_tiers, entry_tiers
+    from ..gradcheck.python_tier_run import disagreements
+
+    compiled = from_json(Path(path).read_text(encoding="utf-8"), path).entries
+    clashes = disagreements(tier, report.passed_ops, report.failed_ops)
+    print(both_tiers(entry_tiers(tier), compiled, len(clashes)), flush=True)
 
 
 def _both_tiers(tier: TierReport | None, report: Report) -> int:
@@ -862,7 +920,7 @@ def _gradcheck_options(
         jobs=args.jobs,
         include_dirs=tuple(args.include_dirs),
         manual_header_file=manual,
-        max_samples=args.max_samples,
+        max_samples=args.max_samples or 0,
         timeout=args.timeout,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,

@@ -114,6 +114,14 @@ _METHODS: dict[str, tuple[str, int | None]] = {
     "sym_size": ("{o}.size({a})", 1),
     "size": ("{o}.size({a})", 1),
     "sym_stride": ("{o}.stride({a})", 1),
+    "dtype": ("{o}.dtype", 0),
+}
+# Tensor methods whose trailing C++ parameters are keyword-only in Python: member → (positional count, names)
+_KEYWORD_TAIL: dict[str, tuple[int, tuple[str, ...]]] = {
+    "div": (1, ("rounding_mode",)),
+    "sum": (2, ("dtype",)),
+    "mean": (2, ("dtype",)),
+    "nansum": (2, ("dtype",)),
 }
 
 
@@ -358,6 +366,11 @@ class _Translator:
         if spelled is not None and spelled[1] == len(args):
             return spelled[0].format(o=obj, a=self.arguments(args))
         python = name.removesuffix("_symint")
+        tail = _KEYWORD_TAIL.get(python)
+        if tail is not None and tail[0] < len(args) <= tail[0] + len(tail[1]):
+            named = [f"{k}={self.expr(a)}" for k, a in zip(tail[1], args[tail[0] :], strict=False)]
+            leading = [self.arguments(args[: tail[0]])] if tail[0] else []
+            return f"{_attribute(obj, python)}({', '.join([*leading, *named])})"
         return f"{_attribute(obj, python)}({self.arguments(args)})"
 
 

@@ -39,7 +39,7 @@ from .formulas import FormulaPlaces
 from .hints import BUILTIN, Hints, load_hints
 from .schema_samples import NOTHING, OpSamples, plan_samples
 
-__all__ = ["HELPERS", "TierPlan", "helper_names", "plan_library_tier", "plan_tier"]
+__all__ = ["HELPERS", "TierPlan", "entry_ops", "helper_names", "plan_library_tier", "plan_tier"]
 
 HELPERS = "formula_helpers"  # the child package's module of Python helpers: the translated modules' _formulas
 _FUNC = re.compile(r"^- func: ([\w.]+)\(", re.MULTILINE)
@@ -105,6 +105,11 @@ def aten_names(text: str) -> frozenset[str]:
     with C++'s ``_symint`` suffix (``convolution_backward_symint``: the child calls the op itself)."""
     names = {m.group(1).split(".")[0] for m in _FUNC.finditer(text)}
     return frozenset(names | {f"{n}_symint" for n in names})
+
+
+def entry_ops(inputs: Inputs) -> tuple[str, ...]:
+    """Every op derivatives.yaml has an entry for (the whole yaml's selection: their families come along)."""
+    return tuple(dict.fromkeys(n for e in load_entries(inputs.derivatives) if (n := _entry_name(e, "name"))))
 
 
 def selected_families(inputs: Inputs, ops: Sequence[str]) -> set[str]:

@@ -111,6 +111,8 @@ class TierReport:
     seconds: float = 0.0
     allow_unverified: bool = False
     notes: list[str] = field(default_factory=list)
+    entries: dict[str, Location] = field(default_factory=dict)  # op -> its derivatives.yaml entry
+    outs: tuple[str, ...] = ()  # the out= overloads planned (no formula runs through them)
 
     def of(self, status: str) -> list[OpVerdict]:
         return [v for v in self.verdicts if v.status == status]
@@ -184,7 +186,9 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
             process.kill()
             process.wait()
     verdicts = _verdicts(plan, read_rows(results), proof, state)
-    report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified)
+    entries = {op: p.entry for op, p in plan.places.items() if p.entry is not None}
+    report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified, entries=entries,
+                        outs=plan.outs)  # fmt: skip
     if plan.outs:
         report.notes.append(
             f"vtgen-build: note: {TAG} no verdict on the out= overloads {', '.join(plan.outs)}: autograd refuses "

@@ -1,0 +1,121 @@
+"""``check --gradcheck --coverage --tier python|both``: which tier verified each derivatives.yaml entry, the
+reasons the Python tier left the others, and ``--shard K/N`` of the Python tier's selection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import RealYaml
+from tests.edited_checkout import vtgen
+from vtgen_build.base.errors import Location
+from vtgen_build.gradcheck.coverage import EntryCoverage, FormulaRun
+from vtgen_build.gradcheck.python_tier_coverage import both_tiers, entry_tiers, render, shard_ops, to_json
+from vtgen_build.gradcheck.python_tier_run import NOT_VERIFIED, OpVerdict, TierReport
+
+Y = "derivatives.yaml"
+
+
+def _report() -> TierReport:
+    """f, f_ of one entry (one passed, one not verified), g failed, h and k each left for a reason."""
+    verdicts = [
+        OpVerdict("f", "passed", Location(Y, 3), "f: passed (backward; float64)"),
+        OpVerdict("f_", NOT_VERIFIED, Location(Y, 3), "f_: not verified by the Python tier: no check entered it"),
+        OpVerdict("g", "failed", Location(Y, 7), "gradcheck failed for g (float64 sample 0): backward check: ..."),
+        OpVerdict("h", NOT_VERIFIED, Location(Y, 9),
+                  "h: not verified by the Python tier: a view entry (the Python tier does not carry views) (left ...)"),
+        OpVerdict("k", NOT_VERIFIED, Location(Y, 11),
+                  "k: not verified by the Python tier: its formulas cannot be translated: unknown helper 'x_backward'"),
+    ]  # fmt: skip
+    entries = {op: Location(Y, line) for op, line in (("f", 3), ("f_", 3), ("g", 7), ("h", 9), ("k", 11))}
+    return TierReport(verdicts, 1.0, entries=entries, outs=("f.out",))
+
+
+def test_each_entry_takes_the_tier_that_verified_it() -> None:
+    report = _report()
+    entries = entry_tiers(report)
+    assert [(e.where.line if e.where else 0, e.tier) for e in entries] == [
+        (3, "python"), (7, "failed"), (9, "compiled"), (11, "compiled")
+    ]  # fmt: skip
+    text = render(report, entries, "cov.json")
+    entry_line = "derivatives.yaml entries with an Autograd kernel: 4: 1 verified by the Python tier, 1 failed, 2 left"
+    assert entry_line in text
+    assert "kernels (functional, in-place, others): 5: 1 verified by the Python tier, 1 failed, 3 left" in text
+    assert "   1 kernels: a view entry" in text and "   1 kernels: its formulas cannot be translated" in text
+    assert "out= overloads: 1" in text and text.count("(not run: --tier python)") == 2
+    assert "not run" not in render(report, entries, "cov.json", alone=False)  # --tier both runs the compiled tier
+    data = json.loads(to_json(report, entries))
+    assert data["summary"]["entries"] == {"python": 1, "failed": 1, "compiled": 2}
+    assert [k["tier"] for k in data["entries"][0]["kernels"]] == ["python", "compiled"]
+    assert data["entries"][1]["kernels"][0]["at"] == "derivatives.yaml:7"
+
+
+def test_shard_parts_are_disjoint_whole_and_keep_a_family_together() -> None:
+    ops = ("add.Tensor", "add_.Tensor", "sin", "sin_", "cos", "mul.Tensor", "mul_.Tensor", "exp")
+    parts = [shard_ops(ops, k, 3) for k in (1, 2, 3)]
+    assert sorted(op for part in parts for op in part) == sorted(ops)
+    for part in parts:
+        assert ("add.Tensor" in part) == ("add_.Tensor" in part) and ("sin" in part) == ("sin_" in part)
+    assert shard_ops(ops, 1, 1) == ops and shard_ops(ops, 2, 2) == shard_ops(tuple(reversed(ops)), 2, 2)[::-1]
+
+
+def _compiled(line: int, covered: bool, reason: str | None = None) -> EntryCoverage:
+    run = FormulaRun("backward", ("self",), Location(Y, line + 1), "f: backward float64" if covered else None)
+    return EntryCoverage(Location(Y, line), ("op",), (run,), None if covered else reason or "no check entered it")
+
+
+def test_both_tiers_count_which_tier_verified_each_entry() -> None:
+    entries = entry_tiers(_report())
+    compiled = [_compiled(3, True), _compiled(7, True), _compiled(9, True), _compiled(11, False),
+                _compiled(20, False, "needs a backend this machine lacks (no CPU kernel)")]  # fmt: skip
+    text = both_tiers(entries, compiled, clashes=1)
+    assert "compiled tier covered 3; the Python tier verified 1 of them (33.3%)" in text
+    assert "the Python tier alone: 0; the compiled tier alone: 2; neither: 1; the Python tier failed: 1" in text
+    assert "ops the tiers judged differently: 1" in text
+
+
+def test_a_shard_of_both_tiers_coverage_is_an_error(real_yaml: RealYaml, tmp_path: Path) -> None:
+    root = str(real_yaml.torchgen_dir)
+    args = ("check", "--pytorch-root", root, "--out", str(tmp_path), "--gradcheck", "--coverage", "c.json")
+    sharded = vtgen(*args, "--tier", "both", "--shard", "1/2")
+    assert sharded.returncode != 0 and "--tier both: " in sharded.stderr and "--shard" in sharded.stderr
+    assert "Traceback" not in sharded.stderr
+
+
+@pytest.mark.slow
+def test_python_tier_coverage_of_a_shard(real_yaml: RealYaml, tmp_path: Path) -> None:
+    """Part 2 of 2 of --op cos --op sin: sin's family alone, through the Python tier, nothing compiled."""
+    out, path = tmp_path / "out", tmp_path / "cov.json"
+    options = ("--gradcheck", "--coverage", str(path), "--tier", "python", "--shard", "2/2")
+    run = vtgen(
+        "check",
+        "--pytorch-root",
+        str(real_yaml.torchgen_dir),
+        "--out",
+        str(out),
+        *options,
+        "--op",
+        "cos",
+        "--op",
+        "sin",
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "python tier coverage" in run.stdout and "1 verified by the Python tier, 0 failed" in run.stdout
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["summary"]["entries"] == {"python": 1, "failed": 0, "compiled": 0}
+    (entry,) = data["entries"]
+    assert {k["op"] for k in entry["kernels"]} == {"sin", "sin_"} and entry["tier"] == "python"
+    assert data["out_overloads"] == ["sin.out"] and not list((out / ".vtgen-gradcheck").glob("**/*.so"))
+    request = json.loads((out / ".vtgen-gradcheck" / "python-tier" / "request.json").read_text(encoding="utf-8"))
+    assert request["max_samples"] == 2  # coverage's default: 2 OpInfo samples a check (no --max-samples given)
+
+
+def test_both_tiers_write_the_python_tiers_json_beside_the_compiled_ones() -> None:
+    from argparse import Namespace
+
+    from vtgen_build.cli.commands import _python_json
+
+    assert _python_json(Namespace(coverage="out/cov.json", tier="both")) == str(Path("out/cov.python.json"))
+    assert _python_json(Namespace(coverage="out/cov.json", tier="python")) == str(Path("out/cov.json"))
