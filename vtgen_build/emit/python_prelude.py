@@ -113,30 +113,38 @@ _WHEN_USED = {
             return a[(slice(None),) + (None,) * pad]
         return a[(None,) * (pad + 1)].expand(size, *((-1,) * (a.dim() + pad)))
 
+    def _batched(out, level):
+        if isinstance(out, torch.Tensor):
+            return functorch._add_batch_dim(out, 0, level)
+        return tuple(functorch._add_batch_dim(o, 0, level) for o in out)
+
     def rule(*args, **kwargs):
         level = functorch.maybe_current_level()
+        if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):  # one tensor, batched: nothing to align
+            a, dim = functorch._unwrap_batched(args[0], level)
+            with torch._C._ExcludeDispatchKeyGuard(below):
+                out = op(a.movedim(dim, 0) if dim else a)
+            return out if dim is None else _batched(out, level)
         keys = list(kwargs)
-        values, size, rank = [], None, 0
+        values, size, rank, aligned = [], None, None, True
         for a in (*args, *kwargs.values()):
             dim = None
             if isinstance(a, torch.Tensor):
                 a, dim = functorch._unwrap_batched(a, level)
                 if dim is not None:
-                    a = a.movedim(dim, 0)
+                    a = a.movedim(dim, 0) if dim else a
                     size = a.shape[0]
-                rank = max(rank, a.dim() - (dim is not None))
+                sample = a.dim() - (dim is not None)
+                aligned = aligned and dim is not None and (rank is None or rank == sample)
+                rank = sample if rank is None else max(rank, sample)
             values.append((a, dim is not None))
-        if size is not None:  # every tensor as (batch, <its dims padded to the widest sample's rank>)
+        if size is not None and not aligned:  # every tensor as (batch, <its dims padded to the widest sample's rank>)
             values = [(_batch_aligned(a, batched, size, rank), True) if isinstance(a, torch.Tensor) else (a, False)
                       for a, batched in values]
         args, kwargs = [a for a, _ in values[: len(args)]], dict(zip(keys, (a for a, _ in values[len(args):])))
         with torch._C._ExcludeDispatchKeyGuard(below):
             out = op(*args, **kwargs)
-        if size is None:
-            return out
-        if isinstance(out, torch.Tensor):
-            return functorch._add_batch_dim(out, 0, level)
-        return tuple(functorch._add_batch_dim(o, 0, level) for o in out)
+        return out if size is None else _batched(out, level)
 
     return rule''',
     "_tangents": '''def _tangents(ctx, tangents, primals):
