@@ -367,6 +367,16 @@ REPORTED = {
 }
 
 
+# torch.func over some ops in the report of check --gradcheck --library (rule: the generated batching rule, run
+# with PyTorch's fallback off; n/a: no forward formula; no rule: PyTorch's loop cannot run a `-> ()` op)
+FUNC_ROWS = (
+    "softsign | rule | ok | ok | ok | ok | ok | ok | n/a | ok | ok | ok",
+    "scale_add | rule | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok",
+    "topk_abs | fallback | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok",
+    "mix_ | fallback | no rule | ok | ok | n/a | ok | n/a | n/a | no rule | no rule | no rule",
+)
+
+
 def _check_library(pkg: Path, python: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pkg), os.environ.get("PYTHONPATH", "")])}
     args = ["--native-functions", "native_functions.yaml", "--derivatives", "derivatives.yaml", "--namespace", "pyag"]
@@ -386,21 +396,38 @@ def _pythons() -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("python", _pythons(), ids=lambda p: "this-torch" if p == sys.executable else "torch-2.10")
 def test_check_gradcheck_library_verifies_and_fails_at_the_yaml_line(tmp_path: Path, python: str) -> None:
+    """Each break fails at its yaml line; torch.func over each op is in the report (n/a and "no rule" said, the
+    run still passing), and a wrong batching rule planted beside one break fails at its op, alone among the
+    torch.func checks (a wrong formula agrees with itself under every transform: gradcheck finds it)."""
     pkg = _copy(tmp_path / "ok")
     done = _check_library(pkg, python)
     assert done.returncode == 0 and "OK: 13 ops verified" in done.stdout, done.stdout + done.stderr
+    for row in FUNC_ROWS:
+        assert f"  | {row} |" in done.stdout, (row, done.stdout)
+    assert "  n/a: soft_quantize: jvp, jacfwd, hessian, vmap(jvp): NotImplementedError: forward-mode AD" in done.stdout
+    assert "torch.func: 13 ops; 98 ok, 16 n/a, 16 no rule" in done.stdout, done.stdout
     for name, (file, old, new) in BREAKS.items():
         broken = _copy(tmp_path / name.replace(" ", "_"))
         path = broken / file
         assert old in path.read_text()
         path.write_text(path.read_text().replace(old, new, 1))
         _generate(broken)
+        module = broken / "pyag" / "_autograd.py"
+        if name == "wrong input":  # and softsign's batching rule calls cube
+            right = "_elementwise_batched(torch.ops.pyag.softsign.default)"
+            module.write_text(module.read_text().replace(right, "_elementwise_batched(torch.ops.pyag.cube.default)"))
         done = _check_library(broken, python)
         text = done.stdout + done.stderr
         lines = (broken / "derivatives.yaml").read_text().splitlines()
         line = next(i for i, t in enumerate(lines, 1) if REPORTED[name] in t)
         assert done.returncode != 0, (name, text)
         assert f"derivatives.yaml:{line}: error: gradcheck failed" in text, (name, text)
+        func = [f for f in text.splitlines() if "error: torch.func" in f]
+        if name == "wrong input":
+            assert len(func) == 1 and func[0].startswith("vtgen-build: error: torch.func vmap of softsign (vmap "
+                                                         "through its generated batching rule"), text  # fmt: skip
+        else:
+            assert not func, (name, text)
 
 
 def _cmake(src: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
