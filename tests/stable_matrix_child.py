@@ -201,7 +201,10 @@ def check_autocast_fp32() -> str:
     seen = _grad_dtypes(s, c)
     (s.sum() + c.sum()).backward()
     assert seen == [[torch.float32], [torch.float32]] and x.grad is not None and x.grad.dtype == torch.bfloat16
-    return "forward float32, backward float32, the bfloat16 input's gradient bfloat16"
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # under vmap: the batching rule leaves autocast its say
+        s, _ = torch.vmap(ops.sincos)(x.detach())
+    assert s.dtype == torch.float32, s.dtype
+    return "forward float32 (under vmap too), backward float32, the bfloat16 input's gradient bfloat16"
 
 
 def check_autocast_promote() -> str:

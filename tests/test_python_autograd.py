@@ -298,6 +298,15 @@ def test_generated_batching_rules_run_without_the_fallback_and_a_wrong_one_fails
     assert wrong == {"softsign"}, planted
 
 
+def test_the_rule_calls_the_kernel_straight_only_where_nothing_outside_vmap_would_see_it(package: Path) -> None:
+    """The generated rule skips functorch's return to the state outside vmap (and the op's Autograd kernel
+    there) only under the outermost transform on plain inputs: an input requiring grad keeps its history, a
+    conjugate input is conjugated, a dual tensor keeps its tangent, a dispatch mode sees the op, and nested in
+    grad or vmap the outer transform still sees it."""
+    found = _checks(package, "vmap_paths")
+    assert len(found) == 8 and not _failed(found), found
+
+
 def test_inspect_says_which_ops_have_a_batching_rule(tmp_path: Path, run_cli: CliRunner) -> None:
     pkg = PACKAGE
     args = ["--native-functions", str(pkg / "native_functions.yaml"), "--derivatives", str(pkg / "derivatives.yaml")]
