@@ -1,12 +1,13 @@
 """vmap of an op with a generated batching rule (``vmap: elementwise``) against one call on the stacked input.
 
 The stable sample's ``softsign`` over a float32 batch of 64 x 256, per call, in one process (one
-intra-op thread, CPU time of the calling thread, the best of 9 batches taken in turn): ``torch.vmap`` of the op
-(its generated rule, registered by the package's ``_autograd.py``), one call of the op on the
-stacked (64, 256) input, ``torch.vmap`` of the equivalent aten expression ``x / (1 + x.abs())``,
+intra-op thread, CPU time of the calling thread, the best of 9 batches taken in turn): ``torch.vmap``
+of the op (its generated rule, registered by the package's ``_autograd.py``), one call of the op on
+the stacked (64, 256) input, ``torch.vmap`` of the equivalent aten expression ``x / (1 + x.abs())``,
 of ``torch.abs`` (one aten op, its C++ batching rule) and of the identity (``torch.vmap``'s own cost
-per call: the floor no rule can go under), and, in a second process that loads only the library (no generated module, so no rule), ``torch.vmap``
-of the op through PyTorch's fallback loop.  The load average is printed.
+per call: the floor no rule can go under), and, in a second process that loads only the library
+(no generated module, so no rule), ``torch.vmap`` of the op through PyTorch's fallback loop.  The
+load average is printed.
 
 Usage: python bench/bench_vmap.py --site DIR [--calls N]
 (DIR holds an installed ``vtstable``: its library and its generated ``_autograd.py``.)
