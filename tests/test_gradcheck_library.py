@@ -232,3 +232,23 @@ def test_torch_func_checks_are_reported_per_op_and_only_a_failed_one_fails_the_r
     assert str(failure).startswith("vtgen-build: error: torch.func vmap of mul2 (vmap through its generated batching "
                                    "rule; float64 sample 0) failed: the detail"), failure  # fmt: skip
     assert "torch.func: 1 ops; 1 ok, 1 FAIL, 1 n/a" in report.render()
+
+
+@pytest.mark.torch
+def test_an_op_with_a_rule_is_vmapped_with_the_fallback_off() -> None:
+    """A FuncTorchBatched kernel is taken as the op's rule: vmap runs with PyTorch's fallback loop off, so a
+    "rule" that leaves the op to the loop (a kernel batching nothing) fails; without a rule the loop is the
+    answer."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child.transforms import transform_checks
+
+    lib = torch.library.Library("vtgen_test_loop", "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")
+    x = torch.randn(3, dtype=torch.float64)
+    try:
+        verdicts = {ruled: dict((c, v) for c, v, _ in transform_checks(torch.ops.vtgen_test_loop.twice, (x,), ruled))
+                    for ruled in (False, True)}  # fmt: skip
+    finally:
+        lib._destroy()
+    assert verdicts[False]["vmap"] == "ok" and verdicts[True]["vmap"] == "FAIL", verdicts
