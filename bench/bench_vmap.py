@@ -1,11 +1,13 @@
 """vmap of an op with a generated batching rule (``vmap: elementwise``) against one call on the stacked input.
 
 The stable sample's ``softsign`` over a float32 batch of 64 x 256, per call, in one process (one
-intra-op thread, CPU time of the calling thread, the best of 7 batches): ``torch.vmap`` of the op
-(its generated rule, registered by the package's ``_autograd.py``), one call of the op on the
-stacked (64, 256) input, ``torch.vmap`` of the equivalent aten expression ``x / (1 + x.abs())``,
-and, in a second process that loads only the library (no generated module, so no rule), ``torch.vmap``
-of the op through PyTorch's fallback loop.  The load average is printed.
+intra-op thread, CPU time of the calling thread, the best of 9 batches taken in turn): ``torch.vmap``
+of the op (its generated rule, registered by the package's ``_autograd.py``), one call of the op on
+the stacked (64, 256) input, ``torch.vmap`` of the equivalent aten expression ``x / (1 + x.abs())``,
+of ``torch.abs`` (one aten op, its C++ batching rule) and of the identity (``torch.vmap``'s own cost
+per call: the floor no rule can go under), and, in a second process that loads only the library
+(no generated module, so no rule), ``torch.vmap`` of the op through PyTorch's fallback loop.  The
+load average is printed.
 
 Usage: python bench/bench_vmap.py --site DIR [--calls N]
 (DIR holds an installed ``vtstable``: its library and its generated ``_autograd.py``.)
@@ -35,25 +37,30 @@ x = torch.randn(64, 256)
 
 
 def per_call(fn):
-    for _ in range(20):
+    start = time.thread_time()
+    for _ in range(calls):
         fn()
-    best = []
-    for _ in range(7):
-        start = time.thread_time()
-        for _ in range(calls):
-            fn()
-        best.append((time.thread_time() - start) / calls)
-    return min(best)
+    return (time.thread_time() - start) / calls
 
 
-found = {}
 if sys.argv[2] == "rule":
     torch.testing.assert_close(torch.vmap(op)(x), op(x))
-    found["vmap (generated rule)"] = per_call(lambda: torch.vmap(op)(x))
-    found["one call, stacked input"] = per_call(lambda: op(x))
-    found["vmap of aten x / (1 + x.abs())"] = per_call(lambda: torch.vmap(lambda t: t / (1 + t.abs()))(x))
+    timed = {
+        "vmap (generated rule)": lambda: torch.vmap(op)(x),
+        "one call, stacked input": lambda: op(x),
+        "vmap of aten x / (1 + x.abs())": lambda: torch.vmap(lambda t: t / (1 + t.abs()))(x),
+        "vmap of torch.abs (a C++ rule)": lambda: torch.vmap(torch.abs)(x),
+        "vmap of the identity (the floor)": lambda: torch.vmap(lambda t: t)(x),
+    }
 else:
-    found["vmap (fallback loop)"] = per_call(lambda: torch.vmap(op)(x))
+    timed = {"vmap (fallback loop)": lambda: torch.vmap(op)(x)}
+for fn in timed.values():
+    for _ in range(20):
+        fn()
+found = {}
+for _ in range(9):  # the functions in turn, the best batch of each: load drifts over a run
+    for name, fn in timed.items():
+        found[name] = min(found.get(name, 1.0), per_call(fn))
 print(json.dumps(found))
 """
 

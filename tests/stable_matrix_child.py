@@ -25,10 +25,8 @@ checks, in order (each independent; a failing one does not stop the others):
   these checks are reported as skipped;
 * ``vmap-rule:<op>``: the generated batching rule of each ``vmap: elementwise`` op, vmap with
   PyTorch's fallback turned off (a missing rule raises) equal to the loop;
-* ``func:<op>:<transform>``: torch.func's vmap, grad, vjp, jvp, jacrev, jacfwd, hessian, per-sample
-  gradients and vmap(jvp)/vmap(vjp) of every differentiable op and variant, each equal to its eager
-  loop (vtgen_build/gradcheck_child/transforms.py, loaded by path); ``ok`` is true for "n/a" (the
-  op's forward mode refused for want of a forward formula), and ``detail`` starts with the verdict.
+  (torch.func's other checks per op and release are ``check --gradcheck --library``'s: the test runs it
+  in each release beside this child.)
 * ``autocast:<policy> (<op>)``, ``autocast:keys``: under ``torch.autocast("cpu", dtype=torch.bfloat16)``
   each policy's dtypes, forward and backward, and an AutocastCPU kernel exactly for the ops with a
   policy (the Python kernels of the same module: run with it only).
@@ -43,14 +41,12 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
 import vtstable
 
 ops = torch.ops.vtstable
 HAS_AUTOGRAD = importlib.util.find_spec("vtstable._autograd") is not None
-TRANSFORMS = Path(__file__).resolve().parents[1] / "vtgen_build" / "gradcheck_child" / "transforms.py"
 
 
 def _x(*shape: int, grad: bool = False) -> torch.Tensor:
@@ -182,20 +178,6 @@ def vmap_rules() -> list[tuple[str, Callable[[], str]]]:
     return [(f"vmap-rule:{n}", lambda f=f, x=x, d=d: check_vmap_rule(f, x, d)) for n, f, x, d in cases]
 
 
-def func_results() -> dict[str, dict[str, object]]:
-    """``func:<op>:<transform>`` of every differentiable op (the transforms module loaded by path: this
-    Python may hold another vtgen_build, or none)."""
-    spec = importlib.util.spec_from_file_location("vtgen_transforms", TRANSFORMS)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    results: dict[str, dict[str, object]] = {}
-    for name, fn, args, _ in differentiable():
-        for check, verdict, detail in module.transform_checks(fn, args):
-            results[f"func:{name}:{check}"] = {"ok": verdict != "FAIL", "detail": f"{verdict}: {detail}"}
-    return results
-
-
 def _grad_dtypes(*outputs: torch.Tensor) -> list[list[torch.dtype]]:
     """The dtype of the gradient reaching each output (what the op's backward gets), filled by backward."""
     seen: list[list[torch.dtype]] = [[] for _ in outputs]
@@ -219,7 +201,10 @@ def check_autocast_fp32() -> str:
     seen = _grad_dtypes(s, c)
     (s.sum() + c.sum()).backward()
     assert seen == [[torch.float32], [torch.float32]] and x.grad is not None and x.grad.dtype == torch.bfloat16
-    return "forward float32, backward float32, the bfloat16 input's gradient bfloat16"
+    with torch.autocast("cpu", dtype=torch.bfloat16):  # under vmap: the batching rule leaves autocast its say
+        s, _ = torch.vmap(ops.sincos)(x.detach())
+    assert s.dtype == torch.float32, s.dtype
+    return "forward float32 (under vmap too), backward float32, the bfloat16 input's gradient bfloat16"
 
 
 def check_autocast_promote() -> str:
@@ -377,8 +362,6 @@ def main() -> int:
         checks.append(("aoti-planted:a missing shim is detected", lambda: check_aoti_missing_shim(missing)))
         checks = [(name, check) for name, check in checks if name.startswith(wanted)]
     results = run(checks)
-    if HAS_AUTOGRAD and (not wanted or any("func:".startswith(w) or w.startswith("func:") for w in wanted)):
-        results.update({k: v for k, v in func_results().items() if not wanted or k.startswith(wanted)})
     report = {
         "torch": torch.__version__,
         "library": vtstable.library_path(),

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.gradcheck.report import Report
 
 from .conftest import SAMPLE, CliRunner, TorchTree, run_clean, sample_inputs
@@ -198,3 +199,56 @@ def test_without_namespace_library_ops_are_not_looked_up_in_aten(run_cli: CliRun
         assert result.err.startswith("vtgen-build: error: --library: the ops would be looked up in namespace 'aten'")
         assert "pass the namespace the library registers its ops in" in result.err and guess in result.err
         assert "Traceback" not in result.err and not (tmp_path / "out" / ".vtgen-gradcheck").exists()
+
+
+def _func_report(verdict: str) -> Report:
+    """One op's schema-sample entry whose torch.func row holds one check with ``verdict`` beside passing ones."""
+    check = {"test": "schema_grad", "kind": "backward", "variant": "function", "dtype": "float64",
+             "status": "passed", "samples": 1, "ours_ran": True, "hit": ["mul2"]}  # fmt: skip
+    func = {
+        "op": "mul2",
+        "vmap": "rule",
+        "sample": 0,
+        "checks": [["vmap", verdict, "the detail"], ["grad", "ok", "equal"], ["jvp", "n/a", "no forward formula"]],
+    }
+    row = {"entry": "mul2 (schema samples)", "aten": "mul2", "direct": {"function": ["mul2"]}, "checks": [check],
+           "schema": True, "func": [func]}  # fmt: skip
+    return Report.from_results(entries_of([row]), ["mul2"], {}, {}, None, 0.0)
+
+
+def test_torch_func_checks_are_reported_per_op_and_only_a_failed_one_fails_the_run() -> None:
+    """check --gradcheck --library runs torch.func over each op (gradcheck_child/transforms.py): one table row
+    per op; n/a (no forward formula) and "no rule" (PyTorch's loop cannot run the op) are said, never failures;
+    a FAIL (a wrong batching rule) fails the run at its op."""
+    for verdict in ("ok", "no rule"):
+        report = _func_report(verdict)
+        text = report.render()
+        assert report.status == 0 and report.passed_ops == ["mul2"], text
+        assert f"  | mul2 | rule | {verdict} | ok | - | n/a | - | - | - | - | - | - |" in text, text
+        assert "  n/a: mul2: jvp: no forward formula" in text, text
+    report = _func_report("FAIL")
+    assert report.status == 1 and report.failed_ops == ["mul2"], report.render()
+    (failure,) = report.failures
+    assert str(failure).startswith("vtgen-build: error: torch.func vmap of mul2 (vmap through its generated batching "
+                                   "rule; float64 sample 0) failed: the detail"), failure  # fmt: skip
+    assert "torch.func: 1 ops; 1 ok, 1 FAIL, 1 n/a" in report.render()
+
+
+@pytest.mark.torch
+def test_an_op_with_a_rule_is_vmapped_with_the_fallback_off() -> None:
+    """A FuncTorchBatched kernel is taken as the op's rule: vmap runs with PyTorch's fallback loop off, so a
+    "rule" that leaves the op to the loop (a kernel batching nothing) fails; without a rule the loop is the
+    answer."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child.transforms import transform_checks
+
+    lib = torch.library.Library("vtgen_test_loop", "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")
+    x = torch.randn(3, dtype=torch.float64)
+    try:
+        verdicts = {ruled: dict((c, v) for c, v, _ in transform_checks(torch.ops.vtgen_test_loop.twice, (x,), ruled))
+                    for ruled in (False, True)}  # fmt: skip
+    finally:
+        lib._destroy()
+    assert verdicts[False]["vmap"] == "ok" and verdicts[True]["vmap"] == "FAIL", verdicts

@@ -74,7 +74,7 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def results(package: Path) -> list[dict[str, object]]:
-    return _checks(package, "grad", "forward", "mutating", "errors", "opcheck")
+    return _checks(package, "grad", "forward", "mutating", "errors", "opcheck", "vmap_paths", "func")
 
 
 def _failed(results: list[dict[str, object]]) -> list[str]:
@@ -124,12 +124,12 @@ def test_opcheck_autograd_registration(results: list[dict[str, object]]) -> None
     assert len(checked) == 6 and not _failed(checked)
 
 
-def test_torch_func_transforms_equal_the_eager_loops(package: Path) -> None:
+def test_torch_func_transforms_equal_the_eager_loops(results: list[dict[str, object]]) -> None:
     """vmap, grad, vjp, jvp, jacrev, jacfwd, hessian, per-sample gradients, vmap(jvp) and vmap(vjp) of
     every op: the Functions have torch.func's form (forward without ctx, setup_context) and run at the
     level of the innermost transform.  n/a: forward mode of an entry without forward formulas (the
     refusal naming its yaml); "no rule": vmap of an op PyTorch's fallback refuses (-> (), Tensor[])."""
-    found = _checks(package, "func")
+    found = [r for r in results if str(r["check"]).startswith("func ")]  # the shared process's func group
     assert len(found) == 14 * 10 and not _failed(found)
     verdicts = {(str(r["op"]), str(r["check"])[5:]): str(r["verdict"]) for r in found}
     for op in ("softsign", "scale_add", "topk_abs", "affine", "affine(bias=None)", "tile_to", "cube", "cube_"):
@@ -300,6 +300,18 @@ def test_generated_batching_rules_run_without_the_fallback_and_a_wrong_one_fails
     assert wrong == {"softsign"}, planted
 
 
+def test_the_rule_calls_the_kernel_straight_only_where_nothing_outside_vmap_would_see_it(
+    results: list[dict[str, object]],
+) -> None:
+    """The generated rule skips functorch's return to the state outside vmap (and the op's Autograd kernel
+    there) only under the outermost transform on plain inputs: an input requiring grad keeps its history, a
+    conjugate input is conjugated, a dual tensor keeps its tangent, a dispatch mode sees the op, and nested in
+    grad or vmap the outer transform still sees it."""
+    paths = ("vmap of", "vmap under", "grad inside vmap", "vmap inside")
+    found = [r for r in results if r["op"] == "softsign" and str(r["check"]).startswith(paths)]
+    assert len(found) == 8 and not _failed(found), found
+
+
 def test_inspect_says_which_ops_have_a_batching_rule(tmp_path: Path, run_cli: CliRunner) -> None:
     pkg = PACKAGE
     args = ["--native-functions", str(pkg / "native_functions.yaml"), "--derivatives", str(pkg / "derivatives.yaml")]
@@ -369,6 +381,16 @@ REPORTED = {
 }
 
 
+# torch.func over some ops in the report of check --gradcheck --library (rule: the generated batching rule, run
+# with PyTorch's fallback off; n/a: no forward formula; no rule: PyTorch's loop cannot run a `-> ()` op)
+FUNC_ROWS = (
+    "softsign | rule | ok | ok | ok | ok | ok | ok | n/a | ok | ok | ok",
+    "scale_add | rule | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok",
+    "topk_abs | fallback | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok",
+    "mix_ | fallback | no rule | ok | ok | n/a | ok | n/a | n/a | no rule | no rule | no rule",
+)
+
+
 def _check_library(pkg: Path, python: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(pkg), os.environ.get("PYTHONPATH", "")])}
     args = ["--native-functions", "native_functions.yaml", "--derivatives", "derivatives.yaml", "--namespace", "pyag"]
@@ -381,24 +403,41 @@ def _check_library(pkg: Path, python: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("release", [None, OTHER_RELEASE], ids=["this-torch", "torch-2.10"])
 def test_check_gradcheck_library_verifies_and_fails_at_the_yaml_line(tmp_path: Path, release: str | None) -> None:
-    """With this torch and with another release's environment (found as the stable matrix finds it:
-    skipped when there is none, a failure when CI requires it)."""
+    """Each break fails at its yaml line; torch.func over each op is in the report (n/a and "no rule" said, the
+    run still passing), and a wrong batching rule planted beside one break fails at its op, alone among the
+    torch.func checks (a wrong formula agrees with itself under every transform: gradcheck finds it). With this
+    torch and with another release's environment (found as the stable matrix finds it: skipped when there is
+    none, a failure when CI requires it)."""
     python = sys.executable if release is None else str(release_python_or_skip(release))
     pkg = _copy(tmp_path / "ok")
     done = _check_library(pkg, python)
     assert done.returncode == 0 and "OK: 13 ops verified" in done.stdout, done.stdout + done.stderr
+    for row in FUNC_ROWS:
+        assert f"  | {row} |" in done.stdout, (row, done.stdout)
+    assert "  n/a: soft_quantize: jvp, jacfwd, hessian, vmap(jvp): NotImplementedError: forward-mode AD" in done.stdout
+    assert "torch.func: 13 ops; 98 ok, 16 n/a, 16 no rule" in done.stdout, done.stdout
     for name, (file, old, new) in BREAKS.items():
         broken = _copy(tmp_path / name.replace(" ", "_"))
         path = broken / file
         assert old in path.read_text()
         path.write_text(path.read_text().replace(old, new, 1))
         _generate(broken)
+        module = broken / "pyag" / "_autograd.py"
+        if name == "wrong input":  # and softsign's batching rule calls cube
+            right = "_elementwise_batched(torch.ops.pyag.softsign.default)"
+            module.write_text(module.read_text().replace(right, "_elementwise_batched(torch.ops.pyag.cube.default)"))
         done = _check_library(broken, python)
         text = done.stdout + done.stderr
         lines = (broken / "derivatives.yaml").read_text().splitlines()
         line = next(i for i, t in enumerate(lines, 1) if REPORTED[name] in t)
         assert done.returncode != 0, (name, text)
         assert f"derivatives.yaml:{line}: error: gradcheck failed" in text, (name, text)
+        func = [f for f in text.splitlines() if "error: torch.func" in f]
+        if name == "wrong input":
+            assert len(func) == 1 and func[0].startswith("vtgen-build: error: torch.func vmap of softsign (vmap "
+                                                         "through its generated batching rule"), text  # fmt: skip
+        else:
+            assert not func, (name, text)
 
 
 def _cmake(src: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:

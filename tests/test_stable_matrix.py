@@ -128,13 +128,24 @@ def matrix(stable_wheel: Wheel, tmp_path_factory: pytest.TempPathFactory) -> dic
     base = tmp_path_factory.mktemp("matrix")
     with ThreadPoolExecutor(max_workers=2) as pool:
         rows = list(pool.map(lambda r: _run_release(r, stable_wheel, base), RELEASES))
-    table = _table(rows, stable_wheel)
+    table = _table(rows, stable_wheel) + _func_tables(rows)
     (base / "matrix.md").write_text(table)
     print("\n" + table)
     report = os.environ.get("VTGEN_STABLE_MATRIX_REPORT")
     if report:
         Path(report).write_text(table)
     return {row.release: row for row in rows}
+
+
+def _func_tables(rows: list[Row]) -> str:
+    """torch.func over each op, per release: the table of that release's ``check --gradcheck --library``."""
+    parts = []
+    for row in rows:
+        lines = [line.strip() for line in row.library_check[1].splitlines() if line.startswith("  |")]
+        if lines:
+            head = f"\ntorch.func, torch {row.release} (check --gradcheck --library vtstable):\n"
+            parts.append(head + "\n".join(lines))
+    return "\n".join(parts) + "\n" if parts else ""
 
 
 def _table(rows: list[Row], wheel: Wheel) -> str:
@@ -172,6 +183,12 @@ def test_the_one_wheel_passes_every_check(release: str, matrix: dict[str, Row], 
     # stable library) said as such, neither passed nor a failure
     code, log = row.library_check
     assert code == 0, f"torch {release}: check --gradcheck --library:\n{log}"
+    # and torch.func over each op (issue 46, item 2): the ops with a batching rule use it (the fallback off),
+    # every transform equals its eager loop; softsign_ (`-> ()`) has no rule and PyTorch's loop cannot run it
+    for op in ("affine", "sincos", "softsign", "softsign_backward"):
+        assert f"  | {op} | rule | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok |" in log, (op, log)
+    assert "  | softsign_ | fallback | no rule | ok | ok | ok | ok | ok | ok | no rule | no rule | no rule |" in log
+    assert "torch.func: 5 ops; 46 ok, 4 no rule\n" in log, log
     assert log.strip().endswith("ops: passed 5, failed 0, not run 0\n  no autograd kernel of ours: softsign.out: "
                                 "the library registers no Autograd kernel for it (autograd refuses an out= variant "
                                 "anyway)\nOK: 5 ops verified"), log  # fmt: skip

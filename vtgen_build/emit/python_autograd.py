@@ -467,7 +467,7 @@ def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
     lists = tuple(i for i, a in enumerate(non_out) if str(a.type.base()) == "Tensor" and a.type.is_list())
     flat = "".join(py_name(a) + ", " for a in args)
     apply = f"{cls}_apply(*_flatten(({flat}), {lists!r}))"
-    tensors = ", ".join(py_name(a.name) for a in f.func.arguments.non_out if a.type.is_tensor_like())
+    when = _differentiating(f)
     if _written(k):
         written = "".join(py_name(n) + ", " for n in _written(k))
         direct = [f"_versions = _versions_of(({written}))", "with torch._C._AutoDispatchBelowAutograd():"]
@@ -479,14 +479,32 @@ def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
         ]
         return [
             *_renamed(f),
-            f"if _differentiating({tensors}):",
+            f"if {when}:",
             *copies,
             f"    {apply}",
             f"    return {result}",
             *direct,
         ]
     direct = ["with torch._C._AutoDispatchBelowAutograd():", f"    return {_call(f)}"]
-    return [*_renamed(f), f"if _differentiating({tensors}):", f"    return {apply}", *direct]
+    return [*_renamed(f), f"if {when}:", f"    return {apply}", *direct]
+
+
+def _differentiating(f: NativeFunction) -> str:
+    """When a call needs the op's Function: an input requiring grad (read inline for tensors and optional
+    tensors: the check every eager call pays), or forward AD on (then ``_differentiating`` looks for a
+    tangent)."""
+    tensors = [a for a in f.func.arguments.non_out if a.type.is_tensor_like()]
+    names = ", ".join(py_name(a.name) for a in tensors)
+    if any(a.type.is_list() for a in tensors):
+        return f"_differentiating({names})"
+    needs = [
+        f"{py_name(a.name)}.requires_grad"
+        if not a.type.is_optional()
+        else f"({py_name(a.name)} is not None and {py_name(a.name)}.requires_grad)"
+        for a in tensors
+    ]
+    grad = " or ".join(needs) if len(needs) == 1 else "(" + " or ".join(needs) + ")"
+    return f"torch.is_grad_enabled() and {grad} or _forward_ad_on() and _differentiating({names})"
 
 
 def _refusal(k: KernelPlan, info: DerivativeInfo) -> VtgenError | None:

@@ -103,7 +103,25 @@ _WHEN_USED = {
     at the current vmap level with their batch dimension moved to the front, the others expanded to
     the batch size (no copy), one call of the op below that level, its outputs batched at 0."""
     functorch = torch._C._functorch
-    below = torch._C.DispatchKeySet(torch._C.DispatchKey.FuncTorchBatched)
+    keys = torch._C.DispatchKeySet
+    below = keys(torch._C.DispatchKey.FuncTorchBatched)
+    # and past functorch restoring the state outside vmap, where nothing there would see the call (_outside)
+    straight = below | keys(torch._C.DispatchKey.FuncTorchDynamicLayerBackMode)
+    raw = op._op  # the overload's C++ callable (OpOverload.__call__ adds a Python frame)
+    unwrap, batch, exclude = functorch._unwrap_batched, functorch._add_batch_dim, torch._C._ExcludeDispatchKeyGuard
+    functional, forward_ad = torch._is_functional_tensor, torch.autograd.forward_ad
+
+    def _outside(level):
+        """Would nothing outside this vmap see the op's call?  Under the outermost transform (level 1), forward
+        AD off, and (``_plain``) on tensors none of which requires grad, is a subclass or has a conjugate,
+        negative or zero bit, functorch would restore the state outside vmap only for the op's Autograd kernel
+        to go below autograd: the kernel runs straight from the rule.  (Autocast and dispatch modes still see
+        it: vmap leaves their keys on.)"""
+        return level == 1 and forward_ad._current_level < 0
+
+    def _plain(t):
+        return type(t) is torch.Tensor and not (t.requires_grad or t.is_conj() or t.is_neg() or t._is_zerotensor()
+                                                or functional(t))
 
     def _batch_aligned(a, batched, size, rank):
         """``a`` (batched: its batch dimension first) as ``(size, 1..., *sample dims)`` of rank ``1 + rank``: a
@@ -113,30 +131,41 @@ _WHEN_USED = {
             return a[(slice(None),) + (None,) * pad]
         return a[(None,) * (pad + 1)].expand(size, *((-1,) * (a.dim() + pad)))
 
+    def _batched(out, level):
+        if isinstance(out, torch.Tensor):
+            return batch(out, 0, level)
+        return tuple(batch(o, 0, level) for o in out)
+
     def rule(*args, **kwargs):
         level = functorch.maybe_current_level()
+        if len(args) == 1 and not kwargs and isinstance(args[0], torch.Tensor):  # one tensor, batched: nothing to align
+            a, dim = unwrap(args[0], level)
+            if dim:
+                a = a.movedim(dim, 0)
+            with exclude(straight if _outside(level) and _plain(a) else below):
+                out = raw(a)
+            return out if dim is None else _batched(out, level)
         keys = list(kwargs)
-        values, size, rank = [], None, 0
+        values, size, rank, aligned = [], None, None, True
         for a in (*args, *kwargs.values()):
             dim = None
             if isinstance(a, torch.Tensor):
-                a, dim = functorch._unwrap_batched(a, level)
+                a, dim = unwrap(a, level)
                 if dim is not None:
-                    a = a.movedim(dim, 0)
+                    a = a.movedim(dim, 0) if dim else a
                     size = a.shape[0]
-                rank = max(rank, a.dim() - (dim is not None))
+                sample = a.dim() - (dim is not None)
+                aligned = aligned and dim is not None and (rank is None or rank == sample)
+                rank = sample if rank is None else max(rank, sample)
             values.append((a, dim is not None))
-        if size is not None:  # every tensor as (batch, <its dims padded to the widest sample's rank>)
+        if size is not None and not aligned:  # every tensor as (batch, <its dims padded to the widest sample's rank>)
             values = [(_batch_aligned(a, batched, size, rank), True) if isinstance(a, torch.Tensor) else (a, False)
                       for a, batched in values]
+        tensors = [a for a, _ in values if isinstance(a, torch.Tensor)]
         args, kwargs = [a for a, _ in values[: len(args)]], dict(zip(keys, (a for a, _ in values[len(args):])))
-        with torch._C._ExcludeDispatchKeyGuard(below):
-            out = op(*args, **kwargs)
-        if size is None:
-            return out
-        if isinstance(out, torch.Tensor):
-            return functorch._add_batch_dim(out, 0, level)
-        return tuple(functorch._add_batch_dim(o, 0, level) for o in out)
+        with exclude(straight if _outside(level) and all(map(_plain, tensors)) else below):
+            out = raw(*args, **kwargs)
+        return out if size is None else _batched(out, level)
 
     return rule''',
     "_tangents": '''def _tangents(ctx, tangents, primals):

@@ -16,7 +16,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FAILED", "NOT_RUN", "PASSED", "Check", "Entry", "check_or_none", "entries_of", "read_entries", "read_rows"]
+__all__ = [
+    "FAILED",
+    "NOT_RUN",
+    "PASSED",
+    "Check",
+    "Entry",
+    "FuncChecks",
+    "check_or_none",
+    "entries_of",
+    "read_entries",
+    "read_rows",
+]
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 
@@ -57,6 +68,12 @@ def _texts(value: object, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _Malformed(f"{key}: {value!r} is not a list of strings")
     return tuple(value)
+
+
+def _list(value: object, key: str) -> list[object]:
+    if not isinstance(value, list):
+        raise _Malformed(f"{key}: {value!r} is not a list")
+    return value
 
 
 def _ints(value: object, key: str) -> tuple[int, ...]:
@@ -122,6 +139,36 @@ class Check:
 
 
 @dataclass(frozen=True)
+class FuncChecks:
+    """``torch.func`` over an op (``check --gradcheck --library``; ``gradcheck_child/transforms.py``)."""
+
+    op: str  # the op (the entry's function or in-place op)
+    vmap: str  # rule (a FuncTorchBatched kernel: checked with the fallback off) | fallback (PyTorch's loop)
+    checks: tuple[tuple[str, str, str], ...] = ()  # (transform, ok | FAIL | n/a | no rule, detail)
+    sample: int | None = None  # the float64 sample they ran on
+    why: str = ""  # none ran: why
+
+    @classmethod
+    def parse(cls, row: object) -> FuncChecks:
+        if not isinstance(row, Mapping):
+            raise _Malformed(f"func: {row!r} is not an object")
+        checks = row.get("checks", [])
+        if not isinstance(checks, list) or not all(
+            isinstance(c, list) and len(c) == 3 and all(isinstance(v, str) for v in c) for c in checks
+        ):
+            raise _Malformed(f"func.checks: {checks!r} is not a list of [check, verdict, detail]")
+        vmap = _text(row, "vmap")
+        if vmap not in ("rule", "fallback"):
+            raise _Malformed(f"func.vmap: {vmap!r} is neither rule nor fallback")
+        found = tuple((c[0], c[1], c[2]) for c in checks)
+        return cls(_text(row, "op"), vmap, found, _int(row, "sample"), _text(row, "why"))
+
+    def failed(self) -> list[tuple[str, str]]:
+        """(transform, detail) of the checks that failed."""
+        return [(name, detail) for name, verdict, detail in self.checks if verdict == "FAIL"]
+
+
+@dataclass(frozen=True)
 class Entry:
     """What one entry (an OpInfo, a sample source's entry, an op's schema samples) found."""
 
@@ -135,6 +182,7 @@ class Entry:
     fatal: bool = False  # the error is a crash, a hang or an exit inside it: a failure of its op (``aten``)
     unreadable: str = ""  # the line that could not be read
     seconds: float = 0.0  # how long its checks took (its share of the child's entry)
+    func: tuple[FuncChecks, ...] = ()  # torch.func over the op and its in-place variant (--library runs)
 
     @classmethod
     def parse(cls, row: Mapping[str, Any]) -> Entry:
@@ -154,6 +202,7 @@ class Entry:
             error=_text(row, "error"),
             fatal=_flag(row, "fatal"),
             seconds=_seconds(row),
+            func=tuple(FuncChecks.parse(f) for f in _list(row.get("func", []), "func")),
         )
 
     def ops(self, variant: str) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..base.errors import Location
 from .formulas import FormulaPlaces
-from .records import FAILED, NOT_RUN, PASSED, Check, Entry
+from .records import FAILED, NOT_RUN, PASSED, Check, Entry, FuncChecks
 from .verdict import UNVERIFIED, Unverified
 
 if TYPE_CHECKING:
@@ -23,6 +23,13 @@ STOPPED = "not reached: the run stopped at the first failure confirmed as ours (
 _INPUT = re.compile(r"with respect to input (\d+)")
 _OUTPUT = re.compile(r"mismatch for output (\d+)")
 _KINDS = ("backward", "forward", "gradgrad", "fwd_over_rev")
+# torch.func's checks (gradcheck_child/transforms.py CHECKS) as the report's columns name them
+_FUNC_COLUMNS = (
+    ("vmap", "vmap = loop"), ("grad", "grad"), ("vjp", "vjp"), ("jvp", "jvp"), ("jacrev", "jacrev"),
+    ("jacfwd", "jacfwd"), ("hessian", "hessian"), ("vmap(grad)", "per-sample grads"), ("vmap(jvp)", "vmap(jvp)"),
+    ("vmap(vjp)", "vmap(vjp)"),
+)  # fmt: skip
+_FORWARD_MODE = ("jvp", "jacfwd", "hessian", "vmap(jvp)")
 _WHAT = {
     "backward": "backward",
     "forward": "forward-AD",
@@ -71,6 +78,19 @@ def _failure(entry: Entry, check: Check, places: dict[str, FormulaPlaces]) -> Fa
     return Failure(where, message, op)
 
 
+def _func_failure(entry: str, func: FuncChecks, check: str, detail: str, places: dict[str, FormulaPlaces]) -> Failure:
+    """A torch.func check of ``func.op`` that failed: at its entry's forward formula (forward-mode checks), its
+    backward formula (the others), or, for vmap itself (the batching rule or PyTorch's loop), at no formula."""
+    op = func.op
+    place = places.get(op) or places.get(entry)
+    where = None
+    if place is not None and check != "vmap":
+        where = place.forward_at(None) if check in _FORWARD_MODE else place.backward_at(None)
+    how = "its generated batching rule" if func.vmap == "rule" else "PyTorch's fallback loop"
+    message = f"torch.func {check} of {op} (vmap through {how}; float64 sample {func.sample}) failed: {detail[:300]}"
+    return Failure(where, message, op)
+
+
 @dataclass
 class Report:
     seconds: float
@@ -103,6 +123,7 @@ class Report:
     # (op, why): variants with no Autograd kernel of ours to verify (a stable library's out= ops): neither
     # passed nor unverified, said as such
     no_kernel: list[tuple[str, str]] = field(default_factory=list)
+    func: list[FuncChecks] = field(default_factory=list)  # torch.func over each op: --library
 
     @property
     def ok(self) -> bool:
@@ -160,6 +181,11 @@ class Report:
         if entry.error:
             self.errors.append(f"{entry.name}: {entry.error}")
             return
+        for func in entry.func:
+            self.func.append(func)
+            for check, detail in func.failed():
+                self.failures.append(_func_failure(entry.aten, func, check, detail, places))
+                bad.add(func.op)
         checks = [c for c in entry.checks if c.status != NOT_RUN]
         if not checks:
             return
@@ -221,6 +247,7 @@ class Report:
             )
         if verbose:
             lines += [f"  checked: {op}: {what}" for op, what in self.checked]
+        lines += self._func_lines()
         lines.append(f"ops: passed {len(self.passed_ops)}, failed {len(self.failed_ops)}, not run {len(self.not_run)}")
         lines += [f"  not run: {op}: {why}" for op, why in self.not_run]
         lines += [f"  note: {name}: {what}" for name, what in self.unbatched]
@@ -229,6 +256,34 @@ class Report:
         lines += [f"  no autograd kernel of ours: {op}: {why}" for op, why in self.no_kernel]
         lines.append(self._verdict())
         return "\n".join(lines)
+
+    def _func_lines(self) -> list[str]:
+        """torch.func over each op: one table row per op, then why a check did not apply."""
+        if not self.func:
+            return []
+        lines = [
+            "torch.func over each op (float64, its first schema sample; vmap: rule = the op's batching rule, "
+            "checked with PyTorch's fallback off; fallback = PyTorch's loop):",
+            "  | op | vmap | " + " | ".join(title for _, title in _FUNC_COLUMNS) + " |",
+            "  |" + "---|" * (len(_FUNC_COLUMNS) + 2),
+        ]
+        whys: list[str] = []
+        for func in self.func:
+            op = func.op
+            verdicts = {name: verdict for name, verdict, _ in func.checks}
+            cells = [verdicts.get(name, "-") for name, _ in _FUNC_COLUMNS]
+            lines.append(f"  | {op} | {func.vmap} | " + " | ".join(cells) + " |")
+            if func.why:
+                whys.append(f"  torch.func not run: {op}: {func.why}")
+            by_detail: dict[str, list[str]] = {}
+            for name, verdict, detail in func.checks:
+                if verdict in ("n/a", "no rule"):
+                    by_detail.setdefault(f"{verdict}: {detail[:160]}", []).append(name)
+            whys += [f"  {told.partition(':')[0]}: {op}: {', '.join(names)}: {told.partition(': ')[2]}"
+                     for told, names in by_detail.items()]  # fmt: skip
+        every = [verdict for func in self.func for _, verdict, _ in func.checks]
+        counts = ", ".join(f"{every.count(v)} {v}" for v in ("ok", "FAIL", "n/a", "no rule") if every.count(v))
+        return [*lines, *whys, f"torch.func: {len(self.func)} ops; {counts or 'no check ran'}"]
 
     def _reach_lines(self) -> list[str]:
         lines: list[str] = []

@@ -85,13 +85,15 @@ def run_schema_child(
     timeout: int,
     batched: bool = True,
     worker: Worker | None = None,
+    transforms: bool = False,
 ) -> list[Entry]:
-    """Run the plans in a child Python (``batched``: with the checks' batched parts); restart it past an op
-    that crashes it."""
+    """Run the plans in a child Python (``batched``: with the checks' batched parts; ``transforms``: and
+    torch.func over each op); restart it past an op that crashes it."""
 
     def request(skip: list[str]) -> dict[str, object]:
         ops = [p.to_json() for p in plans]
-        return {"library": library, "ops": ops, "timeout": timeout, "skip": skip, "batched": batched}
+        return {"library": library, "ops": ops, "timeout": timeout, "skip": skip, "batched": batched,
+                "transforms": transforms}  # fmt: skip
 
     work.mkdir(parents=True, exist_ok=True)
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
@@ -161,7 +163,7 @@ def _run_library_locked(
     python = options.python or sys.executable
     worker = find_worker(work.parent, python) if options.use_worker and source.plans else None
     records = (
-        run_schema_child(python, library, source.plans, work, options.timeout, options.batched, worker)
+        run_schema_child(python, library, source.plans, work, options.timeout, options.batched, worker, True)
         if source.plans
         else []
     )

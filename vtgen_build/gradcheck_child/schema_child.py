@@ -33,6 +33,7 @@ from .batching import (
     timed,
 )
 from .child_loop import Counters, Progress, Run, Timeout, hidden_status, load_library, run_entries
+from .transforms import transform_checks
 
 KINDS = (("backward", "schema_grad"), ("gradgrad", "schema_gradgrad"), ("forward", "schema_forward_ad"))
 _NOT_IMPLEMENTED = re.compile(r"not (been )?implemented|forward AD with \S+ that does not support it", re.IGNORECASE)
@@ -327,10 +328,43 @@ def has_autograd_kernel(torch: Any, qualified: str) -> bool:
     return _AUTOGRAD_KERNEL.search(torch._C._dispatch_dump(qualified)) is not None
 
 
+def has_batching_rule(torch: Any, qualified: str) -> bool:
+    """The op has a FuncTorchBatched kernel (a batching rule); without one vmap runs PyTorch's fallback loop."""
+    return bool(torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "FuncTorchBatched"))
+
+
+def func_checks(torch: Any, entry: dict[str, Any], variant: str, at: Progress) -> dict[str, Any]:
+    """``torch.func`` over the op's ``variant`` (function or inplace, on a copy; ``transforms.py``) at its first
+    float64 sample the op takes: ``{"op", "vmap": "rule" | "fallback", "checks": [[check, verdict, detail],
+    ...], "why"}``.  With a batching rule, vmap runs with the fallback turned off (a rule that falls back is
+    no rule)."""
+    name = entry["op"] if variant == "function" else entry["inplace"]
+    rule = has_batching_rule(torch, f"{entry['namespace']}::{name}")
+    found: dict[str, Any] = {"op": name, "vmap": "rule" if rule else "fallback", "checks": []}
+    if entry.get("random"):
+        return {**found, "why": "a random op (vmap refuses randomness unless told how to batch it)"}
+    fn = _op(torch, entry["namespace"], name)
+    writes = entry["writes"] if variant == "function" else entry["inplace_writes"]
+    for i, sample in enumerate(entry["samples"]):
+        args = make(torch, sample, torch.float64, seed=i)
+        if _refused(torch, fn, args, None if writes else entry["outputs"]):
+            continue
+        through = {a["name"]: a["through"] for a in sample if a.get("through")}
+        call = Call(torch, fn, args, writes, entry["outputs"], False, through)
+        if not call.slots:
+            continue
+        at(f"torch.func checks of {name} (float64 sample {i})")
+        checks = transform_checks(call, call.inputs(), no_fallback=rule)
+        return {**found, "sample": i, "checks": [list(c) for c in checks]}
+    return {**found, "why": "no sample the op takes"}
+
+
 def run_op(
-    torch: Any, entry: dict[str, Any], counters: Counters | None, at: Progress, batched: bool = False
-) -> dict[str, Any]:
-    """Every check of one op's schema samples (``batched``: with their batched parts)."""
+    torch: Any, entry: dict[str, Any], counters: Counters | None, at: Progress, batched: bool = False,
+    transforms: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """Every check of one op's schema samples (``batched``: with their batched parts; ``transforms``: and
+    the torch.func checks, ``func_checks``)."""
     checks: list[dict[str, Any]] = []
     for kind, test in KINDS:
         for variant in ("function", "inplace"):
@@ -352,8 +386,10 @@ def run_op(
     direct = {"function": [entry["op"]], "inplace": [entry["inplace"]] if entry["inplace"] else []}
     direct["out"] = [entry["out"]] if entry["out"] else []
     entered = sorted({h for c in checks for h in c.get("hit", [])})
+    variants = ("function", "inplace") if entry["inplace"] else ("function",)
+    func = {"func": [func_checks(torch, entry, v, at) for v in variants]} if transforms else {}
     return {"entry": f"{entry['op']} (schema samples)", "aten": entry["op"], "direct": direct, "entered": entered,
-            "checks": checks, "schema": True}  # fmt: skip
+            "checks": checks, "schema": True, **func}  # fmt: skip
 
 
 def main(argv: list[str]) -> int:
@@ -369,7 +405,8 @@ def main(argv: list[str]) -> int:
         at = Progress(out)
 
         def checked(entry: dict[str, Any]) -> Run:
-            return timed(lambda: [run_op(torch, entry, counters, at, bool(request.get("batched")))])
+            batched, transforms = bool(request.get("batched")), bool(request.get("transforms"))
+            return timed(lambda: [run_op(torch, entry, counters, at, batched, transforms)])
 
         names = {f"{e['op']} (schema samples)": e["op"] for e in request["ops"]}
         chosen = ((f"{e['op']} (schema samples)", checked(e)) for e in request["ops"])

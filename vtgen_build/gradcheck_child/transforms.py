@@ -6,8 +6,11 @@ at float64 ``args``: ``vmap`` (against a loop over the batch), ``grad`` and ``vj
 ``torch.autograd.functional.jacobian``), ``hessian`` (against ``torch.autograd.functional.hessian``),
 per-sample gradients ``vmap(grad)``, ``vmap(jvp)`` and ``vmap(vjp)`` (against loops of the eager
 ones).  Each check is ``(name, verdict, detail)``, the verdict ``"ok"``, ``"FAIL"`` or ``"n/a"``:
-n/a only where the op's generated autograd refuses forward mode because its yaml entry has no
-forward formula (its own ``NotImplementedError``, naming the entry), never for any other error.
+n/a only where the op's autograd refuses forward mode because its yaml entry has no forward
+formula (the generated Python autograd's ``NotImplementedError`` naming the entry, or a C++
+autograd kernel's refusal of forward AD), never for any other error.  ``no_fallback``: the op has
+a batching rule, so ``vmap`` runs with PyTorch's fallback loop turned off (a rule that falls back
+is no rule: the check fails).
 
 Standard library only at import (torch inside the functions): the module is loaded by path in
 Pythons that hold no vtgen_build (``launch.py``, tests' children).
@@ -15,6 +18,7 @@ Pythons that hold no vtgen_build (``launch.py``, tests' children).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +27,8 @@ __all__ = ["CHECKS", "NO_RULE", "REFUSED", "transform_checks"]
 BATCH = 3
 # the generated autograd's refusal of forward mode (emit/python_autograd.py): the only n/a
 REFUSED = "is not implemented by the Python autograd"
+# a C++ autograd kernel's refusal of forward AD for an op without a forward formula (the other n/a)
+REFUSED_CPP = re.compile(r"Trying to use forward AD with \S+ that does not support it")
 NO_RULE = "Batching rule not implemented for "  # PyTorch's vmap fallback refusing the op
 CHECKS = ("vmap", "grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap(grad)", "vmap(jvp)", "vmap(vjp)")
 
@@ -85,7 +91,26 @@ def _like(values: tuple[Any, ...], batch: int | None = None) -> tuple[Any, ...]:
     return tuple(torch.randn(((batch,) if batch else ()) + tuple(v.shape), dtype=v.dtype) for v in values)
 
 
-def _checks(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Callable[[], str]]:
+def _vmap(fn: Callable[..., Any], no_fallback: bool) -> Callable[..., Any]:
+    """``torch.func.vmap(fn)``, run with PyTorch's fallback loop turned off when ``no_fallback``."""
+    import torch
+
+    mapped = torch.func.vmap(fn)
+    if not no_fallback:
+        return mapped
+
+    def ruled(*args: Any) -> Any:
+        functorch: Any = torch._C._functorch
+        functorch._set_vmap_fallback_enabled(False)
+        try:
+            return mapped(*args)
+        finally:
+            functorch._set_vmap_fallback_enabled(True)
+
+    return ruled
+
+
+def _checks(fn: Callable[..., Any], args: tuple[Any, ...], no_fallback: bool) -> dict[str, Callable[[], str]]:
     import torch
     import torch.func
 
@@ -111,7 +136,9 @@ def _checks(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Callable
     grad_of = tf.grad(_scalar(fn), argnums=argnums)
     jacobian = functional.jacobian
     return {
-        "vmap": lambda: _same(_outputs(tf.vmap(fn)(*batched)), _stack([fn(*pick(batched, i)) for i in rows])),
+        "vmap": lambda: _same(
+            _outputs(_vmap(fn, no_fallback)(*batched)), _stack([fn(*pick(batched, i)) for i in rows])
+        ),
         "grad": lambda: _same(grad_of(*args), _eager_grads(_scalar(fn), args, ())),
         "vjp": lambda: _same(_outputs(vjp_of(*args, *cotangents)), _eager_grads(fn, args, cotangents)),
         "jvp": lambda: _same(_outputs(jvp_of(*args, *tangents)), _eager_jvp(fn, args, tangents)),
@@ -134,20 +161,31 @@ def _checks(fn: Callable[..., Any], args: tuple[Any, ...]) -> dict[str, Callable
     }
 
 
-def transform_checks(fn: Callable[..., Any], args: tuple[Any, ...]) -> list[tuple[str, str, str]]:
+def _refused(exc: Exception) -> bool:
+    """Is ``exc`` the op's autograd refusing forward mode (no forward formula in its yaml entry)?"""
+    return isinstance(exc, RuntimeError) and (REFUSED in str(exc) or bool(REFUSED_CPP.search(str(exc))))
+
+
+def transform_checks(
+    fn: Callable[..., Any], args: tuple[Any, ...], no_fallback: bool = False
+) -> list[tuple[str, str, str]]:
     """(check, "ok"/"FAIL"/"n/a"/"no rule", detail) of every transform of ``CHECKS`` over ``fn`` at ``args``."""
     import torch
 
     torch.manual_seed(0)
     args = tuple(a.detach() for a in args)
     found = []
-    for name, check in _checks(fn, args).items():
+    try:
+        checks = _checks(fn, args, no_fallback)
+    except Exception as exc:  # the op fails on its own sample: every check fails with it
+        return [(name, "FAIL", f"{type(exc).__name__}: {exc}".splitlines()[0][:400]) for name in CHECKS]
+    for name, check in checks.items():
         try:
             found.append((name, "ok", check()))
-        except NotImplementedError as exc:
-            refused = REFUSED in str(exc)
-            found.append((name, "n/a" if refused else "FAIL", f"{type(exc).__name__}: {exc}".splitlines()[0][:400]))
-        except Exception as exc:  # every other failure is the check's answer
-            verdict = "no rule" if isinstance(exc, RuntimeError) and str(exc).startswith(NO_RULE) else "FAIL"
+        except Exception as exc:  # every failure is the check's answer
+            # with the fallback turned off for vmap, its refusal is the rule's failure (it fell back)
+            no_rule = isinstance(exc, RuntimeError) and str(exc).startswith(NO_RULE)
+            no_rule = no_rule and not (no_fallback and name == "vmap")
+            verdict = "n/a" if _refused(exc) else "no rule" if no_rule else "FAIL"
             found.append((name, verdict, f"{type(exc).__name__}: {exc}".splitlines()[0][:400]))
     return found

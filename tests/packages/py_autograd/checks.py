@@ -247,6 +247,75 @@ def vmap_rules():
             torch._C._functorch._set_vmap_fallback_enabled(True)
 
 
+def vmap_rule_paths():
+    """The rule's call straight to the kernel (nothing outside vmap sees it) is taken only where that holds:
+    an input requiring grad keeps its history through vmap; a conjugate or negative-bit input is conjugated or
+    negated (the kernel, entered past functorch, would read its data as it lies); a dual tensor keeps its
+    tangent; a dispatch mode sees the op; nested in grad or in vmap (at level 2) the op is differentiated or
+    batched by the outer transform."""
+    torch.manual_seed(3)
+    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+
+    def history():
+        got = torch.autograd.grad(torch.vmap(ops.softsign)(x).sum(), x)[0]
+        return torch.allclose(got, torch.autograd.grad(ops.softsign(x).sum(), x)[0])
+
+    z = torch.randn(4, 3, dtype=torch.complex128).conj()
+    attempt("softsign", "vmap of an input requiring grad keeps its history", history)
+    attempt(
+        "softsign",
+        "vmap of a conjugate input",
+        lambda: torch.allclose(torch.vmap(ops.softsign)(z), ops.softsign(z.resolve_conj())),
+    )
+    n = torch._neg_view(torch.randn(4, 3, dtype=torch.complex128))
+    attempt(
+        "softsign",
+        "vmap of a negative-bit input",
+        lambda: torch.allclose(torch.vmap(ops.softsign)(n), ops.softsign(n.resolve_neg())),
+    )
+    y = x.detach()
+
+    def per_sample():
+        got = torch.func.vmap(torch.func.grad(lambda t: ops.softsign(t).sum()))(y)
+        loop = [torch.autograd.grad(ops.softsign(r.requires_grad_()).sum(), r)[0] for r in y.clone()]
+        return torch.allclose(got, torch.stack(loop))
+
+    def outer_grad():  # vmap at level 2, its input a grad wrapper
+        got = torch.func.grad(lambda t: torch.func.vmap(ops.softsign)(t).sum())(y)
+        return torch.allclose(got, torch.autograd.grad(ops.softsign(x).sum(), x)[0])
+
+    def dual():  # forward AD outside vmap: the tangent goes through the op's Autograd kernel
+        import torch.autograd.forward_ad as fwad
+
+        t = torch.randn_like(y)
+        with fwad.dual_level():
+            out = fwad.unpack_dual(torch.vmap(ops.softsign)(fwad.make_dual(y, t))).tangent
+        return out is not None and torch.allclose(out, t / (1 + y.abs()) ** 2)
+
+    def mode():  # a dispatch mode outside vmap sees the op
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        seen = []
+
+        class Seen(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                seen.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        with Seen():
+            out = torch.vmap(ops.softsign)(y)
+        return "pyag.softsign.default" in seen and torch.allclose(out, ops.softsign(y))
+
+    attempt("softsign", "vmap of a dual tensor", dual)
+    attempt("softsign", "vmap under a dispatch mode", mode)
+    attempt("softsign", "grad inside vmap", per_sample)
+    attempt("softsign", "vmap inside grad", outer_grad)
+    # the inner vmap at level 2 unwraps the outer's batched tensor
+    attempt(
+        "softsign", "vmap inside vmap", lambda: torch.allclose(torch.vmap(torch.vmap(ops.softsign))(y), ops.softsign(y))
+    )
+
+
 GROUPS = {
     "grad": grad,
     "forward": forward_ad,
@@ -256,6 +325,7 @@ GROUPS = {
     "compile": compiled,
     "func": transforms,
     "vmap": vmap_rules,
+    "vmap_paths": vmap_rule_paths,
 }
 
 if __name__ == "__main__":
