@@ -382,7 +382,8 @@ def _request(args: argparse.Namespace, target: Target) -> BuildRequest:
         using_namespaces=namespaces,
         stub_decls=getattr(args, "stub_decls", False),
         python_autograd=getattr(args, "python_autograd", None),
-        python_formulas=getattr(args, "python_formulas", None),
+        # check's --python-formulas is the Python tier's (--library), not a generated module's
+        python_formulas=getattr(args, "python_formulas", None) if hasattr(args, "python_autograd") else None,
     )
 
 
