@@ -11,6 +11,7 @@ from tests.test_gradcheck_formulas import EDITS as FORMULA_EDITS
 from tests.test_gradcheck_norm_samples import EDITS as NORM_EDITS
 from tests.test_gradcheck_reach import EDITS as REACH_EDITS
 from tests.test_gradcheck_reach import LATER
+from tests.test_python_tier import PLANTS
 
 YAML = """\
 - name: twice.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -53,7 +54,7 @@ def test_an_edit_that_does_not_find_one_line_is_refused(edit: Edit) -> None:
 def test_every_edit_of_the_gradcheck_tests_applies_to_the_real_yaml(real_yaml: RealYaml) -> None:
     """Said here in a second, not after a slow session fixture has started (the yaml moves on)."""
     real = real_yaml.derivatives.read_text(encoding="utf-8")
-    for edits in (FORMULA_EDITS, (*VMAP_EDITS, RANDOM_EDIT), NORM_EDITS, (*REACH_EDITS, LATER)):
+    for edits in (FORMULA_EDITS, (*VMAP_EDITS, RANDOM_EDIT), NORM_EDITS, (*REACH_EDITS, LATER), PLANTS):
         text = real
         for edit in edits:
             text, line = edit_formula(text, edit)

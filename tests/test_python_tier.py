@@ -4,13 +4,12 @@ installed torch, nothing compiled (real torch processes; no C++ compile)."""
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import RealYaml
-from tests.edited_checkout import EditedYaml, edited_checkout, vtgen
+from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
 from vtgen_build.base.errors import Location
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.python_tier import HELPERS, TierPlan, helper_names, plan_tier
@@ -26,36 +25,27 @@ from vtgen_build.gradcheck.python_tier_run import (
 from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.inputs.files import Inputs
 
-
-@dataclass(frozen=True)
-class Plant:
-    op: str
-    why: str
-    old: str
-    new: str
-
-
 PLANTS = (
-    Plant("sin", "a sign flip", "  self: grad * self.cos().conj()", "  self: -grad * self.cos().conj()"),
-    Plant(
+    Edit("sin", "a sign flip", "  self: grad * self.cos().conj()", "  self: -grad * self.cos().conj()"),
+    Edit(
         "elu_backward",
         "a wrong input (grad_output where grad belongs)",
         "  grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
         "  grad_output: elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result)",
     ),
-    Plant(
+    Edit(
         "mul.Tensor",
         "a wrong explicit forward formula with a right backward one",
         "  result: other_t * self_p + self_t * other_p",
         "  result: other_t * self_p - self_t * other_p",
     ),
-    Plant(
+    Edit(
         "tanh_backward",
         "a wrong double backward of a helper-op entry (tanh's backward op, by its output)",
         "  output: grad.conj() * (-2 * output.conj() * grad_output)",
         "  output: grad.conj() * (-3 * output.conj() * grad_output)",
     ),
-    Plant(
+    Edit(
         "tan",
         "an untranslatable formula (a C++ function with no Python spelling)",
         "  self: grad * (1 + result.pow(2)).conj()",
@@ -64,21 +54,9 @@ PLANTS = (
 )
 
 
-def _plant(text: str, plant: Plant) -> tuple[str, int]:
-    lines = text.split("\n")
-    head = next(i for i, line in enumerate(lines) if line.startswith(f"- name: {plant.op}("))
-    at = next(i for i in range(head, head + 12) if lines[i] == plant.old)
-    lines[at] = plant.new
-    return "\n".join(lines), at + 1
-
-
 @pytest.fixture(scope="module")
 def planted(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
-    text = real_yaml.derivatives.read_text(encoding="utf-8")
-    lines: dict[str, int] = {}
-    for plant in PLANTS:
-        text, lines[plant.op] = _plant(text, plant)
-    return edited_checkout(real_yaml, tmp_path_factory.mktemp("planted"), text, lines)
+    return edited_checkout(real_yaml, tmp_path_factory.mktemp("planted"), PLANTS)
 
 
 def _ops(*ops: str) -> list[str]:
@@ -95,7 +73,7 @@ def planted_run(planted: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -
 @pytest.mark.slow
 @pytest.mark.parametrize("plant", PLANTS[:4], ids=lambda p: p.op)
 def test_a_wrong_formula_fails_at_its_line(
-    plant: Plant, planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
+    plant: Edit, planted: EditedYaml, planted_run: subprocess.CompletedProcess[str]
 ) -> None:
     assert planted_run.returncode == 1, planted_run.stderr[-3000:]
     where = f"{planted.derivatives}:{planted.lines[plant.op]}: error: [python tier] gradcheck failed for {plant.op} "
