@@ -212,7 +212,7 @@ def test_a_helper_header_not_found_through_include_dirs_is_said(
     def tier(include_dirs: list[str]) -> tuple[str, ...]:
         header, formulas = ["vtsample/helpers.h"], str(SAMPLE / "formulas.py")
         args = SimpleNamespace(changed=False, tier="python", library=str(tmp_path / "lib.so"),
-                               include_dirs=include_dirs, manual_header=header, python_formulas=formulas)  # fmt: skip
+                               include_dirs=include_dirs, manual_header=header, tier_formulas=formulas)  # fmt: skip
         return _library_tier(args, SimpleNamespace(policy_root=None)).helpers  # type: ignore[arg-type]
 
     (tmp_path / "lib.so").write_bytes(b"")

@@ -382,8 +382,7 @@ def _request(args: argparse.Namespace, target: Target) -> BuildRequest:
         using_namespaces=namespaces,
         stub_decls=getattr(args, "stub_decls", False),
         python_autograd=getattr(args, "python_autograd", None),
-        # check's --python-formulas is the Python tier's (--library), not a generated module's
-        python_formulas=getattr(args, "python_formulas", None) if hasattr(args, "python_autograd") else None,
+        python_formulas=getattr(args, "python_formulas", None),
     )
 
 
@@ -702,7 +701,7 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
                         "Python tier (the formulas translated to Python on the installed torch, nothing compiled), or "
                         "both (the Python tier's verdict first, marked [python tier]; the exit status is the compiled "
                         "tier's)")  # fmt: skip
-    r.add_argument("--python-formulas", metavar="FILE",
+    r.add_argument("--python-formulas", metavar="FILE", dest="tier_formulas",  # the Python tier's, not generate's
                    help="with --library and --tier python|both: the library's module of Python equivalents of the "
                         "C++ helpers its formulas call (as generate --python-formulas)")  # fmt: skip
     r.add_argument("--allow-unverified", action="store_true",
@@ -751,7 +750,7 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
     (an op library, a run selecting ops by neither ``--op`` nor ``--coverage``), an error."""
     from ..gradcheck.python_tier_run import TierOptions, run_python_tier
 
-    if args.python_formulas and not (args.library and args.tier != "compiled"):
+    if args.tier_formulas and not (args.library and args.tier != "compiled"):
         raise VtgenError("--python-formulas applies to the Python tier of an op library: --library with --tier "
                          "python|both")  # fmt: skip
     if args.tier == "compiled":
@@ -802,10 +801,10 @@ def _library_tier(args: argparse.Namespace, gen_options: GenerateOptions) -> Lib
     if args.library != "torch" and os.sep in args.library and not Path(args.library).is_file():
         raise VtgenError(f"--library {args.library}: no such file (build the library first)")
     helpers = tuple(str(p) for p in helper_files(args.include_dirs, args.manual_header, None) if p.is_file())
-    if args.python_formulas and args.manual_header and not helpers:
+    if args.tier_formulas and args.manual_header and not helpers:
         print(f"vtgen-build: note: [python tier] --manual-header {args.manual_header[0]} not found through -I: an "
               "edit of it is not seen until the library is rebuilt", file=sys.stderr)  # fmt: skip
-    return LibraryTier(args.library, args.python_formulas, helpers, gen_options.policy_root)
+    return LibraryTier(args.library, args.tier_formulas, helpers, gen_options.policy_root)
 
 
 def _tier_ops(args: argparse.Namespace, inputs: Inputs, whole_yaml: bool) -> tuple[str, ...]:
