@@ -24,8 +24,10 @@ from ..base.names import CPP_KEYWORDS
 from ..model.cpp_api import ConstRefC, CType, MutRefC, OptionalC, TupleC
 from ..model.native import NativeFunction
 from ..model.schema import Argument, ListType, OptionalType, Return, Type
+from ..model.type_spellings import C_SHIM, CPP
 from ..plan.aoti_shims import AotiShim, AotiShimPlan, SkippedShim
-from ..plan.stable import StableShim, stable_argument_type, stable_return_type
+from ..plan.stable import StableShim
+from ..plan.stable_types import stable_argument_type, stable_return_type
 from .dispatch import kernel_type
 from .schema import cpp_string
 from .templates import render, template_text
@@ -41,24 +43,19 @@ __all__ = [
     "stable_shims_section",
 ]
 
+
+def _c10(name: str) -> str:
+    """The C++ type a shim converts a C value to: ATen's, spelled by its c10 name (``c10::ScalarType``)."""
+    return CPP[name].aten.replace("at::", "c10::")
+
+
 HEADER = "AOTIShims.h"
 UNIT = "AOTIShims.cpp"
 STABLE_SECTION = "StableAOTIShims.cpp"  # the stable mode's: a section of each Register<Key>.cpp
 
-_C_TYPES = {
-    "Tensor": "AtenTensorHandle",
-    "int": "int64_t",
-    "SymInt": "int64_t",
-    "float": "double",
-    "Scalar": "double",
-    "bool": "int32_t",
-    "str": "const char*",
-    "ScalarType": "int32_t",
-    "Layout": "int32_t",
-    "MemoryFormat": "int32_t",
-}
-_ENUMS = {"ScalarType": "c10::ScalarType", "Layout": "c10::Layout", "MemoryFormat": "c10::MemoryFormat"}
-_OPTIONAL_VALUES = {"SymInt": "c10::SymInt", "bool": "bool", "Scalar": "c10::Scalar", **_ENUMS}
+_C_TYPES = {name: t.c for name, t in C_SHIM.items()}  # each schema type's C spelling
+_ENUMS = {name: _c10(name) for name in ("ScalarType", "Layout", "MemoryFormat")}
+_OPTIONAL_VALUES = {name: _c10(name) for name in ("SymInt", "bool", "Scalar", *_ENUMS)}
 _AOTI = "torch::aot_inductor::"
 NO_RESULT = "AtenTensorHandle* ret0"  # the result pointer of an operator returning nothing (always nullptr)
 
@@ -206,8 +203,8 @@ def declarations_by_operator(shims: Iterable[AotiShim]) -> dict[str, list[str]]:
 
 
 # -- the stable mode: the same C signatures, bodies on the stable ABI --------------------------------
-# The C side of each argument is the table above (_C_TYPES, through _params); the kernel's side is
-# the stable plan's (stable_argument_type): no table of its own.
+# The C side of each argument is the C table (C_SHIM, through _params); the kernel's side is the
+# stable dialect's (stable_argument_type, from the C++ table): no table of its own.
 def _stable_elem(ty: CType) -> CType:
     return ty.elem if isinstance(ty, (ConstRefC, MutRefC)) else ty
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from .native import NativeFunction
 from .schema import Argument, BaseType, FunctionSchema, ListType, OptionalType, Return, Type
+from .type_spellings import CPP
 
 __all__ = [
     "ArrayC",
@@ -44,8 +45,10 @@ __all__ = [
     "default_expr",
     "dispatcher_arguments",
     "dispatcher_returns",
+    "dispatcher_signature",
     "has_method",
     "method_signatures",
+    "native_signature",
     "redispatch_signatures",
     "return_type",
     "returns_type",
@@ -139,33 +142,14 @@ SCALAR = BaseC("at::Scalar")
 VOID = BaseC("void")
 TENSOR_OPTIONS = BaseC("at::TensorOptions")
 
-# Schema base types that are passed by value, as the same C++ type everywhere.
-_VALUE_TYPES = {
-    "int": "int64_t",
-    "float": "double",
-    "bool": "bool",
-    "str": "c10::string_view",
-    "Generator": "at::Generator",
-    "ScalarType": "at::ScalarType",
-    "Layout": "at::Layout",
-    "Device": "at::Device",
-    "DeviceIndex": "at::DeviceIndex",
-    "MemoryFormat": "at::MemoryFormat",
-    "QScheme": "at::QScheme",
-    "Storage": "at::Storage",
-    "Stream": "at::Stream",
-    "DimVector": "at::DimVector",
-    "SymBool": "c10::SymBool",
-    "GraphModule": "at::GraphModule",
-}
-
 
 def _value_type(ty: Type, symint: bool) -> CType | None:
     """The by-value C++ type of ``ty``, or None when it is passed by reference or as a view."""
     if isinstance(ty, BaseType):
         if ty.name == "SymInt":
             return BaseC("c10::SymInt" if symint else "int64_t")
-        return BaseC(_VALUE_TYPES[ty.name]) if ty.name in _VALUE_TYPES else None
+        spelled = CPP.get(ty.name)
+        return BaseC(spelled.aten) if spelled is not None and spelled.by_value else None
     if isinstance(ty, OptionalType):
         elem = _value_type(ty.elem, symint)
         return None if elem is None else OptionalC(elem)
@@ -453,3 +437,24 @@ def dispatcher_returns(fn: NativeFunction) -> CType:
     if fn.use_const_ref_for_mutable_tensors and result == MutRefC(TENSOR):
         return ConstRefC(TENSOR)
     return result
+
+
+def native_signature(fn: NativeFunction, kernel: str) -> CppSignature:
+    """The native C++ signature of ``fn``'s kernel named ``kernel``: schema order, out arguments last,
+    ``SymInt`` as ``c10::SymInt`` only when the kernel name ends in ``_symint``, else ``int64_t``."""
+    symint = kernel.endswith("_symint")
+    params = tuple(
+        Binding(
+            argument_type(
+                a.type, mutable=a.is_write, symint=symint, const_mutable=fn.use_const_ref_for_mutable_tensors
+            ),
+            a.name,
+        )
+        for a in fn.func.arguments.all
+    )
+    return CppSignature(kernel, dispatcher_returns(fn), params)
+
+
+def dispatcher_signature(fn: NativeFunction, name: str) -> CppSignature:
+    """A kernel of ``fn`` named ``name`` as the dispatcher calls it (``dispatcher_arguments``)."""
+    return CppSignature(name, dispatcher_returns(fn), dispatcher_arguments(fn))

@@ -34,6 +34,7 @@ from pathlib import Path
 from ..base.errors import Location
 from ..model.native import NativeFunction
 from ..model.schema import BaseType, ListType, OptionalType, SchemaKind, Type
+from ..model.type_spellings import C_SHIM
 from .registrations import RegistrationPlan
 from .structured import StructuredGroup
 
@@ -58,11 +59,12 @@ ATEN_NAMES = Path(__file__).resolve().parent.parent / "data" / "aten_op_names.tx
 DEVICES = {"CPU": "cpu", "CUDA": "cuda", "XPU": "xpu", "MPS": "mps"}
 _EVERY_DEVICE = frozenset(("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"))
 
-# Schema base types with a C spelling in the shim ABI (optional: passed by pointer; lists: pointer + length).
-_BASE = frozenset(("Tensor", "int", "SymInt", "float", "bool", "Scalar", "str", "ScalarType", "Layout", "MemoryFormat"))
-_LIST_ELEMENTS = frozenset(("Tensor", "int", "SymInt", "float"))
-_OPTIONAL = frozenset(("Tensor", "int", "SymInt", "float", "bool", "Scalar", "ScalarType", "Layout", "MemoryFormat"))
-_RETURNS = frozenset(("Tensor", "int", "SymInt", "float", "bool", "Scalar"))
+# Schema base types with a C spelling in the shim ABI, read from the table its emitter spells them by
+# (optional: passed by pointer; lists: pointer + length).
+_BASE = frozenset(C_SHIM)
+_LIST_ELEMENTS = frozenset(name for name, t in C_SHIM.items() if t.element)
+_OPTIONAL = frozenset(name for name, t in C_SHIM.items() if t.optional)
+_RETURNS = frozenset(name for name, t in C_SHIM.items() if t.result)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """Backend registrations: which kernel each ``dispatch:`` key of an op library's yaml registers.
 
 For every op outside ``aten`` (declared in the yaml, not derived) the plan lists the kernels the
-author defines -- each with the C++ signature PyTorch's native API gives its schema (schema
-order, out arguments last, ``SymInt`` as ``c10::SymInt`` only when the kernel name ends in
-``_symint``, else ``int64_t``) -- and the registrations of each dispatch key.  Structured groups
+author defines -- each with the C++ signature its dialect gives its schema (``plan/dialect.py``:
+PyTorch's native API in a build against ATen, ``torch::stable`` types in a stable-ABI library) --
+and the registrations of each dispatch key (``select_kernels``: the one rule of both dialects).  Structured groups
 (``plan/structured.py``) register generated kernels instead.  Only the keys the build asks for
 get a registration unit (a CPU-only build does not compile a CUDA one): a kernel of another key
 is neither declared as required nor referenced.
@@ -15,19 +15,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..base.errors import Location, VtgenError, did_you_mean
-from ..model.cpp_api import Binding, CppSignature, argument_type, dispatcher_returns
+from ..model.cpp_api import CppSignature
 from ..model.native import DISPATCH_KEYS, Dispatch, NativeFunction
 from .autocast import AutocastPlan, plan_autocast
+from .dialect import CLASSIC, Dialect
 from .structured import StructuredGroup, plan_structured
 
 __all__ = [
     "ALL_KEYS",
     "KernelDecl",
     "KernelImpl",
+    "KernelSelection",
     "RegistrationPlan",
-    "kernel_declarations",
     "parse_keys",
     "plan_registrations",
+    "registered",
+    "select_kernels",
 ]
 
 ALL_KEYS = "all"  # --register-backends all: every key the yaml uses
@@ -45,7 +48,7 @@ class KernelDecl:
 
 @dataclass(frozen=True)
 class KernelImpl:
-    """One ``m.impl`` of a plain (not structured) op."""
+    """One ``m.impl`` of a plain (not structured) op, in either dialect."""
 
     namespace: str
     key: str
@@ -76,48 +79,53 @@ def parse_keys(text: str) -> tuple[str, ...]:
     return tuple(sorted(set(keys)))
 
 
-def native_signature(fn: NativeFunction, kernel: str) -> CppSignature:
-    """The native C++ signature of ``fn``'s kernel named ``kernel``."""
-    symint = kernel.endswith("_symint")
-    params = tuple(
-        Binding(
-            argument_type(
-                a.type, mutable=a.is_write, symint=symint, const_mutable=fn.use_const_ref_for_mutable_tensors
-            ),
-            a.name,
-        )
-        for a in fn.func.arguments.all
-    )
-    return CppSignature(kernel, dispatcher_returns(fn), params)
+def registered(functions: Iterable[NativeFunction]) -> list[NativeFunction]:
+    """The operators whose kernels the generated code registers: declared in the library's own
+    namespace (not derived) and not registered by hand."""
+    return [f for f in functions if f.namespace != "aten" and not f.generated and not f.manual_kernel_registration]
 
 
-def _registered(fn: NativeFunction) -> bool:
-    return fn.namespace != "aten" and not fn.generated and not fn.manual_kernel_registration
+@dataclass(frozen=True)
+class KernelSelection:
+    """Which keys get a registration unit, and what each registers: the decision both dialects share."""
+
+    keys: tuple[str, ...]  # one registration unit each
+    declarations: tuple[KernelDecl, ...]
+    impls: tuple[KernelImpl, ...]
 
 
-def plan_registrations(functions: Iterable[NativeFunction], keys: tuple[str, ...]) -> RegistrationPlan:
-    fns = [f for f in functions if _registered(f)]
-    groups = plan_structured(fns)
+def select_kernels(
+    fns: list[NativeFunction], groups: tuple[StructuredGroup, ...], keys: tuple[str, ...], dialect: Dialect
+) -> KernelSelection:
+    """The keys (``all``: every key the yaml uses; a structured group adds Meta), the author's kernels
+    to declare and the ``m.impl`` of each plain op, their signatures in ``dialect``'s types."""
     in_groups = {(f.namespace, str(f.name)) for g in groups for f in g.members}
     plain = [f for f in fns if (f.namespace, str(f.name)) not in in_groups]
     used = {d.key for f in plain for d in f.dispatch} | {d.key for g in groups for d in g.impls}
     used |= {"Meta"} if groups else set()
     chosen = tuple(sorted(used)) if keys == (ALL_KEYS,) else keys
+    signature = dialect.kernel_signature
     impls = tuple(
-        KernelImpl(f.namespace, d.key, str(f.name), native_signature(f, d.kernel), _where(d, f))
+        KernelImpl(f.namespace, d.key, str(f.name), signature(f, d.kernel), _where(d, f))
         for f in plain
         for d in f.dispatch
         if d.key in chosen
     )
-    declarations = kernel_declarations(plain, chosen, native_signature)
-    return RegistrationPlan(chosen, declarations, impls, groups, plan_autocast(fns, chosen))
+    return KernelSelection(chosen, _declarations(plain, chosen, signature), impls)
 
 
-def kernel_declarations(
+def plan_registrations(functions: Iterable[NativeFunction], keys: tuple[str, ...]) -> RegistrationPlan:
+    fns = registered(functions)
+    groups = plan_structured(fns)
+    chosen = select_kernels(fns, groups, keys, CLASSIC)
+    return RegistrationPlan(chosen.keys, chosen.declarations, chosen.impls, groups, plan_autocast(fns, chosen.keys))
+
+
+def _declarations(
     plain: list[NativeFunction], keys: tuple[str, ...], signature: Callable[[NativeFunction, str], CppSignature]
 ) -> tuple[KernelDecl, ...]:
     """One declaration per distinct kernel (``CPU, CUDA: affine`` declares ``affine`` once), its C++
-    signature spelled by ``signature`` (the classic native types, or the stable ABI's)."""
+    signature spelled by ``signature`` (the dialect's)."""
     seen: dict[tuple[str, str, tuple[str, ...]], KernelDecl] = {}
     for f in plain:
         for d in f.dispatch:

@@ -11,31 +11,9 @@ from dataclasses import dataclass
 
 from ..model.native import NativeFunction
 from ..model.schema import Argument, BaseType, ListType, OptionalType, Return, Type
+from ..model.type_spellings import CPP
 
 __all__ = ["CppValue", "cpp_arguments", "cpp_return_names", "saved_member_type", "value_type"]
-
-_BASE = {
-    "Tensor": "at::Tensor",
-    "int": "int64_t",
-    "SymInt": "c10::SymInt",
-    "SymBool": "c10::SymBool",
-    "float": "double",
-    "bool": "bool",
-    "str": "c10::string_view",
-    "Scalar": "at::Scalar",
-    "ScalarType": "at::ScalarType",
-    "Layout": "at::Layout",
-    "Device": "at::Device",
-    "DeviceIndex": "at::DeviceIndex",
-    "MemoryFormat": "at::MemoryFormat",
-    "Generator": "at::Generator",
-    "Dimname": "at::Dimname",
-    "Storage": "at::Storage",
-    "Stream": "at::Stream",
-    "QScheme": "at::QScheme",
-    "ConstQuantizerPtr": "at::ConstQuantizerPtr",
-    "GraphModule": "at::GraphModule",
-}
 
 
 @dataclass(frozen=True)
@@ -50,7 +28,8 @@ class CppValue:
 def value_type(ty: Type, *, ilistref: bool = False) -> str:
     """The C++ API type of a schema type, without const and reference."""
     if isinstance(ty, BaseType):
-        return _BASE.get(ty.name, f"at::{ty.name}")
+        spelled = CPP.get(ty.name)
+        return spelled.aten if spelled is not None else f"at::{ty.name}"
     if isinstance(ty, OptionalType):
         return _optional_type(ty.elem)
     assert isinstance(ty, ListType)
