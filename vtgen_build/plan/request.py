@@ -17,8 +17,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..base.errors import VtgenError
+
+if TYPE_CHECKING:
+    from .dialect import Dialect
 
 __all__ = [
     "CLI",
@@ -137,6 +141,13 @@ class BuildRequest:
     @property
     def op_library(self) -> bool:
         return is_op_library(self.namespace, self.register_backends)
+
+    @property
+    def dialect(self) -> Dialect:
+        """What the library's registrations are written in: ATen's C++ API, or the stable ABI's."""
+        from .dialect import CLASSIC, STABLE  # not on the no-op path
+
+        return CLASSIC if self.stable is None else STABLE
 
     @property
     def classic_op_library(self) -> bool:

@@ -1,0 +1,61 @@
+"""One dialect for classic and stable: the request picks it, and the one set of emitters writes both
+(a structured group's declarations, its generated kernels, the per-key registration blocks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from vtgen_build.plan.dialect import CLASSIC, STABLE
+from vtgen_build.plan.request import BuildRequest, StableTarget
+
+if TYPE_CHECKING:
+    from tests.conftest import CliRunner, YamlWriter
+
+
+def test_the_request_chooses_the_dialect() -> None:
+    assert BuildRequest(namespace="st", register_backends=("CPU",)).dialect is CLASSIC
+    assert BuildRequest(namespace="st", register_backends=("CPU",), stable=StableTarget(2, 10)).dialect is STABLE
+
+
+# A structured group whose one impl serves two keys, and a plain op: mutating ops return nothing, as
+# the stable ABI requires.
+_YAML = """\
+- func: f(Tensor self) -> Tensor
+  structured_delegate: f.out
+- func: f.out(Tensor self, *, Tensor(a!) out) -> ()
+  structured: True
+  dispatch:
+    CPU, CUDA: f_out
+- func: g(Tensor self, float alpha) -> Tensor
+  dispatch:
+    CPU, CUDA: g_kernel
+"""
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["classic", "stable"])
+def test_both_dialects_declare_and_register_alike(
+    stable: bool, tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    native = tmp_yaml("nf.yaml", _YAML)
+    derivatives = tmp_yaml("d.yaml", "")
+    out = tmp_path / "out"
+    result = run_cli(
+        "generate", "--native-functions", native, "--derivatives", derivatives, "--namespace", "st",
+        "--out", str(out), "--register-backends", "CPU,CUDA,Meta", "--torch-version", "2.13",
+        *(["--stable-abi", "2.10"] if stable else []),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    header = (out / "NativeKernels.h").read_text()
+    # one impl serving two keys is declared once, named after its first key, in either dialect
+    assert header.count("impl of structured st::f.out") == 1
+    assert "// nf.yaml:6: CPU impl of structured st::f.out" in header.replace(str(Path(native).parent) + "/", "")
+    cuda = (out / "RegisterCUDA.cpp").read_text()
+    boxing = "TORCH_BOX" if stable else "TORCH_FN"
+    macro = "STABLE_TORCH_LIBRARY_IMPL" if stable else "TORCH_LIBRARY_IMPL"
+    assert f"{macro}(st, CUDA, m) {{" in cuda
+    assert f'm.impl("g", {boxing}((static_cast<' in cuda
+    generated = "&st_f_out_CUDA" if stable else "st_f_out_CUDA"
+    assert f'm.impl("f.out", {boxing}({generated}));' in cuda
