@@ -569,23 +569,19 @@ function(vtgen_generate target)
   foreach(ns IN LISTS arg_USING_NAMESPACES)
     list(APPEND command --using-namespace "${ns}")
   endforeach()
-  # --line-directives: a compiler error in a formula points at its derivatives.yaml line.
-  list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
-       --line-directives --depfile "${depfile}" --stamp "${stamp}")
-  _vtgen_backend_registrations()  # appends to command, sources and headers
-  _vtgen_python_api()  # appends to command and headers
-  _vtgen_python_autograd()  # appends to command, headers and inputs
   if(NOT arg_USE_TORCH)
-    list(APPEND command --stub-decls)  # the op declarations the stub headers include
+    set(_vtgen_mode_args --stub-decls)  # the op declarations the stub headers include
   else()
     # The code follows the semantics of the torch it is built against (its release's rules and lists).
     _vtgen_find_torch("${python}")
+    set(_vtgen_mode_args "")
     if(Torch_VERSION MATCHES "^([0-9]+)\\.([0-9]+)")
-      list(APPEND command --torch-version "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+      set(_vtgen_mode_args --torch-version "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
     endif()
   endif()
-
-  _vtgen_add_generate_step("${target}" "vtgen_build: generating autograd kernels for ${target}")
+  # --line-directives: a compiler error in a formula points at its derivatives.yaml line.
+  _vtgen_generate_command("vtgen_build: generating autograd kernels for ${target}" --line-directives
+                          ${_vtgen_mode_args})
   target_compile_features("${target}" PUBLIC cxx_std_17)
   set_target_properties("${target}" PROPERTIES VTGEN_OUTPUT_DIR "${out_dir}")
   # What vtgen_add_gradcheck_test() passes to `check` to read the same yaml.
@@ -811,6 +807,18 @@ macro(_vtgen_python_api)
   endif()
 endmacro()
 
+# _vtgen_generate_command(<comment> <option>...): the generate command of vtgen_generate(), both modes:
+# the output options with <option>... (the mode's), what REGISTER_BACKENDS, PYTHON_API and
+# PYTHON_AUTOGRAD add (to `command`, `sources`, `headers`, `inputs`), and its build step.
+macro(_vtgen_generate_command comment)
+  list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace} ${ARGN}
+       --depfile "${depfile}" --stamp "${stamp}")
+  _vtgen_backend_registrations()  # appends to command, sources and headers
+  _vtgen_python_api()  # appends to command and headers
+  _vtgen_python_autograd()  # appends to command, headers and inputs
+  _vtgen_add_generate_step("${target}" "${comment}")
+endmacro()
+
 # _vtgen_add_generate_step(<target> <comment>): for vtgen_generate() (both modes), from its variables:
 # the build step running `command` (it writes `sources`, `headers`, the `depfile` of what it read
 # and the `stamp`), rerun when one of `inputs`, the depfile's files or the options file changes; the
@@ -913,22 +921,45 @@ function(_vtgen_input_path keyword path out_var)
   set(${out_var} "${path}" PARENT_SCOPE)
 endfunction()
 
-# _vtgen_find_torch(<python>): the `torch_cpu` and `c10` targets, from find_package(Torch);
-# when Torch_DIR is not set, the generator's interpreter tells where its torch is
-# (torch.utils.cmake_prefix_path).  Quiet: the CPU wheel links kineto into
-# libtorch_cpu, so TorchConfig's "library kineto not found" warning is pre-empted.
+# _vtgen_locate_torch(<python> <keyword> <hint>): where the generator's interpreter has torch, from its
+# package metadata (torch is not imported): `_vtgen_torch_version`, `_vtgen_torch_include`,
+# `_vtgen_torch_lib` and `_vtgen_torch_prefix` (torch.utils.cmake_prefix_path: its CMake packages).
+# The one way both modes find torch; <keyword> (USE_TORCH, STABLE_ABI) and <hint> go into its error.
+macro(_vtgen_locate_torch python keyword hint)
+  execute_process(
+    COMMAND "${python}" -c [=[
+import importlib.metadata, importlib.util, os, sys
+try:
+    version = importlib.metadata.version("torch")
+except importlib.metadata.PackageNotFoundError:
+    sys.exit("the generator's interpreter has no torch installed (" + sys.executable + ")")
+package = importlib.util.find_spec("torch").submodule_search_locations[0]
+print(version)
+print(os.path.join(package, "include"))
+print(os.path.join(package, "lib"))
+print(os.path.join(package, "share", "cmake"))
+]=]
+    RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_out ERROR_VARIABLE _vtgen_err
+    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
+  if(NOT _vtgen_rc EQUAL 0)
+    string(REGEX REPLACE "^.*\n" "" _vtgen_err "${_vtgen_err}")  # the last line: the reason
+    message(FATAL_ERROR "vtgen_generate(): ${keyword}: ${_vtgen_err}${hint}")
+  endif()
+  string(REPLACE "\n" ";" _vtgen_out "${_vtgen_out}")
+  list(GET _vtgen_out 0 _vtgen_torch_version)
+  list(GET _vtgen_out 1 _vtgen_torch_include)
+  list(GET _vtgen_out 2 _vtgen_torch_lib)
+  list(GET _vtgen_out 3 _vtgen_torch_prefix)
+endmacro()
+
+# _vtgen_find_torch(<python>): the `torch_cpu` and `c10` targets, from find_package(Torch); when
+# Torch_DIR is not set, at the torch of the generator's interpreter (_vtgen_locate_torch).  Quiet:
+# the CPU wheel links kineto into libtorch_cpu, so TorchConfig's "library kineto not found" warning
+# is pre-empted.
 macro(_vtgen_find_torch python)
   if(NOT TARGET torch_cpu)
     if(NOT Torch_DIR)
-      execute_process(
-        COMMAND "${python}" -c "import torch.utils; print(torch.utils.cmake_prefix_path)"
-        RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_torch_prefix ERROR_VARIABLE _vtgen_torch_error
-        OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
-      if(NOT _vtgen_rc EQUAL 0)
-        string(REGEX REPLACE "^.*\n" "" _vtgen_torch_error "${_vtgen_torch_error}")  # the exception
-        message(FATAL_ERROR "vtgen_generate(): USE_TORCH: the generator's interpreter ${python} cannot import torch "
-                            "(${_vtgen_torch_error}); install torch there or set Torch_DIR")
-      endif()
+      _vtgen_locate_torch("${python}" USE_TORCH "; install torch there or set Torch_DIR")
       set(Torch_DIR "${_vtgen_torch_prefix}/Torch")
     endif()
     if(NOT DEFINED kineto_LIBRARY AND EXISTS "${Torch_DIR}/../../../lib/${CMAKE_SHARED_LIBRARY_PREFIX}torch_cpu${CMAKE_SHARED_LIBRARY_SUFFIX}")
@@ -985,39 +1016,14 @@ macro(_vtgen_generate_stable)
   # The torch the build compiles against (its metadata and include directory; torch is not imported);
   # the target was checked against it by _vtgen_check_names() (not before 2.10, not after that torch),
   # which also gave its TORCH_TARGET_VERSION (_vtgen_target_macro).
-  execute_process(
-    COMMAND "${python}" -c [=[
-import importlib.metadata, importlib.util, os, sys
-try:
-    version = importlib.metadata.version("torch")
-except importlib.metadata.PackageNotFoundError:
-    sys.exit("the generator's interpreter has no torch installed (" + sys.executable + ")")
-print(version)
-package = importlib.util.find_spec("torch").submodule_search_locations[0]
-print(os.path.join(package, "include"))
-print(os.path.join(package, "lib"))
-]=]
-    RESULT_VARIABLE _vtgen_rc OUTPUT_VARIABLE _vtgen_out ERROR_VARIABLE _vtgen_err
-    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
-  if(NOT _vtgen_rc EQUAL 0)
-    message(FATAL_ERROR "vtgen_generate(): ${_vtgen_err}")
-  endif()
-  string(REPLACE "\n" ";" _vtgen_out "${_vtgen_out}")
-  list(GET _vtgen_out 0 _vtgen_torch_version)
-  list(GET _vtgen_out 1 _vtgen_torch_include)
-  list(GET _vtgen_out 2 _vtgen_torch_lib)
-
+  _vtgen_locate_torch("${python}" STABLE_ABI "")
   set(sources "${out_dir}/RegisterSchema.cpp")
   set(headers "")
-  list(APPEND command --out "${out_dir}" --shards ${shards} --namespace ${namespace}
-       --stable-abi "${arg_STABLE_ABI}" --torch-version "${_vtgen_torch_version}"
-       --depfile "${depfile}" --stamp "${stamp}")
   set(arg_USE_TORCH TRUE)  # for _vtgen_backend_registrations(): real headers, not the stubs
-  _vtgen_backend_registrations()
-  _vtgen_python_api()
-  _vtgen_python_autograd()  # the stable ABI has no autograd: the ops' autograd as generated Python
-  _vtgen_add_generate_step("${target}"
-    "vtgen_build: generating stable-ABI registrations for ${target} (stable-abi ${arg_STABLE_ABI})")
+  # The stable ABI has no C++ autograd: PYTHON_AUTOGRAD gives the ops' autograd as generated Python.
+  _vtgen_generate_command(
+    "vtgen_build: generating stable-ABI registrations for ${target} (stable-abi ${arg_STABLE_ABI})"
+    --stable-abi "${arg_STABLE_ABI}" --torch-version "${_vtgen_torch_version}")
   target_include_directories("${target}" SYSTEM PRIVATE "${_vtgen_torch_include}")
   target_compile_definitions("${target}" PUBLIC "TORCH_TARGET_VERSION=${_vtgen_target_macro}")
   target_compile_features("${target}" PUBLIC cxx_std_17)
