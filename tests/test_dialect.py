@@ -11,6 +11,8 @@ import pytest
 from vtgen_build.plan.dialect import CLASSIC, STABLE
 from vtgen_build.plan.request import BuildRequest, StableTarget
 
+from .conftest import ROOT
+
 if TYPE_CHECKING:
     from tests.conftest import CliRunner, YamlWriter
 
@@ -59,3 +61,19 @@ def test_both_dialects_declare_and_register_alike(
     assert f'm.impl("g", {boxing}((static_cast<' in cuda
     generated = "&st_f_out_CUDA" if stable else "st_f_out_CUDA"
     assert f'm.impl("f.out", {boxing}({generated}));' in cuda
+
+
+def _torch_lookups(config: str) -> list[str]:
+    """The ``execute_process`` calls of the CMake config that ask the interpreter about its torch."""
+    calls = [part.split("\n)", 1)[0] for part in config.split("execute_process(")[1:]]
+    return [c for c in calls if "torch" in c.split("RESULT_VARIABLE", 1)[0]]
+
+
+def test_cmake_writes_the_generate_command_once_and_finds_torch_one_way() -> None:
+    config = (ROOT / "cmake" / "vtgen_buildConfig.cmake").read_text()
+    # the output options of the command (and the build step running it) once, for both modes
+    assert config.count('--depfile "${depfile}"') == 1
+    assert config.count('_vtgen_add_generate_step("${target}"') == 1
+    # one question to the interpreter about its torch, asked by the classic and the stable branch
+    assert len(_torch_lookups(config)) == 1
+    assert config.count('_vtgen_locate_torch("${python}"') == 2
