@@ -27,20 +27,17 @@ from ..base.errors import Location, VtgenError, did_you_mean
 from ..model.cpp_api import TENSOR, VOID, BaseC, Binding, ConstRefC, CppSignature, MutRefC, argument_type
 from ..model.native import COMPOSITE_KEYS, Dispatch, NativeFunction
 from ..model.schema import SchemaKind
+from ..model.type_spellings import CPP
 
 __all__ = ["META_OUTPUTS", "PrecomputedField", "StructuredGroup", "plan_structured"]
 
 META_OUTPUTS = "vtgen::MetaOutputs"  # what a plain meta function fills in (declared in NativeKernels.h)
 ITERATOR_CONFIG = "at::TensorIteratorConfig"
 
-# C++ types a `precomputed` field may have (schema spelling → C++).
+# C++ types a `precomputed` field may have (schema spelling → C++: ATen's, a list owned).
 _FIELD_TYPES = {
-    "int": "int64_t",
-    "bool": "bool",
-    "float": "double",
-    "ScalarType": "at::ScalarType",
-    "Tensor": "at::Tensor",
-    "int[]": "std::vector<int64_t>",
+    **{name: CPP[name].aten for name in ("int", "bool", "float", "ScalarType", "Tensor")},
+    "int[]": f"std::vector<{CPP['int'].aten}>",
 }
 
 
