@@ -8,8 +8,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from vtgen_build.base.errors import Location, VtgenError
+from vtgen_build.model.schema import BaseType
+from vtgen_build.model.type_spellings import CPP
 from vtgen_build.plan.dialect import CLASSIC, STABLE
 from vtgen_build.plan.request import BuildRequest, StableTarget
+from vtgen_build.plan.stable_types import stable_argument_type
 
 from .conftest import ROOT
 
@@ -77,3 +81,19 @@ def test_cmake_writes_the_generate_command_once_and_finds_torch_one_way() -> Non
     # one question to the interpreter about its torch, asked by the classic and the stable branch
     assert len(_torch_lookups(config)) == 1
     assert config.count('_vtgen_locate_torch("${python}"') == 2
+
+
+@pytest.mark.parametrize("name", sorted(CPP))
+def test_every_cpp_type_is_spelled_by_the_stable_dialect_or_refused_with_a_reason(name: str) -> None:
+    """The stable column of the one C++ table decides: a spelling is the kernel's parameter type, none
+    is an error saying what to write instead (never the catch-all)."""
+    where = Location("nf.yaml", 1)
+    spelled = CPP[name].stable
+    if spelled is None:
+        with pytest.raises(VtgenError) as caught:
+            stable_argument_type(BaseType(name), False, where, "st::f: argument 'x'")
+        assert "it has no stable-ABI C++ type" not in caught.value.message
+    elif name == "Tensor":
+        assert stable_argument_type(BaseType(name), False, where, "x").cpp() == f"const {spelled} &"
+    else:
+        assert stable_argument_type(BaseType(name), False, where, "x").cpp() == spelled
