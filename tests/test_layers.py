@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("inputs",),  # finding the yaml, digests, yaml -> located records
     ("model",),  # frozen records of native functions, schemas, derivatives; C++ API spellings
     ("plan",),  # one frozen KernelPlan per op; the release policy and target
+    ("translate",),  # a derivatives.yaml formula -> Python: its tree, translation, reserved names, helpers
     ("emit", "stubs"),  # plans -> C++ text; reading generated text back; stub ATen declarations
     (
         "engine",

@@ -27,17 +27,17 @@ import re
 from dataclasses import dataclass
 
 from ..base.errors import Location, VtgenError
-from ..model.cpp_expr import ExprError, parse_expression
 from ..model.derivatives import DerivativeEntry, output_names
 from ..model.native import NativeFunction
 from ..model.schema import Argument, SchemaKind
 from ..plan.formulas import SavedValue, uses_ident
 from ..plan.infos import Backward, DerivativeInfo, Forward
 from ..plan.kernel import KernelPlan
+from ..translate.cpp_expr import ExprError, parse_expression
+from ..translate.python_formula import Scope, py_name, translate
+from ..translate.python_names import attribute, comment, op_identifiers, private_name_error, string
+from ..translate.python_prelude import prelude
 from .python_api import python_default
-from .python_formula import Scope, py_name, translate
-from .python_names import attribute, comment, op_identifiers, private_name_error, string
-from .python_prelude import prelude
 
 __all__ = [
     "AutogradModule",

@@ -31,11 +31,11 @@ KIND = "python_tier_state"
 _PACKAGE = Path(__file__).resolve().parent.parent
 # the translation of a formula to Python: a change of any of these changes what every op runs
 _TRANSLATOR = (
-    "model/cpp_expr.py",
-    "emit/python_formula.py",
+    "translate/cpp_expr.py",
+    "translate/python_formula.py",
     "emit/python_autograd.py",
-    "emit/python_names.py",
-    "emit/python_prelude.py",
+    "translate/python_names.py",
+    "translate/python_prelude.py",
     "engine/python_autograd.py",
     "gradcheck/python_tier.py",
 )
