@@ -164,3 +164,21 @@ def test_the_design_map_names_every_room() -> None:
     rooms_md = (ROOT / "docs" / "design" / "rooms.md").read_text()
     missing = [room for room in LAYER if f"`{room}" not in rooms_md]
     assert not missing, f"docs/design/rooms.md does not name: {missing}"
+
+
+def test_the_translator_is_used_through_its_public_api() -> None:
+    """Its users (emit's Python autograd and autocast, the gradcheck tiers) import ``vtgen_build.translate``,
+    the names its ``__all__`` lists, never one of its modules."""
+    room = "vtgen_build.translate"
+    inside = [
+        f"{path.relative_to(ROOT)}:{line}: {target}"
+        for module, path in _modules().items()
+        if _room(module) != "translate"
+        for line, target in _imports(path)
+        if target.startswith(room + ".")
+    ]
+    assert not inside, "\n".join(inside)
+    tree = ast.parse((PACKAGE / "translate" / "__init__.py").read_text())
+    listed = next(n for n in tree.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__all__")
+    imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert set(ast.literal_eval(listed.value)) == imported - {"annotations"}
