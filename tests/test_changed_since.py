@@ -15,6 +15,7 @@ from vtgen_build.gradcheck.report import Report
 from vtgen_build.gradcheck.run import GradcheckOptions, _selected
 from vtgen_build.gradcheck.units import read_registrations
 from vtgen_build.inputs.files import Inputs
+from vtgen_build.plan.request import BuildRequest
 from vtgen_build.revisions import changes_since
 
 from .ci_repo import DERIVATIVES, HELPERS, NATIVE, TAGS, edit, git, make_checkout
@@ -30,7 +31,9 @@ def inputs(repo: Path) -> Inputs:
 def generated(repo: Path) -> Path:
     """The check build of the checkout (formulas carry #line to the yaml, as ``check`` writes them)."""
     out = repo.parent / "out"
-    options = GenerateOptions(str(out), 2, "vtsample", ("vtsample/helpers.h",), line_directives=True)
+    options = GenerateOptions(
+        str(out), 2, BuildRequest("vtsample", manual_headers=("vtsample/helpers.h",)), line_directives=True
+    )
     generate(inputs(repo), options)
     return out
 

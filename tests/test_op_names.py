@@ -20,6 +20,7 @@ from vtgen_build.gradcheck.schema_run import library_ops
 from vtgen_build.gradcheck.units import read_registrations
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.model.schema import op_name, resolve_ops
+from vtgen_build.plan.request import BuildRequest
 
 from .conftest import SAMPLE, CliRunner
 
@@ -70,7 +71,7 @@ def test_the_model_reads_a_dunder_name_whole() -> None:
 
 def test_op_selects_a_dunder_op_and_its_in_place_variant(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    generate(_inputs(tmp_path), GenerateOptions(str(out), 1, "vtdunder"))
+    generate(_inputs(tmp_path), GenerateOptions(str(out), 1, BuildRequest("vtdunder")))
     index, regs = read_index(out), read_registrations(out)
     assert select_ops(index, ["__and__"], "vtdunder") == ["__and__.Tensor"]
     assert select_ops(index, ["__iand__.Tensor"], "vtdunder") == ["__iand__.Tensor"]

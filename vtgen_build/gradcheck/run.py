@@ -82,9 +82,6 @@ class GradcheckOptions:
     launcher: str | None = None  # e.g. ccache: runs each compile
     cache: bool = True  # False: compile and link everything again (--no-cache)
     torch_include: str | None = None  # given: must be the include directory of the torch of ``python``
-    # the release the command resolved, and where from (None: gen_options' release); from an explicit
-    # --torch-version (its source), it must be the release of the torch that runs the checks
-    target: Release | None = None
     since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
     schema_samples: bool = True  # ops no OpInfo check verified get samples made from their schema
     hints: tuple[str, ...] = ()  # sample hints files besides the built-in one (schema_run.py)
@@ -377,23 +374,25 @@ def _write_costs(path: Path, regs: list[Registration], records: list[Entry], tor
     write_atomic(path, costs_text(costs, f"check --gradcheck, torch {torch_version}", per_kernel, once))
 
 
-def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[str, str | None]:
+def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[Release, str | None]:
     """The release the library is built for: the one of the torch that loads it (``plan.target.running_target``,
     from the target the command resolved); and a note when that is not the release the inputs pointed at.
     An explicit other release or include directory is an error."""
-    resolved = options.target or Release(gen_options.release, gen_options.torch_found or gen_options.release, "")
+    # the release the command resolved, and where from; from an explicit --torch-version (its source), it
+    # must be the release of the torch that runs the checks
+    resolved = gen_options.request.target
     running = running_target(resolved, torch.version, torch.python)
     if options.torch_include and Path(options.torch_include).resolve() != torch.include_dirs[0].resolve():
         raise VtgenError(
             f"--torch-include {options.torch_include}: --gradcheck compiles against the headers of the torch that "
             f"loads the library ({torch.include_dirs[0]}); leave the option out or name that directory"
         )
-    if running.release == gen_options.release:
-        return running.release, None
+    if running.release == resolved.release:
+        return running, None
     where = f", from {resolved.source}" if resolved.source else ""
     return (
-        running.release,
-        f"target: PyTorch {running.release}, {running.source} (the inputs point at {gen_options.release}{where})",
+        running,
+        f"target: PyTorch {running.release}, {running.source} (the inputs point at {resolved.release}{where})",
     )
 
 
@@ -455,15 +454,17 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
             f"--python {torch.python} cannot import {' and '.join(torch.missing)}, which PyTorch's OpInfo tests need: "
             "pip install 'vtgen_build[gradcheck]' there"
         )
-    release, target_note = _target(torch, options, gen_options)
-    gen_options = replace(gen_options, line_directives=True, stub_decls=True, release=release)
+    running, target_note = _target(torch, options, gen_options)
+    release = running.release
+    gen_options = replace(gen_options, line_directives=True, request=replace(gen_options.request, stub_decls=True,
+                                                                             target=running))  # fmt: skip
     generate(inputs, gen_options)
     work = out / WORK
     work.mkdir(parents=True, exist_ok=True)
     index = read_index(out)
     settings = _settings(torch, options, out, release)
     session = Session.open(settings)  # one per run: the torch libraries are hashed once
-    digests = _op_digests(index, settings, gen_options.manual_headers, options)
+    digests = _op_digests(index, settings, gen_options.request.manual_headers, options)
     state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
     regs = _selected(index, inputs.namespace, index.registrations, options, digests, state)
