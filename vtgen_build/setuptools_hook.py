@@ -466,9 +466,9 @@ class build_vtgen(Command):  # type: ignore[misc]
             raise SetupError("vtgen_build: generating the autograd kernels failed (see above)") from None
         print(result.summary(), f"[{_relative(str(out), self.root)}]", flush=True)
         if s.python_api is not None:
-            self._write_api(inputs, request)
+            self._write_api(inputs, request, result)
         if s.python_autograd is not None:
-            self._write_autograd(inputs, request)
+            self._write_autograd(inputs, request, result)
         if s.check:
             self._check(result, options)
         if not self.editable_mode:
@@ -482,7 +482,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 self.mkpath(str(destination.parent))
                 self.copy_file(str(out / name), str(destination), preserve_mode=False)
 
-    def _write_api(self, inputs: Inputs, request: BuildRequest) -> None:
+    def _write_api(self, inputs: Inputs, request: BuildRequest, result: GenerateResult) -> None:
         from .engine.python_api import write_python_api
         from .plan.policy import policy_for
 
@@ -490,13 +490,14 @@ class build_vtgen(Command):  # type: ignore[misc]
             # the shims the library defines: an op library's (classic: AOTIShims.cpp; stable: Register<Key>.cpp)
             keys = request.register_backends if request.op_library else ()
             policy = policy_for(None, request.target.release)
-            written = write_python_api(inputs, policy, str(self._api_dir()), register_backends=keys)
+            written = write_python_api(inputs, policy, str(self._api_dir()), register_backends=keys,
+                                       planned=result.planned)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None
         print(f"vtgen_build: typed Python API: {len(written)} files written", flush=True)
 
-    def _write_autograd(self, inputs: Inputs, request: BuildRequest) -> None:
+    def _write_autograd(self, inputs: Inputs, request: BuildRequest, result: GenerateResult) -> None:
         from .engine.python_autograd import write_python_autograd
         from .plan.policy import policy_for
 
@@ -509,7 +510,7 @@ class build_vtgen(Command):  # type: ignore[misc]
                 s.register_backends if s.stable_abi is not None else ()
             )  # a stable library's Autocast kernels are Python
             written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode,
-                                            autocast_backends=keys)  # fmt: skip
+                                            autocast_backends=keys, planned=result.planned)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the Python autograd failed (see above)") from None

@@ -428,7 +428,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         if args.python_api:
             outputs += _python_api(args, request, inputs, result, api_written)
         if args.python_autograd:
-            outputs += _python_autograd(args, request, inputs)
+            outputs += _python_autograd(args, request, inputs, result)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
         if failed:  # never wrong, only slower: the next run checks every input in full
@@ -473,18 +473,21 @@ def _python_api(
             allow_overwrite=args.allow_overwrite,
             record_in=args.out,
             register_backends=keys,
+            planned=result.planned,  # a clean run's: nothing loaded or planned again
         )
     return paths
 
 
-def _python_autograd(args: argparse.Namespace, request: BuildRequest, inputs: Inputs) -> list[str]:
+def _python_autograd(
+    args: argparse.Namespace, request: BuildRequest, inputs: Inputs, result: GenerateResult
+) -> list[str]:
     """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
     from ..engine.python_autograd import write_python_autograd
 
     # a stable-ABI library's Autocast kernels are Python, in this module (a classic one's are C++)
     keys = request.register_backends if request.stable is not None else ()
     write_python_autograd(inputs, _policy(args, request.target.release), args.python_autograd, args.python_formulas,
-                          autocast_backends=keys)  # fmt: skip
+                          autocast_backends=keys, planned=result.planned)  # fmt: skip
     return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
 
 

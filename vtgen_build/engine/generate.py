@@ -43,6 +43,7 @@ from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, r
 from .noop import discard, generator_files
 
 if TYPE_CHECKING:
+    from ..model import Model
     from ..plan.kernel import Plan
     from .incremental import Outcome
 
@@ -116,6 +117,14 @@ class GenerateResult:
     outputs: tuple[str, ...] = ()  # every file the output directory holds for this run (relative paths)
     stable: StableTarget | None = None  # the stable-ABI target of the run (no kernels or Nodes of autograd)
     warnings: tuple[str, ...] = ()  # ``path:line: warning: ...``: what the command prints on stderr
+    model: Model | None = None  # a clean run's model, which ``plan`` was made from
+
+    @property
+    def planned(self) -> tuple[Model, Plan] | None:
+        """A clean run's model and plan of every op: what the Python writers would load and plan again."""
+        if self.mode != "full" or self.model is None or self.plan is None:
+            return None
+        return self.model, self.plan
 
     def summary(self) -> str:
         if self.plan is None:
@@ -469,6 +478,7 @@ def _regenerate(
         tuple(f.path for f in files),
         options.request.stable,
         outcome.warnings,
+        outcome.model,
     )
 
 

@@ -162,6 +162,7 @@ class Outcome:
     explanations: tuple[str, ...]
     cache: CacheWrite
     warnings: tuple[str, ...] = ()  # ``path:line: warning: ...`` lines the command prints
+    model: Model | None = None  # a clean run's: what ``plan`` was made from
 
 
 def _token() -> str:
@@ -225,7 +226,8 @@ def full_run(inputs: Inputs, options: RunOptions, settings: dict[str, object], e
     warnings = tuple(s.warning() for s in shims if s.warn)  # of native_functions.yaml: an edit keeps them
     cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)
     cache = replace(cache, index=replace(cache.index, warnings=warnings))
-    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings)
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings,
+                   model)  # fmt: skip
 
 
 def _cpp_plan(model: Model, policy: Policy) -> Plan:
@@ -266,9 +268,8 @@ def _stable_outcome(
     cache = CacheWrite(record.index, (), None)
     unregistered = () if python_autograd else autocast_unregistered(model.native_functions)
     warnings = tuple(s.warning() for s in stable.aoti_shims.skipped if s.warn)  # named like an aten op
-    return Outcome(
-        tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings + unregistered
-    )
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache,
+                   warnings + unregistered, model)  # fmt: skip
 
 
 def _shard_files(
