@@ -24,6 +24,7 @@ import pytest
 from tests.conftest import CliRunner, RealYaml, sample_inputs
 from vtgen_build import gradcheck
 from vtgen_build.base.errors import VtgenError
+from vtgen_build.check import CheckOptions
 from vtgen_build.compile import ArtifactCache, Compiler, identify
 from vtgen_build.engine.generate import GenerateOptions
 from vtgen_build.gradcheck import GradcheckOptions, Report, run
@@ -111,10 +112,11 @@ def test_gradcheck_receives_the_compile_options(
     more = ["--std", "c++20", "--launcher", "ccache", "--no-cache", "--torch-include", "/x/include"]
     assert run_cli(*args, *more, "--torch-version", "2.13").code == 0
     (options,) = seen
-    assert (options.std, options.launcher, options.cache, options.pch) == ("c++20", "ccache", False, True)
-    assert options.torch_include == "/x/include"
+    compiling = options.check  # the compile settings a check takes too, made once by the CLI
+    assert (compiling.std, compiling.launcher, compiling.cache, compiling.pch) == ("c++20", "ccache", False, True)
+    assert compiling.torch_include == "/x/include"
     assert (targets[0].found, targets[0].source) == ("2.13", "--torch-version")  # resolved once, by the CLI
-    assert run_cli(*args, "--no-pch").code == 0 and not seen[-1].pch
+    assert run_cli(*args, "--no-pch").code == 0 and not seen[-1].check.pch
 
 
 def _torch(root: Path, version: str) -> TorchInstall:
@@ -136,8 +138,11 @@ def test_gradcheck_targets_the_release_of_the_torch_that_loads_the_library(tmp_p
         _target(torch, GradcheckOptions(), options(resolve_target("2.14", None, None)))
     assert _target(torch, GradcheckOptions(), options(resolve_target("2.13.1", None, None)))[0].release == "2.13"
     with pytest.raises(VtgenError, match=r"--torch-include .*other: --gradcheck compiles against the headers"):
-        _target(torch, GradcheckOptions(torch_include=str(tmp_path / "other")), plain)
-    assert _target(torch, GradcheckOptions(torch_include=str(tmp_path / "include")), plain)[0].release == "2.13"
+        _target(torch, GradcheckOptions(CheckOptions(torch_include=str(tmp_path / "other"))), plain)
+    assert (
+        _target(torch, GradcheckOptions(CheckOptions(torch_include=str(tmp_path / "include"))), plain)[0].release
+        == "2.13"
+    )
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")

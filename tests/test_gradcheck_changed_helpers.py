@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vtgen_build import torchlib
-from vtgen_build.check import changed_ops
+from vtgen_build.check import CheckOptions, changed_ops
 from vtgen_build.cli import watch
 from vtgen_build.cli.commands import main
 from vtgen_build.compile import Compiler
@@ -46,7 +46,7 @@ def _project(tmp: Path) -> tuple[OutputIndex, BuildSettings, GradcheckOptions]:
     (tmp / "torch" / "include").mkdir(parents=True)
     torch = TorchInstall(sys.executable, "0.0", tmp / "torch", (tmp / "torch" / "include",), tmp / "torch", True)
     settings = BuildSettings(Compiler("c++", "gcc", "c++ 1", "id"), torch, tmp / "work", release="2.13")
-    return read_index(out), settings, GradcheckOptions(changed=True, include_dirs=(str(tmp / "include"),))
+    return read_index(out), settings, GradcheckOptions(CheckOptions(changed=True, include_dirs=(str(tmp / "include"),)))
 
 
 def test_a_helper_edit_selects_the_ops_calling_it(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from vtgen_build.base.errors import VtgenError
+from vtgen_build.check import CheckOptions
 from vtgen_build.check.run import select_ops
 from vtgen_build.emit.output_index import read_index
 from vtgen_build.engine.generate import GenerateOptions, generate
@@ -78,7 +79,7 @@ def test_op_selects_a_dunder_op_and_its_in_place_variant(tmp_path: Path) -> None
     with pytest.raises(VtgenError, match="--op __and_: no such op"):
         select_ops(index, ["__and_"], "vtdunder")  # the name the old string cutting made
     for name in ("__and__", "vtdunder::__and__"):
-        chosen = _selected(index, "vtdunder", regs, GradcheckOptions(ops=(name,)), {}, {})
+        chosen = _selected(index, "vtdunder", regs, GradcheckOptions(CheckOptions(ops=(name,))), {}, {})
         assert sorted({r.op for r in chosen}) == ["__and__.Tensor", "__iand__.Tensor"]
     assert library_ops(_inputs(tmp_path), ["vtdunder::__and__"], [r.op for r in regs]) == ["__and__.Tensor"]
 

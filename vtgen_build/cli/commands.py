@@ -906,22 +906,12 @@ def _gradcheck_options(
     from ..gradcheck import GradcheckOptions, parse_shard
 
     return GradcheckOptions(
-        ops=tuple(args.op),  # mylib::op or op (model.schema.resolve_ops)
-        changed=args.changed,
+        check=_check_options(args, manual, since),  # the ops (mylib::op or op) and how their units compile
         python=args.python,
-        cxx=args.cxx,
-        jobs=args.jobs,
-        include_dirs=tuple(args.include_dirs),
-        manual_header_file=manual,
         max_samples=args.max_samples or 0,
         timeout=args.timeout,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
-        std=args.std,
-        launcher=args.launcher,
-        cache=not args.no_cache,
-        torch_include=args.torch_include,
-        since=since,
         hints=tuple(args.hints),
         allow_unverified=args.allow_unverified,
         coverage=args.coverage,
@@ -929,7 +919,6 @@ def _gradcheck_options(
         shard=parse_shard(args.shard) if args.shard else None,
         use_worker=args.use_worker,
         all_checks=args.all_checks,
-        pch=not args.no_pch,
         reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
 
