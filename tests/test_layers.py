@@ -182,3 +182,22 @@ def test_the_translator_is_used_through_its_public_api() -> None:
     listed = next(n for n in tree.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__all__")
     imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
     assert set(ast.literal_eval(listed.value)) == imported - {"annotations"}
+
+
+def test_every_child_command_line_is_built_by_the_child_packages_command() -> None:
+    """The parent spells a gradcheck child's command line in one place (``gradcheck_child.command``): no
+    module outside the child package names its launcher script, and the command is what the parent calls."""
+    named, calls = [], 0
+    for module, path in _modules().items():
+        if _room(module) == "gradcheck_child":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "LAUNCH":
+                named.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            calls += (
+                isinstance(node, ast.Attribute)
+                and node.attr == "command"
+                and ast.unparse(node.value) == "child_package"
+            )
+    assert not named, "a child command line built by hand:\n" + "\n".join(named)
+    assert calls >= 6  # OpInfo, reach, schema samples, schemas, reference, the Python tier

@@ -124,7 +124,7 @@ def _installed_schemas(
     query, answer = work / "schemas-query.json", work / "schemas-answer.json"
     write_atomic(query, json.dumps(names))
     said = work / "schemas-stderr.txt"
-    argv = [str(child_package.LAUNCH), "child", "--schemas", str(query), str(answer)]
+    argv = child_package.command("child", "--schemas", str(query), str(answer))
     if run_python(worker, torch.python, argv, said) != 0:
         raise VtgenError(f"asking torch for its schemas failed: {said.read_text(errors='replace').strip()[-2000:]}")
     try:
@@ -208,8 +208,8 @@ def _run_child(
         }
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
-    what, launch = "the gradcheck process", child_package.LAUNCH
-    child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, ("child",), options.worker)
+    what, launch = "the gradcheck process", tuple(child_package.command("child"))
+    child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, options.worker)
 
     last: list[tuple[list[Entry], list[Entry]]] = []  # the rows last judged, and their judgement
     spent = [0.0]  # seconds of judging
