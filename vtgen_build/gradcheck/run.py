@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
+from typing import Any, cast
 
 from .. import gradcheck_child as child_package
 from ..base import store
@@ -30,6 +31,7 @@ from ..check import (
 from ..compile import Headers, default_std, find_compiler, identify, include_flags, launcher_argv, remove_legacy
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
+from ..gradcheck_child.protocol import CheckRequest
 from ..inputs.files import Inputs
 from ..model.schema import SchemaError, op_name
 from ..plan.target import Target as Release
@@ -189,23 +191,25 @@ def _run_child(
     early = not (options.all_checks or options.coverage)
     whole: list[str] = []  # entries cut at a failure that was not ours: run again with every check
 
+    variants = tuple((op, family, variant) for op, (family, variant) in op_variants(autograd).items())
+
     def request(skip: list[str]) -> dict[str, object]:
-        return {
-            "out_ops": out_ops,
-            "autograd_ops": sorted(autograd),
-            "variants": op_variants(autograd),
-            "library": str(build.path),
-            "ops": ops,
-            "dtypes": list(options.dtypes),
-            "max_samples": options.max_samples,
-            "timeout": options.timeout,
-            "skip": skip,
-            "targets": [t.to_json() for t in checks_of],
-            "reference_dir": str(work / REFERENCE_DIR),
-            "batched": options.batched,
-            "first_failure": early,
-            "whole": list(whole),
-        }
+        return CheckRequest(
+            library=str(build.path),
+            ops=None if ops is None else tuple(ops),
+            out_ops=tuple(out_ops),
+            autograd_ops=tuple(sorted(autograd)),
+            variants=variants,
+            dtypes=tuple(options.dtypes),
+            max_samples=options.max_samples,
+            timeout=options.timeout,
+            skip=tuple(skip),
+            targets=tuple(cast(dict[str, Any], t.to_json()) for t in checks_of),
+            reference_dir=str(work / REFERENCE_DIR),
+            batched=options.batched,
+            first_failure=early,
+            whole=tuple(whole),
+        ).to_json()
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
     what, launch = "the gradcheck process", tuple(child_package.command("child"))
