@@ -21,10 +21,10 @@ import re
 
 from common import default_root
 
-from vtgen_build.emit.python_formula import Scope, translate
 from vtgen_build.inputs.load import load_entries
-from vtgen_build.model.cpp_expr import Call, ExprError, Name, Node, parse_expression
 from vtgen_build.model.derivatives import DerivativeEntry, Formula, output_names
+from vtgen_build.translate.cpp_expr import Call, ExprError, Name, Node, parse_expression
+from vtgen_build.translate.python_formula import Scope, translate
 
 
 def _names(entry: DerivativeEntry) -> frozenset[str]:

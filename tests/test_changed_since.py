@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from vtgen_build.base.errors import VtgenError
+from vtgen_build.check import CheckOptions
 from vtgen_build.emit.output_index import read_index
 from vtgen_build.engine.generate import GenerateOptions, generate
 from vtgen_build.gradcheck.report import Report
 from vtgen_build.gradcheck.run import GradcheckOptions, _selected
 from vtgen_build.gradcheck.units import read_registrations
 from vtgen_build.inputs.files import Inputs
+from vtgen_build.plan.request import BuildRequest
 from vtgen_build.revisions import changes_since
 
 from .ci_repo import DERIVATIVES, HELPERS, NATIVE, TAGS, edit, git, make_checkout
@@ -30,7 +32,9 @@ def inputs(repo: Path) -> Inputs:
 def generated(repo: Path) -> Path:
     """The check build of the checkout (formulas carry #line to the yaml, as ``check`` writes them)."""
     out = repo.parent / "out"
-    options = GenerateOptions(str(out), 2, "vtsample", ("vtsample/helpers.h",), line_directives=True)
+    options = GenerateOptions(
+        str(out), 2, BuildRequest("vtsample", manual_headers=("vtsample/helpers.h",)), line_directives=True
+    )
     generate(inputs(repo), options)
     return out
 
@@ -154,9 +158,11 @@ def test_gradcheck_selects_the_changed_ops_and_their_in_place_variants(repo: Pat
     edit(repo / DERIVATIVES, "self: softsign_backward(grad, self)", "self: softsign_backward(grad * 1, self)")
     out = generated(repo)
     changes = changes_since("HEAD", inputs(repo), [], None)
-    regs = _selected(read_index(out), "vtsample", read_registrations(out), GradcheckOptions(since=changes), {}, {})
+    regs = _selected(
+        read_index(out), "vtsample", read_registrations(out), GradcheckOptions(CheckOptions(since=changes)), {}, {}
+    )
     assert sorted(r.op for r in regs) == ["softsign", "softsign.out", "softsign_"]
-    everything = GradcheckOptions(since=replace(changes, everything="tags.yaml changed"))
+    everything = GradcheckOptions(CheckOptions(since=replace(changes, everything="tags.yaml changed")))
     assert len(_selected(read_index(out), "vtsample", read_registrations(out), everything, {}, {})) > 3
     nothing = Report.nothing_to_do(0.0, "no op's entries differ from HEAD").render()
     assert "no op's entries differ from HEAD, nothing checked" in nothing and "OK" not in nothing

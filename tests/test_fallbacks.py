@@ -15,6 +15,7 @@ from vtgen_build.engine import incremental
 from vtgen_build.engine.generate import GenerateOptions, generate
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.policy import read_policy_sources
+from vtgen_build.plan.request import BuildRequest
 from vtgen_build.plan.target import resolve_target
 
 from .conftest import CliRunner, copy_sample, strict_incremental
@@ -25,7 +26,7 @@ def _edited_sample(tmp_path: Path) -> tuple[Inputs, GenerateOptions, Path]:
     root = copy_sample(tmp_path / "sample")
     names = ("native_functions.yaml", "derivatives.yaml", "tags.yaml")
     inputs = Inputs(*(str(root / n) for n in names), "vtsample")
-    options = GenerateOptions(str(tmp_path / "out"), shards=2, namespace="vtsample")
+    options = GenerateOptions(str(tmp_path / "out"), shards=2, request=BuildRequest("vtsample"))
     assert generate(inputs, options).mode == "full"
     path = root / "derivatives.yaml"
     path.write_text(path.read_text().replace("softsign_backward(grad, self)", "softsign_backward(grad, self) * 2"))

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.engine.generate import GenerateOptions, generate
 from vtgen_build.inputs.files import Inputs
+from vtgen_build.plan.request import BuildRequest
 
 from .conftest import SAMPLE
 
@@ -36,7 +37,7 @@ def _entries(text: str) -> tuple[str, list[str]]:
 def _outcome(inputs: Inputs, out: Path) -> str | dict[str, bytes]:
     """The error a run reports, or the files it leaves (its records aside)."""
     try:
-        generate(inputs, GenerateOptions(str(out), shards=2, namespace="vtsample"))
+        generate(inputs, GenerateOptions(str(out), shards=2, request=BuildRequest("vtsample")))
     except VtgenError as exc:
         return str(exc)
     return {

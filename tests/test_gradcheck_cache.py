@@ -24,6 +24,7 @@ import pytest
 from tests.conftest import CliRunner, RealYaml, sample_inputs
 from vtgen_build import gradcheck
 from vtgen_build.base.errors import VtgenError
+from vtgen_build.check import CheckOptions
 from vtgen_build.compile import ArtifactCache, Compiler, identify
 from vtgen_build.engine.generate import GenerateOptions
 from vtgen_build.gradcheck import GradcheckOptions, Report, run
@@ -33,7 +34,8 @@ from vtgen_build.gradcheck.run import _target
 from vtgen_build.gradcheck.units import Registration
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan import policy
-from vtgen_build.plan.target import resolve_target
+from vtgen_build.plan.request import BuildRequest
+from vtgen_build.plan.target import Target, resolve_target
 from vtgen_build.torchlib import BuildSettings, TorchInstall, compile_objects
 from vtgen_build.torchlib.build import Session
 
@@ -98,9 +100,11 @@ def test_gradcheck_receives_the_compile_options(
     run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     seen: list[GradcheckOptions] = []
+    targets: list[Target] = []
 
     def fake(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
         seen.append(options)
+        targets.append(gen_options.request.target)
         return Report.nothing_to_do(0.0)
 
     monkeypatch.setattr(gradcheck, "run_gradcheck", fake)
@@ -108,10 +112,11 @@ def test_gradcheck_receives_the_compile_options(
     more = ["--std", "c++20", "--launcher", "ccache", "--no-cache", "--torch-include", "/x/include"]
     assert run_cli(*args, *more, "--torch-version", "2.13").code == 0
     (options,) = seen
-    assert (options.std, options.launcher, options.cache, options.pch) == ("c++20", "ccache", False, True)
-    assert options.torch_include == "/x/include" and options.target is not None
-    assert (options.target.found, options.target.source) == ("2.13", "--torch-version")  # resolved once, by the CLI
-    assert run_cli(*args, "--no-pch").code == 0 and not seen[-1].pch
+    compiling = options.check  # the compile settings a check takes too, made once by the CLI
+    assert (compiling.std, compiling.launcher, compiling.cache, compiling.pch) == ("c++20", "ccache", False, True)
+    assert compiling.torch_include == "/x/include"
+    assert (targets[0].found, targets[0].source) == ("2.13", "--torch-version")  # resolved once, by the CLI
+    assert run_cli(*args, "--no-pch").code == 0 and not seen[-1].check.pch
 
 
 def _torch(root: Path, version: str) -> TorchInstall:
@@ -120,16 +125,24 @@ def _torch(root: Path, version: str) -> TorchInstall:
 
 def test_gradcheck_targets_the_release_of_the_torch_that_loads_the_library(tmp_path: Path) -> None:
     torch = _torch(tmp_path, "2.13.0+cpu")
-    plain = GenerateOptions(str(tmp_path), release="2.13")
-    assert _target(torch, GradcheckOptions(), plain) == ("2.13", None)
-    release, note = _target(torch, GradcheckOptions(), GenerateOptions(str(tmp_path), release="2.14"))
-    assert release == "2.13" and note is not None and "the inputs point at 2.14" in note
+
+    def options(target: Target) -> GenerateOptions:
+        return GenerateOptions(str(tmp_path), request=BuildRequest(target=target))
+
+    plain = options(Target("2.13", "2.13.0", "torch/version.h"))
+    running, note = _target(torch, GradcheckOptions(), plain)
+    assert (running.release, running.found, note) == ("2.13", "2.13.0+cpu", None)
+    running, note = _target(torch, GradcheckOptions(), options(Target("2.14", "2.14.1", "torch/version.h")))
+    assert running.release == "2.13" and note is not None and "the inputs point at 2.14, from torch/version.h" in note
     with pytest.raises(VtgenError, match=r"--torch-version 2\.14: --gradcheck builds for the torch that runs"):
-        _target(torch, GradcheckOptions(target=resolve_target("2.14", None, None)), plain)
-    assert _target(torch, GradcheckOptions(target=resolve_target("2.13.1", None, None)), plain)[0] == "2.13"
+        _target(torch, GradcheckOptions(), options(resolve_target("2.14", None, None)))
+    assert _target(torch, GradcheckOptions(), options(resolve_target("2.13.1", None, None)))[0].release == "2.13"
     with pytest.raises(VtgenError, match=r"--torch-include .*other: --gradcheck compiles against the headers"):
-        _target(torch, GradcheckOptions(torch_include=str(tmp_path / "other")), plain)
-    assert _target(torch, GradcheckOptions(torch_include=str(tmp_path / "include")), plain)[0] == "2.13"
+        _target(torch, GradcheckOptions(CheckOptions(torch_include=str(tmp_path / "other"))), plain)
+    assert (
+        _target(torch, GradcheckOptions(CheckOptions(torch_include=str(tmp_path / "include"))), plain)[0].release
+        == "2.13"
+    )
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")

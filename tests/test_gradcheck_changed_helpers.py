@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vtgen_build import torchlib
-from vtgen_build.check import changed_ops
+from vtgen_build.check import CheckOptions, changed_ops
 from vtgen_build.cli import watch
 from vtgen_build.cli.commands import main
 from vtgen_build.compile import Compiler
@@ -18,6 +18,7 @@ from vtgen_build.emit.output_index import OutputIndex, read_index
 from vtgen_build.engine.generate import GenerateOptions, generate
 from vtgen_build.gradcheck.run import GradcheckOptions, _op_digests, _selected
 from vtgen_build.inputs.files import Inputs
+from vtgen_build.plan.request import BuildRequest
 from vtgen_build.torchlib import BuildSettings, TorchInstall
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_project"
@@ -36,11 +37,16 @@ def _project(tmp: Path) -> tuple[OutputIndex, BuildSettings, GradcheckOptions]:
     inputs = Inputs(
         str(tmp / "native_functions.yaml"), str(tmp / "derivatives.yaml"), str(tmp / "tags.yaml"), "vtsample"
     )
-    generate(inputs, GenerateOptions(str(out), 2, "vtsample", (HEADER,), line_directives=True, stub_decls=True))
+    generate(
+        inputs,
+        GenerateOptions(
+            str(out), 2, BuildRequest("vtsample", manual_headers=(HEADER,), stub_decls=True), line_directives=True
+        ),
+    )
     (tmp / "torch" / "include").mkdir(parents=True)
     torch = TorchInstall(sys.executable, "0.0", tmp / "torch", (tmp / "torch" / "include",), tmp / "torch", True)
     settings = BuildSettings(Compiler("c++", "gcc", "c++ 1", "id"), torch, tmp / "work", release="2.13")
-    return read_index(out), settings, GradcheckOptions(changed=True, include_dirs=(str(tmp / "include"),))
+    return read_index(out), settings, GradcheckOptions(CheckOptions(changed=True, include_dirs=(str(tmp / "include"),)))
 
 
 def test_a_helper_edit_selects_the_ops_calling_it(tmp_path: Path) -> None:

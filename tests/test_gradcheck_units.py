@@ -14,6 +14,7 @@ from vtgen_build.emit.output_index import OutputIndex, read_index
 from vtgen_build.engine.generate import GenerateOptions, generate
 from vtgen_build.gradcheck.units import kernel_units
 from vtgen_build.inputs.files import Inputs
+from vtgen_build.plan.request import BuildRequest
 
 from .conftest import SAMPLE
 
@@ -22,7 +23,7 @@ def _index(tmp_path: Path, shards: int) -> OutputIndex:
     inputs = Inputs(str(SAMPLE / "native_functions.yaml"), str(SAMPLE / "derivatives.yaml"),
                     str(SAMPLE / "tags.yaml"), "vtsample")  # fmt: skip
     out = tmp_path / f"out{shards}"
-    generate(inputs, GenerateOptions(str(out), shards, "vtsample"))
+    generate(inputs, GenerateOptions(str(out), shards, BuildRequest("vtsample")))
     return read_index(out)
 
 

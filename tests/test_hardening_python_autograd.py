@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.cli import commands as cli
 from vtgen_build.compile.compiler import find_compiler
-from vtgen_build.emit import python_autograd
 from vtgen_build.engine.python_autograd import write_python_autograd
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.policy import load_policy
 from vtgen_build.torchlib import locate_torch
+from vtgen_build.translate import formulas
 
 torch = pytest.importorskip("torch")
 
@@ -241,7 +241,7 @@ def test_python_that_does_not_compile_is_an_error_at_the_formula_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The last guard: the translation of a formula is compiled before anything is written."""
-    monkeypatch.setattr(python_autograd, "translate", lambda node, scope: "grad +")
+    monkeypatch.setattr(formulas, "translate", lambda node, scope: "grad +")
     ops = [Op("f(Tensor self) -> Tensor", (("self", "grad * 2"),))]
     with pytest.raises(VtgenError, match="does not compile") as info:
         _generate(tmp_path, ops)

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("inputs",),  # finding the yaml, digests, yaml -> located records
     ("model",),  # frozen records of native functions, schemas, derivatives; C++ API spellings
     ("plan",),  # one frozen KernelPlan per op; the release policy and target
+    ("translate",),  # a derivatives.yaml formula -> Python: its tree, translation, reserved names, helpers
     ("emit", "stubs"),  # plans -> C++ text; reading generated text back; stub ATen declarations
     (
         "engine",
@@ -163,3 +164,40 @@ def test_the_design_map_names_every_room() -> None:
     rooms_md = (ROOT / "docs" / "design" / "rooms.md").read_text()
     missing = [room for room in LAYER if f"`{room}" not in rooms_md]
     assert not missing, f"docs/design/rooms.md does not name: {missing}"
+
+
+def test_the_translator_is_used_through_its_public_api() -> None:
+    """Its users (emit's Python autograd and autocast, the gradcheck tiers) import ``vtgen_build.translate``,
+    the names its ``__all__`` lists, never one of its modules."""
+    room = "vtgen_build.translate"
+    inside = [
+        f"{path.relative_to(ROOT)}:{line}: {target}"
+        for module, path in _modules().items()
+        if _room(module) != "translate"
+        for line, target in _imports(path)
+        if target.startswith(room + ".")
+    ]
+    assert not inside, "\n".join(inside)
+    tree = ast.parse((PACKAGE / "translate" / "__init__.py").read_text())
+    listed = next(n for n in tree.body if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "__all__")
+    imported = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert set(ast.literal_eval(listed.value)) == imported - {"annotations"}
+
+
+def test_every_child_command_line_is_built_by_the_child_packages_command() -> None:
+    """The parent spells a gradcheck child's command line in one place (``gradcheck_child.command``): no
+    module outside the child package names its launcher script, and the command is what the parent calls."""
+    named, calls = [], 0
+    for module, path in _modules().items():
+        if _room(module) == "gradcheck_child":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr == "LAUNCH":
+                named.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            calls += (
+                isinstance(node, ast.Attribute)
+                and node.attr == "command"
+                and ast.unparse(node.value) == "child_package"
+            )
+    assert not named, "a child command line built by hand:\n" + "\n".join(named)
+    assert calls >= 6  # OpInfo, reach, schema samples, schemas, reference, the Python tier

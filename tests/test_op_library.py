@@ -29,6 +29,7 @@ from vtgen_build.plan.functionalize import plan_functionalize
 from vtgen_build.plan.inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
 from vtgen_build.plan.kernel import build_plan
 from vtgen_build.plan.policy import load_policy
+from vtgen_build.plan.request import BuildRequest
 from vtgen_build.plan.schemas import plan_schemas
 
 from .conftest import CliRunner, RealYaml, TorchTree, YamlWriter, installed_torch_dir, installed_torch_include
@@ -149,7 +150,7 @@ def test_only_aten_kernels_include_the_redispatch_header(tmp_yaml: YamlWriter, t
         )
         out = tmp_path / namespace
         inputs = Inputs(native, derivatives, namespace=namespace)
-        generate(inputs, GenerateOptions(str(out), shards=1, namespace=namespace))
+        generate(inputs, GenerateOptions(str(out), shards=1, request=BuildRequest(namespace)))
         for unit in ("VariableType_0.cpp", "ADInplaceOrViewType_0.cpp"):
             text = (out / unit).read_text()
             assert ("#include <ATen/RedispatchFunctions.h>" in text) == (namespace == "aten"), (namespace, unit)
@@ -180,7 +181,7 @@ def _compile(source: Path, *include: Path) -> subprocess.CompletedProcess[str]:
 def test_new_files_compile_against_the_stubs_without_warnings(tmp_yaml: YamlWriter, tmp_path: Path) -> None:
     inputs = _inputs(tmp_yaml)
     out = tmp_path / "out"
-    generate(inputs, GenerateOptions(str(out), shards=2, namespace="myops", stub_decls=True))
+    generate(inputs, GenerateOptions(str(out), shards=2, request=BuildRequest("myops", stub_decls=True)))
     sources = [out / "RegisterSchema.cpp", out / "ADInplaceOrViewType_0.cpp", out / "ADInplaceOrViewType_1.cpp"]
     assert "ViewFunc" in "".join(s.read_text() for s in sources)
     for source in sources:  # the stubs on -I, not -isystem: a warning in them fails too
@@ -210,7 +211,7 @@ def test_line_directives_point_a_compiler_error_at_the_yaml(
 
 def test_incremental_runs_keep_the_new_files(tmp_yaml: YamlWriter) -> None:
     inputs = _inputs(tmp_yaml)
-    options = GenerateOptions(str(Path(inputs.derivatives).parent / "out"), shards=2, namespace="myops")
+    options = GenerateOptions(str(Path(inputs.derivatives).parent / "out"), shards=2, request=BuildRequest("myops"))
     first = generate(inputs, options)
     kept = {"RegisterSchema.cpp", "ADInplaceOrViewType_0.cpp", "ADInplaceOrViewType_1.cpp"}
     assert kept <= set(first.written)
@@ -316,7 +317,7 @@ def test_an_aten_inplace_or_view_shard_compiles_against_the_real_headers(real_ya
 @pytest.mark.skipif(CXX is None, reason="no C++ compiler")
 def test_every_aten_inplace_or_view_shard_compiles_against_the_stubs(real_yaml: RealYaml, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    generate(real_yaml.inputs, GenerateOptions(str(out), shards=4, stub_decls=True))
+    generate(real_yaml.inputs, GenerateOptions(str(out), shards=4, request=BuildRequest(stub_decls=True)))
     for k in range(4):
         done = _compile(out / f"ADInplaceOrViewType_{k}.cpp", out, STUBS)
         assert done.returncode == 0, done.stderr

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from vtgen_build.base.errors import VtgenError
+from vtgen_build.check import CheckOptions
 from vtgen_build.check.run import select_ops
 from vtgen_build.emit.output_index import read_index
 from vtgen_build.engine.generate import GenerateOptions, generate
@@ -20,6 +21,7 @@ from vtgen_build.gradcheck.schema_run import library_ops
 from vtgen_build.gradcheck.units import read_registrations
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.model.schema import op_name, resolve_ops
+from vtgen_build.plan.request import BuildRequest
 
 from .conftest import SAMPLE, CliRunner
 
@@ -70,14 +72,14 @@ def test_the_model_reads_a_dunder_name_whole() -> None:
 
 def test_op_selects_a_dunder_op_and_its_in_place_variant(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    generate(_inputs(tmp_path), GenerateOptions(str(out), 1, "vtdunder"))
+    generate(_inputs(tmp_path), GenerateOptions(str(out), 1, BuildRequest("vtdunder")))
     index, regs = read_index(out), read_registrations(out)
     assert select_ops(index, ["__and__"], "vtdunder") == ["__and__.Tensor"]
     assert select_ops(index, ["__iand__.Tensor"], "vtdunder") == ["__iand__.Tensor"]
     with pytest.raises(VtgenError, match="--op __and_: no such op"):
         select_ops(index, ["__and_"], "vtdunder")  # the name the old string cutting made
     for name in ("__and__", "vtdunder::__and__"):
-        chosen = _selected(index, "vtdunder", regs, GradcheckOptions(ops=(name,)), {}, {})
+        chosen = _selected(index, "vtdunder", regs, GradcheckOptions(CheckOptions(ops=(name,))), {}, {})
         assert sorted({r.op for r in chosen}) == ["__and__.Tensor", "__iand__.Tensor"]
     assert library_ops(_inputs(tmp_path), ["vtdunder::__and__"], [r.op for r in regs]) == ["__and__.Tensor"]
 

@@ -16,14 +16,13 @@ from hypothesis import strategies as st
 
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.diagnostics import from_error
-from vtgen_build.emit.python_autograd import python_formulas
-from vtgen_build.emit.python_formula import Scope, translate_formula
 from vtgen_build.engine.python_autograd import autograd_module, write_python_autograd
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.model import load_model
-from vtgen_build.model.cpp_expr import Call, ExprError, Name, parse_expression
 from vtgen_build.plan.infos import build_infos
 from vtgen_build.plan.policy import load_policy
+from vtgen_build.translate import Scope, python_formulas, translate_formula
+from vtgen_build.translate.cpp_expr import Call, ExprError, Name, parse_expression
 
 from .conftest import CliRunner
 

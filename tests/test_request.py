@@ -3,11 +3,18 @@ front end (the command line, the setuptools hook, CMake through the generator) s
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from vtgen_build.base.errors import VtgenError
-from vtgen_build.engine.generate import configure_answers
+from vtgen_build.cli import commands
+from vtgen_build.engine.generate import GenerateOptions, GenerateResult, configure_answers
+from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.request import CLI, CMAKE, SETUPTOOLS, Spelling, StableTarget, make_request
+from vtgen_build.plan.target import Target
+
+from .conftest import CliRunner, sample_inputs
 
 
 @pytest.mark.parametrize(
@@ -51,3 +58,24 @@ def test_cmake_asks_the_request_at_configure_time() -> None:
     assert configure_answers(["--namespace", "lib", "--stable-abi", "2.x"]) == [
         "-\tSTABLE_ABI: '2.x' is not a release X.Y (e.g. 2.10)"]  # fmt: skip
     assert configure_answers(["--namespace", "class"])[0].startswith("--namespace\t")  # a name: as before
+
+
+def test_the_request_holds_the_whole_target(
+    run_cli: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The release crosses the command line as the resolved ``Target`` (its found version and source kept),
+    and the stable target is checked against that version."""
+    seen: list[GenerateOptions] = []
+
+    def fake(inputs: Inputs, options: GenerateOptions, finish: object = None) -> GenerateResult:
+        seen.append(options)
+        return GenerateResult(None, (), 0, 0.0, ())
+
+    monkeypatch.setattr(commands, "generate", fake)
+    args = ["generate", *sample_inputs(), "--out", str(tmp_path / "out"), "--torch-version", "2.14.1"]
+    assert run_cli(*args, "--python-api", str(tmp_path / "api")).code == 0
+    request = seen[0].request
+    assert request.target == Target("2.14", "2.14.1", "--torch-version")
+    assert request.python_api == str(tmp_path / "api")
+    with pytest.raises(VtgenError, match=r"--stable-abi: 2\.14 is newer than the torch this build compiles against"):
+        make_request(CLI, register_backends="CPU", stable_abi="2.14", target=Target("2.13", "2.13.0", "x"))

@@ -15,6 +15,7 @@ import sys
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,6 +28,8 @@ from vtgen_build.setuptools_hook import (
     read_settings,
     shard_count,
 )
+
+from .conftest import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = ROOT / "tests" / "packages" / "setuptools_ops"
@@ -381,3 +384,68 @@ def test_the_build_check_compiles_the_files_the_build_ships_generated_once(
     with pytest.raises(Exception, match="vtgen-build check failed"):
         build()
     assert "the shipped file" in capsys.readouterr().err
+
+
+def _count_loads_and_plans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each load of the yaml (``model.load_model``) and each plan of every op (``plan.kernel.build_plan``), as
+    they happen, wherever they are called from (both look their helpers up in their own modules)."""
+    import vtgen_build.model as model
+    import vtgen_build.plan.kernel as kernel
+
+    seen: list[str] = []
+    real_model, real_infos = model.build_model, kernel.build_infos
+
+    def build_model(*args: Any, **kwargs: Any) -> Any:
+        seen.append("load")
+        return real_model(*args, **kwargs)
+
+    def build_infos(*args: Any, **kwargs: Any) -> Any:
+        seen.append("plan")
+        return real_infos(*args, **kwargs)
+
+    monkeypatch.setattr(model, "build_model", build_model)
+    monkeypatch.setattr(kernel, "build_infos", build_infos)
+    return seen
+
+
+def test_a_build_loads_and_plans_the_yaml_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernels, the typed Python API and the Python autograd of one clean build come from one load and one
+    plan of the yaml (the generate run's); an incremental rebuild may plan again."""
+    from dataclasses import replace
+
+    from setuptools.dist import Distribution
+
+    from vtgen_build import setuptools_hook
+
+    project = Path(shutil.copytree(FIXTURE, tmp_path / "project"))
+    settings = replace(load_settings(project), check=False)
+    seen = _count_loads_and_plans(monkeypatch)
+    dist = Distribution({"name": "setuptools_ops", "packages": ["setuptools_ops"]})
+    dist.vtgen_build_settings = settings  # type: ignore[attr-defined]
+    command = setuptools_hook.build_vtgen(dist)
+    command.initialize_options()
+    command.editable_mode = True  # generates in place: no build directory needed
+    command.settings, command.root = settings, project
+    command.run()
+    assert (project / "src" / "setuptools_ops" / "_py_autograd.py").is_file()
+    assert (project / "src" / "setuptools_ops" / "ops" / "__init__.py").is_file()
+    assert seen == ["load", "plan"]
+
+
+def test_generate_with_the_python_outputs_loads_and_plans_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: CliRunner
+) -> None:
+    """``generate --python-api --python-autograd``: the Python writers take the run's plan."""
+    pkg = ROOT / "tests" / "packages" / "py_autograd"
+    formulas = tmp_path / "pyag" / "formulas.py"
+    formulas.parent.mkdir()
+    shutil.copy(pkg / "pyag" / "formulas.py", formulas)
+    seen = _count_loads_and_plans(monkeypatch)
+    out = tmp_path / "pyag"
+    args = ["generate", "--native-functions", str(pkg / "native_functions.yaml"), "--derivatives",
+            str(pkg / "derivatives.yaml"), "--namespace", "pyag", "--out", str(tmp_path / "out"),
+            "--python-api", str(out / "ops"), "--python-autograd", str(out / "_autograd.py"),
+            "--python-formulas", str(formulas)]  # fmt: skip
+    assert run_cli(*args).code == 0
+    assert (tmp_path / "pyag" / "_autograd.py").is_file() and (tmp_path / "pyag" / "ops" / "__init__.py").is_file()
+    assert seen == ["load", "plan"]

@@ -58,7 +58,7 @@ def _child(tmp_path: Path) -> Child:
     script = tmp_path / "fake_child.py"
     script.write_text(FAKE, encoding="utf-8")
     paths = (tmp_path / "request.json", tmp_path / "results.jsonl", tmp_path / "stderr.txt")
-    return Child(sys.executable, script, *paths, "the stand-in process", "entry", 1)
+    return Child(sys.executable, (str(script),), *paths, "the stand-in process", "entry", 1)
 
 
 def test_each_crashing_entry_gets_an_error_row_and_the_rest_still_run(tmp_path: Path) -> None:

@@ -95,7 +95,7 @@ def test_the_supervisor_runs_its_children_through_the_worker(warm: Worker, tmp_p
     script = tmp_path / "fake_child.py"
     script.write_text(FAKE, encoding="utf-8")
     paths = (tmp_path / "request.json", tmp_path / "results.jsonl", tmp_path / "stderr.txt")
-    child = Child(sys.executable, script, *paths, "the stand-in process", "entry", 1, worker=warm)
+    child = Child(sys.executable, (str(script),), *paths, "the stand-in process", "entry", 1, worker=warm)
     run_to_end(child, lambda skip: {"entries": ["a", "die-7", "b"], "skip": skip})
     ended = "the process exited (status 7) in sample 3 before writing the entry's result"
     assert read_entries(child.results) == [
@@ -269,7 +269,7 @@ def test_a_worker_killed_mid_check_takes_its_child_along_and_the_check_goes_on_w
     script = tmp_path / "spin_once.py"
     script.write_text(SPIN_ONCE, encoding="utf-8")
     paths = (tmp_path / "request.json", tmp_path / "results.jsonl", tmp_path / "stderr.txt")
-    child = Child(sys.executable, script, *paths, "the stand-in process", "entry", 60, worker=warm)
+    child = Child(sys.executable, (str(script),), *paths, "the stand-in process", "entry", 60, worker=warm)
     marker = tmp_path / "spun.txt"
 
     def kill_the_worker_once_it_spins() -> None:
@@ -305,7 +305,7 @@ def test_stop_during_a_check_keeps_its_diagnosis_and_other_checks_go_on_without_
     script = tmp_path / "fake_child.py"
     script.write_text(FAKE, encoding="utf-8")
     paths = (tmp_path / "request.json", tmp_path / "results.jsonl", tmp_path / "stderr.txt")
-    child = Child(sys.executable, script, *paths, "the stand-in process", "entry", 1, worker=warm)
+    child = Child(sys.executable, (str(script),), *paths, "the stand-in process", "entry", 1, worker=warm)
     checking = threading.Thread(
         target=run_to_end, args=(child, lambda skip: {"entries": ["a", "hang", "b"], "skip": skip})
     )

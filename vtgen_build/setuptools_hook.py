@@ -46,7 +46,7 @@ from .engine.generate import (
 )
 from .model import Inputs
 from .plan.request import SETUPTOOLS, BuildRequest, StableTarget, make_request
-from .plan.target import resolve_target, supported_release
+from .plan.target import DEFAULT_TARGET, Target, resolve_target, supported_release
 
 __all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_options", "read_settings", "shard_count"]
 
@@ -116,9 +116,15 @@ class Settings:
 
     @property
     def request(self) -> BuildRequest:
-        """The build request of these settings (checked when they were read)."""
+        """The build request of these settings (checked when they were read), for the default release."""
+        return self.request_for(DEFAULT_TARGET)
+
+    def request_for(self, target: Target) -> BuildRequest:
+        """The build request of these settings for the release ``target`` (``build_target``)."""
+        # the stub headers' declarations: classic mode only
         return BuildRequest(self.namespace, self.register_backends, self.stable_abi, self.manual_headers,
-                            self.using_namespaces, False, self.python_autograd, self.python_formulas)  # fmt: skip
+                            self.using_namespaces, self.stable_abi is None, self.python_autograd,
+                            self.python_formulas, target, self.fake_module, self.python_api)  # fmt: skip
 
 
 _REQUIRED = ("native_functions", "derivatives", "output_dir")
@@ -443,22 +449,14 @@ class build_vtgen(Command):  # type: ignore[misc]
             s.namespace,
         )
         try:
-            release = build_release(s)  # resolved once: generation, the Python APIs and the check share it
+            # resolved once: generation, the Python APIs and the check share it
+            request = s.request_for(build_target(s))
             options = GenerateOptions(
                 str(out),
                 shard_count(s, self.root),
-                s.namespace,
-                s.manual_headers,
-                s.using_namespaces,
+                request,
                 line_directives=True,  # a compiler error in a formula names its derivatives.yaml line
-                stub_decls=s.stable_abi is None,  # the stub headers' declarations: classic mode only
-                release=release,
                 allow_overwrite=bool(self.force),  # --force removed the manifest: the files there are ours
-                register_backends=s.register_backends,
-                fake_module=s.fake_module,
-                stable=s.stable_abi,
-                torch_found=installed_torch_version(),
-                python_autograd=s.python_autograd is not None,
             )
             result = generate(inputs, options)
         except VtgenError as exc:
@@ -468,9 +466,9 @@ class build_vtgen(Command):  # type: ignore[misc]
             raise SetupError("vtgen_build: generating the autograd kernels failed (see above)") from None
         print(result.summary(), f"[{_relative(str(out), self.root)}]", flush=True)
         if s.python_api is not None:
-            self._write_api(inputs, release)
+            self._write_api(inputs, request, result)
         if s.python_autograd is not None:
-            self._write_autograd(inputs, release)
+            self._write_autograd(inputs, request, result)
         if s.check:
             self._check(result, options)
         if not self.editable_mode:
@@ -484,21 +482,22 @@ class build_vtgen(Command):  # type: ignore[misc]
                 self.mkpath(str(destination.parent))
                 self.copy_file(str(out / name), str(destination), preserve_mode=False)
 
-    def _write_api(self, inputs: Inputs, release: str) -> None:
+    def _write_api(self, inputs: Inputs, request: BuildRequest, result: GenerateResult) -> None:
         from .engine.python_api import write_python_api
         from .plan.policy import policy_for
 
         try:
-            s = self.settings
             # the shims the library defines: an op library's (classic: AOTIShims.cpp; stable: Register<Key>.cpp)
-            keys = s.register_backends if s.request.op_library else ()
-            written = write_python_api(inputs, policy_for(None, release), str(self._api_dir()), register_backends=keys)
+            keys = request.register_backends if request.op_library else ()
+            policy = policy_for(None, request.target.release)
+            written = write_python_api(inputs, policy, str(self._api_dir()), register_backends=keys,
+                                       planned=result.planned)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None
         print(f"vtgen_build: typed Python API: {len(written)} files written", flush=True)
 
-    def _write_autograd(self, inputs: Inputs, release: str) -> None:
+    def _write_autograd(self, inputs: Inputs, request: BuildRequest, result: GenerateResult) -> None:
         from .engine.python_autograd import write_python_autograd
         from .plan.policy import policy_for
 
@@ -506,12 +505,12 @@ class build_vtgen(Command):  # type: ignore[misc]
         formulas = str(self.root / s.python_formulas) if s.python_formulas else None
         target = self._autograd_file()
         try:
-            policy = policy_for(None, release)
+            policy = policy_for(None, request.target.release)
             keys = (
                 s.register_backends if s.stable_abi is not None else ()
             )  # a stable library's Autocast kernels are Python
             written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode,
-                                            autocast_backends=keys)  # fmt: skip
+                                            autocast_backends=keys, planned=result.planned)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the Python autograd failed (see above)") from None
@@ -544,13 +543,18 @@ class build_vtgen(Command):  # type: ignore[misc]
         stamp.write_text(fingerprint + "\n")
 
 
-def build_release(settings: Settings) -> str:
+def build_target(settings: Settings) -> Target:
     """The release the kernels are generated for: ``torch-version``, else that of the torch installed
     in the build environment (its distribution metadata: torch is never imported), else the default
     (``plan.target.resolve_target``, the one rule of the CLI too)."""
     version = None if settings.torch_version else installed_torch_version()
     installed = (version, f"torch {version}, installed in the build environment") if version else None
-    return resolve_target(settings.torch_version, None, None, installed, f"[{TABLE}] torch-version").release
+    return resolve_target(settings.torch_version, None, None, installed, f"[{TABLE}] torch-version")
+
+
+def build_release(settings: Settings) -> str:
+    """``build_target``'s release, as the ``check`` command line of the pre-commit hook passes it on."""
+    return build_target(settings).release
 
 
 def check_command(settings: Settings, root: Path) -> list[str]:

@@ -156,7 +156,12 @@ def default_check_dir(inputs: Inputs, options: GenerateOptions) -> str:
     """A cache directory per set of inputs and options (``$XDG_CACHE_HOME/vtgen-build/check/<digest>``)."""
     key = json.dumps(
         [os.path.abspath(p) if p else None for p in (inputs.native_functions, inputs.derivatives, inputs.tags)]
-        + [options.namespace, options.shards, list(options.manual_headers), list(options.using_namespaces)]
+        + [
+            options.request.namespace,
+            options.shards,
+            list(options.request.manual_headers),
+            list(options.request.using_namespaces),
+        ]
     )
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(cache, "vtgen-build", "check", hashlib.sha256(key.encode()).hexdigest()[:16])
@@ -293,7 +298,8 @@ def run_check(inputs: Inputs, gen_options: GenerateOptions, options: CheckOption
 def _run_check_locked(inputs: Inputs, gen_options: GenerateOptions, options: CheckOptions) -> CheckResult:
     start = time.perf_counter()
     # the backend registrations too (an op library's Register<Key>.cpp, for every key its yaml names)
-    gen_options = replace(gen_options, line_directives=True, stub_decls=True, register_backends=(ALL_KEYS,))
+    request = replace(gen_options.request, stub_decls=True, register_backends=(ALL_KEYS,))
+    gen_options = replace(gen_options, line_directives=True, request=request)
     generated = generate(inputs, gen_options)
     fault_point("check generated")
     return _check_generated(gen_options, generated, options, start)
@@ -311,13 +317,13 @@ def _check_generated(
     gen_options: GenerateOptions, generated: GenerateResult, options: CheckOptions, start: float
 ) -> CheckResult:
     out = Path(gen_options.out_dir).resolve()
-    settings = _settings(out, options, gen_options.release)
-    state_key = _settings_digest(out, settings, gen_options.manual_headers, options)
+    settings = _settings(out, options, gen_options.request.target.release)
+    state_key = _settings_digest(out, settings, gen_options.request.manual_headers, options)
     lazy = _LazyIndex(out)
 
     ops: list[str] | None = None  # None: every unit
     if options.ops:
-        ops = select_ops(lazy.get(), options.ops, gen_options.namespace)
+        ops = select_ops(lazy.get(), options.ops, gen_options.request.namespace)
     if options.since is not None:
         chosen = options.since.select(lazy.get())  # None: every op
         if chosen == []:
@@ -345,7 +351,7 @@ def _check_generated(
     if ops is not None or options.changed or not all(r.cached for r in results):  # --changed: its state too
         checked = _record_passed(out, lazy, state_key, ops, results, failing)
     hint = None if _ok(results) else namespace_hint([r.diagnostics for r in results if not r.ok])
-    if hint in gen_options.using_namespaces:
+    if hint in gen_options.request.using_namespaces:
         hint = None
     seconds = time.perf_counter() - start
     return CheckResult(tuple(results), tuple(failing), seconds, generated.seconds, checked, hint=hint)

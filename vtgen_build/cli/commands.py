@@ -364,8 +364,10 @@ def _default_shards(args: argparse.Namespace) -> int:
     return default_shards(text)
 
 
-def _request(args: argparse.Namespace, target: Target) -> BuildRequest:
-    """The build request of ``args``, made and checked once (the rules of vtgen_build.plan.request)."""
+def _request(args: argparse.Namespace) -> BuildRequest:
+    """The build request of ``args``, made and checked once (the rules of vtgen_build.plan.request), with the
+    release resolved once (``_resolve_target``)."""
+    target = _resolve_target(args)
     headers, namespaces = list(getattr(args, "manual_header", ())), list(getattr(args, "using_namespace", ()))
     if not headers and args.pytorch_root and find_pytorch_layout(args.pytorch_root).manual_header:
         headers = ["torch/csrc/autograd/FunctionsManual.h"]
@@ -377,32 +379,25 @@ def _request(args: argparse.Namespace, target: Target) -> BuildRequest:
         namespace=args.namespace,
         register_backends=getattr(args, "register_backends", None) or (),
         stable_abi=getattr(args, "stable_abi", None),
-        built_against=target.found or target.release,
+        target=target,
         manual_headers=headers,
         using_namespaces=namespaces,
         stub_decls=getattr(args, "stub_decls", False),
         python_autograd=getattr(args, "python_autograd", None),
         python_formulas=getattr(args, "python_formulas", None),
+        fake_module=getattr(args, "fake_module", None),  # checked with the other names (check_options)
+        python_api=getattr(args, "python_api", None),
     )
 
 
-def _generate_options(args: argparse.Namespace, target: Target, request: BuildRequest) -> GenerateOptions:
+def _generate_options(args: argparse.Namespace, request: BuildRequest) -> GenerateOptions:
     return GenerateOptions(
         out_dir=args.out or "",
         shards=args.shards if args.shards is not None else _default_shards(args),
-        namespace=request.namespace,
-        manual_headers=request.manual_headers,
-        using_namespaces=request.using_namespaces,
+        request=request,
         line_directives=getattr(args, "line_directives", False),
-        stub_decls=request.stub_decls,
-        release=target.release,
         policy_root=args.pytorch_root,
         allow_overwrite=args.allow_overwrite,
-        register_backends=request.register_backends,
-        fake_module=getattr(args, "fake_module", None),  # checked with the other names (check_options)
-        stable=request.stable,
-        torch_found=target.found,
-        python_autograd=request.python_autograd is not None,
     )
 
 
@@ -411,9 +406,8 @@ def _run_generate(args: argparse.Namespace) -> int:
         noop.discard(args.out)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
-    release = _resolve_target(args)
-    request = _request(args, release)
-    options = _generate_options(args, release, request)
+    request = _request(args)
+    options = _generate_options(args, request)
     check_options(options)
     target = args.stamp or str(Path(args.out) / "Functions.h")
     if args.depfile:
@@ -432,9 +426,9 @@ def _run_generate(args: argparse.Namespace) -> int:
             args.depfile
         )
         if args.python_api:
-            outputs += _python_api(args, request, options.release, inputs, result, api_written)
+            outputs += _python_api(args, request, inputs, result, api_written)
         if args.python_autograd:
-            outputs += _python_autograd(args, request, options.release, inputs)
+            outputs += _python_autograd(args, request, inputs, result)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
         if failed:  # never wrong, only slower: the next run checks every input in full
@@ -459,7 +453,6 @@ def _run_generate(args: argparse.Namespace) -> int:
 def _python_api(
     args: argparse.Namespace,
     request: BuildRequest,
-    release: str,
     inputs: Inputs,
     result: GenerateResult,
     written: list[str],
@@ -475,23 +468,26 @@ def _python_api(
         keys = request.register_backends if request.op_library else ()
         written += write_python_api(
             inputs,
-            _policy(args, release),
+            _policy(args, request.target.release),
             args.python_api,
             allow_overwrite=args.allow_overwrite,
             record_in=args.out,
             register_backends=keys,
+            planned=result.planned,  # a clean run's: nothing loaded or planned again
         )
     return paths
 
 
-def _python_autograd(args: argparse.Namespace, request: BuildRequest, release: str, inputs: Inputs) -> list[str]:
+def _python_autograd(
+    args: argparse.Namespace, request: BuildRequest, inputs: Inputs, result: GenerateResult
+) -> list[str]:
     """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
     from ..engine.python_autograd import write_python_autograd
 
     # a stable-ABI library's Autocast kernels are Python, in this module (a classic one's are C++)
     keys = request.register_backends if request.stable is not None else ()
-    write_python_autograd(inputs, _policy(args, release), args.python_autograd, args.python_formulas,
-                          autocast_backends=keys)  # fmt: skip
+    write_python_autograd(inputs, _policy(args, request.target.release), args.python_autograd, args.python_formulas,
+                          autocast_backends=keys, planned=result.planned)  # fmt: skip
     return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
 
 
@@ -592,8 +588,7 @@ def _run_inspect(args: argparse.Namespace) -> int:
     target = _resolve_target(args)
     policy = _policy(args, target.release)
     plan = build_plan(model, policy)  # the checks `generate` runs, for every entry
-    built = target.found or target.release
-    stable = make_request(CLI, stable_abi=args.stable_abi, built_against=built, describe_only=True).stable
+    stable = make_request(CLI, stable_abi=args.stable_abi, target=target, describe_only=True).stable
     if args.op:
         python = args.python_autograd or args.python_formulas is not None
         return _print_plans(model, plan, args.op, python, args.python_formulas, stable is not None)
@@ -716,10 +711,9 @@ def _run_check(args: argparse.Namespace) -> int:
     _check_ranges(args)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
-    target = _resolve_target(args)
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     # once: the default --out only names a directory
-    gen_options = _generate_options(args, target, _request(args, target))
+    gen_options = _generate_options(args, _request(args))
     if not args.out:
         args.out = default_check_dir(inputs, gen_options)
     gen_options = replace(gen_options, out_dir=args.out)
@@ -732,7 +726,7 @@ def _run_check(args: argparse.Namespace) -> int:
         if args.tier == "python" and tier is not None:
             args.summary = tier.render().rsplit("\n", 1)[-1]
             return tier.status
-        report = _run_gradcheck(args, inputs, gen_options, target, manual_file, since)
+        report = _run_gradcheck(args, inputs, gen_options, manual_file, since)
         args.summary = report.render().rsplit("\n", 1)[-1]
         args.found += from_gradcheck_report(report, verbose=args.verbose)
         if tier is not None and args.coverage:
@@ -775,7 +769,7 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
         library=library, changed=args.changed,
     )  # fmt: skip
     try:
-        tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.release, options)
+        tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.request.target.release, options)
     except VtgenError as exc:
         if args.tier == "python":
             raise
@@ -884,7 +878,6 @@ def _run_gradcheck(
     args: argparse.Namespace,
     inputs: Inputs,
     gen_options: GenerateOptions,
-    target: Target,
     manual: str | None,
     since: Changes | None,
 ) -> Report:
@@ -900,36 +893,25 @@ def _run_gradcheck(
     if args.library:
         work = Path(gen_options.out_dir).resolve() / ".vtgen-gradcheck"
         library = _library_options(args)
-        report = run_library(inputs, work, gen_options.release, gen_options.policy_root, library)
+        report = run_library(inputs, work, gen_options.request.target.release, gen_options.policy_root, library)
     else:
-        report = run_gradcheck(inputs, gen_options, _gradcheck_options(args, inputs, target, manual, since))
+        report = run_gradcheck(inputs, gen_options, _gradcheck_options(args, inputs, manual, since))
     print(report.render(verbose=args.verbose), file=sys.stdout if report.ok else sys.stderr)
     return report
 
 
 def _gradcheck_options(
-    args: argparse.Namespace, inputs: Inputs, target: Target, manual: str | None, since: Changes | None
+    args: argparse.Namespace, inputs: Inputs, manual: str | None, since: Changes | None
 ) -> GradcheckOptions:
     from ..gradcheck import GradcheckOptions, parse_shard
 
     return GradcheckOptions(
-        ops=tuple(args.op),  # mylib::op or op (model.schema.resolve_ops)
-        changed=args.changed,
+        check=_check_options(args, manual, since),  # the ops (mylib::op or op) and how their units compile
         python=args.python,
-        cxx=args.cxx,
-        jobs=args.jobs,
-        include_dirs=tuple(args.include_dirs),
-        manual_header_file=manual,
         max_samples=args.max_samples or 0,
         timeout=args.timeout,
         bind_hidden=args.bind_hidden,
         pytorch_root=args.pytorch_root,
-        std=args.std,
-        launcher=args.launcher,
-        cache=not args.no_cache,
-        torch_include=args.torch_include,
-        target=target,
-        since=since,
         hints=tuple(args.hints),
         allow_unverified=args.allow_unverified,
         coverage=args.coverage,
@@ -937,7 +919,6 @@ def _gradcheck_options(
         shard=parse_shard(args.shard) if args.shard else None,
         use_worker=args.use_worker,
         all_checks=args.all_checks,
-        pch=not args.no_pch,
         reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
 

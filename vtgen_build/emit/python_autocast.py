@@ -13,7 +13,7 @@ the C++ kernels.  Unlike PyTorch's C++ cast, a cast weight is not cached for the
 from __future__ import annotations
 
 from ..plan.autocast import AutocastKernel, AutocastPlan
-from .python_names import attribute, comment, string
+from ..translate import attribute, comment, string
 
 __all__ = ["python_autocast"]
 

@@ -27,25 +27,33 @@ import re
 from dataclasses import dataclass
 
 from ..base.errors import Location, VtgenError
-from ..model.cpp_expr import ExprError, parse_expression
 from ..model.derivatives import DerivativeEntry, output_names
 from ..model.native import NativeFunction
 from ..model.schema import Argument, SchemaKind
 from ..plan.formulas import SavedValue, uses_ident
 from ..plan.infos import Backward, DerivativeInfo, Forward
 from ..plan.kernel import KernelPlan
+from ..translate import (
+    ExprError,
+    attribute,
+    comment,
+    formula_scope,
+    forward_python,
+    op_identifiers,
+    prelude,
+    private_name_error,
+    py_name,
+    python_formulas,
+    string,
+    translate_formula,
+)
 from .python_api import python_default
-from .python_formula import Scope, py_name, translate
-from .python_names import attribute, comment, op_identifiers, private_name_error, string
-from .python_prelude import prelude
 
 __all__ = [
     "AutogradModule",
     "describe_python",
     "elementwise_ops",
-    "formula_error",
     "python_autograd_module",
-    "python_formulas",
     "supported_kernels",
 ]
 
@@ -92,76 +100,9 @@ def _written(k: KernelPlan) -> tuple[str, ...]:
     return ("self",) if k.function.kind is SchemaKind.inplace and k.overwritten == ("self",) else ()
 
 
-def formula_error(exc: ExprError, b_location: Location, expression: str, module: AutogradModule) -> VtgenError:
-    """``exc`` (an offset in ``expression``) as an error at the formula's yaml line and column."""
-    line = _yaml_line(module.entries, b_location)
-    start = line.find(expression[:24]) if line else -1
-    if start < 0:
-        start = line.find(": ") + 2 if line else 0
-    return VtgenError(f"{exc.message} (column {start + exc.offset + 1})", b_location, exc.fix)
-
-
-def _yaml_line(entries: tuple[DerivativeEntry, ...], where: Location) -> str:
-    for e in entries:
-        lines = e.text.splitlines()
-        if e.location.file == where.file and e.location.line <= where.line < e.location.line + len(lines):
-            return lines[where.line - e.location.line]
-    return ""
-
-
 def _place(location: Location) -> str:
     """A yaml place as comments and messages spell it: the file's name (not its directory) and line."""
     return f"{os.path.basename(location.file)}:{location.line}"
-
-
-def _scope(values: set[str] | frozenset[str], module: AutogradModule) -> Scope:
-    return Scope(frozenset(values), module.namespace, module.library_ops, module.user_functions)
-
-
-def _translate(text: str, values: frozenset[str], b: Backward, module: AutogradModule) -> str:
-    try:
-        return _compiled(translate(parse_expression(text), _scope(values, module)))
-    except ExprError as exc:
-        raise formula_error(exc, b.location, b.original, module) from None
-
-
-def _compiled(python: str) -> str:
-    """``python`` once Python has compiled it as an expression (``ExprError`` if it cannot)."""
-    try:
-        compile(python, "<formula>", "eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise ExprError(f"the formula's Python does not compile: {exc}", 0) from None
-    return python
-
-
-def python_formulas(info: DerivativeInfo, module: AutogradModule) -> tuple[tuple[Backward, str], ...]:
-    """Each backward formula of ``info`` with its Python text (for ``inspect --op`` and the module).
-
-    The yaml text is translated first (its errors have the right columns), then the plan's
-    rewritten text (saved members in place of ``self.sym_sizes()``...), which the module runs.
-    """
-    f = info.func
-    originals = _original_names(f, info)
-    rewritten = _backward_names(info)
-    found = []
-    for b in info.backward:
-        _translate(b.original, originals, b, module)
-        found.append((b, _translate(b.formula, rewritten, b, module)))
-    return tuple(found)
-
-
-def _grad_names(info: DerivativeInfo) -> set[str]:
-    return {"grad", "grads", "grad_input_mask", *info.available_named_gradients}
-
-
-def _original_names(f: NativeFunction, info: DerivativeInfo) -> frozenset[str]:
-    args = {a.name for a in f.func.arguments.all}
-    return frozenset(args | set(output_names(f.func)) | {"result"} | _grad_names(info))
-
-
-def _backward_names(info: DerivativeInfo) -> frozenset[str]:
-    saved = {v.name for v in (*info.saved_inputs, *info.saved_outputs)}
-    return frozenset(saved | _grad_names(info))
 
 
 def _op_ref(f: NativeFunction) -> str:
@@ -193,7 +134,7 @@ def _saved_expression(v: SavedValue, values: frozenset[str], module: AutogradMod
     if v.cpp_type == "torch::autograd::generated::TypeAndSize":
         return f"_type_and_size({py_name(v.expr)})"
     try:
-        return translate(parse_expression(v.expr), _scope(values, module))
+        return translate_formula(v.expr, formula_scope(values, module))
     except ExprError as exc:
         raise VtgenError(f"the saved value '{v.name}' ({v.expr}): {exc.message}", where) from None
 
@@ -424,12 +365,9 @@ def _forward_python(k: KernelPlan, fw: Forward, values: frozenset[str], module: 
         parts = [py_name(a.name + ("_t" if a.name in diff else "")) for a in args.positional]
         parts += [_keyword(a.name, py_name(a.name + ("_t" if a.name in diff else ""))) for a in args.kwarg_only]
         return f"{_op_ref(k.function)}({', '.join(parts)})"
-    try:
-        return _compiled(translate(parse_expression(fw.formula), _scope(values, module)))
-    except ExprError as exc:
-        where = fw.derived.location if fw.derived is not None else fw.location
-        original = fw.derived.original if fw.derived is not None else fw.formula
-        raise formula_error(ExprError(exc.message, 0), where, original, module) from None
+    where = fw.derived.location if fw.derived is not None else fw.location
+    original = fw.derived.original if fw.derived is not None else fw.formula
+    return forward_python(fw.formula, values, where, original, module)
 
 
 def _signature(f: NativeFunction) -> str:

@@ -27,7 +27,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,7 @@ from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, r
 from .noop import discard, generator_files
 
 if TYPE_CHECKING:
+    from ..model import Model
     from ..plan.kernel import Plan
     from .incremental import Outcome
 
@@ -90,27 +91,18 @@ def default_shards(native_functions_text: str) -> int:
 
 @dataclass(frozen=True)
 class GenerateOptions:
+    """How one run writes ``out_dir``; what it is asked to build (the namespace, manual headers, backend keys,
+    stable target, release, Python outputs) is the front end's ``request`` (vtgen_build.plan.request)."""
+
     out_dir: str
     shards: int = 10
-    namespace: str = "aten"
-    manual_headers: tuple[str, ...] = ()
-    using_namespaces: tuple[str, ...] = ()
+    request: BuildRequest = field(default_factory=BuildRequest)
     # `#line` to the yaml around formulas (--line-directives; check, CMake and setuptools builds). The path
     # written is the yaml's absolute path: identical output for the same inputs at the same place.
     line_directives: bool = False
-    stub_decls: bool = False  # also write vtgen_decls/*.inc, the op declarations the stub headers include
-    release: str = DEFAULT_RELEASE  # the PyTorch release the code is built for (vtgen_build.plan.target)
     policy_root: str | None = None  # --pytorch-root: its own generator sources give the policy lists
     # --allow-overwrite: a directory with no manifest may hold same-named files we did not write; replace them
     allow_overwrite: bool = False
-    register_backends: tuple[str, ...] = ()  # --register-backends: NativeKernels.h + Register<Key>.cpp per key
-    fake_module: str | None = None  # --fake-module: named by RegisterSchema.cpp (m.set_python_module)
-    # --stable-abi X.Y: a LibTorch stable-ABI library for every release from X.Y on (vtgen_build.plan.stable),
-    # parsed by the front end (vtgen_build.plan.request.make_request)
-    stable: StableTarget | None = None
-    torch_found: str | None = None  # the version of the torch the build compiles against, as found (e.g. 2.13.0)
-    # --python-autograd is given: a stable-ABI library's Autocast kernels are Python, in that module (warned without)
-    python_autograd: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,6 +117,14 @@ class GenerateResult:
     outputs: tuple[str, ...] = ()  # every file the output directory holds for this run (relative paths)
     stable: StableTarget | None = None  # the stable-ABI target of the run (no kernels or Nodes of autograd)
     warnings: tuple[str, ...] = ()  # ``path:line: warning: ...``: what the command prints on stderr
+    model: Model | None = None  # a clean run's model, which ``plan`` was made from
+
+    @property
+    def planned(self) -> tuple[Model, Plan] | None:
+        """A clean run's model and plan of every op: what the Python writers would load and plan again."""
+        if self.mode != "full" or self.model is None or self.plan is None:
+            return None
+        return self.model, self.plan
 
     def summary(self) -> str:
         if self.plan is None:
@@ -188,20 +188,21 @@ def _generator_digest(manifest: Manifest | None, stats: tuple[tuple[str, int, in
 def _settings(
     options: GenerateOptions, inputs: Inputs, manifest: Manifest | None, stats: tuple[tuple[str, int, int], ...]
 ) -> dict[str, object]:
+    r = options.request
     return {
         "version": __version__,
         "shards": options.shards,
-        "namespace": options.namespace,
+        "namespace": r.namespace,
         "input_namespace": inputs.namespace,
-        "manual_headers": list(options.manual_headers),
-        "using": list(options.using_namespaces),
+        "manual_headers": list(r.manual_headers),
+        "using": list(r.using_namespaces),
         "generator": _generator_digest(manifest, stats),
         **({"line_directives": True} if options.line_directives else {}),
-        **({"stub_decls": True} if options.stub_decls else {}),
-        **({"register_backends": list(options.register_backends)} if options.register_backends else {}),
-        **({"fake_module": options.fake_module} if options.fake_module else {}),
-        **({"stable_abi": str(options.stable)} if options.stable else {}),
-        **({"release": options.release} if options.release != DEFAULT_RELEASE else {}),
+        **({"stub_decls": True} if r.stub_decls else {}),
+        **({"register_backends": list(r.register_backends)} if r.register_backends else {}),
+        **({"fake_module": r.fake_module} if r.fake_module else {}),
+        **({"stable_abi": str(r.stable)} if r.stable else {}),
+        **({"release": r.target.release} if r.target.release != DEFAULT_RELEASE else {}),
         **({"policy": _policy_digest(options.policy_root)} if options.policy_root else {}),
     }
 
@@ -278,10 +279,11 @@ def option_problems(options: GenerateOptions) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if not 1 <= options.shards <= MAX_SHARDS:
         found.append(("--shards", f"--shards must be between 1 and {MAX_SHARDS}, got {options.shards}"))
+    r = options.request
     checks: list[tuple[str, Callable[[str, str], None], Iterable[str]]] = [
-        ("--namespace", check_identifier, (options.namespace,)),
-        ("--manual-header", check_include, options.manual_headers),
-        ("--using-namespace", check_qualified_name, options.using_namespaces),
+        ("--namespace", check_identifier, (r.namespace,)),
+        ("--manual-header", check_include, r.manual_headers),
+        ("--using-namespace", check_qualified_name, r.using_namespaces),
     ]
     for option, check, values in checks:
         for value in values:
@@ -289,7 +291,7 @@ def option_problems(options: GenerateOptions) -> list[tuple[str, str]]:
                 check(value, option)
             except VtgenError as exc:
                 found.append((option, exc.message))
-    if options.fake_module is not None and (problem := module_name_problem(options.fake_module)) is not None:
+    if r.fake_module is not None and (problem := module_name_problem(r.fake_module)) is not None:
         found.append(("--fake-module", f"--fake-module: {problem}"))
     return found
 
@@ -312,14 +314,14 @@ def arguments_problems(argv: Iterable[str]) -> list[tuple[str, str]]:
             keys = parse_keys(text)
         except VtgenError as exc:
             found.append(("--register-backends", exc.message))
-    options = GenerateOptions(
-        out_dir="-",
+    request = BuildRequest(
         namespace=(values.get("--namespace") or ["aten"])[-1],
         manual_headers=tuple(values.get("--manual-header", [])),
         using_namespaces=tuple(values.get("--using-namespace", [])),
         register_backends=keys,
         fake_module=values["--fake-module"][-1] if "--fake-module" in values else None,
     )
+    options = GenerateOptions(out_dir="-", request=request)
     return found + option_problems(options)
 
 
@@ -377,9 +379,7 @@ def check_options(options: GenerateOptions) -> None:
     if not options.out_dir:
         raise VtgenError("--out: the output directory must not be empty")
     problems = option_problems(options)
-    request = BuildRequest(options.namespace, options.register_backends, options.stable, options.manual_headers,
-                           options.using_namespaces, options.stub_decls)  # fmt: skip
-    problems += [("", problem) for problem in request_problems(request, CLI)]
+    problems += [("", problem) for problem in request_problems(options.request, CLI)]
     if problems:
         raise VtgenError(problems[0][1])
 
@@ -476,8 +476,9 @@ def _regenerate(
         mode,
         tuple(outcome.explanations),
         tuple(f.path for f in files),
-        options.stable,
+        options.request.stable,
         outcome.warnings,
+        outcome.model,
     )
 
 
@@ -514,7 +515,7 @@ def _try_incremental(
     from . import incremental
 
     out_dir, manifest = previous
-    if options.stable is not None:
+    if options.request.stable is not None:
         return "stable-ABI mode: every run is a clean run (a few files, no Nodes)"
     cache = incremental.load_cache(out_dir, manifest.cache)
     if cache is None:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..base.errors import Location, VtgenError
 from ..emit.files import (
@@ -53,7 +53,8 @@ from ..plan.formulas import concrete_sizes
 from ..plan.infos import node_prefix
 from ..plan.kernel import Plan, build_plan
 from ..plan.library import plan_library
-from ..plan.policy import DEFAULT_RELEASE, Policy, policy_for
+from ..plan.policy import Policy, policy_for
+from ..plan.request import BuildRequest
 from .cache import (
     CACHE,
     INDEX,
@@ -161,6 +162,7 @@ class Outcome:
     explanations: tuple[str, ...]
     cache: CacheWrite
     warnings: tuple[str, ...] = ()  # ``path:line: warning: ...`` lines the command prints
+    model: Model | None = None  # a clean run's: what ``plan`` was made from
 
 
 def _token() -> str:
@@ -175,32 +177,40 @@ def _settings_key(settings: dict[str, object]) -> str:
     return json.dumps(settings, sort_keys=True)
 
 
-def _emit_options(options: Any, policy: Policy) -> EmitOptions:
+class RunOptions(Protocol):
+    """What a run reads of its options (``engine.generate.GenerateOptions``, which imports this module)."""
+
+    @property
+    def shards(self) -> int: ...
+
+    @property
+    def line_directives(self) -> bool: ...
+
+    @property
+    def policy_root(self) -> str | None: ...
+
+    @property
+    def request(self) -> BuildRequest: ...
+
+
+def _emit_options(options: RunOptions, policy: Policy) -> EmitOptions:
     views = frozenset(n for n, _ in policy.view_functions)
-    return EmitOptions(
-        options.shards,
-        options.manual_headers,
-        views,
-        options.using_namespaces,
-        getattr(options, "line_directives", False),
-        getattr(options, "release", DEFAULT_RELEASE),
-        getattr(options, "register_backends", ()),
-        getattr(options, "fake_module", None),
-        getattr(options, "namespace", "aten"),
-    )
+    r = options.request
+    return EmitOptions(options.shards, r.manual_headers, views, r.using_namespaces, options.line_directives,
+                       r.target.release, r.register_backends, r.fake_module, r.namespace)  # fmt: skip
 
 
-def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanations: list[str]) -> Outcome:
+def full_run(inputs: Inputs, options: RunOptions, settings: dict[str, object], explanations: list[str]) -> Outcome:
     """Load, plan and render everything; record what an incremental run needs."""
     model = load_model(inputs)
-    policy = policy_for(getattr(options, "policy_root", None), getattr(options, "release", DEFAULT_RELEASE))
-    if getattr(options, "stable", None) is not None:
+    policy = policy_for(options.policy_root, options.request.target.release)
+    if options.request.stable is not None:
         # what the ABI cannot carry first: a derivatives.yaml entry that no longer matches an edited schema
         # follows from it, and its did-you-mean would suggest the unsupported type
         stable = _plan_stable(model, policy, options)
         plan = build_plan(model, policy)  # derivatives.yaml is checked: the Python autograd reads it
         return _stable_outcome(inputs, settings, (model, policy, plan), stable, explanations, options.shards,
-                               bool(options.python_autograd))  # fmt: skip
+                               options.request.python_autograd is not None)  # fmt: skip
     plan = _cpp_plan(model, policy)
     emit = _emit_options(options, policy)
     kernels = kernel_fragments(plan.kernels, emit)
@@ -208,7 +218,7 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     files = assemble_outputs(kernels, nodes, emit)
     library = plan_library(model.native_functions, plan, policy, emit.register_backends, emit.namespace)
     files.update(library_files(library, emit))  # kept as they are by edits
-    if getattr(options, "stub_decls", False):
+    if options.request.stub_decls:
         from ..stubs.gen_decls import render_decls
 
         files.update(render_decls(model.native_functions))  # declarations the stub headers include
@@ -216,7 +226,8 @@ def full_run(inputs: Inputs, options: Any, settings: dict[str, object], explanat
     warnings = tuple(s.warning() for s in shims if s.warn)  # of native_functions.yaml: an edit keeps them
     cache = _record(inputs, _settings_key(settings), (model, policy, plan), kernels, nodes, options.shards)
     cache = replace(cache, index=replace(cache.index, warnings=warnings))
-    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings)
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings,
+                   model)  # fmt: skip
 
 
 def _cpp_plan(model: Model, policy: Policy) -> Plan:
@@ -228,10 +239,12 @@ def _cpp_plan(model: Model, policy: Policy) -> Plan:
     return plan
 
 
-def _plan_stable(model: Model, policy: Policy, options: Any) -> StablePlan:
+def _plan_stable(model: Model, policy: Policy, options: RunOptions) -> StablePlan:
     from ..plan.stable import plan_stable
 
-    return plan_stable(model.native_functions, options.register_backends, options.stable, options.fake_module,
+    r = options.request
+    assert r.stable is not None
+    return plan_stable(model.native_functions, r.register_backends, r.stable, r.fake_module,
                        policy.pytorch_tags)  # fmt: skip
 
 
@@ -255,9 +268,8 @@ def _stable_outcome(
     cache = CacheWrite(record.index, (), None)
     unregistered = () if python_autograd else autocast_unregistered(model.native_functions)
     warnings = tuple(s.warning() for s in stable.aoti_shims.skipped if s.warn)  # named like an aten op
-    return Outcome(
-        tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache, warnings + unregistered
-    )
+    return Outcome(tuple(sorted(files.items())), tuple(sorted(files)), plan, tuple(explanations), cache,
+                   warnings + unregistered, model)  # fmt: skip
 
 
 def _shard_files(
@@ -380,7 +392,7 @@ def _dependency_tables(
 
 def incremental_run(
     inputs: Inputs,
-    options: Any,
+    options: RunOptions,
     settings: dict[str, object],
     cache: tuple[Path, CacheIndex],
     explanations: list[str],
@@ -395,7 +407,7 @@ def incremental_run(
         return f"{inputs.derivatives} is not a plain list of entries"
     if len(chunks) != len(index.entries):
         return f"{inputs.derivatives}: entries added or removed"
-    if getattr(options, "line_directives", False) and [e.line for e in index.entries] != [c.line for c in chunks]:
+    if options.line_directives and [e.line for e in index.entries] != [c.line for c in chunks]:
         return f"{inputs.derivatives}: entries moved (the #line directives of a check build follow them)"
     changed = [i for i, (c, e) in enumerate(zip(chunks, index.entries, strict=True)) if c.digest != e.digest]
     parsed: dict[int, DerivativeEntry] = {}
@@ -475,7 +487,7 @@ def _mini_plan(
 
 def _replan(
     inputs: Inputs,
-    options: Any,
+    options: RunOptions,
     cache: tuple[Path, CacheIndex],
     chunks: list[Chunk],
     changed: list[int],

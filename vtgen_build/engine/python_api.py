@@ -96,13 +96,18 @@ def write_python_api(
     allow_overwrite: bool = False,
     record_in: str | None = None,
     register_backends: tuple[str, ...] = (),
+    planned: tuple[Model, Plan] | None = None,
 ) -> tuple[str, ...]:
     """Write ``directory``'s two files (when changed); returns the paths written.  ``allow_overwrite``:
     replace files vtgen-build did not write; ``record_in``: the ``--out`` directory keeping API_RECORD;
-    ``register_backends`` (an op library's keys, either mode): the module installs its AOTInductor C shims."""
+    ``register_backends`` (an op library's keys, either mode): the module installs its AOTInductor C shims;
+    ``planned``: the model and plan of ``inputs`` under ``policy`` the run already made (else made here)."""
     target = _real_directory(directory)
-    model = load_model(inputs)
-    ops = api_ops(model, build_plan(model, policy))
+    if planned is None:
+        model = load_model(inputs)
+        planned = model, build_plan(model, policy)
+    model = planned[0]
+    ops = api_ops(model, planned[1])
     if not ops:
         raise VtgenError(f"--python-api: no operator outside 'aten' in {inputs.native_functions} (--namespace?)")
     title = ", ".join(sorted({op.function.namespace for op in ops}))

@@ -21,7 +21,7 @@ from ..emit.python_autograd import AutogradModule, python_autograd_module
 from ..inputs.files import Inputs
 from ..model import Model, load_model
 from ..plan.autocast import plan_autocast, registered_keys
-from ..plan.kernel import build_plan
+from ..plan.kernel import Plan, build_plan
 from ..plan.policy import Policy
 from ..plan.request import CLI, formulas_problem
 
@@ -61,6 +61,11 @@ def autograd_module(model: Model, formulas: str | None = None, target: str | Non
     return AutogradModule(ns, ops, model.derivatives, module_name, functions, library)
 
 
+def _planned(inputs: Inputs, policy: Policy) -> tuple[Model, Plan]:
+    model = load_model(inputs)
+    return model, build_plan(model, policy)
+
+
 def write_python_autograd(
     inputs: Inputs,
     policy: Policy,
@@ -69,15 +74,17 @@ def write_python_autograd(
     *,
     beside: bool = True,
     autocast_backends: tuple[str, ...] = (),
+    planned: tuple[Model, Plan] | None = None,
 ) -> bool:
     """Write the module to ``path`` (when changed); True if it was written.
 
     ``beside``: check that ``formulas`` sits beside ``path`` (a wheel build writes the module
     elsewhere first and places it beside the formulas module in the wheel).  ``autocast_backends``:
     the backend keys a stable-ABI build registers; the module then also registers the ops' Autocast
-    kernels in Python (``emit/python_autocast.py``; a classic build has them in C++: none)."""
-    model = load_model(inputs)
-    plan = build_plan(model, policy)
+    kernels in Python (``emit/python_autocast.py``; a classic build has them in C++: none).  ``planned``: the
+    model and plan of ``inputs`` under ``policy`` the run already made (``GenerateResult.planned``), else
+    loaded and planned here."""
+    model, plan = planned if planned is not None else _planned(inputs, policy)
     text = python_autograd_module(plan.kernels, autograd_module(model, formulas, path if beside else None))
     if autocast_backends:
         functions = model.native_functions

@@ -137,7 +137,7 @@ def _start(python: str, work: Path, worker: Worker | None) -> tuple[Process, Pat
     request, results, said = work / "request.json", work / "results.jsonl", work / "stderr.txt"
     for p in (request, results):
         p.unlink(missing_ok=True)
-    argv = [str(child_package.LAUNCH), "python_tier", str(request), str(results)]
+    argv = child_package.command("python_tier", str(request), str(results))
     if worker is not None:
         return worker.spawn(argv, said, {**os.environ, "PYTHONWARNINGS": "ignore"}), request, results
     with open(said, "wb") as err:

@@ -100,7 +100,9 @@ def _compute(torch: TorchInstall, work: Path, worker: Worker | None, timeout: in
     """Run the child over every entry (past the entries that kill it); each entry's reach as a row."""
     paths = (work / "reach-request.json", work / "reach.jsonl", work / "reach-stderr.txt")
     what = "finding what each sample reaches"
-    child = Child(torch.python, child_package.LAUNCH, *paths, what, "entry", timeout, ("child", "--reach"), worker)
+    child = Child(
+        torch.python, tuple(child_package.command("child", "--reach")), *paths, what, "entry", timeout, worker
+    )
     run_to_end(child, lambda skip: {"skip": skip, "timeout": timeout})
     found, left_out = reach_rows(read_rows(child.results))
     if left_out:  # never wrong, only less covered: the ops only those entries reach get no captured check

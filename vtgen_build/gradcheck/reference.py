@@ -73,7 +73,7 @@ def judge_failures(python: str, records: list[Entry], work: Path, worker: Worker
     write_atomic(listing, json.dumps(kept))
     answer.unlink(missing_ok=True)
     said = work / "reference-stderr.txt"
-    argv = [str(child_package.LAUNCH), "child", "--reference", str(listing), str(answer)]
+    argv = child_package.command("child", "--reference", str(listing), str(answer))
     code = run_python(worker, python, argv, said)
     found = json.loads(answer.read_text(encoding="utf-8")) if code == 0 else {}
     if not isinstance(found, dict):

@@ -7,9 +7,10 @@ import shutil
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
+from typing import Any, cast
 
 from .. import gradcheck_child as child_package
 from ..base import store
@@ -17,6 +18,7 @@ from ..base.errors import VtgenError
 from ..base.write import locked, write_atomic
 from ..check import (
     CHECK_LOCK,
+    CheckOptions,
     changed_ops,
     helper_files,
     helper_roots,
@@ -29,11 +31,11 @@ from ..check import (
 from ..compile import Headers, default_std, find_compiler, identify, include_flags, launcher_argv, remove_legacy
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
+from ..gradcheck_child.protocol import CheckRequest
 from ..inputs.files import Inputs
 from ..model.schema import SchemaError, op_name
 from ..plan.target import Target as Release
 from ..plan.target import running_target
-from ..revisions import Changes
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..torchlib.build import Session
 from ..worker import Worker, run_python
@@ -65,27 +67,17 @@ EARLY = (
 
 @dataclass(frozen=True)
 class GradcheckOptions:
-    ops: tuple[str, ...] = ()  # these ops and their in-place variants; () and not changed: every op
-    changed: bool = False  # the ops whose code changed since their last gradcheck, and those that failed
+    # what a compile check takes too: the ops (these and their in-place variants; none and not ``changed``:
+    # every op; ``changed``: those whose code changed since their last gradcheck, and those that failed; ``since``:
+    # whose entries differ from a git revision) and how their units compile (compiler, launcher, standard, -I,
+    # torch headers: must be those of the torch of ``python``, artifact cache, PCH)
+    check: CheckOptions = field(default_factory=CheckOptions)
     python: str | None = None  # the Python whose torch is used (default: this one)
-    cxx: str | None = None
-    jobs: int = 0
-    include_dirs: tuple[str, ...] = ()
-    manual_header_file: str | None = None
     dtypes: tuple[str, ...] = ("float64", "complex128")
     max_samples: int = 0  # 0: every sample of an OpInfo
     timeout: int = 300  # seconds per OpInfo entry
     bind_hidden: bool = True  # call libtorch's hidden helpers through its symbol table
-    progress: bool = False
     pytorch_root: str | None = None  # a source checkout: its FunctionsManual.cpp is built into the library
-    std: str | None = None  # None: what the installed torch's headers need
-    launcher: str | None = None  # e.g. ccache: runs each compile
-    cache: bool = True  # False: compile and link everything again (--no-cache)
-    torch_include: str | None = None  # given: must be the include directory of the torch of ``python``
-    # the release the command resolved, and where from (None: gen_options' release); from an explicit
-    # --torch-version (its source), it must be the release of the torch that runs the checks
-    target: Release | None = None
-    since: Changes | None = None  # --changed-since: the ops whose entries differ from a git revision
     schema_samples: bool = True  # ops no OpInfo check verified get samples made from their schema
     hints: tuple[str, ...] = ()  # sample hints files besides the built-in one (schema_run.py)
     allow_unverified: bool = False  # a selected op no passing check entered does not fail the run
@@ -93,7 +85,6 @@ class GradcheckOptions:
     coverage: str | None = None  # every op, checked on captured arguments only; the JSON report goes here
     batched: bool = True  # the batched (vmap) part of each check, where PyTorch's tests run it (batching.py)
     shard: tuple[int, int] | None = None  # (K, N): only part K of N of the selected ops (shard.py)
-    pch: bool = True  # the kernel and Node units use precompiled headers of their shared includes
     all_checks: bool = False  # every check runs; default: the run stops at the first failure confirmed as ours
     use_worker: bool = True  # run the children through the warm worker of --out when one is up (``worker``)
     worker: Worker | None = None  # that worker, once found (``run_gradcheck``)
@@ -107,15 +98,15 @@ def _selected(
     digests: dict[str, str],
     state: dict[str, str],
 ) -> list[Registration]:
-    chosen = options.since.select(index) if options.since is not None else None
-    if options.ops or chosen is not None:
-        names = set(select_ops(index, options.ops, namespace)) | set(chosen or ())
+    chosen = options.check.since.select(index) if options.check.since is not None else None
+    if options.check.ops or chosen is not None:
+        names = set(select_ops(index, options.check.ops, namespace)) | set(chosen or ())
         families = {op_name(op).family for op in names}  # an op selects its in-place variant, and back
         names |= {r.op for r in regs if op_name(r.op).family in families}
-        if options.changed:
+        if options.check.changed:
             names |= set(changed_ops(state, digests))
         return [r for r in regs if r.op in names]
-    if options.changed:
+    if options.check.changed:
         return [r for r in regs if state.get(r.op) != digests.get(r.op)]
     return regs
 
@@ -135,7 +126,7 @@ def _installed_schemas(
     query, answer = work / "schemas-query.json", work / "schemas-answer.json"
     write_atomic(query, json.dumps(names))
     said = work / "schemas-stderr.txt"
-    argv = [str(child_package.LAUNCH), "child", "--schemas", str(query), str(answer)]
+    argv = child_package.command("child", "--schemas", str(query), str(answer))
     if run_python(worker, torch.python, argv, said) != 0:
         raise VtgenError(f"asking torch for its schemas failed: {said.read_text(errors='replace').strip()[-2000:]}")
     try:
@@ -200,27 +191,29 @@ def _run_child(
     early = not (options.all_checks or options.coverage)
     whole: list[str] = []  # entries cut at a failure that was not ours: run again with every check
 
+    variants = tuple((op, family, variant) for op, (family, variant) in op_variants(autograd).items())
+
     def request(skip: list[str]) -> dict[str, object]:
-        return {
-            "out_ops": out_ops,
-            "autograd_ops": sorted(autograd),
-            "variants": op_variants(autograd),
-            "library": str(build.path),
-            "ops": ops,
-            "dtypes": list(options.dtypes),
-            "max_samples": options.max_samples,
-            "timeout": options.timeout,
-            "skip": skip,
-            "targets": [t.to_json() for t in checks_of],
-            "reference_dir": str(work / REFERENCE_DIR),
-            "batched": options.batched,
-            "first_failure": early,
-            "whole": list(whole),
-        }
+        return CheckRequest(
+            library=str(build.path),
+            ops=None if ops is None else tuple(ops),
+            out_ops=tuple(out_ops),
+            autograd_ops=tuple(sorted(autograd)),
+            variants=variants,
+            dtypes=tuple(options.dtypes),
+            max_samples=options.max_samples,
+            timeout=options.timeout,
+            skip=tuple(skip),
+            targets=tuple(cast(dict[str, Any], t.to_json()) for t in checks_of),
+            reference_dir=str(work / REFERENCE_DIR),
+            batched=options.batched,
+            first_failure=early,
+            whole=tuple(whole),
+        ).to_json()
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
-    what, launch = "the gradcheck process", child_package.LAUNCH
-    child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, ("child",), options.worker)
+    what, launch = "the gradcheck process", tuple(child_package.command("child"))
+    child = Child(torch.python, launch, *paths, what, "OpInfo", options.timeout, options.worker)
 
     last: list[tuple[list[Entry], list[Entry]]] = []  # the rows last judged, and their judgement
     spent = [0.0]  # seconds of judging
@@ -278,8 +271,8 @@ def _run_of(inputs: Inputs, options: GradcheckOptions, release: str, torch: Torc
     """The identity a coverage part carries (``coverage.RunIdentity``): what the parts of one run share."""
     hints = [f"{h}\0{store.sha256_hex(Path(h).read_bytes()) if Path(h).is_file() else '-'}" for h in options.hints]
     words = [
-        f"ops={','.join(sorted(options.ops))}",
-        f"since={options.since.revision if options.since is not None else ''}",
+        f"ops={','.join(sorted(options.check.ops))}",
+        f"since={options.check.since.revision if options.check.since is not None else ''}",
         f"dtypes={','.join(options.dtypes)}",
         f"max_samples={options.max_samples}",
         f"batched={options.batched}",
@@ -377,39 +370,42 @@ def _write_costs(path: Path, regs: list[Registration], records: list[Entry], tor
     write_atomic(path, costs_text(costs, f"check --gradcheck, torch {torch_version}", per_kernel, once))
 
 
-def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[str, str | None]:
+def _target(torch: TorchInstall, options: GradcheckOptions, gen_options: GenerateOptions) -> tuple[Release, str | None]:
     """The release the library is built for: the one of the torch that loads it (``plan.target.running_target``,
     from the target the command resolved); and a note when that is not the release the inputs pointed at.
     An explicit other release or include directory is an error."""
-    resolved = options.target or Release(gen_options.release, gen_options.torch_found or gen_options.release, "")
+    # the release the command resolved, and where from; from an explicit --torch-version (its source), it
+    # must be the release of the torch that runs the checks
+    resolved = gen_options.request.target
     running = running_target(resolved, torch.version, torch.python)
-    if options.torch_include and Path(options.torch_include).resolve() != torch.include_dirs[0].resolve():
+    given = options.check.torch_include
+    if given and Path(given).resolve() != torch.include_dirs[0].resolve():
         raise VtgenError(
-            f"--torch-include {options.torch_include}: --gradcheck compiles against the headers of the torch that "
+            f"--torch-include {given}: --gradcheck compiles against the headers of the torch that "
             f"loads the library ({torch.include_dirs[0]}); leave the option out or name that directory"
         )
-    if running.release == gen_options.release:
-        return running.release, None
+    if running.release == resolved.release:
+        return running, None
     where = f", from {resolved.source}" if resolved.source else ""
     return (
-        running.release,
-        f"target: PyTorch {running.release}, {running.source} (the inputs point at {gen_options.release}{where})",
+        running,
+        f"target: PyTorch {running.release}, {running.source} (the inputs point at {resolved.release}{where})",
     )
 
 
 def _settings(torch: TorchInstall, options: GradcheckOptions, out: Path, release: str) -> BuildSettings:
-    headers = Headers(str(torch.include_dirs[0]), options.include_dirs, options.manual_header_file)
+    headers = Headers(str(torch.include_dirs[0]), options.check.include_dirs, options.check.manual_header_file)
     return BuildSettings(
-        identify(find_compiler(options.cxx)),
+        identify(find_compiler(options.check.cxx)),
         torch,
         out / WORK,
-        std=options.std or default_std(torch.include_dirs[0]),
+        std=options.check.std or default_std(torch.include_dirs[0]),
         extra_flags=tuple(include_flags(out, headers)),
-        jobs=options.jobs,
-        launcher=launcher_argv(options.launcher),
-        use_cache=options.cache,
+        jobs=options.check.jobs,
+        launcher=launcher_argv(options.check.launcher),
+        use_cache=options.check.cache,
         release=release,
-        use_pch=options.pch,
+        use_pch=options.check.pch,
     )
 
 
@@ -455,15 +451,17 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
             f"--python {torch.python} cannot import {' and '.join(torch.missing)}, which PyTorch's OpInfo tests need: "
             "pip install 'vtgen_build[gradcheck]' there"
         )
-    release, target_note = _target(torch, options, gen_options)
-    gen_options = replace(gen_options, line_directives=True, stub_decls=True, release=release)
+    running, target_note = _target(torch, options, gen_options)
+    release = running.release
+    gen_options = replace(gen_options, line_directives=True, request=replace(gen_options.request, stub_decls=True,
+                                                                             target=running))  # fmt: skip
     generate(inputs, gen_options)
     work = out / WORK
     work.mkdir(parents=True, exist_ok=True)
     index = read_index(out)
     settings = _settings(torch, options, out, release)
     session = Session.open(settings)  # one per run: the torch libraries are hashed once
-    digests = _op_digests(index, settings, gen_options.manual_headers, options)
+    digests = _op_digests(index, settings, gen_options.request.manual_headers, options)
     state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
     regs = _selected(index, inputs.namespace, index.registrations, options, digests, state)
@@ -478,7 +476,11 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
             k, n = options.shard
             return Report.nothing_to_do(time.perf_counter() - start, f"part {k} of {n} of the selected ops has none")
     if not regs:
-        since = options.since.revision if options.since is not None and not (options.ops or options.changed) else None
+        since = (
+            options.check.since.revision
+            if options.check.since is not None and not (options.check.ops or options.check.changed)
+            else None
+        )
         why = f"no op's entries differ from {since}" if since else "no op changed or failed since the last run"
         return Report.nothing_to_do(time.perf_counter() - start, why)
     schemas = _installed_schemas(settings, session, regs, work, options.worker)
@@ -495,7 +497,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     excluded = {**problems, **dict(build.excluded)}
     bases = (
         None
-        if not (options.ops or options.changed or options.since or options.shard)
+        if not (options.check.ops or options.check.changed or options.check.since or options.shard)
         else sorted({op_name(r.op).family for r in regs})
     )
     out_ops = sorted(r.op for r in build.registered if (p := places.get(r.op)) is not None and p.out)
@@ -536,8 +538,8 @@ def _op_digests(
     formulas call (``check.with_helpers``): the helpers (``check.helper_files``, searched in ``-I`` and the
     torch's include directories) and the FunctionsManual.cpp ``--pytorch-root`` builds in.  ``--changed``
     checks again the ops whose helpers were edited."""
-    roots = helper_roots(options.include_dirs, settings.torch.include_dirs)
-    files = helper_files(roots, manual_headers, options.manual_header_file)
+    roots = helper_roots(options.check.include_dirs, settings.torch.include_dirs)
+    files = helper_files(roots, manual_headers, options.check.manual_header_file)
     manual = find_manual_source(options.pytorch_root)
     files += [manual.path] if manual is not None else []
     return with_helpers(index, op_digests(index, index.out_dir), files)

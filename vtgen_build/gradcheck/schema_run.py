@@ -98,7 +98,9 @@ def run_schema_child(
     work.mkdir(parents=True, exist_ok=True)
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")
     what = "the schema-sample gradcheck process"
-    run_to_end(Child(python, child_package.LAUNCH, *paths, what, "op", timeout, ("schema_child",), worker), request)
+    run_to_end(
+        Child(python, tuple(child_package.command("schema_child")), *paths, what, "op", timeout, worker), request
+    )
     return read_entries(paths[1])
 
 

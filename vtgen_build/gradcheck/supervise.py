@@ -40,14 +40,15 @@ _POLL = 0.1  # seconds between looks at the child's results
 @dataclass(frozen=True)
 class Child:
     python: str  # the interpreter with torch
-    script: Path  # the child script, run as ``python SCRIPT [MODE...] REQUEST RESULTS`` (gradcheck_child/launch.py)
+    # the child's command line before its request's and results' paths (``python COMMAND... REQUEST RESULTS``):
+    # ``gradcheck_child.command(module, ...)``
+    command: tuple[str, ...]
     request: Path  # where each start's request is written
     results: Path  # the JSON lines the child appends to
     stderr: Path  # what the child printed (its last start's)
     what: str  # how errors name it: "the gradcheck process"
     first: str  # what it runs first, for "failed before any ...": "OpInfo"
     timeout: int  # seconds per entry (--timeout): an entry with no row by then (plus GRACE) is killed
-    mode: tuple[str, ...] = ()  # arguments before the request's path: ``("--reach",)``
     worker: Worker | None = None  # a warm worker forks the child (``worker``); None: a new Python runs it
 
 
@@ -109,7 +110,7 @@ def _start(child: Child, stop_at: Callable[[dict[str, Any]], bool] | None = None
     """Run the child once; kill it when its running entry (or its start-up) passes the time limit, or when
     it wrote a row ``stop_at`` picks."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
-    arguments = [str(child.script), *child.mode, str(child.request), str(child.results)]
+    arguments = [*child.command, str(child.request), str(child.results)]
     watch = _Watch(child.results, stop_at)
     process = _launch(child, arguments, env)
     try:

@@ -23,6 +23,8 @@ LAUNCH = HERE / "launch.py"
 FILES = tuple(sorted(p.name for p in HERE.glob("*.py")))  # every module: answers depend on all of them
 
 
-def command(python: str, module: str, *args: str) -> list[str]:
-    """``python`` running this package's ``module`` (``child``, ``schema_child``) with ``args``."""
-    return [python, str(LAUNCH), module, *args]
+def command(module: str, *args: str) -> list[str]:
+    """The command line, after the interpreter, that runs this package's ``module`` (``child``,
+    ``schema_child``, ``python_tier``) with ``args``: what a new Python, or a warm worker's fork, is given.
+    The one place the parent spells a child's command line."""
+    return [str(LAUNCH), module, *args]

@@ -27,6 +27,7 @@ from typing import Any
 
 from . import batching, capture, opinfo_import, sample_sources
 from .child_loop import Counters, Progress, Run, Timeout, describe, hidden_status, load_library, run_entries
+from .protocol import CheckRequest
 
 # (test name as PyTorch's test_ops.py calls it, its class names, check kind, variant)
 CHECKS = (
@@ -235,9 +236,9 @@ def _reached(opinfo: Any, variant: str, dtypes: list[Any]) -> set[str] | None:
     return record.seen
 
 
-def direct_candidates(counters: Counters, request: dict[str, Any]) -> list[str]:
+def direct_candidates(counters: Counters, request: CheckRequest) -> list[str]:
     """Our registered ops an OpInfo can call directly (``_entry_ops``), the same for every entry."""
-    out_ops, autograd_ops = set(request["out_ops"]), set(request["autograd_ops"])
+    out_ops, autograd_ops = set(request.out_ops), set(request.autograd_ops)
     return [op for op in counters.ops if op not in out_ops and op in autograd_ops and not _shadowed(op)]
 
 
@@ -261,18 +262,18 @@ def _entry_ops(opinfo: Any, candidates: list[str], variants: dict[str, Any], dty
 
 
 def _run_entry(
-    opinfo: Any, counters: Counters, request: dict[str, Any], candidates: list[str], at: Progress
+    opinfo: Any, counters: Counters, request: CheckRequest, candidates: list[str], at: Progress
 ) -> dict[str, Any]:
     """An OpInfo entry's checks, each dtype of each; asked to answer at the first failure (``first_failure``)
     and not told to run the entry ``whole``, it ends at the first failed check that entered our kernels:
     the row says ``cut`` (the parent runs it again whole if PyTorch's own kernels fail that check too)."""
     import torch
 
-    dtypes = [getattr(torch, d) for d in request["dtypes"]]
+    dtypes = [getattr(torch, d) for d in request.dtypes]
     checks: list[dict[str, Any]] = []
     entered: set[str] = set()
-    direct = _entry_ops(opinfo, candidates, request["variants"], dtypes)
-    cut = bool(request.get("first_failure")) and _name(opinfo) not in request.get("whole", [])
+    direct = _entry_ops(opinfo, candidates, request.variant_of, dtypes)
+    cut = request.first_failure and _name(opinfo) not in request.whole
     for test, classes, kind, variant in CHECKS:
         supported = opinfo.supported_backward_dtypes("cpu") if kind != "forward" else opinfo.supported_dtypes("cpu")
         for dtype in dtypes:
@@ -283,15 +284,15 @@ def _run_entry(
                 checks.append({**row, "status": "not run", "why": why})
                 continue
             hit: set[str] = set()
-            batched = bool(request.get("batched"))
-            result = _check(opinfo, kind, variant, dtype, request["max_samples"], counters, hit, batched, at)
+            batched = request.batched
+            result = _check(opinfo, kind, variant, dtype, request.max_samples, counters, hit, batched, at)
             entered |= hit
             mine = direct[variant]
             result["ours_ran"] = bool(hit & set(mine)) if mine else bool(hit)
             result["hit"] = sorted(hit & set(mine)) if mine else sorted(hit)[:12]
-            if result["status"] == "failed" and request.get("reference_dir"):
-                call = [_name(opinfo), kind, variant, row["dtype"], request["max_samples"], batched]
-                result["reference"] = _keep_call_for_reference(request["reference_dir"], call)
+            if result["status"] == "failed" and request.reference_dir:
+                call = [_name(opinfo), kind, variant, row["dtype"], request.max_samples, batched]
+                result["reference"] = _keep_call_for_reference(request.reference_dir, call)
             checks.append({**row, **result})
             if cut and result["status"] == "failed" and result["ours_ran"]:
                 return _entry_row(opinfo, direct, entered, checks, cut=True)
@@ -379,15 +380,13 @@ def reach_all(results: str, skip: set[str], timeout: int) -> None:
         run_entries(out, ((e.name, reached(e)) for e in sources.all_entries() if e.name not in skip), timeout)
 
 
-def _target_records(
-    entry: Any, targets: list[dict[str, Any]], request: dict[str, Any], counters: Counters
-) -> list[Any]:
+def _target_records(entry: Any, targets: list[dict[str, Any]], request: CheckRequest, counters: Counters) -> list[Any]:
     """Each target op gradchecked on the arguments it received in the entry's calls, per dtype."""
     import torch
 
-    limit, batched = request["max_samples"] or 2, bool(request.get("batched"))
+    limit, batched = request.max_samples or 2, request.batched
     checks: dict[str, list[dict[str, Any]]] = {t["op"]: [] for t in targets}
-    for dtype_name in request["dtypes"]:
+    for dtype_name in request.dtypes:
         dtype = getattr(torch, dtype_name)
         found = capture.capture(entry, dtype, {t["op"] for t in targets}, limit)
         for t in targets:
@@ -398,8 +397,8 @@ def _target_records(
             )
             for row in rows:
                 row["test"] = "captured_grad" if row["kind"] == "backward" else "captured_forward_ad"
-                if row["status"] == "failed" and request.get("reference_dir"):
-                    row["reference"] = _keep_for_reference(request["reference_dir"], entry.name, t, dtype_name, row)
+                if row["status"] == "failed" and request.reference_dir:
+                    row["reference"] = _keep_for_reference(request.reference_dir, entry.name, t, dtype_name, row)
                     capture.save_sets(
                         row["reference"], found[t["op"]], set(t["grad"]), row["kind"], t.get("outputs"), vmap
                     )
@@ -411,9 +410,9 @@ def _target_records(
             else:
                 rows += _through_call(entry, rows, dtype, whole, counters, batched)
             for row in rows:
-                if row["status"] == "failed" and row["test"] in _WHOLE_CALL and request.get("reference_dir"):
+                if row["status"] == "failed" and row["test"] in _WHOLE_CALL and request.reference_dir:
                     call = [_name(entry.opinfo), row["kind"], "function", dtype_name, whole, batched]
-                    row["reference"] = _keep_call_for_reference(request["reference_dir"], call)
+                    row["reference"] = _keep_call_for_reference(request.reference_dir, call)
                 ours = t["counter"] in row["hit"]
                 if row["status"] in ("failed", "passed") and not ours and row["test"] in _WHOLE_CALL:
                     # its samples did not enter our kernel of the op: no verdict on it (a failure is another's)
@@ -433,10 +432,10 @@ def _target_records(
     ]
 
 
-def _vmap_ok(entry: Any, kind: str, request: dict[str, Any]) -> bool:
+def _vmap_ok(entry: Any, kind: str, request: CheckRequest) -> bool:
     """A captured check runs its batched part unless turned off, or the entry is an OpInfo that turns it off."""
     opinfo = getattr(entry, "opinfo", None)
-    if not request.get("batched"):
+    if not request.batched:
         return False
     return opinfo is None or _batched(opinfo, kind, "inplace" if getattr(entry, "inplace", False) else "function")
 
@@ -568,13 +567,13 @@ def _backward_positions(forward: list[int] | None, arguments: list[str]) -> dict
     return {"positions": [own[0], arguments.index("grad_output")]}
 
 
-def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:
+def run_targets(request: CheckRequest, counters: Counters, out: Any) -> None:
     """The request's target ops, checked on the arguments of the entries that reach them."""
     by_entry: dict[str, list[dict[str, Any]]] = {}
-    for t in request.get("targets", []):
+    for t in request.targets:
         for name in t["entries"]:
             by_entry.setdefault(name, []).append(t)
-    skip = set(request["skip"])
+    skip = set(request.skip)
 
     def checked(entry: Any) -> Run:
         ran = {"entry": f"via {entry.name}", "checks": []}  # the entry's own row (the target rows name the ops)
@@ -583,15 +582,15 @@ def run_targets(request: dict[str, Any], counters: Counters, out: Any) -> None:
 
     entries = sample_sources.all_entries(set(by_entry))
     chosen = ((f"via {e.name}", checked(e)) for e in entries if f"via {e.name}" not in skip)
-    run_entries(out, chosen, int(request["timeout"]))
+    run_entries(out, chosen, request.timeout)
 
 
 def main(argv: list[str]) -> int:
     if argv[1] == "--reach":
         with open(argv[2], encoding="utf-8") as f:
-            request = json.load(f)
+            reach = json.load(f)
         warnings.filterwarnings("ignore")
-        reach_all(argv[3], set(request["skip"]), int(request["timeout"]))
+        reach_all(argv[3], set(reach["skip"]), int(reach["timeout"]))
         return 0
     if argv[1] == "--reference":
         warnings.filterwarnings("ignore")
@@ -604,12 +603,12 @@ def main(argv: list[str]) -> int:
             json.dump(schemas(ops), f)
         return 0
     with open(argv[1], encoding="utf-8") as f:
-        request = json.load(f)
+        request = CheckRequest.from_json(json.load(f))
     import torch  # noqa: F401  (libtorch must be loaded before the library that links it)
 
     warnings.filterwarnings("ignore")
     # PyTorch prints "Overriding a previously registered kernel" here: expected, that is the point
-    library = load_library(request["library"])
+    library = load_library(request.library)
     status = hidden_status(library)
     if status != "ok":
         print(f"vtgen-build: error: libtorch's hidden helpers could not be bound: {status}", file=sys.stderr)
@@ -617,8 +616,8 @@ def main(argv: list[str]) -> int:
     counters = Counters(library)
     candidates = direct_candidates(counters, request)
     op_db = opinfo_import.op_db()  # without scipy's references, sample tracking quiet
-    wanted = set(request["ops"]) if request["ops"] is not None else None
-    skip = set(request["skip"])
+    wanted = set(request.ops) if request.ops is not None else None
+    skip = set(request.skip)
 
     with open(argv[2], "a", encoding="utf-8") as out:
         at = Progress(out)
@@ -632,6 +631,6 @@ def main(argv: list[str]) -> int:
             for opinfo in op_db
             if _name(opinfo) not in skip and (wanted is None or (opinfo.aten_name or opinfo.name) in wanted)
         )
-        run_entries(out, chosen, int(request["timeout"]), at)  # the ops' own samples first: the cheapest verdict
+        run_entries(out, chosen, request.timeout, at)  # the ops' own samples first: the cheapest verdict
         run_targets(request, counters, out)
     return 0

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import capture, child, opinfo_import
 from .child_loop import Counters, Progress, Run
+from .protocol import CheckRequest
 
 
 def _name(opinfo: Any) -> str:
@@ -28,11 +29,12 @@ def _families(request: dict[str, Any]) -> dict[str, list[str]]:
     return found
 
 
-def _request(request: dict[str, Any], counters: Counters) -> dict[str, Any]:
+def _request(request: dict[str, Any], counters: Counters) -> CheckRequest:
     """What ``child._run_entry`` reads of a request (no reference files: ours are rerun here)."""
-    ops = sorted(set(counters.ops))
-    return {**request, "out_ops": [], "autograd_ops": ops, "reference_dir": None, "whole": [],
-            "max_samples": request.get("max_samples", 0)}  # fmt: skip
+    variants = tuple((op, v[0], v[1]) for op, v in request["variants"].items())
+    return CheckRequest("", None, (), tuple(sorted(set(counters.ops))), variants, tuple(request["dtypes"]),
+                        request.get("max_samples", 0), int(request["timeout"]), (), (), None,
+                        bool(request.get("batched")), bool(request.get("first_failure")), ())  # fmt: skip
 
 
 def entries(request: dict[str, Any], counters: Counters, at: Progress) -> list[tuple[str, Run]]:
@@ -54,7 +56,7 @@ def entries(request: dict[str, Any], counters: Counters, at: Progress) -> list[t
     return found
 
 
-def _own(opinfo: Any, counters: Counters, asked: dict[str, Any], candidates: list[str], at: Progress) -> Run:
+def _own(opinfo: Any, counters: Counters, asked: CheckRequest, candidates: list[str], at: Progress) -> Run:
     return lambda: [{**child._run_entry(opinfo, counters, asked, candidates, at), "opinfo": True}]
 
 

@@ -1,8 +1,7 @@
 """Model layer: frozen records built from the loaded YAML.
 
 Native functions, schemas, derivatives (``load_model`` builds them from ``inputs``), and in
-``cpp_api`` their pure translations to C++ API signatures, which ``plan`` and ``emit`` share;
-``cpp_expr`` parses a formula's C++ expression into a frozen tree (the Python autograd reads it).
+``cpp_api`` their pure translations to C++ API signatures, which ``plan`` and ``emit`` share.
 
 May import: ``base``, ``inputs``.
 """

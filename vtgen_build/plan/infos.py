@@ -234,7 +234,7 @@ def _backward(f: NativeFunction, formula: Formula, args: tuple[CppValue, ...], a
 # Names the backward binds itself, which a value it saves (an argument a formula reads) may not take:
 # the formulas' words for the incoming gradients; the parameters and locals of the C++ Node's apply
 # and the members its struct declares (emit/node.py); the Python Function's are stepped aside from
-# (emit/python_names.py).  Taken, the Python backward reads the wrong value (a silently wrong
+# (translate/python_names.py).  Taken, the Python backward reads the wrong value (a silently wrong
 # gradient) and the Node does not compile.
 _BOUND_BY_BACKWARD = frozenset(
     (

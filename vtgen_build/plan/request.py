@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..base.errors import VtgenError
+from .target import DEFAULT_TARGET, Target
 
 if TYPE_CHECKING:
     from .dialect import Dialect
@@ -129,6 +130,9 @@ def is_op_library(namespace: str, register_backends: Sequence[str]) -> bool:
 
 @dataclass(frozen=True)
 class BuildRequest:
+    """What a front end asks the generator for: the library's shape, the release, the outputs besides
+    the C++ directory.  Made by ``make_request`` (a front end's options, checked); tests build it directly."""
+
     namespace: str = "aten"  # of the yaml's unqualified entries
     register_backends: tuple[str, ...] = ()  # the dispatch keys whose kernels the library registers
     stable: StableTarget | None = None  # a LibTorch stable-ABI library for every release from this one
@@ -137,6 +141,9 @@ class BuildRequest:
     stub_decls: bool = False
     python_autograd: str | None = None  # the generated Python autograd module's path
     python_formulas: str | None = None  # the author's formulas module, beside it
+    target: Target = DEFAULT_TARGET  # the PyTorch release the code is built for, and where it was found
+    fake_module: str | None = None  # the Python module registering the ops' fake kernels (RegisterSchema.cpp)
+    python_api: str | None = None  # the typed Python API's directory
 
     @property
     def op_library(self) -> bool:
@@ -197,16 +204,20 @@ def make_request(
     namespace: str = "aten",
     register_backends: str | Sequence[str] = (),
     stable_abi: str | None = None,
+    target: Target = DEFAULT_TARGET,
     built_against: str | None = None,
     manual_headers: Sequence[str] = (),
     using_namespaces: Sequence[str] = (),
     stub_decls: bool = False,
     python_autograd: str | None = None,
     python_formulas: str | None = None,
+    fake_module: str | None = None,
+    python_api: str | None = None,
     describe_only: bool = False,
 ) -> BuildRequest:
     """The request a front end's options make (``register_backends``: ``CPU,Meta`` or the keys;
-    ``built_against``: the version of the torch the build compiles against, when known), or the first
+    ``target``: the release resolved; ``built_against``: the version of the torch the build compiles
+    against where it is not the target's, e.g. the installed one of a build environment), or the first
     of its problems as a ``VtgenError`` (``describe_only``: a request that builds nothing, as ``inspect``
     describes one: its values are parsed and checked, not whether they make a build together)."""
     text = register_backends if isinstance(register_backends, str) else ",".join(register_backends)
@@ -218,9 +229,10 @@ def make_request(
             keys = parse_keys(text)
         except VtgenError as exc:
             raise VtgenError(exc.message.replace("--register-backends", spell.register_backends)) from None
-    stable = None if stable_abi is None else parse_stable_target(stable_abi, spell.stable_abi, built_against)
+    against = built_against if built_against is not None else target.found
+    stable = None if stable_abi is None else parse_stable_target(stable_abi, spell.stable_abi, against)
     request = BuildRequest(namespace, keys, stable, tuple(manual_headers), tuple(using_namespaces), stub_decls,
-                           python_autograd, python_formulas)  # fmt: skip
+                           python_autograd, python_formulas, target, fake_module, python_api)  # fmt: skip
     problems = [] if describe_only else request_problems(request, spell)
     if problems:
         raise VtgenError(problems[0])

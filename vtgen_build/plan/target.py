@@ -22,6 +22,7 @@ from ..base.errors import VtgenError
 from .policy import DEFAULT_RELEASE, SUPPORTED_RELEASES, load_policy, read_policy_sources
 
 __all__ = [
+    "DEFAULT_TARGET",
     "Target",
     "release_of_include",
     "release_of_root",
@@ -37,6 +38,9 @@ class Target:
     found: str  # the version as found, e.g. "2.14.1+cu130"
     source: str  # where: "--torch-version", a file path, the generator sources, or "default"
     warning: str | None = None  # set when the release is a guess the user should confirm
+
+
+DEFAULT_TARGET = Target(DEFAULT_RELEASE, DEFAULT_RELEASE, "default")  # no option and no file names one
 
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?(?:[+.\-a-z0-9]*)$", re.I)
@@ -116,7 +120,7 @@ def resolve_target(
             return Target(supported_release(version, where), version, where)
     if pytorch_root:
         return _release_of_sources(pytorch_root)
-    return Target(DEFAULT_RELEASE, DEFAULT_RELEASE, "default")
+    return DEFAULT_TARGET
 
 
 def running_target(target: Target, version: str, python: str) -> Target:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ..base.errors import Replacement, closest
-from ..model.cpp_expr import (
+from .cpp_expr import (
     Binary,
     BraceList,
     Call,

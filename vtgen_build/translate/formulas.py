@@ -1,0 +1,111 @@
+"""A derivative's formulas in Python: parsed, translated, compiled, each error at its yaml column.
+
+What a formula's free names may mean (the library's namespace and ops, the author's functions)
+and the yaml text its columns count in come from a ``Vocabulary``: the Python autograd module's
+description (``emit.python_autograd.AutogradModule``) is one.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..base.errors import Location, VtgenError
+from ..model.derivatives import DerivativeEntry, output_names
+from ..model.native import NativeFunction
+from ..plan.infos import Backward, DerivativeInfo
+from .cpp_expr import ExprError, parse_expression
+from .python_formula import Scope, translate
+
+__all__ = ["Vocabulary", "formula_error", "formula_scope", "forward_python", "python_formulas"]
+
+
+class Vocabulary(Protocol):
+    """What the free names of a formula may mean, and the derivatives entries (their text)."""
+
+    @property
+    def namespace(self) -> str: ...
+
+    @property
+    def library_ops(self) -> frozenset[str]: ...
+
+    @property
+    def user_functions(self) -> frozenset[str]: ...
+
+    @property
+    def entries(self) -> tuple[DerivativeEntry, ...]: ...
+
+
+def formula_error(exc: ExprError, b_location: Location, expression: str, module: Vocabulary) -> VtgenError:
+    """``exc`` (an offset in ``expression``) as an error at the formula's yaml line and column."""
+    line = _yaml_line(module.entries, b_location)
+    start = line.find(expression[:24]) if line else -1
+    if start < 0:
+        start = line.find(": ") + 2 if line else 0
+    return VtgenError(f"{exc.message} (column {start + exc.offset + 1})", b_location, exc.fix)
+
+
+def _yaml_line(entries: tuple[DerivativeEntry, ...], where: Location) -> str:
+    for e in entries:
+        lines = e.text.splitlines()
+        if e.location.file == where.file and e.location.line <= where.line < e.location.line + len(lines):
+            return lines[where.line - e.location.line]
+    return ""
+
+
+def formula_scope(values: set[str] | frozenset[str], module: Vocabulary) -> Scope:
+    """The scope of a formula evaluated where ``values`` are bound as Python locals."""
+    return Scope(frozenset(values), module.namespace, module.library_ops, module.user_functions)
+
+
+def _translate(text: str, values: frozenset[str], b: Backward, module: Vocabulary) -> str:
+    try:
+        return _compiled(translate(parse_expression(text), formula_scope(values, module)))
+    except ExprError as exc:
+        raise formula_error(exc, b.location, b.original, module) from None
+
+
+def _compiled(python: str) -> str:
+    """``python`` once Python has compiled it as an expression (``ExprError`` if it cannot)."""
+    try:
+        compile(python, "<formula>", "eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise ExprError(f"the formula's Python does not compile: {exc}", 0) from None
+    return python
+
+
+def python_formulas(info: DerivativeInfo, module: Vocabulary) -> tuple[tuple[Backward, str], ...]:
+    """Each backward formula of ``info`` with its Python text (for ``inspect --op`` and the module).
+
+    The yaml text is translated first (its errors have the right columns), then the plan's
+    rewritten text (saved members in place of ``self.sym_sizes()``...), which the module runs.
+    """
+    f = info.func
+    originals = _original_names(f, info)
+    rewritten = _backward_names(info)
+    found = []
+    for b in info.backward:
+        _translate(b.original, originals, b, module)
+        found.append((b, _translate(b.formula, rewritten, b, module)))
+    return tuple(found)
+
+
+def forward_python(formula: str, values: frozenset[str], where: Location, original: str, module: Vocabulary) -> str:
+    """A forward-mode formula's Python; an error at the start of its ``original`` yaml text."""
+    try:
+        return _compiled(translate(parse_expression(formula), formula_scope(values, module)))
+    except ExprError as exc:
+        raise formula_error(ExprError(exc.message, 0), where, original, module) from None
+
+
+def _grad_names(info: DerivativeInfo) -> set[str]:
+    return {"grad", "grads", "grad_input_mask", *info.available_named_gradients}
+
+
+def _original_names(f: NativeFunction, info: DerivativeInfo) -> frozenset[str]:
+    args = {a.name for a in f.func.arguments.all}
+    return frozenset(args | set(output_names(f.func)) | {"result"} | _grad_names(info))
+
+
+def _backward_names(info: DerivativeInfo) -> frozenset[str]:
+    saved = {v.name for v in (*info.saved_inputs, *info.saved_outputs)}
+    return frozenset(saved | _grad_names(info))
