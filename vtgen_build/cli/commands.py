@@ -1037,9 +1037,7 @@ def _changes_since(args: argparse.Namespace, inputs: Inputs, manual_file: str | 
     """``--changed-since``: what differs from the revision; the helper files are the manual headers found."""
     from ..revisions import changes_since
 
-    helpers = [manual_file] if manual_file and not args.manual_header else []
-    helpers += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs if (Path(d) / h).is_file()]
-    helpers += [str(Path(h).with_suffix(".cpp")) for h in helpers if Path(h).with_suffix(".cpp").is_file()]
+    helpers = [str(p) for p in _helpers_read(args, manual_file) if p.is_file()]
     changes = changes_since(args.changed_since, inputs, helpers, args.pytorch_root)
     if changes.everything is not None:
         print(f"vtgen-build: note: --changed-since {args.changed_since}: every op is checked: {changes.everything}",
@@ -1059,6 +1057,19 @@ def check_files(check_args: Sequence[str]) -> list[str]:
     inputs = resolve_inputs(args)
     manual = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     files = [inputs.native_functions, inputs.derivatives, *([inputs.tags] if inputs.tags else [])]
-    files += [manual, str(Path(manual).with_suffix(".cpp"))] if manual and not args.manual_header else []
-    files += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs]
+    files += [str(p) for p in _helpers_read(args, manual)]
     return [os.path.realpath(f) for f in files]
+
+
+def _helpers_read(args: argparse.Namespace, manual_file: str | None) -> list[Path]:
+    """The hand-written helper files a check may compile that a commit can touch (existing or not): each
+    ``--manual-header`` under each ``-I`` (else ``--pytorch-root``'s FunctionsManual.h), the ``.cpp`` beside
+    each, and the checkout's FunctionsManual.cpp ``--gradcheck`` builds in whatever the headers.  The torch
+    compiled against is the environment, not the revision's (``--changed``'s digests hold its headers)."""
+    from ..check import helper_files
+    from ..gradcheck.manual_source import find_manual_source
+
+    headers = helper_files(args.include_dirs, args.manual_header, None if args.manual_header else manual_file, False)
+    source = find_manual_source(args.pytorch_root)
+    found = [*headers, *(h.with_suffix(".cpp") for h in headers), *([source.path] if source else [])]
+    return list(dict.fromkeys(found))
