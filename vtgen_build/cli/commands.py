@@ -72,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     fmt = getattr(args, "format", "text")
     found: list[Diagnostic] = []
     args.found = found  # the run's diagnostics (``--format``); in text they were printed as found
+    from ..worker import Versions
+
+    args.versions = Versions()  # what tells a current gradcheck worker: read once for the run (watch: its loop)
     machine = fmt != "text"  # stdout holds only the document; what people read goes to stderr
     interrupted = False
     try:
@@ -772,7 +775,7 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
         pytorch_root=args.pytorch_root, hints=tuple(args.hints), timeout=args.timeout, batched=args.batched_grad,
         allow_unverified=args.allow_unverified, all_checks=args.all_checks or coverage, use_worker=args.use_worker,
         max_samples=(PYTHON_COVERAGE_SAMPLES if coverage else 0) if args.max_samples is None else args.max_samples,
-        library=library, changed=args.changed,
+        library=library, changed=args.changed, versions=args.versions,
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.release, options)
@@ -936,6 +939,7 @@ def _gradcheck_options(
         batched=args.batched_grad,
         shard=parse_shard(args.shard) if args.shard else None,
         use_worker=args.use_worker,
+        versions=args.versions,
         all_checks=args.all_checks,
         pch=not args.no_pch,
         reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
@@ -967,6 +971,7 @@ def _library_options(args: argparse.Namespace) -> LibraryOptions:
         batched=args.batched_grad,
         allow_unverified=args.allow_unverified,
         use_worker=args.use_worker,
+        versions=args.versions,
     )
 
 
@@ -994,7 +999,7 @@ def _watch_check(args: argparse.Namespace, inputs: Inputs, manual_file: str | No
         once.found = []
         return _run_check(once)
 
-    return watch(files, Path(args.out), args.python or sys.executable, run, args.use_worker)
+    return watch(files, Path(args.out), args.python or sys.executable, run, args.use_worker, args.versions)
 
 
 def _add_worker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -1015,11 +1020,12 @@ def _run_worker(args: argparse.Namespace) -> int:
 
     out, python = Path(args.out).resolve(), args.python or sys.executable
     if args.action == "start":
-        print(f"vtgen-build: the gradcheck worker of {out} is up (process {start(out, python, idle=args.idle).pid})")
+        worker = start(out, python, idle=args.idle, versions=args.versions)
+        print(f"vtgen-build: the gradcheck worker of {out} is up (process {worker.pid})")
     elif args.action == "stop":
         print(f"vtgen-build: {stop(out).sentence(out)}")
     else:
-        seen = look(out, python)
+        seen = look(out, python, args.versions)
         process = f" (process {seen.pid})" if seen.pid else ""
         if seen.worker is not None:
             print(f"vtgen-build: a current gradcheck worker{process} for {out}")
