@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +20,7 @@ from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.request import BuildRequest
 from vtgen_build.revisions import changes_since
 
-from .ci_repo import DERIVATIVES, HELPERS, NATIVE, TAGS, edit, git, make_checkout
+from .ci_repo import DERIVATIVES, HELPERS, NATIVE, TAGS, checkout_options, edit, git, make_checkout
 from .conftest import CliRunner
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
@@ -244,3 +245,32 @@ def test_check_of_an_outside_input_compiles_everything_and_says_why(repo: Path, 
     assert result.code == 0, result.err[-2000:]
     assert f"note: --changed-since HEAD: every op is checked: {native} is outside the git work tree" in result.err
     assert "nothing checked" not in result.out and "OK, 0 errors" in result.out, result.out
+
+
+# -- helper files found beside -I: the checkout's FunctionsManual.cpp that --gradcheck builds in -----------
+_MANUAL_CPP = "torch/csrc/autograd/FunctionsManual.cpp"
+
+
+def _with_manual_source(repo: Path) -> Path:
+    """The checkout with a FunctionsManual.cpp of its own (``--gradcheck`` builds it into its library, whatever
+    the ``--manual-header``), defining a helper a formula calls; committed."""
+    (repo / _MANUAL_CPP).parent.mkdir(parents=True)
+    (repo / _MANUAL_CPP).write_text("Tensor softsign_backward(Tensor grad, Tensor self) {\n  return grad;\n}\n")
+    (repo / _MANUAL_CPP).with_suffix(".h").write_text("Tensor softsign_backward(Tensor grad, Tensor self);\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "manual source")
+    return repo / _MANUAL_CPP
+
+
+def test_an_edit_of_a_helper_found_beside_the_include_dirs_selects_its_callers(repo: Path) -> None:
+    """Before: with --manual-header, the helper files were those found through -I only; the checkout's
+    FunctionsManual.cpp (built in by --gradcheck) was not among them, and its edit selected nothing."""
+    from vtgen_build.cli.commands import _changes_since, _parser, check_files
+
+    source = _with_manual_source(repo)
+    args = _parser().parse_args(["check", *checkout_options(repo), "--gradcheck", "--changed-since", "HEAD"])
+    assert os.path.realpath(source) in check_files(checkout_options(repo))
+    edit(source, "  return grad;", "  return grad * 2;")
+    changes = _changes_since(args, inputs(repo), None)
+    generated(repo)
+    assert changes.select(read_index(repo.parent / "out")) == ["softsign", "softsign_"]

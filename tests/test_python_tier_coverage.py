@@ -19,37 +19,48 @@ Y = "derivatives.yaml"
 
 
 def _report() -> TierReport:
-    """f, f_ of one entry (one passed, one not verified), g failed, h and k each left for a reason."""
+    """Verdicts out of yaml order: g failed; f, f_ of one entry (one passed, one not verified); h and k each left
+    for a reason; m passed beside m_ failed (the entry failed); p and q passed."""
     verdicts = [
+        OpVerdict("g", "failed", Location(Y, 7), "gradcheck failed for g (float64 sample 0): backward check: ..."),
         OpVerdict("f", "passed", Location(Y, 3), "f: passed (backward; float64)"),
         OpVerdict("f_", NOT_VERIFIED, Location(Y, 3), "f_: not verified by the Python tier: no check entered it"),
-        OpVerdict("g", "failed", Location(Y, 7), "gradcheck failed for g (float64 sample 0): backward check: ..."),
         OpVerdict("h", NOT_VERIFIED, Location(Y, 9),
                   "h: not verified by the Python tier: a view entry (the Python tier does not carry views) (left ...)"),
         OpVerdict("k", NOT_VERIFIED, Location(Y, 11),
                   "k: not verified by the Python tier: its formulas cannot be translated: unknown helper 'x_backward'"),
+        OpVerdict("m", "passed", Location(Y, 13), "m: passed (backward; float64)"),
+        OpVerdict("m_", "failed", Location(Y, 13), "gradcheck failed for m_ (float64 sample 0): backward check: ..."),
+        OpVerdict("p", "passed", Location(Y, 15), "p: passed (backward; float64)"),
+        OpVerdict("q", "passed", Location(Y, 17), "q: passed (forward-AD; float64)"),
     ]  # fmt: skip
-    entries = {op: Location(Y, line) for op, line in (("f", 3), ("f_", 3), ("g", 7), ("h", 9), ("k", 11))}
+    lines = (("f", 3), ("f_", 3), ("g", 7), ("h", 9), ("k", 11), ("m", 13), ("m_", 13), ("p", 15), ("q", 17))
+    entries = {op: Location(Y, line) for op, line in lines}
     return TierReport(verdicts, 1.0, entries=entries, outs=("f.out",))
 
 
 def test_each_entry_takes_the_tier_that_verified_it() -> None:
     report = _report()
     entries = entry_tiers(report)
+    # yaml order; a failed kernel fails its entry whatever its others did
     assert [(e.where.line if e.where else 0, e.tier) for e in entries] == [
-        (3, "python"), (7, "failed"), (9, "compiled"), (11, "compiled")
+        (3, "python"), (7, "failed"), (9, "compiled"), (11, "compiled"), (13, "failed"), (15, "python"), (17, "python")
     ]  # fmt: skip
     text = render(report, entries, "cov.json")
-    entry_line = "derivatives.yaml entries with an Autograd kernel: 4: 1 verified by the Python tier, 1 failed, 2 left"
+    entry_line = "derivatives.yaml entries with an Autograd kernel: 7: 3 verified by the Python tier, 2 failed, 2 left"
     assert entry_line in text
-    assert "kernels (functional, in-place, others): 5: 1 verified by the Python tier, 1 failed, 3 left" in text
-    assert "   1 kernels: a view entry" in text and "   1 kernels: its formulas cannot be translated" in text
+    assert "kernels (functional, in-place, others): 9: 4 verified by the Python tier, 2 failed, 3 left" in text
+    reasons = [line for line in text.splitlines() if " kernels: " in line]
+    assert reasons == ["       1 kernels: no check entered it", "       1 kernels: a view entry",
+                       "       1 kernels: its formulas cannot be translated"], text  # fmt: skip
     assert "out= overloads: 1" in text and text.count("(not run: --tier python)") == 2
     assert "not run" not in render(report, entries, "cov.json", alone=False)  # --tier both runs the compiled tier
     data = json.loads(to_json(report, entries))
-    assert data["summary"]["entries"] == {"python": 1, "failed": 1, "compiled": 2}
+    assert data["summary"]["entries"] == {"python": 3, "failed": 2, "compiled": 2}
+    assert data["summary"]["kernels"] == {"python": 4, "failed": 2, "compiled": 3}
     assert [k["tier"] for k in data["entries"][0]["kernels"]] == ["python", "compiled"]
     assert data["entries"][1]["kernels"][0]["at"] == "derivatives.yaml:7"
+    assert data["entries"][2]["kernels"][0]["reason"] == "a view entry"
 
 
 def test_shard_parts_are_disjoint_whole_and_keep_a_family_together() -> None:
@@ -59,20 +70,26 @@ def test_shard_parts_are_disjoint_whole_and_keep_a_family_together() -> None:
     for part in parts:
         assert ("add.Tensor" in part) == ("add_.Tensor" in part) and ("sin" in part) == ("sin_" in part)
     assert shard_ops(ops, 1, 1) == ops and shard_ops(ops, 2, 2) == shard_ops(tuple(reversed(ops)), 2, 2)[::-1]
+    # the families by name (add, cos, exp, mul, sin) dealt out in turn: the same parts in every process
+    assert parts == [("add.Tensor", "add_.Tensor", "mul.Tensor", "mul_.Tensor"), ("sin", "sin_", "cos"), ("exp",)]
 
 
-def _compiled(line: int, covered: bool, reason: str | None = None) -> EntryCoverage:
-    run = FormulaRun("backward", ("self",), Location(Y, line + 1), "f: backward float64" if covered else None)
+def _compiled(line: int, covered: bool, reason: str | None = None, kind: str = "backward") -> EntryCoverage:
+    run = FormulaRun(kind, ("self",), Location(Y, line + 1), "f: backward float64" if covered else None)
     return EntryCoverage(Location(Y, line), ("op",), (run,), None if covered else reason or "no check entered it")
 
 
 def test_both_tiers_count_which_tier_verified_each_entry() -> None:
+    """Counted: the entries with a CPU kernel and a backward formula (not 20: no CPU kernel; not 17: a forward
+    formula only); 3 both; 13 the Python tier failed and the compiled tier did not cover; 15 the Python tier
+    alone."""
     entries = entry_tiers(_report())
     compiled = [_compiled(3, True), _compiled(7, True), _compiled(9, True), _compiled(11, False),
+                _compiled(13, False), _compiled(15, False), _compiled(17, True, kind="forward"),
                 _compiled(20, False, "needs a backend this machine lacks (no CPU kernel)")]  # fmt: skip
     text = both_tiers(entries, compiled, clashes=1)
     assert "compiled tier covered 3; the Python tier verified 1 of them (33.3%)" in text
-    assert "the Python tier alone: 0; the compiled tier alone: 2; neither: 1; the Python tier failed: 1" in text
+    assert "the Python tier alone: 1; the compiled tier alone: 2; neither: 1; the Python tier failed: 2" in text
     assert "ops the tiers judged differently: 1" in text
 
 

@@ -137,7 +137,7 @@ def test_the_translator_is_in_the_changed_key(tmp_path: Path, monkeypatch: pytes
     assert not missing  # a moved file would drop out of the digest unnoticed
 
 
-def test_the_helper_proof_is_kept_under_its_key_and_a_newer_header_is_stale(tmp_path: Path) -> None:
+def test_the_helper_proof_is_kept_under_its_key_and_an_edited_header_is_stale(tmp_path: Path) -> None:
     library, header = tmp_path / "lib.so", tmp_path / "helpers.h"
     header.write_text("at::Tensor f_backward(const at::Tensor& grad);\n")
     library.write_bytes(b"built")
@@ -152,12 +152,22 @@ def test_the_helper_proof_is_kept_under_its_key_and_a_newer_header_is_stale(tmp_
     assert proof.settle(plan, agreed)[1] == {}
     again = HelperProof.read(tmp_path, str(library), None, [str(header)])
     assert not again.needed(plan)  # recorded
-    header.write_text("at::Tensor f_backward(const at::Tensor& grad, int twice);\n")  # newer than the library
+    os.utime(header)  # touched, unchanged (a checkout, a copy): its content is what the library was built from
+    touched = HelperProof.read(tmp_path, str(library), None, [str(header)])
+    assert not touched.stale and not touched.needed(plan)
+    header.write_text("at::Tensor f_backward(const at::Tensor& grad, int twice);\n")
+    os.utime(header, (1, 1))  # edited, with a time older than the library's: times lie, contents do not
     stale = HelperProof.read(tmp_path, str(library), None, [str(header)])
     assert stale.stale == (str(header),) and stale.needed(plan)
     _, withheld = stale.settle(plan, agreed)
     assert "changed after the library was built" in withheld["f"]
     _, refuted = HelperProof.read(tmp_path, str(library) + "x", None, []).settle(plan, {"f": "failed"})
+    library.write_bytes(b"built again")  # a rebuild from the edited header: provable again
+    assert not HelperProof.read(tmp_path, str(library), None, [str(header)]).stale
+    os.utime(library, (0, 0))  # a library no run saw, older than a helper file: what it was built from is unknown
+    library.write_bytes(b"built once more")
+    os.utime(library, (0, 0))
+    assert HelperProof.read(tmp_path, str(library), None, [str(header)]).stale == (str(header),)
     assert "differ from the library's compiled kernel" in refuted["f"]
 
 

@@ -8,7 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from vtgen_build.cli.watch import watch
+from vtgen_build.worker import Versions, manage
 
 
 def _interrupted() -> int:
@@ -18,7 +21,31 @@ def _interrupted() -> int:
 def test_watch_returns_130_on_ctrl_c(tmp_path: Path) -> None:
     watched = tmp_path / "d.yaml"
     watched.write_text("")
-    assert watch([str(watched)], tmp_path / "out", sys.executable, _interrupted, use_worker=False) == 130
+    assert watch([str(watched)], tmp_path / "out", sys.executable, _interrupted, False, Versions()) == 130
+
+
+def test_watch_stops_when_vtgen_builds_own_files_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The watching process runs the version it started with: once vtgen_build's files differ from it, the
+    next run would mix old and new code (and its worker was started for the old one), so watching stops."""
+    watched = tmp_path / "d.yaml"
+    watched.write_text("v1")
+    digests = iter(["version 1", "version 1", "version 2"])  # at start, before run 1, before run 2
+    monkeypatch.setattr(manage, "package_digest", lambda: next(digests))
+    runs: list[str] = []
+
+    def run() -> int:
+        runs.append(watched.read_text())
+        if len(runs) > 1:  # a second run: watching went on with the old version (Ctrl-C ends the test)
+            raise KeyboardInterrupt
+        watched.write_text("v2")  # a save: the loop runs again, after its look at vtgen_build's files
+        return 0
+
+    assert watch([str(watched)], tmp_path / "out", sys.executable, run, False, Versions()) == 1
+    assert runs == ["v1"]
+    err = capsys.readouterr().err
+    assert "watch: OK" in err and "vtgen_build's own files" in err and "changed since this watch started" in err
 
 
 def test_the_watching_command_exits_130_on_sigint(tmp_path: Path) -> None:

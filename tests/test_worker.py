@@ -115,6 +115,28 @@ def test_a_worker_of_another_vtgen_build_is_stale_and_stopped(
     assert not (warm.directory / "socket").exists()
 
 
+def test_versions_are_read_once_for_their_holder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A run (or a watch loop) holds one ``Versions``: vtgen_build's digest is read at its first ask and kept
+    (the version the process runs); torch's installation digest again only when a file's signature changed.
+    Nothing is kept between holders: a new run reads both again."""
+    reads: list[str] = []
+    monkeypatch.setattr(manage, "package_digest", lambda: reads.append("package") or f"v{len(reads)}")
+    real = server._digest_of
+    monkeypatch.setattr(server, "_digest_of", lambda *key: reads.append("torch") or real(*key))
+    package = tmp_path / "torch"
+    package.mkdir()
+    (package / "__init__.py").write_text("version = 1\n", encoding="utf-8")
+    held = manage.Versions()
+    first = (held.package, held.installation(str(package)))
+    assert (held.package, held.installation(str(package))) == first and reads == ["package", "torch"]
+    (package / "__init__.py").write_text("version = 22\n", encoding="utf-8")  # another size: another signature
+    assert held.installation(str(package)) != first[1] and reads == ["package", "torch", "torch"]
+    assert held.package_changed() and held.package == first[0]  # still the version this process runs
+    fresh = manage.Versions()
+    assert fresh.package != first[0] and fresh.installation(str(package)) == held.installation(str(package))
+    assert reads.count("torch") == 3 and not manage.Versions().package_changed()  # asked nothing yet
+
+
 def test_a_worker_whose_torch_files_changed_is_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

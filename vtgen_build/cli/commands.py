@@ -72,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     fmt = getattr(args, "format", "text")
     found: list[Diagnostic] = []
     args.found = found  # the run's diagnostics (``--format``); in text they were printed as found
+    from ..worker import Versions
+
+    args.versions = Versions()  # what tells a current gradcheck worker: read once for the run (watch: its loop)
     machine = fmt != "text"  # stdout holds only the document; what people read goes to stderr
     interrupted = False
     try:
@@ -766,7 +769,7 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
         pytorch_root=args.pytorch_root, hints=tuple(args.hints), timeout=args.timeout, batched=args.batched_grad,
         allow_unverified=args.allow_unverified, all_checks=args.all_checks or coverage, use_worker=args.use_worker,
         max_samples=(PYTHON_COVERAGE_SAMPLES if coverage else 0) if args.max_samples is None else args.max_samples,
-        library=library, changed=args.changed,
+        library=library, changed=args.changed, versions=args.versions,
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.request.target.release, options)
@@ -918,6 +921,7 @@ def _gradcheck_options(
         batched=args.batched_grad,
         shard=parse_shard(args.shard) if args.shard else None,
         use_worker=args.use_worker,
+        versions=args.versions,
         all_checks=args.all_checks,
         reach_limit=1 if args.coverage else 2,  # every op: the most specific entry reaching each
     )
@@ -948,6 +952,7 @@ def _library_options(args: argparse.Namespace) -> LibraryOptions:
         batched=args.batched_grad,
         allow_unverified=args.allow_unverified,
         use_worker=args.use_worker,
+        versions=args.versions,
     )
 
 
@@ -975,7 +980,7 @@ def _watch_check(args: argparse.Namespace, inputs: Inputs, manual_file: str | No
         once.found = []
         return _run_check(once)
 
-    return watch(files, Path(args.out), args.python or sys.executable, run, args.use_worker)
+    return watch(files, Path(args.out), args.python or sys.executable, run, args.use_worker, args.versions)
 
 
 def _add_worker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -996,11 +1001,12 @@ def _run_worker(args: argparse.Namespace) -> int:
 
     out, python = Path(args.out).resolve(), args.python or sys.executable
     if args.action == "start":
-        print(f"vtgen-build: the gradcheck worker of {out} is up (process {start(out, python, idle=args.idle).pid})")
+        worker = start(out, python, idle=args.idle, versions=args.versions)
+        print(f"vtgen-build: the gradcheck worker of {out} is up (process {worker.pid})")
     elif args.action == "stop":
         print(f"vtgen-build: {stop(out).sentence(out)}")
     else:
-        seen = look(out, python)
+        seen = look(out, python, args.versions)
         process = f" (process {seen.pid})" if seen.pid else ""
         if seen.worker is not None:
             print(f"vtgen-build: a current gradcheck worker{process} for {out}")
@@ -1018,9 +1024,7 @@ def _changes_since(args: argparse.Namespace, inputs: Inputs, manual_file: str | 
     """``--changed-since``: what differs from the revision; the helper files are the manual headers found."""
     from ..revisions import changes_since
 
-    helpers = [manual_file] if manual_file and not args.manual_header else []
-    helpers += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs if (Path(d) / h).is_file()]
-    helpers += [str(Path(h).with_suffix(".cpp")) for h in helpers if Path(h).with_suffix(".cpp").is_file()]
+    helpers = [str(p) for p in _helpers_read(args, manual_file) if p.is_file()]
     changes = changes_since(args.changed_since, inputs, helpers, args.pytorch_root)
     if changes.everything is not None:
         print(f"vtgen-build: note: --changed-since {args.changed_since}: every op is checked: {changes.everything}",
@@ -1040,6 +1044,19 @@ def check_files(check_args: Sequence[str]) -> list[str]:
     inputs = resolve_inputs(args)
     manual = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     files = [inputs.native_functions, inputs.derivatives, *([inputs.tags] if inputs.tags else [])]
-    files += [manual, str(Path(manual).with_suffix(".cpp"))] if manual and not args.manual_header else []
-    files += [str(Path(d) / h) for h in args.manual_header for d in args.include_dirs]
+    files += [str(p) for p in _helpers_read(args, manual)]
     return [os.path.realpath(f) for f in files]
+
+
+def _helpers_read(args: argparse.Namespace, manual_file: str | None) -> list[Path]:
+    """The hand-written helper files a check may compile that a commit can touch (existing or not): each
+    ``--manual-header`` under each ``-I`` (else ``--pytorch-root``'s FunctionsManual.h), the ``.cpp`` beside
+    each, and the checkout's FunctionsManual.cpp ``--gradcheck`` builds in whatever the headers.  The torch
+    compiled against is the environment, not the revision's (``--changed``'s digests hold its headers)."""
+    from ..check import helper_files
+    from ..gradcheck.manual_source import find_manual_source
+
+    headers = helper_files(args.include_dirs, args.manual_header, None if args.manual_header else manual_file, False)
+    source = find_manual_source(args.pytorch_root)
+    found = [*headers, *(h.with_suffix(".cpp") for h in headers), *([source.path] if source else [])]
+    return list(dict.fromkeys(found))

@@ -3,6 +3,11 @@
 The files are compared by content (a save that changes nothing runs nothing); their content is read
 *before* each run, so an edit made while a run goes on is seen by the next look and checked again:
 the last verdict printed is always the verdict of the files as they are.
+
+The watching process runs the vtgen_build it started with (what it imported), and its worker was started
+for that version.  Before each run it compares vtgen_build's files with that version: when they changed
+(an upgrade, a checkout), a run would mix the old code it holds with new modules it imports later, so
+watching stops, says why, and is started again by the user.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from pathlib import Path
 
 from ..base.errors import VtgenError
 from ..diagnostics import Findings, from_error, from_os_error, render
-from ..worker import find, start, stop
+from ..worker import Versions, find, start, stop
+from ..worker.manage import PACKAGE
 
 __all__ = ["POLL", "watch"]
 
@@ -32,16 +38,25 @@ def _contents(files: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def watch(files: Sequence[str], out: Path, python: str, run: Callable[[], int], use_worker: bool) -> int:
-    """Run ``run`` now and after every change of ``files``, until Ctrl-C; a worker started here is stopped."""
-    started = use_worker and find(out, python) is None
+def watch(
+    files: Sequence[str], out: Path, python: str, run: Callable[[], int], use_worker: bool, versions: Versions
+) -> int:
+    """Run ``run`` now and after every change of ``files``, until Ctrl-C (130) or a change of vtgen_build's
+    own files (1); a worker started here is stopped.  ``versions``: the loop's, which ``run`` uses too."""
+    _ = versions.package  # the version this process runs: read before anything else
+    started = use_worker and find(out, python, versions) is None
     last = ""
     try:
         while True:
             now = _contents(files)
             if now != last:
+                if versions.package_changed():
+                    print(f"vtgen-build: error: watch: vtgen_build's own files ({PACKAGE}) changed since this watch "
+                          "started; this process runs the version it started with: watching stops (start it again)",
+                          file=sys.stderr, flush=True)  # fmt: skip
+                    return 1
                 last = now
-                code = _once(run, out if use_worker else None, python)
+                code = _once(run, out if use_worker else None, python, versions)
                 verdict = "OK" if code == 0 else f"FAILED (exit {code})"
                 print(f"vtgen-build: watch: {verdict}; waiting for a change of {len(files)} files (Ctrl-C stops)",
                       file=sys.stderr, flush=True)  # fmt: skip
@@ -53,13 +68,13 @@ def watch(files: Sequence[str], out: Path, python: str, run: Callable[[], int], 
             stop(out)
 
 
-def _once(run: Callable[[], int], warm: Path | None, python: str) -> int:
+def _once(run: Callable[[], int], warm: Path | None, python: str, versions: Versions) -> int:
     """One run, through the worker of ``warm`` (started first, or again when it was stopped as stale);
     an error (bad yaml, a compiler gone) is printed and watching goes on."""
     try:
-        if warm is not None and find(warm, python) is None:
+        if warm is not None and find(warm, python, versions) is None:
             print(f"vtgen-build: starting the gradcheck worker of {warm}", file=sys.stderr, flush=True)
-            start(warm, python)
+            start(warm, python, versions=versions)
         return run()
     except VtgenError as exc:
         sys.stderr.write(render(Findings((from_error(exc),), False), "text"))

@@ -14,7 +14,9 @@ asks for the proof again (a rebuilt library: the next run proves it, with no ste
 calling a helper not proven under the current key gets no verdict from the Python tier, pass or fail: it is
 *not verified by the Python tier*, and the note says why (its formula differs from the one the library was
 built from, the equivalents differ from the compiled helpers, or a helper file changed after the library was
-built, which no run can prove until the library is rebuilt).
+built, which no run can prove until the library is rebuilt).  Which helper content a library was built from
+is recorded by content in the same file, by the first run to see that library (by its content): a helper
+file touched but unchanged keeps its proof, an edited one (whatever its time says) loses it.
 """
 
 from __future__ import annotations
@@ -63,22 +65,35 @@ class HelperProof:
     key: str
     proven: frozenset[str]
     stale: tuple[str, ...]  # helper files changed after the library was built: nothing provable
+    library: str = ""  # the library's content digest ("": not a file)
+    built: tuple[tuple[str, str], ...] = ()  # the helper files the library was built from: path, content digest
 
     @classmethod
     def read(cls, work: Path, library: str, formulas: str | None, helpers: Sequence[str]) -> HelperProof:
         files = [Path(h) for h in helpers]
-        built = Path(library)
-        stale = tuple(
-            str(f) for f in files if built.is_file() and f.is_file() and f.stat().st_mtime > built.stat().st_mtime
-        )
-        library_text = files_text([built]) if built.is_file() else library
+        built_file = Path(library)
+        library_text = files_text([built_file]) if built_file.is_file() else library
         sources = files_text([*files, *([Path(formulas)] if formulas else [])])
         key = artifact_key("python-tier-helpers", "", (library_text,), "", "", [sources])
         path = work / "helpers-proof.json"
         data = store.read(path, KIND)
-        names = data.get("proven") if isinstance(data, dict) and data.get("key") == key else None
+        record = data if isinstance(data, dict) else {}
+        names = record.get("proven") if record.get("key") == key else None
         proven = frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
-        return cls(path, key, proven, stale)
+        digest = store.sha256_hex(library_text.encode()) if built_file.is_file() else ""
+        known = record.get("built") if digest and record.get("library") == digest else None
+        built = _recorded(known) if isinstance(known, dict) else _first_sight(built_file, files)
+        now = {str(f): _digest(f) for f in files}
+        stale = tuple(name for name, value in now.items() if digest and dict(built).get(name) != value)
+        proof = cls(path, key, proven, stale, digest, built)
+        if digest and not isinstance(known, dict):
+            proof._write()  # the first run to see this library records what it was built from
+        return proof
+
+    def _write(self) -> None:
+        names: list[store.JSON] = list(sorted(self.proven))
+        built: dict[str, store.JSON] = dict(self.built)
+        store.write(self.path, KIND, {"key": self.key, "proven": names, "library": self.library, "built": built})
 
     def needed(self, plan: TierPlan) -> bool:
         """Does some op call a helper not proven yet (the run adds the ``agree`` check)?"""
@@ -94,8 +109,7 @@ class HelperProof:
                     proven |= calls.get(op, set())
         done = replace(self, proven=frozenset(proven))
         if not self.stale and proven != self.proven:
-            names: list[store.JSON] = list(sorted(proven))
-            store.write(self.path, KIND, {"key": self.key, "proven": names})
+            done._write()
         withheld = {op: done.why_not(sorted(names - proven), agreed.get(op)) for op, names in calls.items()
                     if names - proven}  # fmt: skip
         return done, withheld
@@ -110,3 +124,21 @@ class HelperProof:
                     "differ from the library's compiled kernel (a formula edited since the library was built, or "
                     "equivalents that differ from the C++ helpers; a build of this yaml proves them)")  # fmt: skip
         return f"the Python equivalents of {helpers} are not proven equal to the compiled helpers (no sample agreed)"
+
+
+def _digest(path: Path) -> str:
+    return store.sha256_hex(path.read_bytes()) if path.is_file() else "missing"
+
+
+def _recorded(known: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((str(k), str(v)) for k, v in known.items()))
+
+
+def _first_sight(library: Path, files: Sequence[Path]) -> tuple[tuple[str, str], ...]:
+    """The helper files a library no run has seen yet was built from: their content now, but for one
+    written after the library (its content then is not known: it stays unprovable until a rebuild).  The
+    only use of times, once per build; every later run compares contents with this record."""
+    if not library.is_file():
+        return ()
+    made = library.stat().st_mtime_ns
+    return tuple(sorted((str(f), _digest(f)) for f in files if not f.is_file() or f.stat().st_mtime_ns <= made))

@@ -31,7 +31,7 @@ from ..base.write import locked, write_atomic
 from ..check import CHECK_LOCK, files_text
 from ..inputs.files import Inputs
 from ..model.schema import op_name
-from ..worker import Worker
+from ..worker import Versions, Worker
 from ..worker import find as find_worker
 from ..worker.client import WorkerProcess
 from .formulas import FormulaPlaces
@@ -90,6 +90,7 @@ class TierOptions:
     max_samples: int = 0  # OpInfo samples per check (0: all)
     library: LibraryTier | None = None  # an op library's yaml (else PyTorch's)
     changed: bool = False  # only the ops changed (or failed) since the last run (python_tier_state)
+    versions: Versions | None = field(default=None, compare=False)  # the caller's, for the worker's staleness
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,7 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
     start = time.perf_counter()
     work = out_dir / ".vtgen-gradcheck" / WORK
     python = options.python or sys.executable
-    worker = find_worker(out_dir, python) if options.use_worker else None
+    worker = find_worker(out_dir, python, options.versions) if options.use_worker else None
     process, request, results = _start(python, work, worker)
     try:
         plan = _plan(inputs, release, options)

@@ -38,7 +38,7 @@ from ..plan.target import Target as Release
 from ..plan.target import running_target
 from ..torchlib import BuildSettings, TorchInstall, locate_torch
 from ..torchlib.build import Session
-from ..worker import Worker, run_python
+from ..worker import Versions, Worker, run_python
 from ..worker import find as find_worker
 from .analyses import child_files, recall, remember, torch_key
 from .coverage import RunIdentity, coverage, render, run_identity, to_json
@@ -87,6 +87,7 @@ class GradcheckOptions:
     shard: tuple[int, int] | None = None  # (K, N): only part K of N of the selected ops (shard.py)
     all_checks: bool = False  # every check runs; default: the run stops at the first failure confirmed as ours
     use_worker: bool = True  # run the children through the warm worker of --out when one is up (``worker``)
+    versions: Versions | None = field(default=None, compare=False)  # the caller's, for the worker's staleness
     worker: Worker | None = None  # that worker, once found (``run_gradcheck``)
 
 
@@ -443,7 +444,7 @@ def run_gradcheck(inputs: Inputs, gen_options: GenerateOptions, options: Gradche
 def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options: GradcheckOptions) -> Report:
     start = time.perf_counter()
     out = Path(gen_options.out_dir).resolve()
-    warm = find_worker(out, options.python or sys.executable) if options.use_worker else None
+    warm = find_worker(out, options.python or sys.executable, options.versions) if options.use_worker else None
     options = replace(options, worker=warm)
     torch = locate_torch(options.python, warm)
     if torch.missing:

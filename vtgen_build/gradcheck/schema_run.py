@@ -10,7 +10,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import gradcheck_child as child_package
@@ -19,7 +19,7 @@ from ..base.write import locked
 from ..check import CHECK_LOCK
 from ..inputs.files import Inputs
 from ..model.schema import resolve_ops
-from ..worker import Worker
+from ..worker import Versions, Worker
 from ..worker import find as find_worker
 from .formulas import formula_places
 from .hints import BUILTIN, Hints, load_hints
@@ -123,6 +123,7 @@ class LibraryOptions:
     batched: bool = True  # the batched (vmap) part of each check
     allow_unverified: bool = False  # a selected op no passing check entered does not fail the run
     use_worker: bool = True  # run the child through the warm worker of --out when one is up (``worker``)
+    versions: Versions | None = field(default=None, compare=False)  # the caller's, for the worker's staleness
 
 
 def run_library(inputs: Inputs, work: Path, release: str, policy_root: str | None, options: LibraryOptions) -> Report:
@@ -163,7 +164,7 @@ def _run_library_locked(
     source = sample_source(inputs, hint_files, library_ops(inputs, names, every.ops()))
     places = formula_places(inputs, work, release, policy_root)
     python = options.python or sys.executable
-    worker = find_worker(work.parent, python) if options.use_worker and source.plans else None
+    worker = find_worker(work.parent, python, options.versions) if options.use_worker and source.plans else None
     records = (
         run_schema_child(python, library, source.plans, work, options.timeout, options.batched, worker, True)
         if source.plans

@@ -12,7 +12,7 @@ May import: ``base``.
 from __future__ import annotations
 
 from .client import Worker, WorkerGone, WorkerProcess, run_python, without
-from .manage import IDLE, PRELOAD, WORKER_DIR, Look, Stopped, find, look, package_digest, start, stop
+from .manage import IDLE, PRELOAD, WORKER_DIR, Look, Stopped, Versions, find, look, package_digest, start, stop
 
 __all__ = [
     "IDLE",
@@ -20,6 +20,7 @@ __all__ = [
     "WORKER_DIR",
     "Look",
     "Stopped",
+    "Versions",
     "Worker",
     "WorkerGone",
     "WorkerProcess",

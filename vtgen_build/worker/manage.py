@@ -12,7 +12,6 @@ does not answer is killed, one still finishing the checks it runs says so.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
@@ -30,7 +29,7 @@ from ..base.write import locked
 from .client import ANSWER, Worker, WorkerGone, connect, receive, send
 from .server import installation_digest
 
-__all__ = ["DRAIN", "IDLE", "PRELOAD", "WORKER_DIR", "Look", "Stopped"]
+__all__ = ["DRAIN", "IDLE", "PRELOAD", "WORKER_DIR", "Look", "Stopped", "Versions"]
 __all__ += ["find", "look", "package_digest", "start", "stop"]
 
 WORKER_DIR = ".vtgen-worker"
@@ -49,15 +48,37 @@ DRAIN = 10.0  # seconds ``stop`` waits for a worker to finish the children it ru
 _GONE = 5.0  # seconds a killed worker may take to vanish
 
 
-@functools.cache
 def package_digest() -> str:
-    """The content of vtgen_build's own files: a worker started by another version is stale.  Read once
-    per process: it is the version this process runs."""
+    """The content of vtgen_build's own files now (a worker started by another version is stale)."""
     digest = hashlib.sha256()
     for path in sorted(PACKAGE.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
             digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+class Versions:
+    """What tells a current worker from a stale one, read once for whoever holds this (a command's run, a
+    watch loop): the vtgen_build this process runs (its files' content at the first ask: the code a process
+    imported is the code it runs, whatever the files say later), and torch's installation digest (read again
+    only when a stat signature of its files changed: ``server.installation_digest``)."""
+
+    def __init__(self) -> None:
+        self._package = ""
+        self._installs: dict[object, str] = {}  # torch's files' signatures -> their digest
+
+    @property
+    def package(self) -> str:
+        if not self._package:
+            self._package = package_digest()
+        return self._package
+
+    def installation(self, package_dir: str) -> str:
+        return installation_digest(package_dir, self._installs)
+
+    def package_changed(self) -> bool:
+        """Do vtgen_build's files differ from the version this process runs (asked for it already)?"""
+        return bool(self._package) and package_digest() != self._package
 
 
 def _note(text: str) -> None:
@@ -74,8 +95,9 @@ class Look:
     stale: bool  # it answered but is not the worker this run would start (``problem`` says why)
 
 
-def look(out: Path, python: str) -> Look:
-    """Ask the worker of ``out`` what it is (a dead worker's socket is removed; nothing else is done)."""
+def look(out: Path, python: str, versions: Versions | None = None) -> Look:
+    """Ask the worker of ``out`` what it is (a dead worker's socket is removed; nothing else is done);
+    ``versions``: the caller's (read once for all its looks), else read now."""
     directory = out / WORKER_DIR
     if not (directory / "socket").exists():
         return Look(None, 0, "", False)
@@ -95,14 +117,14 @@ def look(out: Path, python: str) -> Look:
         except (OSError, WorkerGone):  # it is leaving
             return Look(None, 0, "", False)
     pid = int(str(identity.get("pid") or 0)) if str(identity.get("pid") or "").isdigit() else 0
-    why = _stale(identity, python)
+    why = _stale(identity, python, versions or Versions())
     return Look(None if why else Worker(directory, pid), pid, why, bool(why))
 
 
-def find(out: Path, python: str) -> Worker | None:
+def find(out: Path, python: str, versions: Versions | None = None) -> Worker | None:
     """The current worker of ``out`` for this Python, or None (none up; a stale one is stopped, a
     silent one left for ``worker stop``, each with a note)."""
-    seen = look(out, python)
+    seen = look(out, python, versions)
     directory = out / WORKER_DIR
     if seen.stale:
         stopped = stop(out)
@@ -115,43 +137,53 @@ def find(out: Path, python: str) -> Worker | None:
     return seen.worker
 
 
-def _stale(identity: Mapping[str, object], python: str) -> str:
+def _stale(identity: Mapping[str, object], python: str, versions: Versions) -> str:
     """Why a worker that answered is not the one this run would start, or ""."""
     if identity.get("python") != os.path.realpath(python):
         return f"it runs {identity.get('python')}, not {os.path.realpath(python)}"
     torch = str(identity.get("torch") or "")  # "": it has not imported torch (its children will)
-    if torch and (not os.path.isdir(torch) or installation_digest(torch) != identity.get("torch_digest")):
+    if torch and (not os.path.isdir(torch) or versions.installation(torch) != identity.get("torch_digest")):
         return "torch's files changed since it started"
     if identity.get("changed"):
         return f"{identity.get('changed')} changed since it imported it"
-    if identity.get("extra") != package_digest():
+    if identity.get("extra") != versions.package:
         return "vtgen_build changed since it started"
     return ""
 
 
 def start(
-    out: Path, python: str, modules: Sequence[str] = PRELOAD, allow: Path = PACKAGE, idle: float = IDLE
+    out: Path,
+    python: str,
+    modules: Sequence[str] = PRELOAD,
+    allow: Path = PACKAGE,
+    idle: float = IDLE,
+    versions: Versions | None = None,
 ) -> Worker:
     """Start the worker of ``out`` (replacing a stale or silent one); it lives on, detached, until
     ``stop``, until ``out`` is deleted, or ``idle`` seconds without a request (0: never).  Starts of
     one ``out`` take turns (a lock in its directory): two at one instant leave one worker, both return it."""
-    found = find(out, python)
+    versions = versions or Versions()
+    found = find(out, python, versions)
     if found is not None:
         return found
     directory = out / WORKER_DIR
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     _owned(directory)
     with locked(directory, "start.lock"):  # one start at a time: a second one finds the first's worker
-        found = find(out, python)
-        return found if found is not None else _start_new(out, directory.resolve(), python, modules, allow, idle)
+        found = find(out, python, versions)
+        if found is not None:
+            return found
+        return _start_new(out, directory.resolve(), python, modules, allow, idle, versions.package)
 
 
-def _start_new(out: Path, directory: Path, python: str, modules: Sequence[str], allow: Path, idle: float) -> Worker:
+def _start_new(
+    out: Path, directory: Path, python: str, modules: Sequence[str], allow: Path, idle: float, package: str
+) -> Worker:
     if (directory / "socket").exists():  # one that does not answer: killed
         stop(out)
     for name in ("ready.json", "pid"):
         (directory / name).unlink(missing_ok=True)
-    command = [python, str(SERVER), str(directory), package_digest(), str(allow), f"{idle:g}", *modules]
+    command = [python, str(SERVER), str(directory), package, str(allow), f"{idle:g}", *modules]
     pid = _launch(command, directory)
     try:
         return _await_ready(directory, pid)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
 import hashlib
 import importlib
 import json
@@ -59,23 +58,30 @@ Inode = tuple[int, int]  # a file's device and inode: which file a path names, w
 Signed = tuple[tuple[str, Signature | None], ...]  # paths and their signatures (None: unreadable)
 
 
-def installation_digest(package_dir: str) -> str:
+def installation_digest(package_dir: str, seen: dict[object, str] | None = None) -> str:
     """What identifies an installed package's files: the content of its ``*.py`` at the top, of its
     dist-info ``RECORD`` (the hash of every file pip installed), and the size and modification time
-    of each shared library under ``lib/`` (their content, a gigabyte, would cost seconds).  Contents
-    are read again only when a stat signature changed: a check asks up to three times, and a few
-    dozen ``stat`` calls cost far less than reading a megabyte each time."""
+    of each shared library under ``lib/`` (their content, a gigabyte, would cost seconds).  ``seen``: the
+    caller's digests by the files' stat signatures, which stand for their contents: read again only when a
+    signature changed (a check asks up to three times, and a few dozen ``stat`` calls cost far less than
+    reading a megabyte each time)."""
     root = Path(package_dir)
     libs = sorted((root / "lib").glob("*")) if (root / "lib").is_dir() else []
 
-    def signed(paths: list[Path]) -> tuple[tuple[str, Signature | None], ...]:
+    def signed(paths: list[Path]) -> Signed:
         return tuple((str(p), _signature(str(p))) for p in paths)
 
     records = sorted(root.parent.glob(f"{root.name}-*.dist-info/RECORD"))
-    return _digest_of(str(root.resolve()), signed(sorted(root.glob("*.py"))), signed(records), signed(libs))
+    key = (str(root.resolve()), signed(sorted(root.glob("*.py"))), signed(records), signed(libs))
+    known = seen.get(key) if seen is not None else None
+    if known is None:
+        known = _digest_of(*key)
+        if seen is not None:
+            seen.clear()  # one installation at a time: the last one read
+            seen[key] = known
+    return known
 
 
-@functools.lru_cache(maxsize=4)
 def _digest_of(root: str, sources: Signed, records: Signed, libs: Signed) -> str:
     """``installation_digest`` of files with these signatures, which stand for their contents."""
     digest = hashlib.sha256(root.encode())
