@@ -492,7 +492,10 @@ class build_vtgen(Command):  # type: ignore[misc]
             s = self.settings
             # the shims the library defines: an op library's (classic: AOTIShims.cpp; stable: Register<Key>.cpp)
             keys = s.register_backends if s.request.op_library else ()
-            written = write_python_api(inputs, policy_for(None, release), str(self._api_dir()), register_backends=keys)
+            rules = s.request.stable is None  # the stable mode's batching rules are its Python autograd module's
+            written = write_python_api(
+                inputs, policy_for(None, release), str(self._api_dir()), register_backends=keys, batching_rules=rules
+            )
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None

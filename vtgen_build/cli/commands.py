@@ -480,6 +480,7 @@ def _python_api(
             allow_overwrite=args.allow_overwrite,
             record_in=args.out,
             register_backends=keys,
+            batching_rules=request.stable is None,  # the stable mode's are its Python autograd module's
         )
     return paths
 
