@@ -1,16 +1,17 @@
 """vmap of an op with a generated batching rule (``vmap: elementwise``) against one call on the stacked input.
 
-The stable sample's ``softsign`` over a float32 batch of 64 x 256, per call, in one process (one
-intra-op thread, CPU time of the calling thread, the best of 9 batches taken in turn): ``torch.vmap``
-of the op (its generated rule, registered by the package's ``_autograd.py``), one call of the op on
+The stable sample's ``softsign`` (or with ``--package vtsample`` the classic sample's) over a float32
+batch of 64 x 256, per call, in one process (one intra-op thread, CPU time of the calling thread, the
+best of 9 batches taken in turn): ``torch.vmap`` of the op (its generated rule, registered by the
+stable package's ``_autograd.py``, or by the classic package's typed API), one call of the op on
 the stacked (64, 256) input, ``torch.vmap`` of the equivalent aten expression ``x / (1 + x.abs())``,
 of ``torch.abs`` (one aten op, its C++ batching rule) and of the identity (``torch.vmap``'s own cost
 per call: the floor no rule can go under), and, in a second process that loads only the library
-(no generated module, so no rule), ``torch.vmap`` of the op through PyTorch's fallback loop.  The
-load average is printed.
+(no generated module, so no rule; the classic package: its rules unregistered), ``torch.vmap`` of
+the op through PyTorch's fallback loop.  The load average is printed.
 
-Usage: python bench/bench_vmap.py --site DIR [--calls N]
-(DIR holds an installed ``vtstable``: its library and its generated ``_autograd.py``.)
+Usage: python bench/bench_vmap.py --site DIR [--calls N] [--package vtstable|vtsample]
+(DIR holds the installed package, on sys.path; run with the Python whose torch it was built for.)
 """
 
 from __future__ import annotations
@@ -27,12 +28,17 @@ sys.path.insert(0, sys.argv[1])
 calls = int(sys.argv[3])
 torch.set_num_threads(1)
 warnings.simplefilter("ignore")
+package = sys.argv[4]
 if sys.argv[2] == "rule":
-    import vtstable
+    __import__(package)
+elif package == "vtsample":  # the classic package, its rules unregistered (PyTorch's fallback)
+    import vtsample
+    for library in vtsample.ops._batching_libraries:
+        library._destroy()
 else:  # the library alone: no generated module, no rule (PyTorch's fallback)
     import glob
     torch.ops.load_library(glob.glob(sys.argv[1] + "/vtstable/_vtstable_ops*.so")[0])
-op = torch.ops.vtstable.softsign
+op = getattr(torch.ops, package).softsign
 x = torch.randn(64, 256)
 
 
@@ -69,12 +75,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--site", required=True, metavar="DIR")
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--package", choices=("vtstable", "vtsample"), default="vtstable")
     opts = parser.parse_args()
     load = os.getloadavg()[0]
     found: dict[str, float] = {}
     for mode in ("rule", "fallback"):
         done = subprocess.run(
-            [sys.executable, "-c", TIMING, opts.site, mode, str(opts.calls)], check=True, capture_output=True, text=True
+            [sys.executable, "-c", TIMING, opts.site, mode, str(opts.calls), opts.package],
+            check=True,
+            capture_output=True,
+            text=True,
         )
         found.update(json.loads(done.stdout.splitlines()[-1]))
     print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}; intra-op threads 1; float32 64 x 256")

@@ -252,3 +252,50 @@ def test_an_op_with_a_rule_is_vmapped_with_the_fallback_off() -> None:
     finally:
         lib._destroy()
     assert verdicts[False]["vmap"] == "ok" and verdicts[True]["vmap"] == "FAIL", verdicts
+
+
+def _func_rows(*cases: tuple[int, str]) -> Report:
+    """One op's schema-sample entry whose torch.func table has a row per (sample, case)."""
+    check = {"test": "schema_grad", "kind": "backward", "variant": "function", "dtype": "float64",
+             "status": "passed", "samples": 2, "ours_ran": True, "hit": ["lin"]}  # fmt: skip
+    func = [{"op": "lin", "vmap": "fallback", "sample": i, "case": case, "checks": [["vmap", "ok", "equal"]]}
+            for i, case in cases]  # fmt: skip
+    row = {"entry": "lin (schema samples)", "aten": "lin", "direct": {"function": ["lin"]}, "checks": [check],
+           "schema": True, "func": func}  # fmt: skip
+    return Report.from_results(entries_of([row]), ["lin"], {}, {}, None, 0.0)
+
+
+def test_an_op_with_several_samples_gets_a_torch_func_row_per_sample() -> None:
+    """Each float64 sample the op takes is its own row, named by what it passes (``bias=None``); an op with one
+    sample keeps its plain row."""
+    text = _func_rows((0, "x: 3, b=None"), (1, "x: 3, b: 3")).render()
+    assert "  | lin (x: 3, b=None) | fallback | ok |" in text and "  | lin (x: 3, b: 3) | fallback | ok |" in text, text
+    assert "torch.func: 1 ops, 2 samples; 2 ok" in text, text
+    text = _func_rows((0, "x: 3")).render()
+    assert "  | lin | fallback | ok |" in text and "torch.func: 1 ops; 1 ok" in text, text
+
+
+@pytest.mark.torch
+def test_torch_func_runs_on_every_float64_sample_the_op_takes() -> None:
+    """gradcheck_child.schema_child.func_checks: one row per sample the op takes (an optional tensor absent and
+    present), a sample it rejects left out."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child.schema_child import func_checks
+
+    lib = torch.library.Library("vtgen_test_rows", "DEF")
+    lib.define("lin(Tensor x, Tensor? b=None) -> Tensor")
+    lib.impl("lin", lambda x, b=None: x * 2 if b is None else x * 2 + b, "CompositeImplicitAutograd")
+
+    def tensor(name: str, shape: list[int]) -> dict[str, object]:
+        return {"name": name, "kind": "tensor", "shape": shape, "values": "normal", "dtype": "float64", "grad": True}
+
+    absent = {"name": "b", "kind": "value", "value": None}
+    samples = [[tensor("x", [3]), absent], [tensor("x", [3]), tensor("b", [3])], [tensor("x", [3]), tensor("b", [2])]]
+    entry = {"op": "lin", "namespace": "vtgen_test_rows", "inplace": "", "writes": [], "inplace_writes": [],
+             "outputs": [0], "samples": samples}  # fmt: skip
+    try:
+        rows = func_checks(torch, entry, "function", lambda _: None)
+    finally:
+        lib._destroy()
+    assert [(r["sample"], r["case"]) for r in rows] == [(0, "x: 3, b=None"), (1, "x: 3, b: 3")], rows
+    assert all(v == "ok" for r in rows for c, v, _ in r["checks"] if c in ("vmap", "grad", "jacrev")), rows

@@ -238,3 +238,75 @@ def test_cmake_generates_and_installs_the_api(tmp_path: Path) -> None:
     installed = tmp_path / "prefix" / "mypkg" / "ops"
     assert (installed / "__init__.py").read_text() == GOLDEN.read_text()
     assert (installed / "py.typed").is_file()
+
+
+# An element-wise op named like the module's torch import, its rule spelled through the renamed import.
+_RULED_YAML = """\
+- func: torch(Tensor self, Tensor other, *, float alpha=1) -> Tensor
+  vmap: elementwise
+  dispatch:
+    CPU: k
+- func: rows(Tensor self) -> Tensor
+  dispatch:
+    CPU: k2
+"""
+_RULED_CALLS = """
+import sys, torch
+lib = torch.library.Library("ruled", "DEF")
+lib.define("torch(Tensor self, Tensor other, *, float alpha=1) -> Tensor")
+lib.define("rows(Tensor self) -> Tensor")
+lib.impl("torch", lambda x, y, alpha=1: x + alpha * y, "CompositeExplicitAutograd")
+lib.impl("rows", lambda x: x * 2, "CompositeExplicitAutograd")
+sys.path.insert(0, sys.argv[1])
+import api
+api.install_batching_rules()
+api.install_batching_rules()  # once: a second call registers nothing again
+functorch = torch._C._functorch
+functorch._set_vmap_fallback_enabled(False)
+x, y = torch.randn(4, 3), torch.randn(3)
+got = torch.vmap(torch.ops.ruled.torch, in_dims=(0, None))(x, y, alpha=2.0)
+assert torch.allclose(got, x + 2.0 * y), got
+try:
+    torch.vmap(torch.ops.ruled.rows)(x)
+except RuntimeError as exc:
+    assert "ruled::rows hit the vmap fallback" in str(exc), exc
+else:
+    raise AssertionError("rows has no rule: vmap needs the fallback")
+print("RULED-OK")
+"""
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["classic", "stable"])
+def test_the_classic_api_installs_the_batching_rules(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path, stable: bool
+) -> None:
+    """Classic mode: the typed API module lists the element-wise ops (``vmap: elementwise``) in BATCHING_RULES and
+    ``install_batching_rules()`` registers their rule (one call of the op under vmap, with the fallback off); an
+    op without the key keeps the fallback.  Stable mode: its Python autograd module registers them, the API none."""
+    args = ["--native-functions", tmp_yaml("nf.yaml", _RULED_YAML), "--derivatives", tmp_yaml("d.yaml", "")]
+    args += ["--namespace", "ruled", "--out", str(tmp_path / "out"), "--python-api", str(tmp_path / "api")]
+    if stable:
+        args += ["--register-backends", "CPU", "--stable-abi", "2.10"]
+    result = run_cli("generate", *args)
+    assert result.code == 0, result.err
+    text = (tmp_path / "api" / "__init__.py").read_text()
+    if stable:
+        assert "BATCHING_RULES" not in text and "install_batching_rules" not in text
+        return
+    assert 'BATCHING_RULES: tuple[str, ...] = ("ruled::torch",)' in text, text
+    assert "_torch.library.Library" in text and "functorch = _torch._C._functorch" in text
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed")
+    done = subprocess.run([sys.executable, "-c", _RULED_CALLS, str(tmp_path)], capture_output=True, text=True,
+                          check=False, timeout=300, env={**os.environ, "PYTHONPATH": ""})  # fmt: skip
+    assert done.returncode == 0 and "RULED-OK" in done.stdout, done.stdout + done.stderr[-3000:]
+
+
+def test_an_op_named_like_the_batching_helper_is_refused(
+    tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path
+) -> None:
+    native = tmp_yaml("nf.yaml", "- func: install_batching_rules(Tensor self) -> Tensor\n  vmap: elementwise\n")
+    args = ["--native-functions", native, "--derivatives", tmp_yaml("d.yaml", ""), "--namespace", "lib"]
+    result = run_cli("generate", *args, "--out", str(tmp_path / "out"), "--python-api", str(tmp_path / "api"))
+    said = f"{native}:1: error: operator 'install_batching_rules' has the name of the typed API's batching helper"
+    assert result.code == 1 and said in result.err, result.err

@@ -383,10 +383,12 @@ REPORTED = {
 
 # torch.func over some ops in the report of check --gradcheck --library (rule: the generated batching rule, run
 # with PyTorch's fallback off; n/a: no forward formula; no rule: PyTorch's loop cannot run a `-> ()` op)
+# (a row per sample where the op takes several, named by what the sample passes)
 FUNC_ROWS = (
     "softsign | rule | ok | ok | ok | ok | ok | ok | n/a | ok | ok | ok",
-    "scale_add | rule | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok",
-    "topk_abs | fallback | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok",
+    "scale_add (self: 2x3, other: 2x3) | rule | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok",
+    "scale_add (self: 2x3, other: 2x3, alpha=1.5) | rule | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok",
+    "topk_abs (self: 2x3, k=1, dim=-1) | fallback | ok | ok | ok | ok | ok | ok | ok | ok | ok | ok",
     "mix_ | fallback | no rule | ok | ok | n/a | ok | n/a | n/a | no rule | no rule | no rule",
 )
 
@@ -414,8 +416,9 @@ def test_check_gradcheck_library_verifies_and_fails_at_the_yaml_line(tmp_path: P
     assert done.returncode == 0 and "OK: 13 ops verified" in done.stdout, done.stdout + done.stderr
     for row in FUNC_ROWS:
         assert f"  | {row} |" in done.stdout, (row, done.stdout)
-    assert "  n/a: soft_quantize: jvp, jacfwd, hessian, vmap(jvp): NotImplementedError: forward-mode AD" in done.stdout
-    assert "torch.func: 13 ops; 98 ok, 16 n/a, 16 no rule" in done.stdout, done.stdout
+    refused = "  n/a: soft_quantize (self: 2x3, scale: 2x3): jvp, jacfwd, hessian, vmap(jvp): NotImplementedError: "
+    assert refused + "forward-mode AD" in done.stdout
+    assert "torch.func: 13 ops, 18 samples; 133 ok, 23 n/a, 24 no rule" in done.stdout, done.stdout
     for name, (file, old, new) in BREAKS.items():
         broken = _copy(tmp_path / name.replace(" ", "_"))
         path = broken / file

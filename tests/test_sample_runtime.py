@@ -27,7 +27,17 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SAMPLE, TorchTree, clean_env, copy_sample, install_wheel, nested_venv, run_clean
+from .conftest import (
+    ROOT,
+    SAMPLE,
+    TorchTree,
+    clean_env,
+    copy_sample,
+    install_wheel,
+    nested_venv,
+    run_clean,
+    sample_inputs,
+)
 from .test_gradcheck_library import library_check
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
@@ -353,3 +363,82 @@ def test_editable_import_is_quiet(installed_sample: InstalledSample, runtime_res
     rebuilt = run("import vtsample")
     assert rebuilt.stdout == "", rebuilt
     assert rebuilt.stderr.startswith("vtsample: rebuilt the op library (") and rebuilt.stderr.count("\n") == 1, rebuilt
+
+
+# The classic sample's element-wise ops (the `pointwise` tag): their batching rules, installed by vtsample.ops
+RULED = ("softsign", "scale_add", "soft_quantize")
+_VMAP_PROBE = """
+import json
+import torch, vtsample
+functorch = torch._C._functorch
+functorch._set_vmap_fallback_warning_enabled(True)
+ops, x, s = torch.ops.vtsample, torch.randn(4, 3, 5), torch.rand(5) + 0.5
+calls = {"softsign": (ops.softsign, (x,), (0,)), "scale_add": (ops.scale_add, (x, s), (1, None)),
+         "soft_quantize": (ops.soft_quantize, (x, s), (0, None)), "topk_abs": (ops.topk_abs, (x, 2), (0, None))}
+found = {}
+for name, (op, args, dims) in calls.items():
+    got = torch.vmap(op, in_dims=dims)(*args)
+    rows = range(args[0].shape[dims[0]])
+    loop = [op(*[a.select(d, i) if d is not None else a for a, d in zip(args, dims)]) for i in rows]
+    want = torch.stack([l if isinstance(l, torch.Tensor) else l[0] for l in loop])
+    first = got if isinstance(got, torch.Tensor) else got[0]
+    functorch._set_vmap_fallback_enabled(False)
+    try:
+        torch.vmap(op, in_dims=dims)(*args)
+        ruled = True
+    except RuntimeError:
+        ruled = False
+    finally:
+        functorch._set_vmap_fallback_enabled(True)
+    found[name] = {"equal": bool(torch.allclose(first, want)), "ruled": ruled}
+print(json.dumps(found))
+"""
+
+
+_PLANT = """
+import torch, vtsample
+for library in vtsample.ops._batching_libraries[:1]:  # softsign's, the first of BATCHING_RULES
+    library._destroy()
+_lib = torch.library.Library("vtsample", "IMPL")
+_lib.impl("softsign", vtsample.ops._elementwise_batched(torch.ops.aten.sin.default), "FuncTorchBatched")
+"""
+
+
+def test_classic_batching_rules_run_without_the_fallback_and_a_wrong_one_fails_at_its_op(
+    installed_sample: InstalledSample, runtime_results: dict[str, str | None]
+) -> None:
+    """The classic sample's `pointwise` ops get batching rules (installed by the generated vtsample.ops at
+    `import vtsample`): vmap over a batch dimension (with an unbatched argument) equals the loop with PyTorch's
+    fallback turned off and warns nothing, while topk_abs (no rule) warns and needs the fallback.  A wrong rule
+    registered in place of softsign's (by a package importing vtsample) fails `check --gradcheck --library`'s
+    torch.func table at its op only, the other rules ok."""
+    assert runtime_results  # after the checks, on the library as the editable install built it
+    python = _python(installed_sample.venv)
+    done = subprocess.run([python, "-c", _VMAP_PROBE], cwd=installed_sample.venv, env=clean_env(),
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    for op in RULED:
+        assert found[op] == {"equal": True, "ruled": True}, (op, found)
+    assert found["topk_abs"] == {"equal": True, "ruled": False}, found
+    warned = [line for line in done.stderr.splitlines() if "BatchedFallback" in line]  # (printed by torch)
+    assert len(warned) == 1 and "vtsample::topk_abs" in warned[0], done.stderr[-3000:]
+    # The plant: a package that imports vtsample and puts a wrong rule (sin's) in place of softsign's
+    planted = installed_sample.venv / "planted"
+    (planted / "vtplanted").mkdir(parents=True, exist_ok=True)
+    (planted / "vtplanted" / "__init__.py").write_text(_PLANT)
+    args = [sys.executable, "-m", "vtgen_build", "check", *sample_inputs(installed_sample.source)]
+    args += ["--python", str(python), "--out", str(installed_sample.venv / "gradcheck-out"), "--gradcheck"]
+    args += ["--library", "vtplanted", "--hints", str(installed_sample.source / "sample_hints.yaml")]
+    env = {**clean_env(), "PYTHONPATH": os.pathsep.join([str(planted), str(ROOT)])}  # this checkout's vtgen_build
+    done = subprocess.run(args, cwd=installed_sample.venv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, check=False)  # fmt: skip
+    code, log = done.returncode, done.stdout
+    func = [line for line in log.splitlines() if "error: torch.func" in line]
+    assert code == 1 and len(func) == 1, log
+    assert func[0].startswith(
+        "vtgen-build: error: torch.func vmap of softsign (vmap through its generated batching rule"
+    )
+    for op in ("scale_add", "soft_quantize"):  # a row per sample (the table's rows: `op` or `op (its sample)`)
+        rows = [line for line in log.splitlines() if line.startswith((f"  | {op} |", f"  | {op} ("))]
+        assert rows and all("| rule | ok |" in row for row in rows), (op, log)

@@ -489,9 +489,10 @@ class build_vtgen(Command):  # type: ignore[misc]
         try:
             # the shims the library defines: an op library's (classic: AOTIShims.cpp; stable: Register<Key>.cpp)
             keys = request.register_backends if request.op_library else ()
+            rules = request.stable is None  # the stable mode's batching rules are its Python autograd module's
             policy = policy_for(None, request.target.release)
             written = write_python_api(inputs, policy, str(self._api_dir()), register_backends=keys,
-                                       planned=result.planned)  # fmt: skip
+                                       planned=result.planned, batching_rules=rules)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None

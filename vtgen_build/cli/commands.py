@@ -477,6 +477,7 @@ def _python_api(
             record_in=args.out,
             register_backends=keys,
             planned=result.planned,  # a clean run's: nothing loaded or planned again
+            batching_rules=request.stable is None,  # the stable mode's are its Python autograd module's
         )
     return paths
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ..base.errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import Argument, BaseType, ListType, OptionalType, Type
+from ..translate import elementwise_batched_rule
 
 __all__ = ["ApiOp", "python_api_module", "python_default"]
 
@@ -62,7 +63,7 @@ _LEADING_ZERO = re.compile(r"-?0\d+")
 
 # What the module binds besides its functions: the imports, and one ``torch.ops.<ns>`` handle per namespace.
 _IMPORTED = (
-    *("Sequence", "Any", "Optional", "Union", "cast", "overload"),
+    *("Sequence", "Any", "Optional", "Union", "cast", "overload", "TYPE_CHECKING"),
     *("torch", "SymBool", "SymInt", "Tensor", "Number", "builtins"),
 )
 # builtins the module spells: in annotations, defaults, and getattr for an overload named like a keyword
@@ -315,16 +316,17 @@ def _groups(ops: tuple[ApiOp, ...]) -> dict[str, list[ApiOp]]:
     return groups
 
 
-def _imports(spell: Spelling) -> list[str]:
+def _imports(spell: Spelling, batching: bool) -> list[str]:
     def names(*usual: str) -> str:
         return ", ".join(f"{n} as {spell(n)}" if spell.renamed(n) else n for n in usual)
 
     def module(name: str) -> str:
         return f"import {name} as {spell(name)}" if spell.renamed(name) else f"import {name}"
 
+    typing = ("TYPE_CHECKING",) if batching else ()
     lines = [
         f"from collections.abc import {names('Sequence')}",
-        f"from typing import {names('Any', 'Optional', 'Union', 'cast', 'overload')}",
+        f"from typing import {names(*typing, 'Any', 'Optional', 'Union', 'cast', 'overload')}",
         "",
         module("torch"),
         f"from torch import {names('SymBool', 'SymInt', 'Tensor')}",
@@ -336,6 +338,8 @@ def _imports(spell: Spelling) -> list[str]:
 
 
 _SHIM_NAMES = ("AOTI_C_SHIMS", "install_aoti_c_shims")
+_RULE_NAMES = ("BATCHING_RULES", "install_batching_rules")
+_RULE_HELPERS = ("_batching_libraries", "_batching_operator", "_elementwise_batched")  # private
 _SHIM_HELPERS = ("_aoti_operator", "_picklable_by_name")  # private: not in __all__
 
 
@@ -391,14 +395,66 @@ def _picklable_by_name(op: {any_}) -> None:
         copyreg.pickle(type(op), lambda o: (_aoti_operator, (f"{{o._schema.name}}.{{o._overloadname}}",)))"""
 
 
-def python_api_module(ops: tuple[ApiOp, ...], title: str, shims: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> str:
+def _batching_block(rules: tuple[str, ...], spell: Spelling) -> str:
+    """``BATCHING_RULES`` (the element-wise operators, ``plan/batching.py``) and ``install_batching_rules()``,
+    registering the rule the stable mode's Python autograd module registers (``_elementwise_batched``) where
+    mypy does not look: it is untyped."""
+    torch, any_ = spell("torch"), spell("Any")
+    rule = re.sub(r"(?<![\w.])torch\.", f"{torch}.", elementwise_batched_rule())  # (not functorch., not x.torch.)
+    untyped = "\n".join(f"    {line}" if line else "" for line in rule.splitlines())
+    names = ", ".join(json.dumps(r) for r in rules) + ("," if len(rules) == 1 else "")
+    return f"""# The batching rules of the element-wise operators (native_functions.yaml: `vmap: elementwise` or the
+# `pointwise` tag): under torch.vmap each runs its operator once on the whole batch, where PyTorch's
+# fallback would loop over it.  Every other operator keeps that fallback.
+BATCHING_RULES: tuple[str, ...] = ({names})
+_batching_libraries: list[{any_}] = []
+
+
+def install_batching_rules() -> None:
+    \"\"\"Register the batching rule (FuncTorchBatched kernel) of each operator of ``BATCHING_RULES``, once:
+    load the op library first.\"\"\"
+    if _batching_libraries:
+        return
+    library_of: {any_} = {torch}.library.Library  # (untyped)
+    for name in BATCHING_RULES:
+        namespace, _, operator = name.partition("::")
+        library = library_of(namespace, "IMPL")
+        library.impl(operator, _elementwise_batched(_batching_operator(name)), "FuncTorchBatched")
+        _batching_libraries.append(library)
+
+
+def _batching_operator(name: str) -> {any_}:
+    namespace, _, operator = name.partition("::")
+    packet, _, overload = operator.partition(".")
+    return getattr(getattr(getattr({torch}.ops, namespace), packet), overload or "default")
+
+
+if {spell("TYPE_CHECKING")}:
+    def _elementwise_batched(op: {any_}) -> {any_}: ...
+else:
+{untyped}"""
+
+
+def _public(shims: tuple[tuple[str, tuple[str, ...]], ...], rules: tuple[str, ...]) -> tuple[str, ...]:
+    return (_SHIM_NAMES if shims else ()) + (_RULE_NAMES if rules else ())
+
+
+def python_api_module(
+    ops: tuple[ApiOp, ...],
+    title: str,
+    shims: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    rules: tuple[str, ...] = (),
+) -> str:
     """The module text: ``title`` (the library) in its docstring, then the functions in yaml order;
-    with ``shims`` (operator → its AOTInductor C shim declarations), ``install_aoti_c_shims()``."""
+    with ``shims`` (operator → its AOTInductor C shim declarations), ``install_aoti_c_shims()``; with
+    ``rules`` (the qualified names of the operators with a batching rule), ``install_batching_rules()``."""
     groups = _groups(ops)
-    for name in (*_SHIM_NAMES, *_SHIM_HELPERS) if shims else ():
+    reserved = [(n, "AOTInductor") for n in ((*_SHIM_NAMES, *_SHIM_HELPERS) if shims else ())]
+    reserved += [(n, "batching") for n in ((*_RULE_NAMES, *_RULE_HELPERS) if rules else ())]
+    for name, what in reserved:
         if name in groups:
             op = groups[name][0].function
-            problem = f"operator '{name}' has the name of the typed API's AOTInductor helper; rename it"
+            problem = f"operator '{name}' has the name of the typed API's {what} helper; rename it"
             raise VtgenError(problem, op.location)
     namespaces = sorted({op.function.namespace for op in ops})
     taken = set(groups) | {p for op in ops for _, p in parameter_names(op.function)}
@@ -411,13 +467,15 @@ def python_api_module(ops: tuple[ApiOp, ...], title: str, shims: tuple[tuple[str
         "",
         "from __future__ import annotations",
         "",
-        *_imports(writer.spelling),
+        *_imports(writer.spelling, bool(rules)),
         "",
-        f"__all__ = [{', '.join(repr(n) for n in sorted([*groups, *(_SHIM_NAMES if shims else ())]))}]",
+        f"__all__ = [{', '.join(repr(n) for n in sorted([*groups, *_public(shims, rules)]))}]",
         "",
         *(f"{writer.spelling(f'_ops_{ns}')} = {writer.spelling('torch')}.ops.{ns}" for ns in namespaces),
     ]
     functions = [writer.function(name, group) for name, group in groups.items()]
     if shims:
         functions.append(_aoti_block(shims, writer.spelling("torch"), writer.spelling("Any")))
+    if rules:
+        functions.append(_batching_block(rules, writer.spelling))
     return "\n".join(header) + "\n\n\n" + "\n\n\n".join(functions) + "\n"

@@ -30,6 +30,7 @@ from ..base.errors import Location, VtgenError
 from ..model.derivatives import DerivativeEntry, output_names
 from ..model.native import NativeFunction
 from ..model.schema import Argument, SchemaKind
+from ..plan.batching import elementwise_ops
 from ..plan.formulas import SavedValue, uses_ident
 from ..plan.infos import Backward, DerivativeInfo, Forward
 from ..plan.kernel import KernelPlan
@@ -52,7 +53,6 @@ from .python_api import python_default
 __all__ = [
     "AutogradModule",
     "describe_python",
-    "elementwise_ops",
     "python_autograd_module",
     "supported_kernels",
 ]
@@ -524,22 +524,6 @@ def _check_compiles(text: str, what: str, where: Location | None) -> None:
 def _indent(lines: list[str], depth: int = 1) -> str:
     pad = "    " * depth
     return "\n".join(pad + line if line else "" for line in lines)
-
-
-def elementwise_ops(functions: tuple[NativeFunction, ...]) -> tuple[NativeFunction, ...]:
-    """The functional ops the yaml declares element-wise (``vmap: elementwise``, or the ``pointwise``
-    tag): each gets a generated batching rule; every other op keeps PyTorch's vmap fallback."""
-    found: dict[str, NativeFunction] = {}
-    for f in functions:
-        if (f.vmap == "elementwise" or "pointwise" in f.tags) and f.kind is SchemaKind.functional:
-            args, returns = f.func.arguments.non_out, f.func.returns
-            if any(a.type.is_list() for a in args) or not returns or any(not r.type.is_tensor_like() for r in returns):
-                if f.vmap != "elementwise":  # only tagged pointwise: it keeps PyTorch's fallback (inspect says so)
-                    continue
-                why = "needs Tensor (or non-tensor) arguments, no lists, and Tensor returns"
-                raise VtgenError(f"'{f.name}': vmap: elementwise {why}", f.location)
-            found.setdefault(str(f.name), f)
-    return tuple(found.values())
 
 
 def _vmap_rule(f: NativeFunction) -> str:

@@ -29,6 +29,7 @@ from ..model import Model, load_model
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
 from ..plan.aoti_shims import plan_aoti_shims
+from ..plan.batching import plan_batching
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan, build_plan
 from ..plan.policy import Policy
 from ..plan.registrations import plan_registrations
@@ -97,11 +98,14 @@ def write_python_api(
     record_in: str | None = None,
     register_backends: tuple[str, ...] = (),
     planned: tuple[Model, Plan] | None = None,
+    batching_rules: bool = False,
 ) -> tuple[str, ...]:
     """Write ``directory``'s two files (when changed); returns the paths written.  ``allow_overwrite``:
     replace files vtgen-build did not write; ``record_in``: the ``--out`` directory keeping API_RECORD;
     ``register_backends`` (an op library's keys, either mode): the module installs its AOTInductor C shims;
-    ``planned``: the model and plan of ``inputs`` under ``policy`` the run already made (else made here)."""
+    ``planned``: the model and plan of ``inputs`` under ``policy`` the run already made (else made here);
+    ``batching_rules`` (the classic mode: the stable mode's Python autograd module registers them): it
+    installs the element-wise operators' batching rules (``plan/batching.py``)."""
     target = _real_directory(directory)
     if planned is None:
         model = load_model(inputs)
@@ -112,7 +116,8 @@ def write_python_api(
         raise VtgenError(f"--python-api: no operator outside 'aten' in {inputs.native_functions} (--namespace?)")
     title = ", ".join(sorted({op.function.namespace for op in ops}))
     shims = aoti_shim_declarations(model, register_backends)
-    contents = {"__init__.py": python_api_module(ops, title, shims), "py.typed": ""}
+    rules = tuple(f"{r.namespace}::{r.op}" for r in plan_batching(model.native_functions)) if batching_rules else ()
+    contents = {"__init__.py": python_api_module(ops, title, shims, rules), "py.typed": ""}
     if not allow_overwrite:
         _refuse_foreign_files(target, contents)
     written = []

@@ -147,6 +147,7 @@ class FuncChecks:
     checks: tuple[tuple[str, str, str], ...] = ()  # (transform, ok | FAIL | n/a | no rule, detail)
     sample: int | None = None  # the float64 sample they ran on
     why: str = ""  # none ran: why
+    case: str = ""  # that sample in a few words (its non-tensor values, its tensors' shapes)
 
     @classmethod
     def parse(cls, row: object) -> FuncChecks:
@@ -161,7 +162,7 @@ class FuncChecks:
         if vmap not in ("rule", "fallback"):
             raise _Malformed(f"func.vmap: {vmap!r} is neither rule nor fallback")
         found = tuple((c[0], c[1], c[2]) for c in checks)
-        return cls(_text(row, "op"), vmap, found, _int(row, "sample"), _text(row, "why"))
+        return cls(_text(row, "op"), vmap, found, _int(row, "sample"), _text(row, "why"), _text(row, "case"))
 
     def failed(self) -> list[tuple[str, str]]:
         """(transform, detail) of the checks that failed."""

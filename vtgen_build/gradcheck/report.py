@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -87,7 +88,8 @@ def _func_failure(entry: str, func: FuncChecks, check: str, detail: str, places:
     if place is not None and check != "vmap":
         where = place.forward_at(None) if check in _FORWARD_MODE else place.backward_at(None)
     how = "its generated batching rule" if func.vmap == "rule" else "PyTorch's fallback loop"
-    message = f"torch.func {check} of {op} (vmap through {how}; float64 sample {func.sample}) failed: {detail[:300]}"
+    sample = f"float64 sample {func.sample}" + (f": {func.case}" if func.case else "")
+    message = f"torch.func {check} of {op} (vmap through {how}; {sample}) failed: {detail[:300]}"
     return Failure(where, message, op)
 
 
@@ -262,14 +264,15 @@ class Report:
         if not self.func:
             return []
         lines = [
-            "torch.func over each op (float64, its first schema sample; vmap: rule = the op's batching rule, "
-            "checked with PyTorch's fallback off; fallback = PyTorch's loop):",
+            "torch.func over each op (float64, each schema sample it takes: a row per sample where it takes several; "
+            "vmap: rule = the op's batching rule, checked with PyTorch's fallback off; fallback = PyTorch's loop):",
             "  | op | vmap | " + " | ".join(title for _, title in _FUNC_COLUMNS) + " |",
             "  |" + "---|" * (len(_FUNC_COLUMNS) + 2),
         ]
         whys: list[str] = []
+        rows_of = Counter(func.op for func in self.func)
         for func in self.func:
-            op = func.op
+            op = func.op if rows_of[func.op] == 1 else f"{func.op} ({func.case})"
             verdicts = {name: verdict for name, verdict, _ in func.checks}
             cells = [verdicts.get(name, "-") for name, _ in _FUNC_COLUMNS]
             lines.append(f"  | {op} | {func.vmap} | " + " | ".join(cells) + " |")
@@ -283,7 +286,8 @@ class Report:
                      for told, names in by_detail.items()]  # fmt: skip
         every = [verdict for func in self.func for _, verdict, _ in func.checks]
         counts = ", ".join(f"{every.count(v)} {v}" for v in ("ok", "FAIL", "n/a", "no rule") if every.count(v))
-        return [*lines, *whys, f"torch.func: {len(self.func)} ops; {counts or 'no check ran'}"]
+        rows = f"{len(rows_of)} ops" + (f", {len(self.func)} samples" if len(self.func) > len(rows_of) else "")
+        return [*lines, *whys, f"torch.func: {rows}; {counts or 'no check ran'}"]
 
     def _reach_lines(self) -> list[str]:
         lines: list[str] = []

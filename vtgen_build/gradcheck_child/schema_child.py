@@ -333,18 +333,34 @@ def has_batching_rule(torch: Any, qualified: str) -> bool:
     return bool(torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "FuncTorchBatched"))
 
 
-def func_checks(torch: Any, entry: dict[str, Any], variant: str, at: Progress) -> dict[str, Any]:
-    """``torch.func`` over the op's ``variant`` (function or inplace, on a copy; ``transforms.py``) at its first
-    float64 sample the op takes: ``{"op", "vmap": "rule" | "fallback", "checks": [[check, verdict, detail],
-    ...], "why"}``.  With a batching rule, vmap runs with the fallback turned off (a rule that falls back is
-    no rule)."""
+def _case(sample: list[dict[str, Any]]) -> str:
+    """A sample in a few words, for its own row of the torch.func table: what it passes besides tensors
+    (``bias=None``, ``alpha=0.5``) and each tensor's shape."""
+    words = []
+    for spec in sample:
+        if spec["kind"] == "tensor":
+            words.append(f"{spec['name']}: {'x'.join(map(str, spec['shape'])) or 'scalar'}")
+        elif spec["kind"] == "tensors":
+            words.append(f"{spec['name']}: {len(spec['shapes'])} tensors")
+        else:
+            words.append(f"{spec['name']}={spec['value']!r}")
+    text = ", ".join(words)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def func_checks(torch: Any, entry: dict[str, Any], variant: str, at: Progress) -> list[dict[str, Any]]:
+    """``torch.func`` over the op's ``variant`` (function or inplace, on a copy; ``transforms.py``) at each float64
+    sample the op takes, one row each: ``{"op", "vmap": "rule" | "fallback", "sample", "case", "checks": [[check,
+    verdict, detail], ...]}``, or one row saying ``why`` none ran.  With a batching rule, vmap runs with the
+    fallback turned off (a rule that falls back is no rule)."""
     name = entry["op"] if variant == "function" else entry["inplace"]
     rule = has_batching_rule(torch, f"{entry['namespace']}::{name}")
     found: dict[str, Any] = {"op": name, "vmap": "rule" if rule else "fallback", "checks": []}
     if entry.get("random"):
-        return {**found, "why": "a random op (vmap refuses randomness unless told how to batch it)"}
+        return [{**found, "why": "a random op (vmap refuses randomness unless told how to batch it)"}]
     fn = _op(torch, entry["namespace"], name)
     writes = entry["writes"] if variant == "function" else entry["inplace_writes"]
+    rows = []
     for i, sample in enumerate(entry["samples"]):
         args = make(torch, sample, torch.float64, seed=i)
         if _refused(torch, fn, args, None if writes else entry["outputs"]):
@@ -355,8 +371,8 @@ def func_checks(torch: Any, entry: dict[str, Any], variant: str, at: Progress) -
             continue
         at(f"torch.func checks of {name} (float64 sample {i})")
         checks = transform_checks(call, call.inputs(), no_fallback=rule)
-        return {**found, "sample": i, "checks": [list(c) for c in checks]}
-    return {**found, "why": "no sample the op takes"}
+        rows.append({**found, "sample": i, "case": _case(sample), "checks": [list(c) for c in checks]})
+    return rows or [{**found, "why": "no sample the op takes"}]
 
 
 def run_op(
@@ -387,7 +403,7 @@ def run_op(
     direct["out"] = [entry["out"]] if entry["out"] else []
     entered = sorted({h for c in checks for h in c.get("hit", [])})
     variants = ("function", "inplace") if entry["inplace"] else ("function",)
-    func = {"func": [func_checks(torch, entry, v, at) for v in variants]} if transforms else {}
+    func = {"func": [row for v in variants for row in func_checks(torch, entry, v, at)]} if transforms else {}
     return {"entry": f"{entry['op']} (schema samples)", "aten": entry["op"], "direct": direct, "entered": entered,
             "checks": checks, "schema": True, **func}  # fmt: skip
 

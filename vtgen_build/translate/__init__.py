@@ -33,7 +33,7 @@ from .python_names import (
     py_name,
     string,
 )
-from .python_prelude import HELPERS, prelude
+from .python_prelude import HELPERS, elementwise_batched_rule, prelude
 
 __all__ = [
     "AUTOCAST_GLOBALS",
@@ -46,6 +46,7 @@ __all__ = [
     "Vocabulary",
     "attribute",
     "comment",
+    "elementwise_batched_rule",
     "formula_error",
     "formula_scope",
     "forward_python",

@@ -250,6 +250,12 @@ _NEEDS = {
 }
 
 
+def elementwise_batched_rule() -> str:
+    """The text of ``_elementwise_batched`` (untyped: a module checked by mypy defines it where mypy does not
+    look); the classic mode's typed API module registers it too (``emit/python_api.py``)."""
+    return _WHEN_USED["_elementwise_batched"]
+
+
 def prelude(body: str) -> str:
     """The helper definitions ``body`` (the module's sections) calls, always-needed ones first."""
     used = {name for name in _WHEN_USED if re.search(rf"(?<![\w.]){name}\(", body)}

@@ -48,6 +48,10 @@ torch.ops.load_library(_LIBRARY)
 # (ops: vtsample.ops.softsign(x)).
 from . import _fake, ops  # noqa: E402,F401
 
+# Under torch.vmap the element-wise ops (`pointwise` in native_functions.yaml) run once on the whole
+# batch through their generated batching rules, not through PyTorch's fallback loop.
+ops.install_batching_rules()
+
 # AOTInductor packages call the ops' generated C shims (AOTIShims.cpp in the library) directly,
 # not through their proxy executor: Inductor is given the shims' declarations.
 ops.install_aoti_c_shims(_LIBRARY)
