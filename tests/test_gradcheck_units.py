@@ -48,3 +48,24 @@ def test_every_created_node_is_defined_once_and_each_unit_says_which_kernels_nee
     assert sorted(defined) == sorted(created)  # each exactly once
     assert {k for u in units for k in u.kernels} == set(kernels)
     assert all(shard_prefix(u.text) for u in units)  # each starts with includes a precompiled header can hold
+
+
+def test_a_new_selection_recompiles_no_torch_header_for_its_registrations() -> None:
+    """The registrations' table changes with the selection (an edit's ``--op``): it includes no torch header, so
+    compiling it costs a fraction of a second; torch/library.h's code is the registrar's, one text for every
+    selection, compiled once."""
+    from vtgen_build.gradcheck.units import REGISTRAR, Registration, register_symbol, registration_unit
+
+    sin = [Registration("aten", "Autograd", "sin", "sin"), Registration("aten", "Autograd", "sin_", "sin_")]
+    wider = [Registration("aten", "ADInplaceOrView", "sin_", "sin__view"), *sin]
+    tables = [registration_unit(regs) for regs in (sin, wider)]
+    assert tables[0] != tables[1]
+    for table in tables:
+        includes = [line for line in table.splitlines() if line.startswith("#include")]
+        assert includes == ["#include <atomic>"], includes
+    assert "#include <torch/library.h>" in REGISTRAR and "vtgen_gradcheck_rows" in REGISTRAR
+    rows = [r.strip() for r in tables[1].split("vtgen_gradcheck_rows[] = {")[1].split("};")[0].strip().splitlines()]
+    # grouped by namespace and dispatch key (one torch::Library each), each row its op's counter
+    assert rows[0].startswith('{"aten", "ADInplaceOrView", ops[0], &' + register_symbol("sin__view"))
+    assert rows[1].startswith('{"aten", "Autograd", ops[1], &' + register_symbol("sin"))
+    assert rows[-1] == "{nullptr, nullptr, nullptr, nullptr, nullptr},"

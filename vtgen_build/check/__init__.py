@@ -22,6 +22,7 @@ from .run import (
 from .state import (
     changed_ops,
     files_text,
+    free_calls,
     helper_files,
     helper_roots,
     read_state,
@@ -38,6 +39,7 @@ __all__ = [
     "check_generated",
     "default_check_dir",
     "files_text",
+    "free_calls",
     "helper_files",
     "helper_roots",
     "op_digests",

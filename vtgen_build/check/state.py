@@ -26,6 +26,7 @@ from ..emit.output_index import OutputIndex
 __all__ = [
     "changed_ops",
     "files_text",
+    "free_calls",
     "helper_files",
     "helper_roots",
     "read_state",
@@ -36,6 +37,11 @@ __all__ = [
 
 _FREE_CALL = re.compile(r"(?<![\w.>:])([A-Za-z_]\w*)\s*\(")  # name( but not x.name(, p->name(, ns::name(
 _YAML_LINE = re.compile(r'^\s*#line \d+ "(.*)"\s*$')
+
+
+def free_calls(text: str) -> set[str]:
+    """The free functions ``text`` calls (``name(``, not ``x.name(`` nor ``ns::name(``)."""
+    return set(_FREE_CALL.findall(text))
 
 
 def helper_roots(include_dirs: Sequence[str], torch_include_dirs: Sequence[str | Path]) -> list[str]:

@@ -755,16 +755,17 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
         return None
     coverage = bool(args.coverage)  # the whole yaml (or the --op ones)
     library = _library_tier(args, gen_options) if args.library else None
-    changed = args.changed and library is None  # an op library's tier keeps its own --changed record
-    whole = [o for o, v in (("--coverage", coverage and library is not None), ("--changed", changed),
+    whole = [o for o, v in (("--coverage", coverage and library is not None),
+                            ("--changed with --coverage", args.changed and coverage and library is None),
                             ("--changed-since", args.changed_since),
                             ("--shard", args.shard and not (coverage and library is None and args.tier == "python")))
              if v]  # fmt: skip
-    if whole or (library is None and (not (args.op or coverage) or inputs.namespace != "aten")):  # said, never skipped
-        why = (whole[0] if whole else "a run without --op or --coverage" if not (args.op or coverage)
+    selected = args.op or coverage or args.changed
+    if whole or (library is None and (not selected or inputs.namespace != "aten")):  # said, never skipped
+        why = (whole[0] if whole else "a run without --op, --changed or --coverage" if not selected
                else "an op library's yaml (--library?)")  # fmt: skip
-        raise VtgenError(f"--tier {args.tier}: the Python tier checks PyTorch's yaml for the ops --op names or "
-                         f"--coverage, or an op library's (--library), not {why}")  # fmt: skip
+        raise VtgenError(f"--tier {args.tier}: the Python tier checks PyTorch's yaml for the ops --op names, those "
+                         f"changed (--changed) or --coverage, or an op library's (--library), not {why}")  # fmt: skip
     options = TierOptions(
         ops=_tier_ops(args, inputs, coverage and library is None), python=args.python,
         pytorch_root=args.pytorch_root, hints=tuple(args.hints), timeout=args.timeout, batched=args.batched_grad,

@@ -17,7 +17,7 @@ from ..torchlib.build import CompiledUnit, Session
 from ..torchlib.hidden import STATUS_SYMBOL, HiddenLookup, binding_unit, find_hidden
 from ..torchlib.symbols import demangle
 from .analyses import recall, remember
-from .units import PROVIDED, CutUnit, Registration, kernel_units, register_symbol, registration_unit
+from .units import PROVIDED, REGISTRAR, CutUnit, Registration, kernel_units, register_symbol, registration_unit
 
 __all__ = ["LibraryBuild", "build_library"]
 
@@ -170,12 +170,14 @@ def build_library(
     kept = tuple(r for r in registrations if r.op not in excluded)
     needed = {s for r in kept for s in needs.get(r.kernel, ())}
     binding = _binding(settings, lookup, needed, session)
-    reg = compile_objects(settings, [("vtgen_registrations", registration_unit(kept))], session=session)
-    if reg[0].object is None:
-        raise VtgenError(f"the registration unit does not compile:\n{reg[0].diagnostics[:4000]}")
+    table = ("vtgen_registrations", registration_unit(kept))
+    reg = compile_objects(settings, [("vtgen_registrar", REGISTRAR), table], session=session)
+    for unit in reg:
+        if unit.object is None:
+            raise VtgenError(f"the registration unit {unit.name} does not compile:\n{unit.diagnostics[:4000]}")
     path, linked = link_library(settings, [*ok_units, *binding, *reg], EXPORTED, "vtgen_gradcheck", session)
     compiled = sum(u.compiled for u in (*units, *extra, *binding, *reg))
     bound = tuple(sorted(needed))
-    count = len(units) + len(extra) + len(binding) + 1
+    count = len(units) + len(extra) + len(binding) + len(reg)
     seconds = time.perf_counter() - start
     return LibraryBuild(path, kept, tuple(sorted(excluded.items())), compiled, count, linked, seconds, bound, extra)

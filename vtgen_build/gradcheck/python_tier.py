@@ -39,7 +39,7 @@ from .formulas import FormulaPlaces
 from .hints import BUILTIN, Hints, load_hints
 from .schema_samples import NOTHING, OpSamples, plan_samples
 
-__all__ = ["HELPERS", "TierPlan", "entry_ops", "helper_names", "plan_library_tier", "plan_tier"]
+__all__ = ["HELPERS", "TierPlan", "entry_ops", "family_texts", "helper_names", "plan_library_tier", "plan_tier"]
 
 HELPERS = "formula_helpers"  # the child package's module of Python helpers: the translated modules' _formulas
 _FUNC = re.compile(r"^- func: ([\w.]+)\(", re.MULTILINE)
@@ -105,6 +105,24 @@ def aten_names(text: str) -> frozenset[str]:
     with C++'s ``_symint`` suffix (``convolution_backward_symint``: the child calls the op itself)."""
     names = {m.group(1).split(".")[0] for m in _FUNC.finditer(text)}
     return frozenset(names | {f"{n}_symint" for n in names})
+
+
+def family_texts(derivatives: Sequence[Entry], native_functions: str) -> dict[str, str]:
+    """Each op family with a derivatives.yaml entry -> the text of its entries there, then of its ops' entries
+    in native_functions.yaml (read from that path): what the family's translation is made of."""
+    texts: dict[str, list[str]] = {}
+    for entry in derivatives:
+        family = _family(_entry_name(entry, "name"))
+        if family is not None:
+            texts.setdefault(family, []).append(entry.text)
+    native = read_text(native_functions)
+    starts = [m.start() for m in _FUNC.finditer(native)] + [len(native)]
+    for begin, end in pairwise(starts):
+        match = _FUNC.match(native, begin)
+        family = _family(match.group(1)) if match else None
+        if family in texts:
+            texts[family].append(native[begin:end])
+    return {family: "\n".join(parts) for family, parts in texts.items()}
 
 
 def entry_ops(inputs: Inputs) -> tuple[str, ...]:

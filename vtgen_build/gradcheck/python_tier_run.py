@@ -171,9 +171,7 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
     worker = find_worker(out_dir, python, options.versions) if options.use_worker else None
     process, request, results = _start(python, work, worker)
     try:
-        plan = _plan(inputs, release, options)
-        state = _state(work, plan, release, options) if options.changed else None
-        plan = state.chosen(plan) if state is not None else plan
+        plan, state = _planned(inputs, work, release, options)
         if not plan.modules and not plan.not_carried:
             return TierReport([], time.perf_counter() - start, notes=[_NOTHING])
         lib = options.library
@@ -253,17 +251,38 @@ def _request(plan: TierPlan, options: TierOptions) -> dict[str, object]:
     return payload
 
 
+def _planned(inputs: Inputs, work: Path, release: str, options: TierOptions) -> tuple[TierPlan, TierState | None]:
+    """The plan of the selected ops, and the ``--changed`` record: an op library's plan is cut to the changed
+    ops; PyTorch's yaml is planned for the changed families (with the --op ones) alone, chosen before anything
+    is translated (``TierState.of_families``)."""
+    if not options.changed:
+        return _plan(inputs, release, options), None
+    if options.library is not None:
+        plan = _plan(inputs, release, options)
+        state = _state(work, plan, release, options)
+        return state.chosen(plan), state
+    helpers = [child_package.HERE / f"{HELPERS}.py"]
+    state = TierState.of_families(work, inputs, helpers, _words(release, "aten", options))
+    families = sorted({*state.changed(), *(op_name(op).family for op in options.ops)})
+    if not families:
+        return TierPlan((), (), frozenset(), (), {}), state
+    return _plan(inputs, release, replace(options, ops=tuple(families))), state
+
+
+def _words(release: str, library: str, options: TierOptions) -> list[str]:
+    """The ``--changed`` record's settings besides the translator: the release, the library (by content) and
+    the options that shape the checks."""
+    return [release, library, *options.kinds, f"batched={options.batched}", f"all={options.all_checks}",
+            files_text(Path(h) for h in options.hints)]  # fmt: skip
+
+
 def _state(work: Path, plan: TierPlan, release: str, options: TierOptions) -> TierState:
-    """The ``--changed`` record: its settings are the release, the library (by content) and the options."""
+    """An op library's ``--changed`` record, per op."""
     lib = options.library
     helpers = [Path(h) for h in (*(lib.helpers if lib else ()), *([lib.formulas] if lib and lib.formulas else []))]
-    if lib is None:
-        helpers.append(child_package.HERE / f"{HELPERS}.py")
     loaded = Path(lib.library) if lib is not None else None
     library = files_text([loaded]) if loaded is not None and loaded.is_file() else (lib.library if lib else "aten")
-    words = [release, library, *options.kinds, f"batched={options.batched}", f"all={options.all_checks}",
-             files_text(Path(h) for h in options.hints)]  # fmt: skip
-    return TierState.read(work, plan, helpers, words)
+    return TierState.read(work, plan, helpers, _words(release, library, options))
 
 
 def _own_manual(pytorch_root: str | None) -> bool:
