@@ -18,6 +18,7 @@ from vtgen_build.cli.commands import main
 from vtgen_build.emit.aoti_shims import aoti_shims_unit, declarations_by_operator
 from vtgen_build.model import Inputs, load_model
 from vtgen_build.plan.aoti_shims import AotiShimPlan, aten_op_names, plan_aoti_shims
+from vtgen_build.plan.dialect import CLASSIC
 from vtgen_build.plan.registrations import plan_registrations
 
 from .conftest import SAMPLE, CliResult, CliRunner, YamlWriter, installed_torch_include, sample_inputs
@@ -25,13 +26,14 @@ from .conftest import SAMPLE, CliResult, CliRunner, YamlWriter, installed_torch_
 
 def _plan(native: str, keys: tuple[str, ...], namespace: str = "lib") -> AotiShimPlan:
     model = load_model(Inputs(native, str(Path(native).with_name("d.yaml")), None, namespace))
-    return plan_aoti_shims(model.native_functions, plan_registrations(model.native_functions, keys))
+    return plan_aoti_shims(model.native_functions, plan_registrations(model.native_functions, keys, CLASSIC))
 
 
 def _sample_plan() -> AotiShimPlan:
     inputs = Inputs(str(SAMPLE / "native_functions.yaml"), str(SAMPLE / "derivatives.yaml"), None, "vtsample")
     functions = load_model(inputs).native_functions
-    return plan_aoti_shims(functions, plan_registrations(functions, ("CPU", "CompositeExplicitAutograd", "Meta")))
+    keys = ("CPU", "CompositeExplicitAutograd", "Meta")
+    return plan_aoti_shims(functions, plan_registrations(functions, keys, CLASSIC))
 
 
 def test_the_samples_shims_and_why_the_others_have_none() -> None:

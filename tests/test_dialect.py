@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,23 @@ def test_both_dialects_declare_and_register_alike(
     assert f'm.impl("g", {boxing}((static_cast<' in cuda
     generated = "&st_f_out_CUDA" if stable else "st_f_out_CUDA"
     assert f'm.impl("f.out", {boxing}({generated}));' in cuda
+
+
+@pytest.mark.parametrize("stable", [False, True], ids=["classic", "stable"])
+def test_the_registrations_are_written_in_the_requests_dialect(
+    stable: bool, tmp_yaml: YamlWriter, run_cli: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the request chooses the dialect in one place: a request answering another one changes the output
+    marked = replace(STABLE if stable else CLASSIC, impl_macro="MARKED_LIBRARY_IMPL")
+    monkeypatch.setattr(BuildRequest, "dialect", property(lambda _: marked))
+    out = tmp_path / "out"
+    result = run_cli(
+        "generate", "--native-functions", tmp_yaml("nf.yaml", _YAML), "--derivatives", tmp_yaml("d.yaml", ""),
+        "--namespace", "st", "--out", str(out), "--register-backends", "CPU,Meta", "--torch-version", "2.13",
+        *(["--stable-abi", "2.10"] if stable else []),
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert "MARKED_LIBRARY_IMPL(st, CPU, m) {" in (out / "RegisterCPU.cpp").read_text()
 
 
 def _torch_lookups(config: str) -> list[str]:

@@ -18,7 +18,7 @@ from .. import __version__
 from ..base.errors import Location
 from ..model.cpp_api import CppSignature
 from ..model.native import Dispatch, NativeFunction
-from ..plan.dialect import CLASSIC, Dialect
+from ..plan.dialect import Dialect
 from ..plan.registrations import KernelImpl, RegistrationPlan
 from ..plan.structured import StructuredGroup
 from .autocast import AUTOCAST_INCLUDES, autocast_kernels, autocast_registrations
@@ -148,7 +148,8 @@ def registration_blocks(dialect: Dialect, key: str, lines: Iterable[tuple[str, s
 
 
 def _unit(plan: RegistrationPlan, key: str, line_directives: bool) -> str:
-    variants = [found for group in plan.structured for found in structured_kernels(group, key)]
+    dialect = plan.dialect
+    variants = [found for group in plan.structured for found in structured_kernels(group, key, dialect)]
     kernels = [text for _, text in variants]
     has_structured = bool(kernels)
     includes = "#include <ATen/native/Resize.h>\n#include <ATen/ops/empty.h>" if has_structured else ""
@@ -161,7 +162,7 @@ def _unit(plan: RegistrationPlan, key: str, line_directives: bool) -> str:
         "structured_helpers": template_text("StructuredHelpers.cpp") if has_structured else "",
         "kernels": "\n\n".join(kernels),
         "registrations": registration_blocks(
-            CLASSIC, key, impl_lines(plan.impls, (fn for fn, _ in variants), key, CLASSIC, line_directives)
+            dialect, key, impl_lines(plan.impls, (fn for fn, _ in variants), key, dialect, line_directives)
         ),
         **_autocast_values(plan, key),
     }

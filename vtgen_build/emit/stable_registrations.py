@@ -5,15 +5,14 @@ declarations (each after the ``// <yaml>:<line>: <role>`` comment ``vtgen_build.
 ABI audit read), ``STABLE_TORCH_LIBRARY`` with the schemas, and per dispatch key one
 ``STABLE_TORCH_LIBRARY_IMPL`` registering each kernel through ``TORCH_BOX``.  A structured group's
 functional, in-place and out= kernels (and at ``Meta`` the meta function alone) are generated
-around the author's meta function and impls by the classic mode's emitters, in the ``STABLE``
-dialect (``plan/dialect.py``).
+around the author's meta function and impls by the classic mode's emitters, in the plan's dialect
+(``StablePlan.dialect``, the request's: ``STABLE``).
 """
 
 from __future__ import annotations
 
 from .. import __version__
 from ..plan.aoti_shims import DEVICES
-from ..plan.dialect import STABLE
 from ..plan.stable import StablePlan, StableShim
 from .aoti_shims import stable_shims_section
 from .registrations import (
@@ -71,13 +70,13 @@ def _schema_unit(plan: StablePlan) -> str:
 
 
 def _unit(plan: StablePlan, key: str) -> str:
-    variants = [found for s in plan.structured for found in structured_kernels(s.group, key, STABLE)]
-    lines = impl_lines(plan.impls, (fn for fn, _ in variants), key, STABLE)
+    variants = [found for s in plan.structured for found in structured_kernels(s.group, key, plan.dialect)]
+    lines = impl_lines(plan.impls, (fn for fn, _ in variants), key, plan.dialect)
     values = {
         **_common(plan),
         "key": key,
         "kernels": "\n\n".join(text for _, text in variants),
-        "registrations": registration_blocks(STABLE, key, lines),
+        "registrations": registration_blocks(plan.dialect, key, lines),
         "aoti_shims": _shims(plan, key),
     }
     return render("StableRegisterBackend.cpp", template_text("StableRegisterBackend.cpp"), values)

@@ -216,7 +216,7 @@ def full_run(inputs: Inputs, options: RunOptions, settings: dict[str, object], e
     kernels = kernel_fragments(plan.kernels, emit)
     nodes = node_fragments(plan.infos, emit)
     files = assemble_outputs(kernels, nodes, emit)
-    library = plan_library(model.native_functions, plan, policy, emit.register_backends, emit.namespace)
+    library = plan_library(model.native_functions, plan, policy, options.request)
     files.update(library_files(library, emit))  # kept as they are by edits
     if options.request.stub_decls:
         from ..stubs.gen_decls import render_decls
@@ -242,10 +242,7 @@ def _cpp_plan(model: Model, policy: Policy) -> Plan:
 def _plan_stable(model: Model, policy: Policy, options: RunOptions) -> StablePlan:
     from ..plan.stable import plan_stable
 
-    r = options.request
-    assert r.stable is not None
-    return plan_stable(model.native_functions, r.register_backends, r.stable, r.fake_module,
-                       policy.pytorch_tags)  # fmt: skip
+    return plan_stable(model.native_functions, options.request, policy.pytorch_tags)
 
 
 def _stable_outcome(

@@ -30,6 +30,7 @@ from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
 from ..plan.aoti_shims import plan_aoti_shims
 from ..plan.batching import plan_batching
+from ..plan.dialect import CLASSIC
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan, build_plan
 from ..plan.policy import Policy
 from ..plan.registrations import plan_registrations
@@ -85,7 +86,8 @@ def aoti_shim_declarations(model: Model, register_backends: tuple[str, ...]) -> 
     if not register_backends:
         return ()
     functions = model.native_functions
-    shims = plan_aoti_shims(functions, plan_registrations(functions, register_backends))
+    # a shim's C declaration is the same in either dialect (AOTInductor's ABI is one): the classic plan's
+    shims = plan_aoti_shims(functions, plan_registrations(functions, register_backends, CLASSIC))
     return tuple((name, tuple(decls)) for name, decls in declarations_by_operator(shims.shims).items())
 
 

@@ -19,7 +19,7 @@ from .inplace_or_view import InplaceOrViewPlan, plan_inplace_or_view
 from .kernel import Plan
 from .policy import Policy
 from .registrations import RegistrationPlan, plan_registrations
-from .request import is_op_library
+from .request import BuildRequest
 from .schemas import SchemaDef, plan_schemas
 
 __all__ = ["LibraryPlan", "plan_library"]
@@ -38,14 +38,14 @@ def plan_library(
     functions: Iterable[NativeFunction],
     plan: Plan,
     policy: Policy,
-    register_backends: tuple[str, ...],
-    namespace: str,
+    request: BuildRequest,
 ) -> LibraryPlan:
-    """The library's registrations besides Autograd (``register_backends``: the keys asked for, or none;
-    ``namespace``: the ``--namespace`` its operators are registered in)."""
+    """The library's registrations besides Autograd: for the request's ``register_backends`` (none: no
+    registrations), in its dialect; an op library's (``BuildRequest.op_library``) extras."""
     functions = tuple(functions)
-    registrations = plan_registrations(functions, register_backends) if register_backends else None
-    op_library = is_op_library(namespace, register_backends)
+    keys = request.register_backends
+    registrations = plan_registrations(functions, keys, request.dialect) if keys else None
+    op_library = request.op_library
     functionalized = plan_functionalize(functions) if op_library else ()
     return LibraryPlan(
         plan_schemas(functions, policy, functionalized),

@@ -18,7 +18,7 @@ from ..base.errors import Location, VtgenError, did_you_mean
 from ..model.cpp_api import CppSignature
 from ..model.native import DISPATCH_KEYS, Dispatch, NativeFunction
 from .autocast import AutocastPlan, plan_autocast
-from .dialect import CLASSIC, Dialect
+from .dialect import Dialect
 from .structured import StructuredGroup, plan_structured
 
 __all__ = [
@@ -64,6 +64,7 @@ class RegistrationPlan:
     impls: tuple[KernelImpl, ...]
     structured: tuple[StructuredGroup, ...]
     autocast: AutocastPlan  # the ops' Autocast kernels, in their devices' units
+    dialect: Dialect  # what the registrations are written in (the request's)
 
 
 def parse_keys(text: str) -> tuple[str, ...]:
@@ -114,11 +115,15 @@ def select_kernels(
     return KernelSelection(chosen, _declarations(plain, chosen, signature), impls)
 
 
-def plan_registrations(functions: Iterable[NativeFunction], keys: tuple[str, ...]) -> RegistrationPlan:
+def plan_registrations(
+    functions: Iterable[NativeFunction], keys: tuple[str, ...], dialect: Dialect
+) -> RegistrationPlan:
+    """A build against ATen's backend registrations for ``keys``, in ``dialect`` (the request's)."""
     fns = registered(functions)
     groups = plan_structured(fns)
-    chosen = select_kernels(fns, groups, keys, CLASSIC)
-    return RegistrationPlan(chosen.keys, chosen.declarations, chosen.impls, groups, plan_autocast(fns, chosen.keys))
+    chosen = select_kernels(fns, groups, keys, dialect)
+    autocast = plan_autocast(fns, chosen.keys)
+    return RegistrationPlan(chosen.keys, chosen.declarations, chosen.impls, groups, autocast, dialect)
 
 
 def _declarations(

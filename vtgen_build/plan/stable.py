@@ -13,8 +13,8 @@ Decisions made here (spelled in ``emit/stable_registrations.py``):
 * each schema type's stable C++ parameter type, or an error at the entry's yaml line naming the
   type and the spelling that works (``plan/stable_types.py``);
 * the kernels the author defines (``NativeKernels.h``), the ``m.impl`` of each dispatch key (by the
-  rule of the classic mode, ``select_kernels`` in the ``STABLE`` dialect), and the structured groups,
-  whose meta function and impls take stable types (``StableStructured``).
+  rule of the classic mode, ``select_kernels`` in the request's dialect, ``STABLE``), and the
+  structured groups, whose meta function and impls take stable types (``StableStructured``).
 
 There is no C++ autograd in this mode: derivatives.yaml is read and checked, and is the input of
 the generated Python autograd (``torch.library.register_autograd``), never of C++ Nodes.
@@ -29,9 +29,9 @@ from ..base.errors import VtgenError
 from ..model.cpp_api import VOID, BaseC, Binding, ConstRefC, CppSignature, MutRefC
 from ..model.native import NativeFunction
 from .aoti_shims import AotiShim, AotiShimPlan, kernel_entry, plan_device_shims
-from .dialect import STABLE, STABLE_META_OUTPUTS
+from .dialect import STABLE_META_OUTPUTS, Dialect
 from .registrations import KernelDecl, KernelImpl, registered, select_kernels
-from .request import OLDEST_TARGET, StableTarget
+from .request import OLDEST_TARGET, BuildRequest, StableTarget
 from .stable_types import TENSOR, stable_argument_type, stable_return_type, stable_signature
 from .structured import StructuredGroup, plan_structured
 
@@ -95,16 +95,15 @@ class StablePlan:
     fake_module: str | None
     aoti_shims: AotiShimPlan  # which operators get an AOTInductor C shim, and why the others do not
     shim_calls: tuple[StableShim, ...]  # what each shim runs, and where it is defined
+    dialect: Dialect  # what the registrations are written in (the request's)
 
 
-def plan_stable(
-    functions: Iterable[NativeFunction],
-    keys: tuple[str, ...],
-    target: StableTarget,
-    fake_module: str | None,
-    pytorch_tags: frozenset[str],
-) -> StablePlan:
-    """Every decision of a stable-ABI library; a located error for what the target cannot carry."""
+def plan_stable(functions: Iterable[NativeFunction], request: BuildRequest, pytorch_tags: frozenset[str]) -> StablePlan:
+    """Every decision of a stable-ABI library (``request.stable``: its target), its registrations in the
+    request's dialect; a located error for what the target cannot carry."""
+    target, keys, fake_module = request.stable, request.register_backends, request.fake_module
+    if target is None:
+        raise ValueError("plan_stable: the request is not a stable-ABI library's")
     fns = registered(functions)
     if not fns:
         raise VtgenError("--stable-abi: the yaml declares no operator outside aten (a stable library defines its own)")
@@ -116,11 +115,11 @@ def plan_stable(
         )
     groups = plan_structured(fns)
     structured = tuple(_structured(g) for g in groups)  # what the ABI cannot carry in a group first
-    chosen = select_kernels(fns, groups, keys, STABLE)
+    chosen = select_kernels(fns, groups, keys, request.dialect)
     schemas = tuple((f.namespace, str(f.func), _tags(f, target, pytorch_tags)) for f in fns)
     shims = plan_device_shims(fns, chosen.keys, groups)
     return StablePlan(target, chosen.keys, schemas, chosen.declarations, chosen.impls, structured, fake_module,
-                      shims, _shim_calls(shims, groups))  # fmt: skip
+                      shims, _shim_calls(shims, groups), request.dialect)  # fmt: skip
 
 
 def _shim_calls(shims: AotiShimPlan, groups: tuple[StructuredGroup, ...]) -> tuple[StableShim, ...]:
