@@ -159,12 +159,10 @@ def test_gradcheck_selects_the_changed_ops_and_their_in_place_variants(repo: Pat
     edit(repo / DERIVATIVES, "self: softsign_backward(grad, self)", "self: softsign_backward(grad * 1, self)")
     out = generated(repo)
     changes = changes_since("HEAD", inputs(repo), [], None)
-    regs = _selected(
-        read_index(out), "vtsample", read_registrations(out), GradcheckOptions(CheckOptions(since=changes)), {}, {}
-    )
+    regs = _selected(read_index(out), read_registrations(out), GradcheckOptions(CheckOptions(since=changes)), {}, {})
     assert sorted(r.op for r in regs) == ["softsign", "softsign.out", "softsign_"]
     everything = GradcheckOptions(CheckOptions(since=replace(changes, everything="tags.yaml changed")))
-    assert len(_selected(read_index(out), "vtsample", read_registrations(out), everything, {}, {})) > 3
+    assert len(_selected(read_index(out), read_registrations(out), everything, {}, {})) > 3
     nothing = Report.nothing_to_do(0.0, "no op's entries differ from HEAD").render()
     assert "no op's entries differ from HEAD, nothing checked" in nothing and "OK" not in nothing
 

@@ -59,7 +59,7 @@ def test_a_helper_edit_selects_the_ops_calling_it(tmp_path: Path) -> None:
     changed = changed_ops(before, after)
     assert {"softsign", "softsign_", "scale_add"} <= set(changed)
     assert not any(op.startswith("swap_dims") for op in changed)  # its formulas call no helper
-    chosen = {r.op for r in _selected(index, "vtsample", index.registrations, options, after, before)}
+    chosen = {r.op for r in _selected(index, index.registrations, options, after, before)}
     assert chosen == set(changed) and chosen
 
 

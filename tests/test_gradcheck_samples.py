@@ -18,6 +18,7 @@ from vtgen_build.gradcheck.schema_run import library_ops, sample_source
 from vtgen_build.gradcheck.schema_samples import ArgSample, OpSamples, plan_samples
 from vtgen_build.gradcheck.verdict import REASONS
 from vtgen_build.model import Inputs, load_model
+from vtgen_build.model.schema import op_selection
 from vtgen_build.plan.kernel import build_plan
 from vtgen_build.plan.policy import load_policy
 
@@ -129,15 +130,19 @@ def test_an_op_with_no_sample_is_not_verified_with_the_reason(tmp_yaml: YamlWrit
 
 def test_op_names_with_and_without_the_namespace() -> None:
     known = ["softsign", "softsign_", "softsign.out", "affine"]
-    assert library_ops(SAMPLE_INPUTS, ["vtsample::softsign"], known) == ["softsign", "softsign.out"]
-    assert library_ops(SAMPLE_INPUTS, ["affine"], known) == ["affine"]
-    assert library_ops(SAMPLE_INPUTS, [], known) is None
+
+    def chosen(*names: str) -> list[str] | None:
+        return library_ops(op_selection(names, SAMPLE_INPUTS.namespace), known)
+
+    assert chosen("vtsample::softsign") == ["softsign", "softsign.out"]
+    assert chosen("affine") == ["affine"]
+    assert chosen() is None
     with pytest.raises(VtgenError, match=r"--op vtsample::softsine: .*did you mean 'vtsample::softsign'\?"):
-        library_ops(SAMPLE_INPUTS, ["vtsample::softsine"], known)
+        chosen("vtsample::softsine")
     with pytest.raises(VtgenError, match=r"--op afine: .*did you mean 'affine'\?"):
-        library_ops(SAMPLE_INPUTS, ["afine"], known)
+        chosen("afine")
     with pytest.raises(VtgenError, match="in namespace 'vtsample', not 'aten'"):
-        library_ops(SAMPLE_INPUTS, ["aten::affine"], known)
+        chosen("aten::affine")
 
 
 def test_a_skip_stating_a_reason_of_the_fixed_list_is_that_reason(tmp_yaml: YamlWriter) -> None:

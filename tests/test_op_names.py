@@ -20,7 +20,7 @@ from vtgen_build.gradcheck.run import GradcheckOptions, _selected, op_variants
 from vtgen_build.gradcheck.schema_run import library_ops
 from vtgen_build.gradcheck.units import read_registrations
 from vtgen_build.inputs.files import Inputs
-from vtgen_build.model.schema import op_name, resolve_ops
+from vtgen_build.model.schema import op_name, op_selection, resolve_ops
 from vtgen_build.plan.request import BuildRequest
 
 from .conftest import SAMPLE, CliRunner
@@ -74,14 +74,16 @@ def test_op_selects_a_dunder_op_and_its_in_place_variant(tmp_path: Path) -> None
     out = tmp_path / "out"
     generate(_inputs(tmp_path), GenerateOptions(str(out), 1, BuildRequest("vtdunder")))
     index, regs = read_index(out), read_registrations(out)
-    assert select_ops(index, ["__and__"], "vtdunder") == ["__and__.Tensor"]
-    assert select_ops(index, ["__iand__.Tensor"], "vtdunder") == ["__iand__.Tensor"]
+    assert select_ops(index, op_selection(["__and__"], "vtdunder")) == ["__and__.Tensor"]
+    assert select_ops(index, op_selection(["__iand__.Tensor"], "vtdunder")) == ["__iand__.Tensor"]
     with pytest.raises(VtgenError, match="--op __and_: no such op"):
-        select_ops(index, ["__and_"], "vtdunder")  # the name the old string cutting made
+        select_ops(index, op_selection(["__and_"], "vtdunder"))  # the name the old string cutting made
     for name in ("__and__", "vtdunder::__and__"):
-        chosen = _selected(index, "vtdunder", regs, GradcheckOptions(CheckOptions(ops=(name,))), {}, {})
+        options = GradcheckOptions(CheckOptions(ops=op_selection([name], "vtdunder")))
+        chosen = _selected(index, regs, options, {}, {})
         assert sorted({r.op for r in chosen}) == ["__and__.Tensor", "__iand__.Tensor"]
-    assert library_ops(_inputs(tmp_path), ["vtdunder::__and__"], [r.op for r in regs]) == ["__and__.Tensor"]
+    selected = op_selection(["vtdunder::__and__"], "vtdunder")
+    assert library_ops(selected, [r.op for r in regs]) == ["__and__.Tensor"]
 
 
 def test_check_op_compiles_the_dunder_op(tmp_path: Path, run_cli: CliRunner) -> None:
@@ -142,12 +144,13 @@ def test_a_tensor_and_its_name_with_underscore_are_refused_at_the_op_line(run_cl
 def test_resolve_ops_is_one_rule() -> None:
     known = ["__and__.Tensor", "__iand__.Tensor", "and_not"]
     for name in ("__and__", "ns::__and__", "__and__.Tensor", "ns::__and__.Tensor"):
-        assert resolve_ops([name], known, "ns", "missing") == ["__and__.Tensor"], name
-    assert resolve_ops(["and_not", "ns::and_not", "__iand__"], known, "ns", "x") == ["and_not", "__iand__.Tensor"]
+        assert resolve_ops(op_selection([name], "ns"), known, "missing") == ["__and__.Tensor"], name
+    both = op_selection(["and_not", "ns::and_not", "__iand__"], "ns")
+    assert resolve_ops(both, known, "x") == ["and_not", "__iand__.Tensor"]
     with pytest.raises(VtgenError, match=r"^error: --op other::and_not: the ops are in namespace 'ns', not 'other'$"):
-        resolve_ops(["other::and_not"], known, "ns", "missing")
+        op_selection(["ns::and_not", "other::and_not"], "ns")
     with pytest.raises(VtgenError, match=r"^error: --op ns::__and_: missing; did you mean 'ns::__and__'\?$"):
-        resolve_ops(["ns::__and_"], known, "ns", "missing")
+        resolve_ops(op_selection(["ns::__and_"], "ns"), known, "missing")
 
 
 @pytest.mark.parametrize(
@@ -170,9 +173,29 @@ def test_every_op_option_resolves_names_by_one_rule(
     args = ["--native-functions", inputs.native_functions, "--derivatives", inputs.derivatives, "--tags"]
     args += [str(inputs.tags), "--namespace", "vtdunder", "--out", str(tmp_path / "out")]
     extra = [str(tmp_path / e) if e == "lib.so" else e for e in extra]
-    result = run_cli("check", *args, *extra, "--op", "vtdunder::and_nut", "--op", "other::and_not")
+    result = run_cli("check", *args, *extra, "--op", "vtdunder::and_nut", "--op", "and_not")
     assert result.code == 1
     assert f"error: --op vtdunder::and_nut: {missing}; did you mean 'vtdunder::and_not'?" in result.err, result.err
     result = run_cli("check", *args, *extra, "--op", "other::and_not")
     assert result.code == 1
     assert "error: --op other::and_not: the ops are in namespace 'vtdunder', not 'other'" in result.err, result.err
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--gradcheck", "--library", "lib.so"], ["--gradcheck", "--library", "lib.so", "--tier", "python"]],
+    ids=["check", "library", "library-python-tier"],
+)
+def test_every_op_option_refuses_another_namespace_first(tmp_path: Path, run_cli: CliRunner, extra: list[str]) -> None:
+    """The front end reads the ``--op`` names once (``op_selection``), before anything runs: a name in
+    another namespace is refused by every command alike, first of the names' problems (the Python tier
+    cut off only its own namespace's prefix, and took ``other::and_not`` for ``and_not``)."""
+    inputs = _inputs(tmp_path)
+    (tmp_path / "lib.so").write_bytes(b"")  # never loaded: the names are read first
+    args = ["--native-functions", inputs.native_functions, "--derivatives", inputs.derivatives, "--tags"]
+    args += [str(inputs.tags), "--namespace", "vtdunder", "--out", str(tmp_path / "out")]
+    extra = [str(tmp_path / e) if e == "lib.so" else e for e in extra]
+    result = run_cli("check", *args, *extra, "--op", "vtdunder::and_nut", "--op", "other::and_not")
+    assert result.code == 1
+    assert "error: --op other::and_not: the ops are in namespace 'vtdunder', not 'other'" in result.err, result.err
+    assert not (tmp_path / "out").exists()  # refused before generating

@@ -58,7 +58,7 @@ from ..compile import (
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, GenerateResult, generate
 from ..inputs.files import Inputs
-from ..model.schema import resolve_ops
+from ..model.schema import OpSelector, resolve_ops
 from ..plan.registrations import ALL_KEYS
 from .state import changed_ops, files_text, helper_files, helper_roots, read_state, write_state
 
@@ -92,7 +92,7 @@ class CheckOptions:
     jobs: int = 0  # 0: one per core
     launcher: str | None = None  # e.g. ccache
     cxx: str | None = None  # default: $CXX, else g++ or clang++ on PATH
-    ops: tuple[str, ...] = ()  # compile only these ops (one small unit)
+    ops: tuple[OpSelector, ...] = ()  # compile only these ops (one small unit)
     changed: bool = False  # compile only the ops changed since the last successful check
     torch_include: str | None = None  # a real PyTorch include dir instead of the stubs
     include_dirs: tuple[str, ...] = ()  # -I for the user's headers (the manual header's directory)
@@ -187,9 +187,9 @@ def _partial_unit(index: OutputIndex, ops: Iterable[str]) -> str:
     )
 
 
-def select_ops(index: OutputIndex, names: Iterable[str], namespace: str) -> list[str]:
-    """The ops with an Autograd kernel each ``--op`` name selects (``resolve_ops``: ``namespace::`` optional)."""
-    return resolve_ops(names, index.kernels_of_op, namespace, "no such op has an Autograd kernel")
+def select_ops(index: OutputIndex, selected: Iterable[OpSelector]) -> list[str]:
+    """The ops with an Autograd kernel each ``--op`` selects (``resolve_ops``)."""
+    return resolve_ops(selected, index.kernels_of_op, "no such op has an Autograd kernel")
 
 
 # -- state for --changed ------------------------------------------------------------------------
@@ -323,7 +323,7 @@ def _check_generated(
 
     ops: list[str] | None = None  # None: every unit
     if options.ops:
-        ops = select_ops(lazy.get(), options.ops, gen_options.request.namespace)
+        ops = select_ops(lazy.get(), options.ops)
     if options.since is not None:
         chosen = options.since.select(lazy.get())  # None: every op
         if chosen == []:

@@ -711,10 +711,12 @@ def _add_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def _run_check(args: argparse.Namespace) -> int:
     from ..check import default_check_dir, run_check
+    from ..model.schema import op_selection
 
     _check_ranges(args)
     inputs = resolve_inputs(args)
     args.anchor = inputs.derivatives
+    args.ops = op_selection(args.op, inputs.namespace)  # the --op names, read once: the options hold these
     manual_file = find_pytorch_layout(args.pytorch_root).manual_header if args.pytorch_root else None
     # once: the default --out only names a directory
     gen_options = _generate_options(args, _request(args))
@@ -813,7 +815,7 @@ def _tier_ops(args: argparse.Namespace, inputs: Inputs, whole_yaml: bool) -> tup
     from ..gradcheck.python_tier import entry_ops
     from ..gradcheck.python_tier_coverage import shard_ops
 
-    ops = tuple(op.removeprefix(f"{inputs.namespace}::") for op in args.op) or (entry_ops(inputs) if whole_yaml else ())
+    ops = tuple(s.name for s in args.ops) or (entry_ops(inputs) if whole_yaml else ())
     return shard_ops(ops, *parse_shard(args.shard)) if args.shard else ops
 
 
@@ -868,7 +870,7 @@ def _check_options(args: argparse.Namespace, manual_file: str | None, since: Cha
         jobs=args.jobs,
         launcher=args.launcher,
         cxx=args.cxx,
-        ops=tuple(args.op),
+        ops=args.ops,
         changed=args.changed,
         torch_include=args.torch_include,
         include_dirs=tuple(args.include_dirs),
@@ -947,7 +949,7 @@ def _library_options(args: argparse.Namespace) -> LibraryOptions:
             raise VtgenError(f"{option} cannot be used with --library: {why}")
     return LibraryOptions(
         library=args.library,
-        ops=tuple(args.op),
+        ops=args.ops,
         hints=tuple(args.hints),
         python=args.python,
         timeout=args.timeout,

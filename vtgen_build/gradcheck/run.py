@@ -93,7 +93,6 @@ class GradcheckOptions:
 
 def _selected(
     index: OutputIndex,
-    namespace: str,
     regs: list[Registration],
     options: GradcheckOptions,
     digests: dict[str, str],
@@ -101,7 +100,7 @@ def _selected(
 ) -> list[Registration]:
     chosen = options.check.since.select(index) if options.check.since is not None else None
     if options.check.ops or chosen is not None:
-        names = set(select_ops(index, options.check.ops, namespace)) | set(chosen or ())
+        names = set(select_ops(index, options.check.ops)) | set(chosen or ())
         families = {op_name(op).family for op in names}  # an op selects its in-place variant, and back
         names |= {r.op for r in regs if op_name(r.op).family in families}
         if options.check.changed:
@@ -272,7 +271,7 @@ def _run_of(inputs: Inputs, options: GradcheckOptions, release: str, torch: Torc
     """The identity a coverage part carries (``coverage.RunIdentity``): what the parts of one run share."""
     hints = [f"{h}\0{store.sha256_hex(Path(h).read_bytes()) if Path(h).is_file() else '-'}" for h in options.hints]
     words = [
-        f"ops={','.join(sorted(options.check.ops))}",
+        f"ops={','.join(sorted(str(s) for s in options.check.ops))}",
         f"since={options.check.since.revision if options.check.since is not None else ''}",
         f"dtypes={','.join(options.dtypes)}",
         f"max_samples={options.max_samples}",
@@ -465,7 +464,7 @@ def _run_gradcheck_locked(inputs: Inputs, gen_options: GenerateOptions, options:
     digests = _op_digests(index, settings, gen_options.request.manual_headers, options)
     state_file, state_key = work / "state.json", settings.key("changed-state", settings.flags(), "")
     state = read_state(state_file, "gradcheck_state", state_key)  # check's --changed record, its format
-    regs = _selected(index, inputs.namespace, index.registrations, options, digests, state)
+    regs = _selected(index, index.registrations, options, digests, state)
     places = formula_places(inputs, work, release, gen_options.policy_root) if regs else {}  # none: nothing to do
     if options.shard is not None:  # the reach map is cached: read again below
         regs = _shard(torch, options, options.shard, work, release, places, regs, session)

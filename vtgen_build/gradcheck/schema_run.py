@@ -18,7 +18,7 @@ from ..base.errors import VtgenError
 from ..base.write import locked
 from ..check import CHECK_LOCK
 from ..inputs.files import Inputs
-from ..model.schema import resolve_ops
+from ..model.schema import OpSelector, resolve_ops
 from ..worker import Versions, Worker
 from ..worker import find as find_worker
 from .formulas import formula_places
@@ -104,11 +104,11 @@ def run_schema_child(
     return read_entries(paths[1])
 
 
-def library_ops(inputs: Inputs, names: Sequence[str], known: Sequence[str]) -> list[str] | None:
-    """The ops ``--op`` names (``mylib::op``, ``op`` or ``op.overload``) among the library's; None: all."""
-    if not names:
+def library_ops(selected: Sequence[OpSelector], known: Sequence[str]) -> list[str] | None:
+    """The ops the ``--op`` selectors select among the library's (``resolve_ops``); None: all."""
+    if not selected:
         return None
-    return resolve_ops(names, known, inputs.namespace, "the library has no differentiable op of that name")
+    return resolve_ops(selected, known, "the library has no differentiable op of that name")
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ class LibraryOptions:
     """``check --gradcheck --library``: check an op library's own built library on schema samples."""
 
     library: str  # the shared library its build produced, or a package that loads it
-    ops: tuple[str, ...] = ()  # these ops (names or mylib::names); (): every differentiable op
+    ops: tuple[OpSelector, ...] = ()  # these ops (``op_selection``); (): every differentiable op
     hints: tuple[str, ...] = ()  # sample hints files besides the built-in one
     python: str | None = None  # the Python whose torch is used (default: this one)
     timeout: int = 300  # seconds per op's schema samples
@@ -161,7 +161,7 @@ def _run_library_locked(
     if library != "torch" and any(p.namespace == "aten" for p in every.plans):  # torch: PyTorch's own ops
         raise VtgenError(_NO_NAMESPACE.format(guess=_namespace_guess(library)))
     work.mkdir(parents=True, exist_ok=True)
-    source = sample_source(inputs, hint_files, library_ops(inputs, names, every.ops()))
+    source = sample_source(inputs, hint_files, library_ops(names, every.ops()))
     places = formula_places(inputs, work, release, policy_root)
     python = options.python or sys.executable
     worker = find_worker(work.parent, python, options.versions) if options.use_worker and source.plans else None

@@ -25,6 +25,7 @@ __all__ = [
     "BaseType",
     "FunctionSchema",
     "ListType",
+    "OpSelector",
     "OperatorName",
     "OptionalType",
     "Return",
@@ -32,6 +33,7 @@ __all__ = [
     "SchemaKind",
     "Type",
     "op_name",
+    "op_selection",
     "resolve_ops",
 ]
 
@@ -448,22 +450,45 @@ def op_name(op: str) -> OperatorName:
     return OperatorName.parse(op.rpartition("::")[2])
 
 
-def resolve_ops(names: Iterable[str], known: Iterable[str], namespace: str, missing: str) -> list[str]:
-    """The ops of ``known`` (``name.overload``, no namespace) each ``--op`` name selects, in order: an exact
-    op (``add.Tensor``) or every overload of a name (``add``), either one qualified by the inputs'
-    ``namespace`` (``mylib::op``), the one rule every ``--op`` follows.  A name matching nothing is an
-    error saying ``missing`` (what the command looked for), with a did-you-mean in the spelling given."""
-    known = tuple(known)
-    chosen: list[str] = []
+@dataclass(frozen=True)
+class OpSelector:
+    """One ``--op`` name, its namespace handled (``op_selection``): ``name`` is an op (``add.Tensor``) or
+    every overload of a name (``add``), without the namespace; ``qualified``: given as ``namespace::name``."""
+
+    namespace: str  # the inputs' (the one an --op may name)
+    name: str
+    qualified: bool = False
+
+    def __str__(self) -> str:
+        """As given: a message answers in the user's spelling."""
+        return f"{self.namespace}::{self.name}" if self.qualified else self.name
+
+
+def op_selection(names: Iterable[str], namespace: str) -> tuple[OpSelector, ...]:
+    """The ``--op`` names as a front end reads them (``mylib::op``, ``op`` or ``op.overload``), the one place
+    their namespace is handled: one qualified by another namespace than the inputs' is an error."""
+    selected = []
     for name in names:
         ns, qualified, bare = name.rpartition("::")
         if qualified and ns != namespace:
             raise VtgenError(f"--op {name}: the ops are in namespace '{namespace}', not '{ns}'")
-        hits = [op for op in known if op == bare or op_name(op).name == bare]
+        selected.append(OpSelector(namespace, bare, bool(qualified)))
+    return tuple(selected)
+
+
+def resolve_ops(selected: Iterable[OpSelector], known: Iterable[str], missing: str) -> list[str]:
+    """The ops of ``known`` (``name.overload``, no namespace) each selector selects, in order: an exact
+    op (``add.Tensor``) or every overload of a name (``add``), the one rule every ``--op`` follows.  A
+    selector matching nothing is an error saying ``missing`` (what the command looked for), with a
+    did-you-mean in the spelling given."""
+    known = tuple(known)
+    chosen: list[str] = []
+    for s in selected:
+        hits = [op for op in known if op == s.name or op_name(op).name == s.name]
         if not hits:
             candidates = dict.fromkeys([*known, *(op_name(op).name for op in known)])
-            shown = [f"{namespace}::{op}" for op in candidates] if qualified else list(candidates)
-            raise VtgenError(f"--op {name}: {missing}{did_you_mean(name, shown)}")
+            shown = [f"{s.namespace}::{op}" for op in candidates] if s.qualified else list(candidates)
+            raise VtgenError(f"--op {s}: {missing}{did_you_mean(str(s), shown)}")
         chosen += hits
     return list(dict.fromkeys(chosen))
 
