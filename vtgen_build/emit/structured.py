@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
-from ..plan.dialect import CLASSIC, Dialect
+from ..plan.dialect import Dialect
 from ..plan.structured import StructuredGroup
 
 __all__ = ["structured_kernels", "wrapper_name"]
@@ -22,9 +22,7 @@ def wrapper_name(fn: NativeFunction, key: str) -> str:
     return f"{fn.namespace}_{fn.name.unambiguous_name()}_{key}"
 
 
-def structured_kernels(
-    group: StructuredGroup, key: str, dialect: Dialect = CLASSIC
-) -> list[tuple[NativeFunction, str]]:
+def structured_kernels(group: StructuredGroup, key: str, dialect: Dialect) -> list[tuple[NativeFunction, str]]:
     """(variant, C++ definition) of every variant of ``group`` at ``key`` (none: no impl there)."""
     impl = next((d.kernel for d in group.impls if d.key == key), None)
     if impl is None and key != "Meta":
