@@ -353,6 +353,17 @@ def edited_real_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.fixture(scope="session")
+def batched_real_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> SharedEdits:
+    """The batched gradcheck test's copy of the real yaml (value-right, vmap-breaking edits of sin, exp and cos,
+    which ``edited_real_yaml`` edits otherwise, and a wrong formula of native_dropout) and the ``--out`` its
+    runs share with the shard test's, whose ops it does not edit."""
+    from tests.edited_checkout import shared_edits
+    from tests.test_gradcheck_batched import RANDOM_EDIT, VMAP_EDITS
+
+    return shared_edits(real_yaml, tmp_path_factory.mktemp("batched-real-yaml"), (*VMAP_EDITS, RANDOM_EDIT))
+
+
+@pytest.fixture(scope="session")
 def edited_plain_check(
     edited_real_yaml: SharedEdits, tmp_path_factory: pytest.TempPathFactory
 ) -> subprocess.CompletedProcess[str]:
@@ -430,7 +441,14 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 # its own session, so a session fixture is built once per worker that uses it.  To build each
 # expensive shared artifact once, every test is put in a group, and a group runs on one worker:
 # a test module is a group, and modules that share one of these fixtures are one group.
-SHARED_BUILDS = ("torch_tree", "installed_sample", "runtime_results", "bad_kernels", "edited_real_yaml")
+SHARED_BUILDS = (
+    "torch_tree",
+    "installed_sample",
+    "runtime_results",
+    "bad_kernels",
+    "edited_real_yaml",  # tests/test_gradcheck_{reach,formulas,norm_samples}.py
+    "batched_real_yaml",  # tests/test_gradcheck_{batched,shard}.py
+)
 
 
 def _xdist_groups(items: list[pytest.Item]) -> dict[str, str]:
