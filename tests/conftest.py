@@ -13,6 +13,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import Phase
@@ -21,6 +22,9 @@ from hypothesis import settings as hypothesis_settings
 from vtgen_build.cli import commands as cli
 from vtgen_build.engine.generate import install_incremental_failure_hook
 from vtgen_build.model import Inputs, Model, load_model
+
+if TYPE_CHECKING:
+    from tests.edited_checkout import SharedEdits
 
 # Property tests: "ci" (the default) draws the same examples on every run, keeps no example
 # database and does not shrink (a failure is reported as drawn, at once), so a failure reproduces
@@ -336,6 +340,40 @@ def real_yaml() -> RealYaml:
 
 
 @pytest.fixture(scope="session")
+def edited_real_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> SharedEdits:
+    """ONE copy of the real yaml with every edit of the reach, formulas and norm-samples gradcheck tests, and
+    the ``--out`` their gradcheck runs share (tests/edited_checkout.py): one precompiled header and one
+    reach map for the three, each op family's unit compiled once."""
+    from tests.edited_checkout import shared_edits
+    from tests.test_gradcheck_formulas import EDITS as FORMULAS
+    from tests.test_gradcheck_norm_samples import EDITS as NORMS
+    from tests.test_gradcheck_reach import EDITS as REACHED
+
+    return shared_edits(real_yaml, tmp_path_factory.mktemp("edited-real-yaml"), (*REACHED, *FORMULAS, *NORMS))
+
+
+@pytest.fixture(scope="session")
+def batched_real_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> SharedEdits:
+    """The batched gradcheck test's copy of the real yaml (value-right, vmap-breaking edits of sin, exp and cos,
+    which ``edited_real_yaml`` edits otherwise, and a wrong formula of native_dropout) and the ``--out`` its
+    runs share with the shard test's, whose ops it does not edit."""
+    from tests.edited_checkout import shared_edits
+    from tests.test_gradcheck_batched import RANDOM_EDIT, VMAP_EDITS
+
+    return shared_edits(real_yaml, tmp_path_factory.mktemp("batched-real-yaml"), (*VMAP_EDITS, RANDOM_EDIT))
+
+
+@pytest.fixture(scope="session")
+def edited_plain_check(
+    edited_real_yaml: SharedEdits, tmp_path_factory: pytest.TempPathFactory
+) -> subprocess.CompletedProcess[str]:
+    """Plain ``check`` (no --gradcheck) of every op ``edited_real_yaml`` edits: each wrong formula compiles."""
+    from tests.edited_checkout import plain_check
+
+    return plain_check(edited_real_yaml, tmp_path_factory.mktemp("edited-plain"))
+
+
+@pytest.fixture(scope="session")
 def real_model(real_yaml: RealYaml) -> Model:
     """Our model of the real files, loaded once per session."""
     return load_model(real_yaml.inputs)
@@ -403,7 +441,14 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 # its own session, so a session fixture is built once per worker that uses it.  To build each
 # expensive shared artifact once, every test is put in a group, and a group runs on one worker:
 # a test module is a group, and modules that share one of these fixtures are one group.
-SHARED_BUILDS = ("torch_tree", "installed_sample", "runtime_results", "bad_kernels")
+SHARED_BUILDS = (
+    "torch_tree",
+    "installed_sample",
+    "runtime_results",
+    "bad_kernels",
+    "edited_real_yaml",  # tests/test_gradcheck_{reach,formulas,norm_samples}.py
+    "batched_real_yaml",  # tests/test_gradcheck_{batched,shard}.py
+)
 
 
 def _xdist_groups(items: list[pytest.Item]) -> dict[str, str]:

@@ -1,4 +1,12 @@
-"""A PyTorch-checkout-shaped copy of the real yaml with edited formulas (the gradcheck edit tests)."""
+"""A PyTorch-checkout-shaped copy of the real yaml with edited formulas (the gradcheck edit tests).
+
+The reach, formulas and norm-samples edit tests share ONE such copy holding all their edits
+(``shared_edits``, the session fixture ``edited_real_yaml`` of tests/conftest.py) and one ``--out``: a
+``check --gradcheck`` run compiles one unit per op family, keyed by its text, so each run compiles only
+its own ops' units, while the precompiled header, the reach map and the analyses of the installed
+torch are made once for the three.  Each test selects its own ops (``--op``) and reads only the lines
+of its own edits.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import RealYaml, installed_torch_include
+
+WORK = ".vtgen-gradcheck"  # a gradcheck run's work directory in its --out (its --changed record: state.json)
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,34 @@ def edited_checkout(real_yaml: RealYaml, root: Path, edits: Sequence[Edit]) -> E
     path.parent.mkdir(parents=True)
     path.write_text(derivatives, encoding="utf-8")
     return EditedYaml(root, path, lines)
+
+
+@dataclass(frozen=True)
+class SharedEdits:
+    """The edit tests' one checkout (every edit of theirs made) and the ``--out`` of their gradcheck runs."""
+
+    yaml: EditedYaml
+    out: Path  # one --out: its artifact cache holds the precompiled header, the reach map and every unit
+    ops: tuple[str, ...]  # the edited ops
+
+
+def shared_edits(real_yaml: RealYaml, root: Path, edits: Sequence[Edit]) -> SharedEdits:
+    """The checkout of ``edits`` under ``root`` (no op edited twice: each test names its failures by op
+    and line) and the ``--out`` its gradcheck runs share."""
+    ops = tuple(e.op for e in edits)
+    assert len(set(ops)) == len(ops), sorted(op for op in ops if ops.count(op) > 1)
+    return SharedEdits(edited_checkout(real_yaml, root / "checkout", edits), root / "out", ops)
+
+
+def plain_check(shared: SharedEdits, out: Path) -> subprocess.CompletedProcess[str]:
+    """One plain ``check`` (no --gradcheck) of every edited op: each edit compiles, only gradcheck fails it."""
+    selected = [a for op in shared.ops for a in ("--op", op)]
+    return vtgen("check", "--pytorch-root", str(shared.yaml.root), "--out", str(out), *selected)
+
+
+def own_lines(yaml: EditedYaml, edits: Sequence[Edit]) -> set[int]:
+    """The lines of ``edits``' formulas in the shared checkout (the others' edits are on other lines)."""
+    return {yaml.lines[e.op] for e in edits}
 
 
 def vtgen(*args: str) -> subprocess.CompletedProcess[str]:

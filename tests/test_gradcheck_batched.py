@@ -2,7 +2,8 @@
 
 Three value-correct, vmap-breaking edits of common ops (the batched ``grad`` written in place into
 a tensor made without it: ``zeros_like(self).add_``, ``clone().mul_``, ``empty_like(self).copy_``)
-and one wrong formula of a random op go into ONE copy of the real yaml.  One session run checks
+and one wrong formula of a random op go into ONE copy of the real yaml (its own: the formulas test
+edits sin, exp and cos otherwise; ``batched_real_yaml``, tests/conftest.py).  One session run checks
 them with the batched checks on (the default): each vmap edit fails at its line as a *batching*
 failure with PyTorch's message, the random op's wrong formula fails at its line, and the unedited
 ops beside them (a random one among them) pass with no batched failure.  A second run with
@@ -18,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import RealYaml
-from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
+from tests.edited_checkout import Edit, EditedYaml, SharedEdits, vtgen
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -50,8 +50,8 @@ UNEDITED = ("tanh", "atan2", "rrelu_with_noise")
 
 
 @pytest.fixture(scope="session")
-def batched_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
-    return edited_checkout(real_yaml, tmp_path_factory.mktemp("batched-edited"), (*VMAP_EDITS, RANDOM_EDIT))
+def batched_yaml(batched_real_yaml: SharedEdits) -> EditedYaml:
+    return batched_real_yaml.yaml
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,8 @@ class Runs:
 
 
 @pytest.fixture(scope="session")
-def runs(batched_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    out = tmp_path_factory.mktemp("batched-gradcheck")
+def runs(batched_yaml: EditedYaml, batched_real_yaml: SharedEdits) -> Runs:
+    out = batched_real_yaml.out  # shared with tests/test_gradcheck_shard.py, whose ops are not edited here
     base = ("check", "--pytorch-root", str(batched_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck")
     base = (*base, "--all-checks")  # each edit's failure, not only the first confirmed one
     base += ("--max-samples", "2")

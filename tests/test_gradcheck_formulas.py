@@ -1,8 +1,9 @@
 """Wrong formulas that compile: plain ``check`` passes them, ``check --gradcheck`` fails at their line.
 
-Fifteen realistic edits, each on its own op, go into ONE copy of the real yaml;
-one plain ``check`` of those ops and one ``check --gradcheck`` run (session
-fixtures) serve every parametrized assertion.
+Fifteen realistic edits, each on its own op, go into ONE copy of the real yaml (the one the
+reach and norm-samples tests edit too: ``edited_real_yaml``, tests/conftest.py); one plain
+``check`` of the edited ops and one ``check --gradcheck`` run of these (session fixtures) serve
+every parametrized assertion.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import RealYaml
-from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
+from tests.edited_checkout import Edit, EditedYaml, SharedEdits, vtgen
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -84,8 +84,8 @@ EDITS = (
 
 
 @pytest.fixture(scope="session")
-def edited_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> EditedYaml:
-    return edited_checkout(real_yaml, tmp_path_factory.mktemp("edited"), EDITS)
+def edited_yaml(edited_real_yaml: SharedEdits) -> EditedYaml:
+    return edited_real_yaml.yaml
 
 
 def _ops() -> list[str]:
@@ -93,25 +93,17 @@ def _ops() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def plain_check(edited_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
-    out = tmp_path_factory.mktemp("plain")
-    return vtgen("check", "--pytorch-root", str(edited_yaml.root), "--out", str(out), *_ops())
-
-
-@pytest.fixture(scope="session")
-def gradcheck_run(
-    edited_yaml: EditedYaml, tmp_path_factory: pytest.TempPathFactory
-) -> subprocess.CompletedProcess[str]:
-    out = tmp_path_factory.mktemp("gradcheck")
+def gradcheck_run(edited_yaml: EditedYaml, edited_real_yaml: SharedEdits) -> subprocess.CompletedProcess[str]:
+    out = edited_real_yaml.out
     # one shard: the edited ops' kernels and Nodes compile as one unit against the real headers; every
     # check, so that each wrong formula is found (by default the run answers at the first confirmed failure)
     args = ("--pytorch-root", str(edited_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck", "--all-checks")
     return vtgen("check", *args, *_ops())
 
 
-def test_every_wrong_formula_compiles(plain_check: subprocess.CompletedProcess[str]) -> None:
-    assert plain_check.returncode == 0, plain_check.stderr[-3000:]
-    assert "OK, 0 errors" in plain_check.stdout
+def test_every_wrong_formula_compiles(edited_plain_check: subprocess.CompletedProcess[str]) -> None:
+    assert edited_plain_check.returncode == 0, edited_plain_check.stderr[-3000:]
+    assert "OK, 0 errors" in edited_plain_check.stdout
 
 
 def test_gradcheck_fails(gradcheck_run: subprocess.CompletedProcess[str]) -> None:

@@ -14,8 +14,7 @@ from types import MappingProxyType
 
 import pytest
 
-from tests.conftest import RealYaml
-from tests.edited_checkout import edited_checkout, vtgen
+from tests.edited_checkout import SharedEdits, vtgen
 from vtgen_build.base.errors import Location, VtgenError
 from vtgen_build.gradcheck import coverage, shard
 from vtgen_build.gradcheck.reach import Reach, ReachMap
@@ -209,21 +208,24 @@ def test_parts_of_other_runs_and_impossible_parts_are_refused(tmp_path: Path) ->
         coverage.merge([("a.json", coverage.to_json([_entry(10, True)], (1, 2))), ("b.json", old_two)])
 
 
-# a few ops of the unmodified yaml: element-wise, two inputs, a random one, a backward op's own entry, and a
-# `_foreach_` op sharing tanh's entry (its parts must still hold the entry once)
+# a few ops none of whose formulas is edited: element-wise, two inputs, a random one, a backward op's own entry,
+# and a `_foreach_` op sharing tanh's entry (its parts must still hold the entry once)
 SUBSET = ("tanh", "atan2", "rrelu_with_noise", "log_sigmoid_forward", "log_sigmoid_backward", "_foreach_tanh")
 
 
 @pytest.mark.slow
 @pytest.mark.torch
-def test_two_parts_merged_are_the_single_runs_coverage(real_yaml: RealYaml, tmp_path: Path) -> None:
-    root = edited_checkout(real_yaml, tmp_path / "checkout", ())
+def test_two_parts_merged_are_the_single_runs_coverage(batched_real_yaml: SharedEdits, tmp_path: Path) -> None:
+    # the batched test's copy of the real yaml and its --out (tests/conftest.py): its edits are of other ops;
+    # the precompiled header, the reach map and the units of tanh, atan2 and rrelu_with_noise are made once
+    assert not set(SUBSET) & set(batched_real_yaml.ops)
+    root, out = batched_real_yaml.yaml, batched_real_yaml.out
     ops = [a for op in SUBSET for a in ("--op", op)]
 
     def run(name: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
         report = tmp_path / f"{name}.json"
         # one --out: the runs share the reach map (a sharded run's parts on other machines each make theirs)
-        base = ("check", "--pytorch-root", str(root.root), "--out", str(tmp_path / "out"), "--shards", "1")
+        base = ("check", "--pytorch-root", str(root.root), "--out", str(out), "--shards", "1")
         return vtgen(*base, "--gradcheck", "--max-samples", "2", "--coverage", str(report), *ops, *extra), report
 
     runs = [run("whole"), run("part1", "--shard", "1/2"), run("part2", "--shard", "2/2")]
