@@ -10,9 +10,14 @@ the reason, and left to the compiled tier (never passed):
 - a formula the translator cannot spell, or one calling a helper of FunctionsManual that has no
   Python equivalent in ``gradcheck_child/formula_helpers.py`` (helpers are Python, held equal to
   the installed torch's on samples: the ``agree`` check);
-- a view entry, an out= overload, a Tensor[] return or written Tensor[] argument;
+- an out= overload, a ``_foreach_`` op (its formulas are per list element), a written Tensor[] argument;
 - with ``--pytorch-root`` a checkout holding its own FunctionsManual.cpp, every entry calling one of
   those helpers (the checkout's may differ from the installed torch's, which they mirror).
+
+A view op's Function returns the view its op made below autograd (torch's own ADInplaceOrView kernel
+made it, and torch marks a custom Function's view output as a view of its input), and a ``-> Tensor[]``
+op's Function returns the list's tensors one by one; the checks exercise their values and gradients (the
+batched forward part of a view's check cannot run: ``batching._VIEW_TANGENT``, a note on the check).
 
 Only the selected ops' entries are read into the model (the rest of native_functions.yaml is
 blanked, lines kept), so planning costs milliseconds, not the whole yaml's second.
@@ -144,8 +149,6 @@ def _places(k: KernelPlan) -> FormulaPlaces:
 def _why_not(k: KernelPlan, module: AutogradModule, own_manual: bool) -> tuple[str | None, str, Location | None]:
     """(the module text, "", None) or (None, why the Python tier cannot carry the kernel, where)."""
     where = k.info.location if k.info is not None else None
-    if k.view_of is not None:
-        return None, "a view entry (the Python tier does not carry views)", where
     try:
         text = python_autograd_module((k,), module)
     except VtgenError as exc:
@@ -171,7 +174,7 @@ def _kernels(
     model = build_model(_native_entries(native, inputs.native_functions, families), derivatives, tags,
                         inputs.namespace)  # fmt: skip
     kernels = build_plan(model, policy_for(policy_root, release)).kernels
-    module = AutogradModule("aten", aten_names(native), model.derivatives, HELPERS, helper_names())
+    module = AutogradModule("aten", aten_names(native), model.derivatives, HELPERS, helper_names(), list_returns=True)
     return [k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None], module
 
 
