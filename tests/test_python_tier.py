@@ -186,6 +186,8 @@ def test_views_and_tensor_list_returns_are_carried_but_not_foreach_ops(real_yaml
     assert {"squeeze", "squeeze_", "t", "split.Tensor", "unsafe_split.Tensor", "unbind.int"} <= plan.carried
     (split,) = [text for op, text in plan.modules if op == "split.Tensor"]
     assert "return tuple(torch.ops.aten.split.Tensor(" in split and "return list(_split_Tensor_apply(" in split
+    (squeeze_,) = [text for op, text in plan.modules if op == "squeeze_"]  # sizes saved from before the op
+    assert "_s_self_sym_sizes = _before_self.shape" in squeeze_ and "_before_self = self.clone()" in squeeze_
     why = {n.op: n.why for n in plan.not_carried}
     assert "_foreach_div.List" not in plan.carried and "per list element" in why["_foreach_div.List"], why
 

@@ -208,6 +208,9 @@ def _save_values(k: KernelPlan, info: DerivativeInfo, module: AutogradModule, ou
         expr = _saved_expression(v, frozenset(names), module, info.location)
         if not outputs and v.expr in _befores(k, info):
             expr = f"_before_{v.expr}"  # the op overwrites it: the formula reads a copy from before
+        elif not outputs and k.view_of is not None:  # an in-place view op: its sizes, strides from before it
+            for n in _befores(k, info):
+                expr = re.sub(rf"(?<![\w.]){re.escape(py_name(n))}\b", f"_before_{n}", expr)
         lines.append(f"_s_{v.name} = {expr}")
     return lines
 
@@ -216,7 +219,10 @@ def _befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
     """Written tensors a formula reads whole: the kernel copies them before the op (with grad mode on,
     so the copy's history reaches the value before the op and double backward sees through it) and
     passes the copies to the Function as extra inputs."""
-    return tuple(v.expr for v in info.saved_inputs if v.expr in k.overwritten and _is_tensor(v))
+    whole = [v.expr for v in info.saved_inputs if v.expr in k.overwritten and _is_tensor(v)]
+    if k.view_of is not None:  # an in-place view op changes sizes and strides: a saved value read of them too
+        whole += [n for n in k.overwritten if any(uses_ident(v.expr, n) for v in info.saved_inputs)]
+    return tuple(dict.fromkeys(whole))
 
 
 def _forward_befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
