@@ -12,7 +12,7 @@ from tests.conftest import RealYaml
 from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
 from vtgen_build.base.errors import Location
 from vtgen_build.gradcheck.formulas import FormulaPlaces
-from vtgen_build.gradcheck.python_tier import HELPERS, TierPlan, helper_names, plan_tier
+from vtgen_build.gradcheck.python_tier import HELPERS, TierPlan, helper_names, plan_tier, request_of
 from vtgen_build.gradcheck.python_tier_run import (
     NOT_VERIFIED,
     OpVerdict,
@@ -382,3 +382,26 @@ def test_the_prelude_spells_cpp_members_and_a_view_tangent() -> None:
     u, w = torch.ones(2), torch.zeros(2)
     viewed = view_tangent(u, (None, u))  # type: ignore[operator]
     assert viewed is not u and viewed._base is u and view_tangent(w, (None, u)) is w  # type: ignore[operator]
+
+
+def test_a_view_kernel_is_installed_only_around_its_own_checks(real_yaml: RealYaml) -> None:
+    """torch refuses an in-place write to a custom Function's view output, which other ops' formulas make
+    (cumprod's ``select(...).zero_()``): a view op's kernel (``t``) is ours inside its own checks only."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child import python_tier as child
+
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["t"], [], False)
+    assert "t" in plan.views and request_of(plan, ["backward"], 60, False, True, False, 2)["scoped"] == ["t", "t_"]
+    modules = [{"op": op, "text": text} for op, text in plan.modules]
+    counters = child.PyCounters()
+    scoped = child.Scoped(torch, modules, counters, "vtgen_build.gradcheck_child")
+    x = torch.ones(2, 3, requires_grad=True) * 1  # not a leaf: a view of it may be written in place
+
+    def transposed() -> object:
+        return x.t()
+
+    inside = scoped.around(["t"], transposed)()
+    outside = transposed()
+    assert counters.hits["t"] == 1 and inside.grad_fn.name() == "TBackward0"  # type: ignore[attr-defined]
+    outside.select(0, 0).mul_(2)  # torch's own view kernel: an in-place write to its view is allowed
+    assert counters.hits["t"] == 1

@@ -15,7 +15,10 @@ the reason, and left to the compiled tier (never passed):
   those helpers (the checkout's may differ from the installed torch's, which they mirror).
 
 A view op's Function returns the view its op made below autograd (torch's own ADInplaceOrView kernel
-made it, and torch marks a custom Function's view output as a view of its input), and a ``-> Tensor[]``
+made it, and torch marks a custom Function's view output as a view of its input).  torch refuses an
+in-place write to such a view (a C++ view kernel lets autograd rebase it), which other ops' formulas and
+samples make (``grad.select(...).zero_()``): so a view op's kernel is installed only while its own checks
+run (``scoped`` in the request), and other ops' checks use torch's own.  A ``-> Tensor[]``
 op's Function returns the list's tensors one by one; the checks exercise their values and gradients (the
 batched forward part of a view's check cannot run: ``batching._VIEW_TANGENT``, a note on the check).
 
@@ -69,6 +72,7 @@ class TierPlan:
     not_carried: tuple[NotCarried, ...]
     places: dict[str, FormulaPlaces]  # every planned op's formula places
     outs: tuple[str, ...] = ()  # out= overloads: autograd refuses their calls, no formula of theirs runs
+    views: frozenset[str] = frozenset()  # view ops: their kernels are installed only for their own checks
 
     @property
     def carried(self) -> frozenset[str]:
@@ -247,7 +251,8 @@ def _tier_of(chosen: list[KernelPlan], module: AutogradModule, own_manual: bool,
     adjoint = frozenset(k.op for k in chosen if k.op in carried and _adjoint(k))
     places = {k.op: _places(k) for k in chosen}
     ready = tuple(s for s in samples if s.why_not is None)
-    return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs))
+    views = frozenset(k.op for k in chosen if k.op in carried and k.view_of is not None)
+    return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs), views)
 
 
 def request_of(
@@ -263,6 +268,7 @@ def request_of(
         "dtypes": ["float64", "complex128"],
         "max_samples": max_samples,
         "modules": [{"op": op, "text": text} for op, text in plan.modules],
+        "scoped": sorted(plan.views),
         "entries": [{"plan": s.to_json(), "adjoint": s.op in plan.adjoint} for s in plan.samples],
         "kinds": list(kinds),
         "timeout": timeout,
