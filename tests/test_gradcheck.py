@@ -241,3 +241,23 @@ def test_an_op_vmap_cannot_run_is_checked_unbatched() -> None:
 
     run_batched(no_rule, True)
     assert calls == [True, False]
+
+
+def test_a_view_functions_batched_forward_part_is_a_note() -> None:
+    """torch's custom Function refuses a batched tangent of a view output (the Python tier's view ops): the
+    values are checked unbatched and the check carries a note saying its batched forward part could not run."""
+    from vtgen_build.gradcheck_child.batching import run_batched
+
+    calls: list[bool] = []
+
+    def refused(on: bool) -> None:
+        calls.append(on)
+        if on:
+            raise RuntimeError(
+                "While computing batched gradients, got: A custom Function's forward is returning a view (or an "
+                "input as-is) but the jvp is not returning a view. gradcheck failed while testing batched gradient"
+            )
+
+    note = run_batched(refused, True)
+    assert calls == [True, False] and "batched (vmap) forward part could not run" in note
+    assert run_batched(lambda on: None, True) == ""

@@ -69,6 +69,9 @@ SPELLINGS = [
     ("grad.sum(dim, true, self.scalar_type())", "grad.sum(dim, True, dtype=self.dtype)"),
     ("grad.to(self.dtype())", "grad.to(self.dtype)"),
     ("M_PI * grad", "(math.pi * grad)"),
+    ("grad.slice_symint(dim, 0, 1, 1)", "_cpp_slice(grad, dim, 0, 1, 1)"),  # no Python method: aten's, or ArrayRef's
+    ("grad.index(other)", "_cpp_index(grad, other)"),
+    ("grad.expand_symint(other, true)", "grad.expand(other, implicit=True)"),  # keyword-only in Python
 ]
 
 

@@ -124,6 +124,23 @@ def test_shape_and_pointwise_helpers() -> None:
 
 
 @pytest.mark.parametrize("dtype", [F64, C128], ids=["float64", "complex128"])
+def test_tensor_list_helpers(dtype: Any) -> None:
+    """split's, split_with_sizes's and unbind's gradients from their pieces' (one piece without a gradient:
+    torch's own autograd gives it zeros), against torch's own autograd of the ops."""
+    x = torch.randn(5, 3, dtype=dtype, generator=torch.Generator().manual_seed(4)).requires_grad_(True)
+    options = {"dtype": dtype, "device": x.device, "layout": x.layout}
+    for pieces, ours in (
+        (x.split(2, 0), lambda gs: h.split_backward(gs, 2, 0, x.shape, **options)),
+        (x.split([1, 2], 1), lambda gs: h.split_with_sizes_backward(gs, [1, 2], -1, x.shape, **options)),
+        (x.unbind(1), lambda gs: h.unbind_backward(gs, 1)),
+    ):
+        vs = [torch.randn(p.shape, dtype=dtype, generator=torch.Generator().manual_seed(i)) for i, p in
+              enumerate(pieces)]  # fmt: skip
+        (g,) = torch.autograd.grad(pieces[1:], x, vs[1:])
+        _close(ours([None, *vs[1:]]), g)
+
+
+@pytest.mark.parametrize("dtype", [F64, C128], ids=["float64", "complex128"])
 def test_logsumexp_jvp_shifts_by_the_real_part(dtype: Any) -> None:
     """A complex input's largest element is its real part's (amax has no complex kernel)."""
     x = _with_zero(dtype)

@@ -77,6 +77,7 @@ class AutogradModule:
     formulas_module: str | None = None
     user_functions: frozenset[str] = frozenset()
     functions: tuple[NativeFunction, ...] = ()
+    list_returns: bool = False  # carry ``-> Tensor[]`` ops (the Python tier of check; generate refuses them)
 
 
 def supported_kernels(kernels: tuple[KernelPlan, ...]) -> tuple[KernelPlan, ...]:
@@ -148,6 +149,9 @@ def _save_values(k: KernelPlan, info: DerivativeInfo, module: AutogradModule, ou
         expr = _saved_expression(v, frozenset(names), module, info.location)
         if not outputs and v.expr in _befores(k, info):
             expr = f"_before_{v.expr}"  # the op overwrites it: the formula reads a copy from before
+        elif not outputs and k.view_of is not None:  # an in-place view op: its sizes, strides from before it
+            for n in _befores(k, info):
+                expr = re.sub(rf"(?<![\w.]){re.escape(py_name(n))}\b", f"_before_{n}", expr)
         lines.append(f"_s_{v.name} = {expr}")
     return lines
 
@@ -156,7 +160,10 @@ def _befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
     """Written tensors a formula reads whole: the kernel copies them before the op (with grad mode on,
     so the copy's history reaches the value before the op and double backward sees through it) and
     passes the copies to the Function as extra inputs."""
-    return tuple(v.expr for v in info.saved_inputs if v.expr in k.overwritten and _is_tensor(v))
+    whole = [v.expr for v in info.saved_inputs if v.expr in k.overwritten and _is_tensor(v)]
+    if k.view_of is not None:  # an in-place view op changes sizes and strides: a saved value read of them too
+        whole += [n for n in k.overwritten if any(uses_ident(v.expr, n) for v in info.saved_inputs)]
+    return tuple(dict.fromkeys(whole))
 
 
 def _forward_befores(k: KernelPlan, info: DerivativeInfo) -> tuple[str, ...]:
@@ -185,7 +192,11 @@ def _store(k: KernelPlan, info: DerivativeInfo) -> list[str]:
     tensors = "".join(t + ", " for t in _saved_tensors(info))
     lines = [f"ctx.save_for_backward({tensors.rstrip()})"] if tensors else []
     if info.forward:
-        outs = "".join(py_name(o) + ", " for o in _output_locals(k))
+        outs = (
+            f"*{py_name(_output_locals(k)[0])}, "
+            if _list_return(k)
+            else "".join(py_name(o) + ", " for o in _output_locals(k))
+        )
         both = f"_save_both(ctx, ({tensors.rstrip()}), inputs[1:], ({outs.rstrip()}))"
         lines = ["if _forward_ad_on():", f"    {both}", *(["else:", *_indent(lines).splitlines()] if lines else [])]
     return lines + [f"ctx._s_{v.name} = _s_{v.name}" for v in values if not _is_tensor(v)]
@@ -204,6 +215,13 @@ def _output_locals(k: KernelPlan) -> tuple[str, ...]:
     """How the forward names the op's outputs: ``result``, ``result0..``, return names; a ``-> ()``
     op's written tensors by their argument names."""
     return _written(k) if _written(k) else output_names(k.function.func)
+
+
+def _list_return(k: KernelPlan) -> bool:
+    """A ``-> Tensor[]`` op: its Function returns the list's tensors as a tuple (one output each, so each
+    gets the Node and its own gradient); the kernel hands the op's caller a list again."""
+    returns = k.function.func.returns
+    return len(returns) == 1 and returns[0].type.is_list()
 
 
 def _has_lists(k: KernelPlan) -> bool:
@@ -271,7 +289,8 @@ def _forward(k: KernelPlan, info: DerivativeInfo) -> list[str]:
     f = k.function
     lines = [f"{''.join(py_name(a) + ', ' for a in _applied(k, info))}= _unflatten(layout, flat)"]
     if not _written(k):
-        return [*lines, "with _below_autograd():", f"    return {_call(f)}"]
+        call = f"tuple({_call(f)})" if _list_return(k) else _call(f)
+        return [*lines, "with _below_autograd():", f"    return {call}"]
     written = "".join(py_name(n) + ", " for n in _written(k))
     lines += [f"_versions = _versions_of(({written}))", "with _below_autograd():"]
     lines += [f"    {_call(f)}", f"_bump(({written}), _versions)"]
@@ -289,7 +308,8 @@ def _setup_context(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) 
     if _written(k):
         lines += [f"result = {py_name(_written(k)[0])}"] if len(_written(k)) == 1 else []
     else:
-        lines += ["result = output"] if len(outs) == 1 else [f"{_tuple(outs)} = output"]
+        one = f"{py_name(outs[0])} = list(output)" if _list_return(k) else f"{py_name(outs[0])} = output"
+        lines += [one] if len(outs) == 1 else [f"{_tuple(outs)} = output"]
     lines += [f"_no_grad_formula({py_name(n)}, {_no_formula_message(info, n)!r})" for n in k.check_no_requires_grad]
     lines += _save_values(k, info, module, outputs=False)
     if _written(k):
@@ -326,7 +346,9 @@ def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[st
     lines = [f"_fw_args, _fw_outs = _saved_both(ctx, {tensors_saved})"]
     lines += [
         f"{''.join(py_name(a) + ', ' for a in args)}= _fw_args",
-        f"{''.join(py_name(o) + ', ' for o in outs)}= _fw_outs",
+        f"{py_name(outs[0])} = list(_fw_outs)"
+        if _list_return(k)
+        else f"{''.join(py_name(o) + ', ' for o in outs)}= _fw_outs",
     ]
     tensors = [a.name for a in k.function.func.arguments.non_out if a.type.is_tensor_like()]
     lines += [f"{py_name(n + '_p')} = {py_name(n)}" for n in tensors]
@@ -351,6 +373,10 @@ def _jvp(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> list[st
         return [*lines, f"_bump_tangent({py_name(n + '_t_raw')}, _tv_{n}, _t_{n})", f"return _t_{n}"]
     given = {n for fw in info.forward for n in fw.var_names}
     returned = [f"_t_{o}" if o in given else "None" for o in outs]
+    if _list_return(k):  # one tangent per element of the list (None for each: the entry gives no formula)
+        return [*lines, f"return _list_tangents({returned[0]}, {py_name(outs[0])})"]
+    if k.view_of is not None and len(returned) == 1 and returned[0] != "None":
+        return [*lines, f"return _view_tangent({returned[0]}, tangents)"]
     return [*lines, f"return {returned[0]}" if len(returned) == 1 else f"return {', '.join(returned)}"]
 
 
@@ -424,7 +450,8 @@ def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
             *direct,
         ]
     direct = ["with torch._C._AutoDispatchBelowAutograd():", f"    return {_call(f)}"]
-    return [*_renamed(f), f"if {when}:", f"    return {apply}", *direct]
+    returned = f"list({apply})" if _list_return(k) else apply
+    return [*_renamed(f), f"if {when}:", f"    return {returned}", *direct]
 
 
 def _differentiating(f: NativeFunction) -> str:
@@ -445,7 +472,7 @@ def _differentiating(f: NativeFunction) -> str:
     return f"torch.is_grad_enabled() and {grad} or _forward_ad_on() and _differentiating({names})"
 
 
-def _refusal(k: KernelPlan, info: DerivativeInfo) -> VtgenError | None:
+def _refusal(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) -> VtgenError | None:
     """Why an op that has a formula set of the Autograd key cannot get a Python autograd (None: it can)."""
     f = k.function
     if info.output_differentiability_condition is not None:
@@ -458,7 +485,10 @@ def _refusal(k: KernelPlan, info: DerivativeInfo) -> VtgenError | None:
     private = private_name_error((*(a.name for a in f.func.arguments.all), *output_names(f.func)))
     if private is not None:
         return VtgenError(f"'{f.name}': {private}", f.location)
-    if any(r.type.is_list() for r in f.func.returns):
+    if f.name.name.startswith("_foreach_") and any(r.type.is_list() for r in f.func.returns):
+        why = "a _foreach_ op: its formulas are per list element (`grads[i]`, `self[i]`), which it does not loop over"
+        return VtgenError(f"'{f.name}': the Python autograd does not carry {why}", info.location)
+    if any(r.type.is_list() for r in f.func.returns) and not (module.list_returns and _list_return(k)):
         return VtgenError(
             f"'{f.name}': the Python autograd cannot carry a Tensor[] return (an autograd.Function returns "
             "tensors one by one: the list's elements would get no history and their gradients would be lost); "
@@ -473,7 +503,7 @@ def _section(k: KernelPlan, module: AutogradModule, cls: str) -> str:
     info = k.info
     assert info is not None
     f = k.function
-    refused = _refusal(k, info)
+    refused = _refusal(k, info, module)
     if refused is not None:
         raise refused
     parts = [
@@ -589,7 +619,7 @@ def describe_python(k: KernelPlan, module: AutogradModule) -> list[str]:
     """``inspect --op``: the Python each formula of ``k`` became (or why it cannot be)."""
     if k not in supported_kernels((k,)) or k.info is None:
         return ["  Python autograd: none (no formula of the plain Autograd key, or not a functional/-> () op)"]
-    refused = _refusal(k, k.info)
+    refused = _refusal(k, k.info, module)
     if refused is not None:
         return [f"  Python autograd: refused ({refused})"]
     rule = str(k.function.name) in {str(f.name) for f in elementwise_ops(module.functions)}

@@ -10,9 +10,17 @@ the reason, and left to the compiled tier (never passed):
 - a formula the translator cannot spell, or one calling a helper of FunctionsManual that has no
   Python equivalent in ``gradcheck_child/formula_helpers.py`` (helpers are Python, held equal to
   the installed torch's on samples: the ``agree`` check);
-- a view entry, an out= overload, a Tensor[] return or written Tensor[] argument;
+- an out= overload, a ``_foreach_`` op (its formulas are per list element), a written Tensor[] argument;
 - with ``--pytorch-root`` a checkout holding its own FunctionsManual.cpp, every entry calling one of
   those helpers (the checkout's may differ from the installed torch's, which they mirror).
+
+A view op's Function returns the view its op made below autograd (torch's own ADInplaceOrView kernel
+made it, and torch marks a custom Function's view output as a view of its input).  torch refuses an
+in-place write to such a view (a C++ view kernel lets autograd rebase it), which other ops' formulas and
+samples make (``grad.select(...).zero_()``): so a view op's kernel is installed only while its own checks
+run (``scoped`` in the request), and other ops' checks use torch's own.  A ``-> Tensor[]``
+op's Function returns the list's tensors one by one; the checks exercise their values and gradients (the
+batched forward part of a view's check cannot run: ``batching._VIEW_TANGENT``, a note on the check).
 
 Only the selected ops' entries are read into the model (the rest of native_functions.yaml is
 blanked, lines kept), so planning costs milliseconds, not the whole yaml's second.
@@ -64,6 +72,7 @@ class TierPlan:
     not_carried: tuple[NotCarried, ...]
     places: dict[str, FormulaPlaces]  # every planned op's formula places
     outs: tuple[str, ...] = ()  # out= overloads: autograd refuses their calls, no formula of theirs runs
+    views: frozenset[str] = frozenset()  # view ops: their kernels are installed only for their own checks
 
     @property
     def carried(self) -> frozenset[str]:
@@ -162,8 +171,6 @@ def _places(k: KernelPlan) -> FormulaPlaces:
 def _why_not(k: KernelPlan, module: AutogradModule, own_manual: bool) -> tuple[str | None, str, Location | None]:
     """(the module text, "", None) or (None, why the Python tier cannot carry the kernel, where)."""
     where = k.info.location if k.info is not None else None
-    if k.view_of is not None:
-        return None, "a view entry (the Python tier does not carry views)", where
     try:
         text = python_autograd_module((k,), module)
     except VtgenError as exc:
@@ -189,7 +196,7 @@ def _kernels(
     model = build_model(_native_entries(native, inputs.native_functions, families), derivatives, tags,
                         inputs.namespace)  # fmt: skip
     kernels = build_plan(model, policy_for(policy_root, release)).kernels
-    module = AutogradModule("aten", aten_names(native), model.derivatives, HELPERS, helper_names())
+    module = AutogradModule("aten", aten_names(native), model.derivatives, HELPERS, helper_names(), list_returns=True)
     return [k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None], module
 
 
@@ -262,7 +269,8 @@ def _tier_of(chosen: list[KernelPlan], module: AutogradModule, own_manual: bool,
     adjoint = frozenset(k.op for k in chosen if k.op in carried and _adjoint(k))
     places = {k.op: _places(k) for k in chosen}
     ready = tuple(s for s in samples if s.why_not is None)
-    return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs))
+    views = frozenset(k.op for k in chosen if k.op in carried and k.view_of is not None)
+    return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs), views)
 
 
 def request_of(
@@ -278,6 +286,7 @@ def request_of(
         "dtypes": ["float64", "complex128"],
         "max_samples": max_samples,
         "modules": [{"op": op, "text": text} for op, text in plan.modules],
+        "scoped": sorted(plan.views),
         "entries": [{"plan": s.to_json(), "adjoint": s.op in plan.adjoint} for s in plan.samples],
         "kinds": list(kinds),
         "timeout": timeout,

@@ -39,6 +39,10 @@ _NAMED = re.compile(r"For output \d+ and input (\d+)")
 # vmap cannot run the op at all (an op library's view or out= op has no batching rule and no fallback):
 # the batched part does not apply, as an OpInfo turns it off for such ops; the values are still checked
 _NO_RULE = re.compile(r"Batching rule not implemented for \S+; the fallback path doesn't work")
+# torch's custom Function refuses a jvp whose tangent is not a view of the input's when its forward returns a
+# view (the Python tier's view ops): under vmap the tangent is a new batched wrapper, never such a view, so the
+# batched forward part cannot run for them (a C++ view kernel sets its tangent itself); the values still are
+_VIEW_TANGENT = re.compile(r"A custom Function's forward is returning a view \(or an input as-is\) but the jvp")
 
 
 class BatchingFailure(Exception):
@@ -108,10 +112,11 @@ def gradcheck_kind(
         )  # fmt: skip
 
 
-def run_batched(run: Callable[[bool], None], batched: bool, locate: Callable[[], int | None] | None = None) -> None:
+def run_batched(run: Callable[[bool], None], batched: bool, locate: Callable[[], int | None] | None = None) -> str:
     """``run(batched)``; a failure of its batched part becomes ``BatchingFailure`` once ``run(False)`` passed.
 
-    ``locate``: which input breaks, asked when torch's message does not say (a vmap error).
+    ``locate``: which input breaks, asked when torch's message does not say (a vmap error).  Returns a note
+    when the batched part could not run on a view Function's tangent (``_VIEW_TANGENT``; empty otherwise).
     """
     try:
         run(batched)
@@ -121,11 +126,15 @@ def run_batched(run: Callable[[bool], None], batched: bool, locate: Callable[[],
             raise
         if _NO_RULE.search(text):
             run(False)  # the values alone (a failure there is the one to report)
-            return
+            return ""
+        if _VIEW_TANGENT.search(text):
+            run(False)
+            return f"its batched (vmap) forward part could not run: the op returns a view: {short(text)[:160]}"
         run(False)  # the values: must pass (else that failure is the one to report)
         named = _NAMED.search(text) if locate else None  # a forward check's index is an output's
         index = int(named.group(1)) if named else (locate() if locate else None)
         raise BatchingFailure(short(text), index) from exc
+    return ""
 
 
 def input_of(fn: Callable[..., Any], inputs: tuple[Any, ...]) -> int | None:

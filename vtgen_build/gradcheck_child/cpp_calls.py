@@ -152,6 +152,19 @@ class _Namespace:
         return value
 
 
+def _sum_to(tensor: Any, shape: Any) -> Any:
+    """``at::sum_to``: ``tensor`` summed down to ``shape`` (its leading dims, and those ``shape`` has as 1)."""
+    shape = tuple(shape)
+    if tuple(tensor.shape) == shape:
+        return tensor
+    lead = tensor.dim() - len(shape)
+    dims = [*range(lead), *(lead + i for i, n in enumerate(shape) if n == 1 and tensor.shape[lead + i] != 1)]
+    return (tensor.sum(dims, keepdim=True) if dims else tensor).reshape(shape)
+
+
+_CPP_ONLY = {"sum_to": _sum_to, "sum_to_symint": _sum_to}  # at:: functions that are no operator
+
+
 class CppTorch:
     """The ``torch`` module as a translated module's formulas use it (module docstring)."""
 
@@ -169,6 +182,8 @@ class CppTorch:
         if name == "ops":
             return _Namespace(self.torch.ops, 0)
         if not hasattr(self.torch, name):
+            if aten is None and name in _CPP_ONLY:
+                return _CPP_ONLY[name]
             if aten is None:
                 raise AttributeError(f"module 'torch' has no attribute '{name}' (nor aten an operator of that name)")
             return _CppCall(None, aten)

@@ -83,8 +83,11 @@ __all__ = [
     "smooth_l1_loss_double_backward",
     "softmax_double_backward",
     "softplus_double_backward",
+    "split_backward",
+    "split_with_sizes_backward",
     "sum_backward",
     "take_backward",
+    "unbind_backward",
     "unsqueeze_to",
     "value_selecting_reduction_backward_symint",
     "warn_backwards",
@@ -717,3 +720,32 @@ def logcumsumexp_jvp(self_p: Any, self_t: Any, dim: int) -> Any:
     top = (self_p.real if self_p.is_complex() else self_p).amax(dim, True)
     weights = (self_p - top).exp()
     return (weights * self_t).cumsum(dim) / weights.cumsum(dim)
+
+
+def split_with_sizes_backward(grads: Any, split_sizes: Any, dim: int, sizes: Any, **options: Any) -> Any:
+    """The gradient of a split into pieces of ``split_sizes`` along ``dim``: the pieces' gradients laid end to
+    end again (a piece without one contributes zeros of its shape)."""
+    dim = dim % len(sizes) if len(sizes) else 0
+    parts = []
+    for g, n in zip(grads, split_sizes, strict=True):
+        if g is None:
+            shape = list(sizes)
+            shape[dim] = n
+            g = torch.zeros(shape, **options)
+        parts.append(g)
+    return torch.cat(parts, dim)
+
+
+def split_backward(grads: Any, split_size: int, dim: int, sizes: Any, **options: Any) -> Any:
+    """The gradient of a split into pieces of ``split_size`` (the last one shorter): as for their sizes."""
+    length = sizes[dim % len(sizes) if len(sizes) else 0]
+    count = max(-(-length // split_size), 1) if split_size else 1
+    pieces = [split_size] * (count - 1) + [length - split_size * (count - 1)]
+    return split_with_sizes_backward(grads, pieces, dim, sizes, **options)
+
+
+def unbind_backward(grads: Any, dim: int) -> Any:
+    """The gradient of unbind along ``dim``: the slices' gradients stacked back along it (zeros for one
+    without a gradient)."""
+    like = next(g for g in grads if g is not None)
+    return torch.stack([torch.zeros_like(like) if g is None else g for g in grads], dim)

@@ -67,8 +67,9 @@ class PyCounters(Counters):
         self.live: dict[str, int] = {}  # the calls that could use the kernel's formulas (``gradients_in``)
 
     def wrap(self, op: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        self.ops.append(op)
-        self.hits[op] = self.live[op] = 0
+        if op not in self.hits:  # a scoped kernel is installed again for each of its checks: counted on
+            self.ops.append(op)
+            self.hits[op] = self.live[op] = 0
 
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.hits[op] += 1
@@ -177,6 +178,32 @@ def _as_tensors(torch: Any, namespace: str, name: str, fn: Callable[..., Any]) -
     return kernel
 
 
+class Scoped:
+    """The view ops' kernels, installed only while their own checks run (``python_tier.py`` in the parent
+    says why): ``around(ops, run)`` runs ``run`` with the kernels of those of ``ops`` installed."""
+
+    def __init__(self, torch: Any, modules: list[dict[str, Any]], counters: PyCounters, package: str) -> None:
+        self.torch, self.counters, self.package = torch, counters, package
+        self.modules = {m["op"]: m for m in modules}
+        for op in self.modules:  # counted from the start, as the kernels installed for the whole run are
+            counters.wrap(op, lambda *args, **kwargs: None)
+
+    def around(self, ops: Any, run: Callable[[], Any]) -> Callable[[], Any]:
+        mine = [self.modules[op] for op in ops if op in self.modules]
+        if not mine:
+            return run
+
+        def scoped() -> Any:
+            libs, _ = install(self.torch, mine, self.counters, self.package)
+            try:
+                return run()
+            finally:
+                for lib in libs:
+                    lib._destroy()
+
+        return scoped
+
+
 def install(
     torch: Any, modules: list[dict[str, Any]], counters: PyCounters, package: str
 ) -> tuple[list[Any], dict[str, str]]:
@@ -224,12 +251,14 @@ def _outputs(out: Any) -> tuple[Any, ...]:
 def adjoint_gap(torch: Any, call: Any) -> tuple[float, float, float]:
     """<J·u, v> (forward mode) and <u, Jᵀ·v> (backward mode) for random u, v; and their scale.
 
-    One forward-AD call and one backward call through the op: finite differences play no part."""
+    One forward-AD call and one backward call through the op: finite differences play no part.  The duals
+    carry copies of u: a forward formula may write its input's tangent in place (``at::_index_put_impl_(self_t,
+    ...)``), which must not change the u of the inner product."""
     fw = torch.autograd.forward_ad
     xs = call.inputs()
     us = [torch.randn_like(x) for x in xs]
     with fw.dual_level():
-        duals = [fw.make_dual(x.detach(), u) for x, u in zip(xs, us, strict=True)]
+        duals = [fw.make_dual(x.detach(), u.clone()) for x, u in zip(xs, us, strict=True)]
         unpacked = [fw.unpack_dual(o) for o in _outputs(call(*duals))]
     vs = [torch.randn_like(p.primal) for p in unpacked]
     outs = _outputs(call(*xs))
@@ -250,6 +279,11 @@ def _adjoint_check(torch: Any, entry: dict[str, Any], dtype: Any, at: Progress, 
         call = schema_child.Call(torch, fn, args, [], entry["outputs"], bool(entry.get("random")))
         if not call.slots:
             continue
+        try:
+            with torch.no_grad():
+                call(*call.inputs())
+        except Exception as exc:  # the op itself refuses the sample (float indices): no formula of ours ran
+            return {"status": "not run", "why": f"the op rejects the sample: {describe(exc, 300)}"}
         before = counters.snapshot()
         try:
             torch.manual_seed(1000 + i)
@@ -366,21 +400,24 @@ def main(argv: list[str]) -> int:
     request = _wait_for(argv[1])
     counters = PyCounters()
     package = _library(request) if request.get("library") else str(__package__)
-    libs, failed = install(torch, request["modules"], counters, package)
+    views = set(request.get("scoped", ()))
+    libs, failed = install(torch, [m for m in request["modules"] if m["op"] not in views], counters, package)
+    scoped = Scoped(torch, [m for m in request["modules"] if m["op"] in views], counters, package)
+    failed.update(_installable(torch, scoped, package))
     items = {i["plan"]["op"]: i for i in request["entries"]}
     with open(argv[2], "a", encoding="utf-8") as out:
         at = Progress(out)
         out.write(json.dumps({"installed": sorted(set(counters.ops)), "failed_to_install": failed}) + "\n")
-        ours = {op: vjp_values(torch, item["plan"]) for op, item in items.items()} if AGREE in request["kinds"] else {}
+        ours = {op: _values(torch, item, scoped) for op, item in items.items()} if AGREE in request["kinds"] else {}
 
         def checked(item: dict[str, Any]) -> Run:
-            return timed(lambda: [run_entry(torch, item, counters, at, request)])
+            return timed(scoped.around(_own_ops(item), lambda: [run_entry(torch, item, counters, at, request)]))
 
         held = _Held()
         chosen = ((f"{op} (python tier)", checked(item)) for op, item in items.items())
         run_entries(held, chosen, int(request["timeout"]), at)
         rows = held.rows()
-        opinfo = _opinfo_rows(rows, request, counters, at)
+        opinfo = _opinfo_rows(rows, request, counters, at, scoped)
         for lib in libs:
             lib._destroy()  # torch's own kernels from here on
         if not request.get("library"):  # an op library's own compiled autograd is no independent reference
@@ -395,7 +432,33 @@ def main(argv: list[str]) -> int:
     os._exit(0)  # the results are written: torch's teardown at exit (a second or two) is no one's wait
 
 
-def _opinfo_rows(rows: list[dict[str, Any]], request: dict[str, Any], counters: PyCounters, at: Progress) -> Any:
+def _values(torch: Any, item: dict[str, Any], scoped: Scoped) -> list[Any]:
+    """``vjp_values`` of an entry through our kernels (a view op's installed for it)."""
+    found: list[Any] = scoped.around(_own_ops(item), lambda: vjp_values(torch, item["plan"]))()
+    return found
+
+
+def _own_ops(item: dict[str, Any]) -> list[str]:
+    """An entry's ops: the function and its in-place variant."""
+    return [item["plan"]["op"], *([item["plan"]["inplace"]] if item["plan"]["inplace"] else [])]
+
+
+def _installable(torch: Any, scoped: Scoped, package: str) -> dict[str, str]:
+    """The scoped modules that cannot be installed (installed once and removed: no kernel of theirs stays)."""
+    libs, failed = install(torch, list(scoped.modules.values()), PyCounters(), package)
+    for lib in libs:
+        lib._destroy()
+    return failed
+
+
+def _family_ops(request: dict[str, Any], name: str) -> list[str]:
+    """The installed ops an OpInfo entry named ``name`` (``transpose``, ``split.list_args``) is for."""
+    return [op for op, (family, _) in request["variants"].items() if name == family or name.startswith(family + ".")]
+
+
+def _opinfo_rows(
+    rows: list[dict[str, Any]], request: dict[str, Any], counters: PyCounters, at: Progress, scoped: Scoped
+) -> Any:
     """The OpInfo checks (``python_tier_opinfo``) of the families whose schema samples did not already fail
     (``first_failure``: their verdict is in); none failed otherwise: PyTorch's test suite is not imported."""
     failed = {str(r.get("aten")) for r in rows if any(_mismatch(c) for c in r.get("checks", []))}
@@ -409,7 +472,9 @@ def _opinfo_rows(rows: list[dict[str, Any]], request: dict[str, Any], counters: 
         return []
     held = _Held()
     asked = {**request, "variants": {op: v for op, v in request["variants"].items() if v[0] not in done}}
-    run_entries(held, python_tier_opinfo.entries(asked, counters, at), int(request["timeout"]), at)
+    chosen = [(name, scoped.around(_family_ops(asked, name), run))
+              for name, run in python_tier_opinfo.entries(asked, counters, at)]  # fmt: skip
+    run_entries(held, chosen, int(request["timeout"]), at)
     return held.rows()
 
 

@@ -181,12 +181,11 @@ def gradcheck(torch: Any, kind: str, call: Call, batched: bool = False) -> str:
     batched = batched and not (call.seeded and kind == "forward")
     locate = (lambda: input_of(call, args)) if kind == "backward" else None
     try:
-        run_batched(lambda on: _gradcheck(torch, kind, call, args, on), batched, locate)
+        return run_batched(lambda on: _gradcheck(torch, kind, call, args, on), batched, locate)
     except Exception as exc:  # an in-place op's tangent vmap cannot write: its values passed (batching.py)
         if not (kind == "forward" and call.writes and inplace_tangent_refused(exc)):
             raise
         return inplace_tangent_note(exc)
-    return ""
 
 
 def _gradcheck(torch: Any, kind: str, call: Call, args: tuple[Any, ...], batched: bool) -> None:

@@ -116,9 +116,13 @@ _METHODS: dict[str, tuple[str, int | None]] = {
     "sym_stride": ("{o}.stride({a})", 1),
     "dtype": ("{o}.dtype", 0),
 }
+# C++ members with no Python method of that name: member → the prelude function called with the object first
+# (``t.slice(dim, start, end)`` is the aten operator on a tensor, ``ArrayRef::slice`` on a size list)
+_CPP_MEMBERS = {"slice": "_cpp_slice", "index": "_cpp_index"}
 # Tensor methods whose trailing C++ parameters are keyword-only in Python: member → (positional count, names)
 _KEYWORD_TAIL: dict[str, tuple[int, tuple[str, ...]]] = {
     "div": (1, ("rounding_mode",)),
+    "expand": (1, ("implicit",)),
     "sum": (2, ("dtype",)),
     "mean": (2, ("dtype",)),
     "nansum": (2, ("dtype",)),
@@ -366,6 +370,8 @@ class _Translator:
         if spelled is not None and spelled[1] == len(args):
             return spelled[0].format(o=obj, a=self.arguments(args))
         python = name.removesuffix("_symint")
+        if python in _CPP_MEMBERS:
+            return f"{_CPP_MEMBERS[python]}({', '.join([obj, self.arguments(args)] if args else [obj])})"
         tail = _KEYWORD_TAIL.get(python)
         if tail is not None and tail[0] < len(args) <= tail[0] + len(tail[1]):
             named = [f"{k}={self.expr(a)}" for k, a in zip(tail[1], args[tail[0] :], strict=False)]

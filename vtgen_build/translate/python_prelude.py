@@ -168,6 +168,25 @@ _WHEN_USED = {
         return out if size is None else _batched(out, level)
 
     return rule''',
+    "_cpp_slice": '''def _cpp_slice(value, *args):
+    """C++'s ``slice`` member: aten's slice of a tensor; of a size list (``ArrayRef::slice(n[, m])``), its
+    elements from ``n`` on (``m`` of them)."""
+    if isinstance(value, torch.Tensor):
+        return torch.ops.aten.slice.Tensor(value, *args)
+    start = args[0]
+    return tuple(value)[start:] if len(args) == 1 else tuple(value)[start : start + args[1]]''',
+    "_cpp_index": '''def _cpp_index(value, indices):
+    """C++'s ``Tensor::index(indices)``: aten's index with a list of optional index tensors."""
+    return torch.ops.aten.index.Tensor(value, list(indices))''',
+    "_view_tangent": '''def _view_tangent(tangent, tangents):
+    """A view op's tangent that is an input's tangent itself (``result: self_t``), as a view of it: torch's
+    custom Function wants a view output's tangent to be a view of the input's (a C++ view kernel makes it one)."""
+    if any(tangent is t for t in tangents if isinstance(t, torch.Tensor)):
+        return tangent.view_as(tangent)
+    return tangent''',
+    "_list_tangents": '''def _list_tangents(tangents, outputs):
+    """The jvp's tangents of a ``-> Tensor[]`` op's outputs, one per element (None: the formula gave none)."""
+    return tuple(None for _ in outputs) if tangents is None else tuple(tangents)''',
     "_tangents": '''def _tangents(ctx, tangents, primals):
     """Each argument's tangent (a list for a tensor list), zeros for a tensor input that has none."""
     flat = tangents[1:]
