@@ -26,6 +26,12 @@ __all__ = [
     "apply_loss_reduction",
     "atan2_backward",
     "binary_cross_entropy_target_backward",
+    "cholesky_backward",
+    "cholesky_inverse_backward",
+    "cholesky_inverse_jvp",
+    "cholesky_jvp",
+    "cholesky_solve_backward",
+    "cholesky_solve_jvp",
     "clamp_backward",
     "clamp_backward_min_max",
     "clamp_jvp",
@@ -48,6 +54,15 @@ __all__ = [
     "infinitely_differentiable_mish_backward",
     "infinitely_differentiable_native_dropout_backward",
     "infinitely_differentiable_silu_backward",
+    "linalg_det_backward",
+    "linalg_det_jvp",
+    "linalg_eig_backward",
+    "linalg_eig_jvp",
+    "linalg_matrix_exp_differential",
+    "linalg_solve_backward",
+    "linalg_solve_jvp",
+    "linalg_solve_triangular_backward",
+    "linalg_solve_triangular_forward_AD",
     "linalg_vector_norm_backward",
     "linalg_vector_norm_jvp",
     "log1p_backward",
@@ -67,12 +82,16 @@ __all__ = [
     "native_dropout_double_backward",
     "norm_backward",
     "norm_jvp",
+    "pinv_backward",
+    "pinv_jvp",
     "polar_backward",
     "pow_backward",
     "pow_backward_exponent",
     "pow_backward_self",
     "prod_backward",
     "rad2deg_backward",
+    "renorm_backward",
+    "renorm_jvp",
     "repeat_backward",
     "restore_reduced_dims",
     "safe_logsumexp_jvp",
@@ -80,13 +99,21 @@ __all__ = [
     "sgn_backward",
     "sinc_backward",
     "slice_backward_wrapper",
+    "slogdet_backward",
+    "slogdet_jvp",
     "smooth_l1_loss_double_backward",
     "softmax_double_backward",
     "softplus_double_backward",
+    "std_backward",
+    "std_mean_backward",
     "sum_backward",
     "take_backward",
+    "triangular_solve_backward",
+    "triangular_solve_jvp",
     "unsqueeze_to",
     "value_selecting_reduction_backward_symint",
+    "var_backward",
+    "var_mean_backward",
     "warn_backwards",
 ]
 
@@ -717,3 +744,364 @@ def logcumsumexp_jvp(self_p: Any, self_t: Any, dim: int) -> Any:
     top = (self_p.real if self_p.is_complex() else self_p).amax(dim, True)
     weights = (self_p - top).exp()
     return (weights * self_t).cumsum(dim) / weights.cumsum(dim)
+
+
+# -- variance and standard deviation ---------------------------------------------------------------------
+
+
+def var_backward(grad: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
+    """var = sum |x - mean|^2 / (N - correction): its gradient 2 (x - mean) / (N - correction) times grad
+    (the reduced dimensions put back); with N = correction, inf (NaN where x is the mean)."""
+    c = 1.0 if correction is None else float(correction)
+    if self.dim() == 0 or dim is None:
+        dof, centered = self.numel() - c, self - self.mean()
+    else:
+        dims = _dims(dim, self.dim())
+        if not keepdim and self.dim() > 1:
+            grad = restore_reduced_dims(grad, dims, False)
+        dof, centered = math.prod(self.shape[d] for d in dims) - c, self - self.mean(dims, True)
+    if dof <= 0:
+        return grad * torch.where(
+            centered == 0, torch.full_like(centered, math.nan), torch.full_like(centered, math.inf)
+        )
+    return (2.0 / dof) * grad * centered
+
+
+def std_backward(result: Any, grad: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
+    """std = sqrt(var): var's gradient with grad / (2 std) (zero where std is)."""
+    scaled = grad / (result * 2)
+    return var_backward(torch.where(result == 0, torch.zeros_like(scaled), scaled), self, dim, correction, keepdim)
+
+
+def _add_defined(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else a + b
+
+
+def _mean_part(grad: Any, self: Any, dim: Any, keepdim: bool) -> Any:
+    if grad is None:
+        return None
+    return mean_backward(grad, self.shape, None if dim is None else _dims(dim, self.dim()), self.numel(), keepdim)
+
+
+def var_mean_backward(gvar: Any, gmean: Any, self: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
+    """var_mean's gradient: var's and mean's, added (either may be undefined)."""
+    part = None if gvar is None else var_backward(gvar, self, dim, correction, keepdim)
+    return _add_defined(part, _mean_part(gmean, self, dim, keepdim))
+
+
+def std_mean_backward(gstd: Any, gmean: Any, self: Any, std: Any, dim: Any, correction: Any, keepdim: bool) -> Any:
+    """std_mean's gradient: std's and mean's, added (either may be undefined)."""
+    part = None if gstd is None else std_backward(std, gstd, self, dim, correction, keepdim)
+    return _add_defined(part, _mean_part(gmean, self, dim, keepdim))
+
+
+# -- linear algebra: Cholesky --------------------------------------------------------------------------------
+
+
+def _solve_tri(a: Any, b: Any, upper: bool, left: bool = True, unit: bool = False) -> Any:
+    return torch.linalg.solve_triangular(a, b, upper=upper, left=left, unitriangular=unit)
+
+
+def _lower_hermitian_part(t: Any) -> Any:
+    """Half of the lower triangle of ``t`` (diagonal included) plus its strict part's adjoint: a Hermitian
+    matrix whose lower triangle is half ``t``'s."""
+    lower = t.tril()
+    return 0.5 * (lower + lower.tril(-1).mH)
+
+
+def cholesky_backward(grad: Any, upper: bool, L: Any) -> Any:
+    """A = L L^H: the gradient in A is L^-H S L^-1, S Hermitian from the lower triangle of L^H grad (the
+    factor's gradient, read as lower; with ``upper``, U = L^H)."""
+    low, g = (L.mH, grad.mH) if upper else (L, grad)
+    middle = _lower_hermitian_part(low.mH.matmul(g))
+    return _solve_tri(low, _solve_tri(low.mH, middle, True), False, left=False)
+
+
+def cholesky_jvp(dA: Any, L: Any, upper: bool) -> Any:
+    """dL = L phi(L^-1 dA L^-H), phi taking the lower triangle with the diagonal halved (U = L^H)."""
+    low = L.mH if upper else L
+    inner = _solve_tri(low.mH, _solve_tri(low, dA, False), True, left=False)
+    dL = low.matmul(inner.tril() - 0.5 * torch.diag_embed(inner.diagonal(0, -2, -1)))
+    return dL.mH if upper else dL
+
+
+def _factor_grad(gA: Any, L: Any, upper: bool) -> Any:
+    """The gradient in the factor of A = L L^H (or U^H U) from the gradient in A."""
+    both = gA + gA.mH
+    return L.matmul(both) if upper else both.matmul(L)
+
+
+def _product_tangent(L: Any, dL: Any, upper: bool) -> Any:
+    """dA for A = L L^H (or U^H U)."""
+    return dL.mH.matmul(L) + L.mH.matmul(dL) if upper else dL.matmul(L.mH) + L.matmul(dL.mH)
+
+
+def cholesky_inverse_backward(grad: Any, L: Any, upper: bool, inverse: Any) -> Any:
+    """d A^-1 = -A^-1 dA A^-1 (A^-1 Hermitian), carried to the factor."""
+    if grad is None:
+        return None
+    return _factor_grad(-inverse.matmul(grad).matmul(inverse), L, upper)
+
+
+def cholesky_inverse_jvp(L: Any, dL: Any, inverse: Any, upper: bool) -> Any:
+    """The tangent of X = (L L^H)^-1 as torch takes it: K + K^H with K = -X dL X L^H (for U = L^H:
+    K = -X dU^H X U), both in the tangent's whole matrix."""
+    part = -inverse.matmul(dL.mH if upper else dL).matmul(inverse).matmul(L if upper else L.mH)
+    return part + part.mH
+
+
+def cholesky_solve_backward(grad_x: Any, self: Any, input2: Any, result: Any, upper: bool, mask: Any) -> Any:
+    """X = A^-1 B with A from its factor: gB = A^-1 gX, gA = -gB X^H (carried to the factor)."""
+    if grad_x is None:
+        return (None, None)
+    gB = torch.cholesky_solve(grad_x, input2, upper)
+    gL = _factor_grad(-gB.matmul(result.mH), input2, upper) if mask[1] else None
+    return (gB if mask[0] else None, gL)
+
+
+def cholesky_solve_jvp(X: Any, L: Any, dL: Any, dB: Any, upper: bool) -> Any:
+    return torch.cholesky_solve(dB - _product_tangent(L, dL, upper).matmul(X), L, upper)
+
+
+# -- linear algebra: determinants and solves ----------------------------------------------------------------
+
+
+def _inverse_adjoint_times(A: Any, d: Any) -> Any:
+    """A^-H times the batch of diagonal matrices ``d``, where A is invertible; where it is singular, the
+    cofactor matrix's conjugate times ``d`` through A's singular values (det A = det U det Vh prod S)."""
+    n = A.shape[-1]
+    eye = torch.eye(n, dtype=A.dtype, device=A.device)
+    scaled = d[..., None, None] * eye
+    U, S, Vh = torch.linalg.svd(A)
+    singular = S.amin(-1) <= torch.finfo(S.dtype).eps * n * S.amax(-1).clamp_min(1)
+    if not bool(singular.any()):
+        return torch.linalg.solve(A.mH, scaled)
+    phase = (torch.linalg.det(U) * torch.linalg.det(Vh)).conj() * d
+    others = _others(S.to(A.dtype)) * phase.unsqueeze(-1)
+    by_svd = (U * others.unsqueeze(-2)).matmul(Vh)
+    safe = torch.where(singular[..., None, None], eye, A)
+    return torch.where(singular[..., None, None], by_svd, torch.linalg.solve(safe.mH, scaled))
+
+
+def linalg_det_backward(grad: Any, det: Any, A: Any, LU: Any, pivots: Any) -> Any:
+    """d det A = det A tr(A^-1 dA): the gradient is grad conj(det A) A^-H (the cofactors, for a singular A)."""
+    if grad is None:
+        return None
+    if A.numel() == 0:
+        return torch.zeros_like(A)
+    return _inverse_adjoint_times(A, grad * det.conj())
+
+
+def _trace_solve(LU: Any, pivots: Any, dA: Any, use_A_T: bool) -> Any:
+    """tr(A^-1 dA), A from its LU factors (of A^T when ``use_A_T``)."""
+    return torch.linalg.lu_solve(LU, pivots, dA, adjoint=use_A_T).diagonal(0, -2, -1).sum(-1)
+
+
+def linalg_det_jvp(dA: Any, det: Any, LU: Any, pivots: Any, use_A_T: bool) -> Any:
+    return det * _trace_solve(LU, pivots, dA, use_A_T)
+
+
+def slogdet_backward(grad_sign: Any, grad_logabsdet: Any, A: Any, sign: Any, LU: Any, pivots: Any) -> Any:
+    """log det A = logabsdet + i angle: logabsdet's gradient is grad A^-H; for a complex A the sign,
+    e^(i angle), adds -i Im(conj(grad_sign) sign) A^-H."""
+    if grad_sign is None and grad_logabsdet is None:
+        return None
+    g = torch.zeros_like(sign.real) if grad_logabsdet is None else grad_logabsdet
+    if A.is_complex():
+        g = g.to(A.dtype)
+        if grad_sign is not None:
+            g = g - 1j * (grad_sign.conj() * sign).imag
+    return _inverse_adjoint_times(A, g)
+
+
+def slogdet_jvp(LU: Any, pivots: Any, dA: Any, sign: Any, use_A_T: bool) -> Any:
+    """t = tr(A^-1 dA): d logabsdet = Re t, d sign = i sign Im t (zero for a real A)."""
+    t = _trace_solve(LU, pivots, dA, use_A_T)
+    if not t.is_complex():
+        return (torch.zeros_like(sign), t)
+    return (sign * (1j * t.imag), t.real)
+
+
+def _triangle(t: Any, upper: bool, unitriangular: bool) -> Any:
+    """The part of ``t`` a triangular matrix holds (strict when its diagonal is implicit ones)."""
+    shift = 1 if unitriangular else 0
+    return t.triu(shift) if upper else t.tril(-shift)
+
+
+def linalg_solve_triangular_backward(
+    grad: Any, A: Any, X: Any, upper: bool, left: bool, unitriangular: bool, mask: Any
+) -> Any:
+    """X = A^-1 B (or B A^-1): gB = A^-H gX (or gX A^-H), gA = -gB X^H (or -X^H gB) on A's triangle."""
+    if grad is None:
+        return (None, None)
+    gB = _solve_tri(A.mH, grad, not upper, left, unitriangular)
+    gA = None
+    if mask[0]:
+        gA = _triangle(-(gB.matmul(X.mH) if left else X.mH.matmul(gB)), upper, unitriangular)
+    return (gA, gB if mask[1] else None)
+
+
+def linalg_solve_triangular_forward_AD(
+    A_t: Any, B_t: Any, A: Any, X: Any, upper: bool, left: bool, unitriangular: bool
+) -> Any:
+    """dX = A^-1 (dB - dA X) (or (dB - X dA) A^-1), dA on A's triangle."""
+    dA = _triangle(A_t, upper, unitriangular)
+    rest = B_t - (dA.matmul(X) if left else X.matmul(dA))
+    return _solve_tri(A, rest, upper, left, unitriangular)
+
+
+def triangular_solve_backward(
+    grad_x: Any, grad_m: Any, b: Any, a: Any, x: Any, upper: bool, transpose: bool, unitriangular: bool,
+    mask: Any,
+) -> Any:  # fmt: skip
+    """op(A) X = b, op transposing when ``transpose``: gb = op(A)^-H gX; gA = -gb X^H (transposed back)
+    on A's triangle, plus the cloned coefficient's gradient."""
+    gb = ga = None
+    if grad_x is not None:
+        gb = torch.triangular_solve(grad_x, a.conj(), upper, not transpose, unitriangular)[0]
+        if mask[1]:
+            ga = -(x.conj().matmul(gb.mT) if transpose else gb.matmul(x.mH))
+            ga = _triangle(ga, upper, unitriangular)
+    if mask[1] and grad_m is not None:
+        ga = grad_m if ga is None else ga + grad_m
+    return (gb if mask[0] else None, ga)
+
+
+def triangular_solve_jvp(X: Any, A: Any, dA: Any, dB: Any, upper: bool, transpose: bool, unitriangular: bool) -> Any:
+    """dX = op(A)^-1 (dB - dA X), with the tangent's whole matrix dA, untransposed (as torch takes it)."""
+    return torch.triangular_solve(dB - dA.matmul(X), A, upper, transpose, unitriangular)[0]
+
+
+def _vector_rhs(A: Any, B: Any) -> bool:
+    """linalg.solve takes B as a vector (or a batch of them) when it is 1-d or A's shape without its last."""
+    return B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def linalg_solve_backward(gX: Any, X: Any, A: Any, LU: Any, pivots: Any, left: bool, B_requires_grad: bool) -> Any:
+    """X = A^-1 B (or B A^-1): gB = A^-H gX (or gX A^-H), gA = -gB X^H (or -X^H gB; an outer product for a
+    vector B)."""
+    if gX is None:
+        return (None, None)
+    gB = torch.linalg.solve(A.mH, gX, left=left)
+    if _vector_rhs(A, X) and left:
+        gA = -gB.unsqueeze(-1).matmul(X.unsqueeze(-1).mH)
+    else:
+        gA = -(gB.matmul(X.mH) if left else X.mH.matmul(gB))
+    return (gA, gB if B_requires_grad else None)
+
+
+def linalg_solve_jvp(dA: Any, dB: Any, X: Any, LU: Any, pivots: Any, left: bool) -> Any:
+    """dX = A^-1 (dB - dA X) (or (dB - X dA) A^-1), A from its LU factors."""
+    vector = left and (X.dim() == 1 or (X.dim() == LU.dim() - 1 and tuple(X.shape) == tuple(LU.shape[:-1])))
+    x, db = (X.unsqueeze(-1), dB.unsqueeze(-1)) if vector else (X, dB)
+    rest = db - (dA.matmul(x) if left else x.matmul(dA))
+    out = torch.linalg.lu_solve(LU, pivots, rest, left=left)
+    return out.squeeze(-1) if vector else out
+
+
+# -- linear algebra: spectra, pseudo-inverse, exponential -----------------------------------------------------
+
+
+def _off_diagonal_quotient(t: Any, L: Any) -> Any:
+    """t_ij / (L_j - L_i) off the diagonal, the diagonal kept."""
+    gaps = L.unsqueeze(-2) - L.unsqueeze(-1)
+    eye = torch.eye(L.shape[-1], dtype=torch.bool, device=L.device)
+    return torch.where(eye, t, t / torch.where(eye, torch.ones_like(gaps), gaps))
+
+
+def _with_diagonal(t: Any, d: Any) -> Any:
+    eye = torch.eye(t.shape[-1], dtype=torch.bool, device=t.device)
+    return torch.where(eye, torch.diag_embed(d).to(t.dtype), t)
+
+
+def linalg_eig_backward(gL: Any, gV: Any, L: Any, V: Any, is_hermitian: bool) -> Any:
+    """A V = V diag(L): the gradient is V^-H (diag(gL) + P / conj(E)) V^H, P being V^H gV projected onto
+    the directions the normalized eigenvectors can move in (E_ij = L_j - L_i), V^-H = V for a Hermitian A;
+    an eigenvector gradient that depends on the eigenvectors' phases is an error, as it is in torch."""
+    if gL is None and gV is None:
+        return None
+    if gV is None:
+        inner = torch.diag_embed(gL.to(V.dtype))
+    else:
+        P = V.mH.matmul(gV)
+        diag = P.diagonal(0, -2, -1)
+        if V.is_complex() and not torch.allclose(diag.imag, torch.zeros_like(diag.imag), rtol=1e-2, atol=1e-2):
+            raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
+                               "so it is ill-defined.")  # fmt: skip
+        P = 0.5 * (P - P.mH) if is_hermitian else P - V.mH.matmul(V * diag.real.unsqueeze(-2))
+        inner = _off_diagonal_quotient(P, L if is_hermitian else L.conj())
+        if gL is not None:
+            inner = _with_diagonal(inner, gL)
+    if is_hermitian:
+        return V.matmul(inner).matmul(V.mH)
+    return torch.linalg.solve(V.mH, inner.matmul(V.mH))
+
+
+def linalg_eig_jvp(dA: Any, L: Any, V: Any, is_hermitian: bool) -> Any:
+    """With T = V^-1 dA V: dL = diag(T) (real for a Hermitian A), dV = V X, X = T / E off the diagonal
+    (E_ij = L_j - L_i), its diagonal fixing the eigenvectors' norms (none for a Hermitian A)."""
+    T = V.mH.matmul(dA).matmul(V) if is_hermitian else torch.linalg.solve(V, dA.to(V.dtype).matmul(V))
+    dL = T.diagonal(0, -2, -1)
+    dL = dL.real if is_hermitian and dL.is_complex() else dL
+    X = _with_diagonal(_off_diagonal_quotient(T, L), torch.zeros_like(dL))
+    if is_hermitian:
+        return (dL, V.matmul(X))
+    dV = V.matmul(X)
+    return (dL, dV - V * V.mH.matmul(dV).diagonal(0, -2, -1).real.unsqueeze(-2))
+
+
+def pinv_backward(grad: Any, pinvA: Any, A: Any) -> Any:
+    """With P = A^+: dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P, whose adjoint is
+    -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)."""
+    P, gh = pinvA, grad.mH
+    first = -P.mH.matmul(grad).matmul(P.mH)
+    second = (gh - A.matmul(P.matmul(gh))).matmul(P).matmul(P.mH)
+    third = P.mH.matmul(P).matmul(gh - gh.matmul(P).matmul(A))
+    return first + second + third
+
+
+def pinv_jvp(A: Any, pinvA: Any, dA: Any) -> Any:
+    P, dh = pinvA, dA.mH
+    first = -P.matmul(dA).matmul(P)
+    second = P.matmul(P.mH).matmul(dh - dh.matmul(A).matmul(P))
+    third = (dh - P.matmul(A.matmul(dh))).matmul(P.mH).matmul(P)
+    return first + second + third
+
+
+def linalg_matrix_exp_differential(self: Any, grad: Any, adjoint: bool) -> Any:
+    """The derivative of exp at A along G (at A^H, for the gradient): the upper right block of
+    exp([[A, G], [0, A]])."""
+    A = self.mH if adjoint else self
+    n = A.shape[-1]
+    top = torch.cat([A, grad], -1)
+    bottom = torch.cat([torch.zeros_like(A), A], -1)
+    return torch.linalg.matrix_exp(torch.cat([top, bottom], -2))[..., :n, n:].clone()
+
+
+# -- renorm ------------------------------------------------------------------------------------------------
+
+
+def _renorm_parts(self: Any, p: Any, dim: int, maxnorm: Any) -> tuple[Any, Any, list[int], Any]:
+    """(each slice's norm, its scale factor, the dimensions a norm reduces, d factor / d norm)."""
+    reduced = [d for d in range(self.dim()) if d != dim % max(self.dim(), 1)]
+    norm = torch.linalg.vector_norm(self, float(p), reduced, True) if reduced else self.abs()
+    top, shifted = float(maxnorm), norm + 1e-7
+    big = norm > top
+    one = torch.ones_like(norm)
+    factor = torch.where(big, top / shifted, one)
+    slope = torch.where(big, -top / shifted.pow(2), torch.zeros_like(norm))
+    return norm, factor, reduced, slope
+
+
+def renorm_backward(grad: Any, self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    """renorm scales each slice along ``dim`` whose p-norm exceeds maxnorm by maxnorm / (norm + 1e-7)."""
+    norm, factor, reduced, slope = _renorm_parts(self, p, dim, maxnorm)
+    through = (grad * self.conj()).real if self.is_complex() else grad * self
+    summed = through.sum(reduced, True) if reduced else through
+    return grad * factor + norm_backward(summed * slope, self, p, norm, reduced, True)
+
+
+def renorm_jvp(self_p: Any, self_t: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    norm, factor, reduced, slope = _renorm_parts(self_p, p, dim, maxnorm)
+    return self_t * factor + self_p * slope * norm_jvp(self_p, self_t, p, norm, reduced, True)
