@@ -70,6 +70,8 @@ SPELLINGS = [
     ("grad.sum(dim, true, self.scalar_type())", "grad.sum(dim, True, dtype=self.dtype)"),
     ("grad.to(self.dtype())", "grad.to(self.dtype)"),
     ("M_PI * grad", "(math.pi * grad)"),
+    ("grad.sum(dim.value_or(IntArrayRef({})), true)", "grad.sum(([] if dim is None else dim), True)"),  # an optional
+    ("my_helper(grad, Tensor())", "_formulas.my_helper(grad, None)"),  # an undefined tensor
 ]
 
 
