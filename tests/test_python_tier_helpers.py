@@ -352,3 +352,52 @@ def test_adjoint_test_skips_a_schema_sample_its_op_refuses() -> None:
              "positions": {"A": 0}, "forward": True}  # fmt: skip
     row = python_tier._adjoint_check(torch, entry, F64, lambda _: None, python_tier.PyCounters())
     assert row["status"] == "passed" and row["samples"] == 1, row
+
+
+@DTYPES
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3)])
+def test_svd_and_lu_unpack_helpers(dtype: Any, shape: tuple[int, ...]) -> None:
+    A = _matrices(dtype, 2, *shape)
+    U, S, Vh = torch.linalg.svd(A, full_matrices=False)
+    gU, gS, gVh = (torch.randn(t.shape, dtype=t.dtype, generator=torch.Generator().manual_seed(i))
+                   for i, t in enumerate((U, S, Vh)))  # fmt: skip
+    if dtype == C128:  # a loss free of the singular vectors' common phase
+        gU = gU - U * (U.mH @ gU + Vh @ gVh.mH).diagonal(0, -2, -1).imag.unsqueeze(-2) * 1j
+    leaf = A.detach().requires_grad_(True)
+    (g,) = torch.autograd.grad(torch.linalg.svd(leaf, full_matrices=False), leaf, (gU, gS, gVh))
+    _close(h.svd_backward(gU, gS, gVh, U, S, Vh), g)
+    (u,), tangents = _jvps(lambda a: torch.linalg.svd(a, full_matrices=False), (A,))
+    for ours, theirs in zip(h.linalg_svd_jvp(u, U, S, Vh, False), tangents, strict=True):
+        _close(ours, theirs)
+    LU, pivots = torch.linalg.lu_factor(A)
+    _, (gL, gU_), (g,) = _vjps(lambda f: torch.lu_unpack(f, pivots)[1:], (LU,))
+    _close(h.lu_unpack_backward(gL, gU_, shape[0], shape[1]), g)
+
+
+@DTYPES
+@pytest.mark.parametrize(("shape", "mode"), [((4, 3), "reduced"), ((3, 4), "reduced"), ((3, 4), "complete")])
+def test_qr_helpers(dtype: Any, shape: tuple[int, ...], mode: str) -> None:
+    A = _matrices(dtype, 2, *shape)
+    (Q, R), (gQ, gR), (g,) = _vjps(lambda a: torch.linalg.qr(a, mode), (A,))
+    _close(h.linalg_qr_backward(gQ, gR, Q, R, mode), g)
+    _, _, (g,) = _vjps(lambda a: torch.linalg.qr(a, mode)[1], (A,))
+    gR = torch.randn(R.shape, dtype=dtype, generator=torch.Generator().manual_seed(21))  # _vjps' cotangent
+    _close(h.linalg_qr_backward(None, gR, Q, R, mode), g)
+    (u,), tangents = _jvps(lambda a: torch.linalg.qr(a, mode), (A,))
+    for ours, theirs in zip(h.linalg_qr_jvp(u, Q, R, mode), tangents, strict=True):
+        _close(ours, theirs)
+    with pytest.raises(RuntimeError, match="mode='r'"):
+        h.linalg_qr_backward(gQ, gR, Q, R, "r")
+
+
+@DTYPES
+@pytest.mark.parametrize("left", [True, False], ids=["left", "right"])
+@pytest.mark.parametrize("adjoint", [False, True], ids=["plain", "adjoint"])
+def test_lu_solve_helpers(dtype: Any, left: bool, adjoint: bool) -> None:
+    LU, pivots = torch.linalg.lu_factor(_matrices(dtype, 2, 3, 3))
+    B = _matrices(dtype, 2, 3, 2, seed=8) if left else _matrices(dtype, 2, 2, 3, seed=8)
+    solve = lambda f, b: torch.linalg.lu_solve(f, pivots, b, left=left, adjoint=adjoint)  # noqa: E731
+    (X,), (v,), (g, _) = _vjps(solve, (LU, B))
+    _close(h.linalg_lu_solve_LU(v, LU, pivots, X, left, adjoint), g)
+    (ul, ub), (t,) = _jvps(solve, (LU, B))
+    _close(h.linalg_lu_solve_jvp(X, LU, pivots, ul, ub, left, adjoint), t)

@@ -58,11 +58,16 @@ __all__ = [
     "linalg_det_jvp",
     "linalg_eig_backward",
     "linalg_eig_jvp",
+    "linalg_lu_solve_LU",
+    "linalg_lu_solve_jvp",
     "linalg_matrix_exp_differential",
+    "linalg_qr_backward",
+    "linalg_qr_jvp",
     "linalg_solve_backward",
     "linalg_solve_jvp",
     "linalg_solve_triangular_backward",
     "linalg_solve_triangular_forward_AD",
+    "linalg_svd_jvp",
     "linalg_vector_norm_backward",
     "linalg_vector_norm_jvp",
     "log1p_backward",
@@ -71,6 +76,7 @@ __all__ = [
     "logcumsumexp_jvp",
     "logsumexp_backward",
     "logsumexp_jvp",
+    "lu_unpack_backward",
     "masked_fill_backward",
     "max_pool_double_backward",
     "mean_backward",
@@ -107,6 +113,7 @@ __all__ = [
     "std_backward",
     "std_mean_backward",
     "sum_backward",
+    "svd_backward",
     "take_backward",
     "triangular_solve_backward",
     "triangular_solve_jvp",
@@ -1105,3 +1112,197 @@ def renorm_backward(grad: Any, self: Any, p: Any, dim: int, maxnorm: Any) -> Any
 def renorm_jvp(self_p: Any, self_t: Any, p: Any, dim: int, maxnorm: Any) -> Any:
     norm, factor, reduced, slope = _renorm_parts(self_p, p, dim, maxnorm)
     return self_t * factor + self_p * slope * norm_jvp(self_p, self_t, p, norm, reduced, True)
+
+
+# -- linear algebra: singular values, LU -------------------------------------------------------------------
+
+
+def _gaps(S: Any) -> Any:
+    """E_ij = S_j^2 - S_i^2, ones on the diagonal (a divisor for the off-diagonal terms)."""
+    squares = S * S
+    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1)
+    eye = torch.eye(S.shape[-1], dtype=torch.bool, device=S.device)
+    return torch.where(eye, torch.ones_like(gaps), gaps)
+
+
+def _off_diagonal(t: Any) -> Any:
+    eye = torch.eye(t.shape[-1], dtype=torch.bool, device=t.device)
+    return torch.where(eye, torch.zeros_like(t), t)
+
+
+def svd_backward(gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: Any) -> Any:
+    """A = U diag(S) Vh (reduced): with J = U^H gU and K = V^H gV made skew, the gradient is
+    U [(J S + S K) / E off the diagonal, gS + i Im(diag U^H gU) / S on it] Vh, plus the parts of gU and gV
+    outside the spans of U and V (E_ij = S_j^2 - S_i^2); a loss depending on the singular vectors' common
+    phase is an error, as it is in torch."""
+    if gU is None and gS is None and gVh is None:
+        return None
+    if gU is None and gVh is None:
+        return (U * gS.unsqueeze(-2)).matmul(Vh)
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    V = Vh.mH
+    UhgU = U.mH.matmul(gU) if gU is not None else None
+    VhgV = Vh.matmul(gVh.mH) if gVh is not None else None
+    if U.is_complex():
+        phases = sum(t.diagonal(0, -2, -1) for t in (UhgU, VhgV) if t is not None)
+        if not torch.allclose(phases.imag, torch.zeros_like(phases.imag), rtol=1e-2, atol=1e-2):
+            raise RuntimeError("svd_backward: The singular vectors in the complex case are specified up to "
+                               "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
+                               "making it ill-defined.")  # fmt: skip
+    Sc = S.to(U.dtype)
+    core = torch.zeros(*S.shape[:-1], k, k, dtype=U.dtype, device=U.device)
+    if UhgU is not None:
+        core = core + (UhgU - UhgU.mH) * Sc.unsqueeze(-2)
+    if VhgV is not None:
+        core = core + Sc.unsqueeze(-1) * (VhgV - VhgV.mH)
+    core = _off_diagonal(core / _gaps(S).to(U.dtype))
+    diagonal = torch.zeros_like(Sc) if gS is None else gS.to(U.dtype)
+    if UhgU is not None and U.is_complex():
+        diagonal = diagonal + 1j * UhgU.diagonal(0, -2, -1).imag / S
+    gA = U.matmul(core + torch.diag_embed(diagonal)).matmul(Vh)
+    if gU is not None and m > k:
+        gA = gA + ((gU - U.matmul(UhgU)) / Sc.unsqueeze(-2)).matmul(Vh)
+    if gVh is not None and n > k:
+        gA = gA + U.matmul(((gVh.mH - V.matmul(VhgV)) / Sc.unsqueeze(-2)).mH)
+    return gA
+
+
+def linalg_svd_jvp(dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bool) -> Any:
+    """With dP = U^H dA V: dS = Re diag(dP); dU = U (dP S + S dP^H) / E off the diagonal, plus dA V / S outside
+    U's span; dV alike with (S dP + dP^H S) / E; the phase tangent i Im(dP_ii) / S_i split evenly between
+    U (+) and V (-)."""
+    m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
+    if full_matrices and m != n:
+        raise RuntimeError("linalg_svd_jvp: forward AD is not implemented for full_matrices=True when m != n")
+    Ur, Vhr = U[..., :k], Vh[..., :k, :]
+    V, Sc = Vhr.mH, S.to(U.dtype)
+    dP = Ur.mH.matmul(dA).matmul(V)
+    dS = dP.diagonal(0, -2, -1)
+    dS = dS.real if dS.is_complex() else dS
+    E = _gaps(S).to(U.dtype)
+    omega_u = _off_diagonal((dP * Sc.unsqueeze(-2) + Sc.unsqueeze(-1) * dP.mH) / E)
+    omega_v = _off_diagonal((Sc.unsqueeze(-1) * dP + dP.mH * Sc.unsqueeze(-2)) / E)
+    if U.is_complex():  # the common phase's tangent, shared evenly by U and V
+        half = torch.diag_embed(0.5j * dP.diagonal(0, -2, -1).imag / S)
+        omega_u, omega_v = omega_u + half, omega_v - half
+    dU = Ur.matmul(omega_u)
+    dV = V.matmul(omega_v)
+    if m > k:
+        dU = dU + (dA.matmul(V) - Ur.matmul(dP)) / Sc.unsqueeze(-2)
+    if n > k:
+        dV = dV + (dA.mH.matmul(Ur) - V.matmul(dP.mH)) / Sc.unsqueeze(-2)
+    return (dU, dS, dV.mH)
+
+
+def lu_unpack_backward(grad_L: Any, grad_U: Any, m: int, n: int) -> Any:
+    """LU packs L's strict lower triangle and U's upper one in one m x n matrix: their gradients packed alike."""
+    k = min(m, n)
+    low = None if grad_L is None else grad_L.tril(-1)
+    up = None if grad_U is None else grad_U.triu()
+    if low is None and up is None:
+        return None
+    if m >= n:
+        top = up if up is not None else torch.zeros(*low.shape[:-2], k, n, dtype=low.dtype, device=low.device)
+        padded = torch.cat([top, torch.zeros_like(low[..., k:, :])], -2) if low is not None and m > k else top
+        return padded if low is None else padded + low
+    left = low if low is not None else torch.zeros(*up.shape[:-2], m, k, dtype=up.dtype, device=up.device)
+    padded = torch.cat([left, torch.zeros_like(up[..., :, k:])], -1) if up is not None else left
+    return padded if up is None else padded + up
+
+
+def _a_of_lu(LU: Any, pivots: Any) -> tuple[Any, Any, Any]:
+    P, L, U = torch.lu_unpack(LU, pivots)
+    return P, L, U
+
+
+def _lu_grad(gA: Any, P: Any, L: Any, U: Any) -> Any:
+    """A = P L U: the gradient in the packed LU from the gradient in A."""
+    inner = P.mT.matmul(gA)
+    return L.mH.matmul(inner).triu() + inner.matmul(U.mH).tril(-1)
+
+
+def linalg_lu_solve_LU(gX: Any, LU: Any, pivots: Any, X: Any, left: bool, adjoint: bool) -> Any:
+    """X = op(A)^-1 B (or B op(A)^-1), A = P L U, op the adjoint when ``adjoint``: the gradient in A (then in
+    the packed factors)."""
+    inv_h = lambda t, right=False: torch.linalg.lu_solve(LU, pivots, t, left=not right, adjoint=True)  # noqa: E731
+    inv = lambda t, right=False: torch.linalg.lu_solve(LU, pivots, t, left=not right)  # noqa: E731
+    if left and not adjoint:
+        gA = -inv_h(gX).matmul(X.mH)
+    elif left:
+        gA = -X.matmul(inv(gX).mH)
+    elif not adjoint:
+        gA = -X.mH.matmul(inv_h(gX, True))
+    else:
+        gA = -inv(gX, True).mH.matmul(X)
+    return _lu_grad(gA, *_a_of_lu(LU, pivots))
+
+
+def linalg_lu_solve_jvp(X: Any, LU: Any, pivots: Any, dLU: Any, dB: Any, left: bool, adjoint: bool) -> Any:
+    """dA = P (dL U + L dU) from the packed tangent; dX = op(A)^-1 (dB - op(dA) X) (or its right-hand form)."""
+    P, L, U = _a_of_lu(LU, pivots)
+    dA = P.matmul(dLU.tril(-1).matmul(U) + L.matmul(dLU.triu()))
+    op = dA.mH if adjoint else dA
+    rest = dB - (op.matmul(X) if left else X.matmul(op))
+    return torch.linalg.lu_solve(LU, pivots, rest, left=left, adjoint=adjoint)
+
+
+# -- linear algebra: QR --------------------------------------------------------------------------------------
+
+
+def _qr_checked(Q: Any, R: Any, mode: str) -> None:
+    if mode == "r":
+        raise RuntimeError(
+            "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+            "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr."
+        )
+    if mode == "complete" and Q.shape[-2] > R.shape[-1]:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+
+
+def _tall_qr_backward(gQ: Any, gR: Any, Q: Any, R: Any) -> Any:
+    """A = Q R with A tall or square: (gQ + Q copyltu(M)) R^-H, M = R gR^H - gQ^H Q, copyltu making a
+    Hermitian matrix of M's lower triangle."""
+    M = R.matmul(gR.mH) - gQ.mH.matmul(Q)
+    lower = M.tril(-1)
+    hermitian = lower + lower.mH + torch.diag_embed(M.diagonal(0, -2, -1).real.to(M.dtype))
+    return _solve_tri(R.mH, gQ + Q.matmul(hermitian), False, left=False)
+
+
+def linalg_qr_backward(gQ: Any, gR: Any, Q: Any, R: Any, mode: str) -> Any:
+    """A = Q R; for a wide A = [X | Y] (R = [U | V]), X = Q U is taken as a square QR with Q's gradient
+    adding Y gV^H, and gY = Q gV."""
+    if gQ is None and gR is None:
+        return None
+    _qr_checked(Q, R, mode)
+    m, n = Q.shape[-2], R.shape[-1]
+    gQ = torch.zeros_like(Q) if gQ is None else gQ
+    gR = torch.zeros_like(R) if gR is None else gR
+    if m >= n:
+        return _tall_qr_backward(gQ, gR, Q, R)
+    U, V, gU, gV = R[..., :m], R[..., m:], gR[..., :m], gR[..., m:]
+    gX = _tall_qr_backward(gQ + Q.matmul(V).matmul(gV.mH), gU, Q, U)
+    return torch.cat([gX, Q.matmul(gV)], -1)
+
+
+def _tall_qr_jvp(dA: Any, Q: Any, R: Any) -> tuple[Any, Any]:
+    """C = Q^H dA R^-1 = Q^H dQ + dR R^-1: Omega = Q^H dQ is C's skew-Hermitian lower part (with C's imaginary
+    diagonal, R's diagonal being real); dR = (C - Omega) R, dQ = dA R^-1 - Q (C - Omega)."""
+    dA_Rinv = _solve_tri(R, dA, True, left=False)
+    C = Q.mH.matmul(dA_Rinv)
+    lower = C.tril(-1)
+    omega = lower - lower.mH
+    if C.is_complex():
+        omega = omega + torch.diag_embed(1j * C.diagonal(0, -2, -1).imag)
+    upper_part = C - omega
+    return dA_Rinv - Q.matmul(upper_part), upper_part.matmul(R)
+
+
+def linalg_qr_jvp(dA: Any, Q: Any, R: Any, mode: str) -> Any:
+    """A = Q R's tangents; for a wide A = [X | Y], X's square QR and dV = Q^H (dY - dQ V)."""
+    _qr_checked(Q, R, mode)
+    m, n = Q.shape[-2], R.shape[-1]
+    if m >= n:
+        return _tall_qr_jvp(dA, Q, R)
+    dQ, dU = _tall_qr_jvp(dA[..., :m], Q, R[..., :m])
+    dV = Q.mH.matmul(dA[..., m:] - dQ.matmul(R[..., m:]))
+    return dQ, torch.cat([dU, dV], -1)
