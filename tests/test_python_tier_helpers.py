@@ -401,3 +401,21 @@ def test_lu_solve_helpers(dtype: Any, left: bool, adjoint: bool) -> None:
     _close(h.linalg_lu_solve_LU(v, LU, pivots, X, left, adjoint), g)
     (ul, ub), (t,) = _jvps(solve, (LU, B))
     _close(h.linalg_lu_solve_jvp(X, LU, pivots, ul, ub, left, adjoint), t)
+
+
+@DTYPES
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (3, 4)])
+def test_lu_factorization_helpers(dtype: Any, shape: tuple[int, ...]) -> None:
+    A = _matrices(dtype, 2, *shape)
+    P, _, _ = torch.linalg.lu(A)
+    (L, U), (gL, gU), (g,) = _vjps(lambda a: torch.linalg.lu(a)[1:], (A,))
+    _close(h.linalg_lu_backward(gL, gU, P, L, U, True), g)
+    (u,), (_, tL, tU) = _jvps(torch.linalg.lu, (A,))
+    dL, dU = h.linalg_lu_jvp(u, P, L, U, True)
+    _close(dL, tL)
+    _close(dU, tU)
+    _, pivots, _ = torch.linalg.lu_factor_ex(A)
+    (LU,), (v,), (g,) = _vjps(lambda a: torch.linalg.lu_factor_ex(a)[0], (A,))
+    _close(h.lu_factor_ex_backward(v, LU, pivots, True), g)
+    (u,), (t, _, _) = _jvps(torch.linalg.lu_factor_ex, (A,))
+    _close(h.lu_factor_ex_jvp(u, LU, pivots, True), t)

@@ -58,6 +58,8 @@ __all__ = [
     "linalg_det_jvp",
     "linalg_eig_backward",
     "linalg_eig_jvp",
+    "linalg_lu_backward",
+    "linalg_lu_jvp",
     "linalg_lu_solve_LU",
     "linalg_lu_solve_jvp",
     "linalg_matrix_exp_differential",
@@ -76,6 +78,8 @@ __all__ = [
     "logcumsumexp_jvp",
     "logsumexp_backward",
     "logsumexp_jvp",
+    "lu_factor_ex_backward",
+    "lu_factor_ex_jvp",
     "lu_unpack_backward",
     "masked_fill_backward",
     "max_pool_double_backward",
@@ -1306,3 +1310,72 @@ def linalg_qr_jvp(dA: Any, Q: Any, R: Any, mode: str) -> Any:
     dQ, dU = _tall_qr_jvp(dA[..., :m], Q, R[..., :m])
     dV = Q.mH.matmul(dA[..., m:] - dQ.matmul(R[..., m:]))
     return dQ, torch.cat([dU, dV], -1)
+
+
+# -- linear algebra: LU factorization ----------------------------------------------------------------------
+
+
+def _permuted(P: Any, t: Any, pivot: bool, adjoint: bool) -> Any:
+    """P^T t (or P t with ``adjoint`` False), nothing without pivoting (P is then empty)."""
+    if not pivot:
+        return t
+    return P.mT.matmul(t) if adjoint else P.matmul(t)
+
+
+def linalg_lu_backward(gL: Any, gU: Any, P: Any, L: Any, U: Any, pivot: bool) -> Any:
+    """A = P L U, L unit lower, both m x k or k x n: for the square part L1 U1,
+    gA1 = L1^-H (tril(L1^H gL1, -1) + triu(gU1 U1^H)) U1^-H; a tall A's bottom rows L2 = A2 U^-1 and a wide
+    A's right columns U2 = L^-1 A2 add their own gradients (and move gU, gL)."""
+    if gL is None and gU is None:
+        return None
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    gL = torch.zeros_like(L) if gL is None else gL
+    gU = torch.zeros_like(U) if gU is None else gU
+    L1, U1 = L[..., :k, :], U[..., :k]
+    inner_l, inner_u = L1.mH.matmul(gL[..., :k, :]), gU[..., :k].matmul(U1.mH)
+    rest = None
+    if m > n:  # L2 = A2 U^-1
+        gL2 = gL[..., k:, :]
+        inner_u = inner_u - L[..., k:, :].mH.matmul(gL2)
+        rest = _solve_tri(U1.mH, gL2, False, left=False)
+    elif n > m:  # U2 = L^-1 A2
+        gU2 = gU[..., k:]
+        inner_l = inner_l - gU2.matmul(U[..., k:].mH)
+        rest = _solve_tri(L1.mH, gU2, True, unit=True)
+    middle = inner_l.tril(-1) + inner_u.triu()
+    gA1 = _solve_tri(U1.mH, _solve_tri(L1.mH, middle, True, unit=True), False, left=False)
+    gA = gA1 if rest is None else torch.cat([gA1, rest], -2 if m > n else -1)
+    return _permuted(P, gA, pivot, False)
+
+
+def linalg_lu_jvp(dA: Any, P: Any, L: Any, U: Any, pivot: bool) -> Any:
+    """A = P L U's tangents: with X = L1^-1 (P^T dA)_1 U1^-1, dL1 = L1 tril(X, -1), dU1 = triu(X) U1; a tall
+    A's dL2 = ((P^T dA)_2 - L2 dU) U^-1, a wide A's dU2 = L^-1 ((P^T dA)_2 - dL U2)."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    moved = _permuted(P, dA, pivot, True)
+    L1, U1 = L[..., :k, :], U[..., :k]
+    X = _solve_tri(U1, _solve_tri(L1, moved[..., :k, :k], False, unit=True), True, left=False)
+    dL1, dU1 = L1.matmul(X.tril(-1)), X.triu().matmul(U1)
+    if m > n:
+        dL2 = _solve_tri(U1, moved[..., k:, :] - L[..., k:, :].matmul(dU1), True, left=False)
+        return torch.cat([dL1, dL2], -2), dU1
+    if n > m:
+        dU2 = _solve_tri(L1, moved[..., k:] - dL1.matmul(U[..., k:]), False, unit=True)
+        return dL1, torch.cat([dU1, dU2], -1)
+    return dL1, dU1
+
+
+def lu_factor_ex_backward(grad: Any, LU: Any, pivs: Any, pivot: bool) -> Any:
+    """The packed LU's gradient: L's part (strictly lower) and U's (upper), through linalg_lu's."""
+    P, L, U = torch.lu_unpack(LU, pivs)
+    k = min(LU.shape[-2], LU.shape[-1])
+    return linalg_lu_backward(grad[..., :, :k].tril(-1), grad[..., :k, :].triu(), P, L, U, True)
+
+
+def lu_factor_ex_jvp(dA: Any, LU: Any, pivs: Any, pivot: bool) -> Any:
+    """The packed LU's tangent: linalg_lu's dL and dU, packed."""
+    P, L, U = torch.lu_unpack(LU, pivs)
+    dL, dU = linalg_lu_jvp(dA, P, L, U, True)
+    return lu_unpack_backward(dL, dU, LU.shape[-2], LU.shape[-1])
