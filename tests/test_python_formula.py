@@ -72,6 +72,7 @@ SPELLINGS = [
     ("M_PI * grad", "(math.pi * grad)"),
     ("grad.sum(dim.value_or(IntArrayRef({})), true)", "grad.sum(([] if dim is None else dim), True)"),  # an optional
     ("my_helper(grad, Tensor())", "_formulas.my_helper(grad, None)"),  # an undefined tensor
+    ("retain_variables ? result.clone() : result", "(result.clone() if True else result)"),
 ]
 
 

@@ -419,3 +419,13 @@ def test_lu_factorization_helpers(dtype: Any, shape: tuple[int, ...]) -> None:
     _close(h.lu_factor_ex_backward(v, LU, pivots, True), g)
     (u,), (t, _, _) = _jvps(torch.linalg.lu_factor_ex, (A,))
     _close(h.lu_factor_ex_jvp(u, LU, pivots, True), t)
+
+
+def test_layer_norm_jvp() -> None:
+    x, w, b = _matrices(F64, 4, 3, 5), _matrices(F64, 3, 5, seed=1), _matrices(F64, 3, 5, seed=2)
+    _, mean, rstd = torch.native_layer_norm(x, [3, 5], w, b, 1e-5)
+    (ux, uw, ub), (t, _, _) = _jvps(lambda a, c, d: torch.native_layer_norm(a, [3, 5], c, d, 1e-5), (x, w, b))
+    _close(h.layer_norm_jvp(x, ux, w, uw, b, ub, mean, rstd, [3, 5]), t)
+    (ux,), (t, _, _) = _jvps(lambda a: torch.native_layer_norm(a, [5], None, None, 1e-5), (x,))
+    _, mean, rstd = torch.native_layer_norm(x, [5], None, None, 1e-5)
+    _close(h.layer_norm_jvp(x, ux, None, None, None, None, mean, rstd, [5]), t)

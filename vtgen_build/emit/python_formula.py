@@ -67,6 +67,9 @@ _CONVERSIONS = frozenset(
 )
 _NONE = frozenset(("std::nullopt", "c10::nullopt", "at::nullopt", "nullopt", "::std::nullopt", "std::nullopt_t"))
 _CONSTANTS = {
+    # whether backward keeps the graph for another pass: a Python Function cannot tell, and the formulas only
+    # clone a saved buffer when it is set, which is right either way
+    "retain_variables": "True",
     "M_PI": "math.pi",
     "M_E": "math.e",
     "at::kFloat": "torch.float32",
