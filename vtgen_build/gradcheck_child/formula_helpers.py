@@ -810,6 +810,19 @@ def std_mean_backward(gstd: Any, gmean: Any, self: Any, std: Any, dim: Any, corr
 # -- linear algebra: Cholesky --------------------------------------------------------------------------------
 
 
+def _mm(a: Any, b: Any) -> Any:
+    """The matrix product over broadcast batch dimensions, through mm/bmm: not through ``matmul``, whose
+    derivatives.yaml entry (for nested tensors) the Python tier may have installed as its CPU kernel."""
+    if a.dim() == 2 and b.dim() == 2:
+        return a.mm(b)
+    rank = max(a.dim(), b.dim()) - 2
+    left, right = [1] * (rank - a.dim() + 2) + list(a.shape[:-2]), [1] * (rank - b.dim() + 2) + list(b.shape[:-2])
+    batch = [x if y == 1 else y for x, y in zip(left, right, strict=True)]
+    flat_a = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
+    flat_b = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    return flat_a.bmm(flat_b).reshape(*batch, a.shape[-2], b.shape[-1])
+
+
 def _solve_tri(a: Any, b: Any, upper: bool, left: bool = True, unit: bool = False) -> Any:
     return torch.linalg.solve_triangular(a, b, upper=upper, left=left, unitriangular=unit)
 
@@ -825,7 +838,7 @@ def cholesky_backward(grad: Any, upper: bool, L: Any) -> Any:
     """A = L L^H: the gradient in A is L^-H S L^-1, S Hermitian from the lower triangle of L^H grad (the
     factor's gradient, read as lower; with ``upper``, U = L^H)."""
     low, g = (L.mH, grad.mH) if upper else (L, grad)
-    middle = _lower_hermitian_part(low.mH.matmul(g))
+    middle = _lower_hermitian_part(_mm(low.mH, g))
     return _solve_tri(low, _solve_tri(low.mH, middle, True), False, left=False)
 
 
@@ -833,32 +846,32 @@ def cholesky_jvp(dA: Any, L: Any, upper: bool) -> Any:
     """dL = L phi(L^-1 dA L^-H), phi taking the lower triangle with the diagonal halved (U = L^H)."""
     low = L.mH if upper else L
     inner = _solve_tri(low.mH, _solve_tri(low, dA, False), True, left=False)
-    dL = low.matmul(inner.tril() - 0.5 * torch.diag_embed(inner.diagonal(0, -2, -1)))
+    dL = _mm(low, inner.tril() - 0.5 * torch.diag_embed(inner.diagonal(0, -2, -1)))
     return dL.mH if upper else dL
 
 
 def _factor_grad(gA: Any, L: Any, upper: bool) -> Any:
     """The gradient in the factor of A = L L^H (or U^H U) from the gradient in A."""
     both = gA + gA.mH
-    return L.matmul(both) if upper else both.matmul(L)
+    return _mm(L, both) if upper else _mm(both, L)
 
 
 def _product_tangent(L: Any, dL: Any, upper: bool) -> Any:
     """dA for A = L L^H (or U^H U)."""
-    return dL.mH.matmul(L) + L.mH.matmul(dL) if upper else dL.matmul(L.mH) + L.matmul(dL.mH)
+    return _mm(dL.mH, L) + _mm(L.mH, dL) if upper else _mm(dL, L.mH) + _mm(L, dL.mH)
 
 
 def cholesky_inverse_backward(grad: Any, L: Any, upper: bool, inverse: Any) -> Any:
     """d A^-1 = -A^-1 dA A^-1 (A^-1 Hermitian), carried to the factor."""
     if grad is None:
         return None
-    return _factor_grad(-inverse.matmul(grad).matmul(inverse), L, upper)
+    return _factor_grad(-_mm(_mm(inverse, grad), inverse), L, upper)
 
 
 def cholesky_inverse_jvp(L: Any, dL: Any, inverse: Any, upper: bool) -> Any:
     """The tangent of X = (L L^H)^-1 as torch takes it: K + K^H with K = -X dL X L^H (for U = L^H:
     K = -X dU^H X U), both in the tangent's whole matrix."""
-    part = -inverse.matmul(dL.mH if upper else dL).matmul(inverse).matmul(L if upper else L.mH)
+    part = -_mm(_mm(_mm(inverse, dL.mH if upper else dL), inverse), L if upper else L.mH)
     return part + part.mH
 
 
@@ -867,12 +880,12 @@ def cholesky_solve_backward(grad_x: Any, self: Any, input2: Any, result: Any, up
     if grad_x is None:
         return (None, None)
     gB = torch.cholesky_solve(grad_x, input2, upper)
-    gL = _factor_grad(-gB.matmul(result.mH), input2, upper) if mask[1] else None
+    gL = _factor_grad(-_mm(gB, result.mH), input2, upper) if mask[1] else None
     return (gB if mask[0] else None, gL)
 
 
 def cholesky_solve_jvp(X: Any, L: Any, dL: Any, dB: Any, upper: bool) -> Any:
-    return torch.cholesky_solve(dB - _product_tangent(L, dL, upper).matmul(X), L, upper)
+    return torch.cholesky_solve(dB - _mm(_product_tangent(L, dL, upper), X), L, upper)
 
 
 # -- linear algebra: determinants and solves ----------------------------------------------------------------
@@ -890,7 +903,7 @@ def _inverse_adjoint_times(A: Any, d: Any) -> Any:
         return torch.linalg.solve(A.mH, scaled)
     phase = (torch.linalg.det(U) * torch.linalg.det(Vh)).conj() * d
     others = _others(S.to(A.dtype)) * phase.unsqueeze(-1)
-    by_svd = (U * others.unsqueeze(-2)).matmul(Vh)
+    by_svd = _mm((U * others.unsqueeze(-2)), Vh)
     safe = torch.where(singular[..., None, None], eye, A)
     return torch.where(singular[..., None, None], by_svd, torch.linalg.solve(safe.mH, scaled))
 
@@ -949,7 +962,7 @@ def linalg_solve_triangular_backward(
     gB = _solve_tri(A.mH, grad, not upper, left, unitriangular)
     gA = None
     if mask[0]:
-        gA = _triangle(-(gB.matmul(X.mH) if left else X.mH.matmul(gB)), upper, unitriangular)
+        gA = _triangle(-(_mm(gB, X.mH) if left else _mm(X.mH, gB)), upper, unitriangular)
     return (gA, gB if mask[1] else None)
 
 
@@ -958,7 +971,7 @@ def linalg_solve_triangular_forward_AD(
 ) -> Any:
     """dX = A^-1 (dB - dA X) (or (dB - X dA) A^-1), dA on A's triangle."""
     dA = _triangle(A_t, upper, unitriangular)
-    rest = B_t - (dA.matmul(X) if left else X.matmul(dA))
+    rest = B_t - (_mm(dA, X) if left else _mm(X, dA))
     return _solve_tri(A, rest, upper, left, unitriangular)
 
 
@@ -972,7 +985,7 @@ def triangular_solve_backward(
     if grad_x is not None:
         gb = torch.triangular_solve(grad_x, a.conj(), upper, not transpose, unitriangular)[0]
         if mask[1]:
-            ga = -(x.conj().matmul(gb.mT) if transpose else gb.matmul(x.mH))
+            ga = -(_mm(x.conj(), gb.mT) if transpose else _mm(gb, x.mH))
             ga = _triangle(ga, upper, unitriangular)
     if mask[1] and grad_m is not None:
         ga = grad_m if ga is None else ga + grad_m
@@ -981,7 +994,7 @@ def triangular_solve_backward(
 
 def triangular_solve_jvp(X: Any, A: Any, dA: Any, dB: Any, upper: bool, transpose: bool, unitriangular: bool) -> Any:
     """dX = op(A)^-1 (dB - dA X), with the tangent's whole matrix dA, untransposed (as torch takes it)."""
-    return torch.triangular_solve(dB - dA.matmul(X), A, upper, transpose, unitriangular)[0]
+    return torch.triangular_solve(dB - _mm(dA, X), A, upper, transpose, unitriangular)[0]
 
 
 def _vector_rhs(A: Any, B: Any) -> bool:
@@ -996,9 +1009,9 @@ def linalg_solve_backward(gX: Any, X: Any, A: Any, LU: Any, pivots: Any, left: b
         return (None, None)
     gB = torch.linalg.solve(A.mH, gX, left=left)
     if _vector_rhs(A, X) and left:
-        gA = -gB.unsqueeze(-1).matmul(X.unsqueeze(-1).mH)
+        gA = -_mm(gB.unsqueeze(-1), X.unsqueeze(-1).mH)
     else:
-        gA = -(gB.matmul(X.mH) if left else X.mH.matmul(gB))
+        gA = -(_mm(gB, X.mH) if left else _mm(X.mH, gB))
     return (gA, gB if B_requires_grad else None)
 
 
@@ -1006,7 +1019,7 @@ def linalg_solve_jvp(dA: Any, dB: Any, X: Any, LU: Any, pivots: Any, left: bool)
     """dX = A^-1 (dB - dA X) (or (dB - X dA) A^-1), A from its LU factors."""
     vector = left and (X.dim() == 1 or (X.dim() == LU.dim() - 1 and tuple(X.shape) == tuple(LU.shape[:-1])))
     x, db = (X.unsqueeze(-1), dB.unsqueeze(-1)) if vector else (X, dB)
-    rest = db - (dA.matmul(x) if left else x.matmul(dA))
+    rest = db - (_mm(dA, x) if left else _mm(x, dA))
     out = torch.linalg.lu_solve(LU, pivots, rest, left=left)
     return out.squeeze(-1) if vector else out
 
@@ -1035,49 +1048,49 @@ def linalg_eig_backward(gL: Any, gV: Any, L: Any, V: Any, is_hermitian: bool) ->
     if gV is None:
         inner = torch.diag_embed(gL.to(V.dtype))
     else:
-        P = V.mH.matmul(gV)
+        P = _mm(V.mH, gV)
         diag = P.diagonal(0, -2, -1)
         if V.is_complex() and not torch.allclose(diag.imag, torch.zeros_like(diag.imag), rtol=1e-2, atol=1e-2):
             raise RuntimeError("linalg_eig_backward: The eigenvectors in the complex case are specified up to "
                                "multiplication by e^{i phi}. The specified loss function depends on this quantity, "
                                "so it is ill-defined.")  # fmt: skip
-        P = 0.5 * (P - P.mH) if is_hermitian else P - V.mH.matmul(V * diag.real.unsqueeze(-2))
+        P = 0.5 * (P - P.mH) if is_hermitian else P - _mm(V.mH, V * diag.real.unsqueeze(-2))
         inner = _off_diagonal_quotient(P, L if is_hermitian else L.conj())
         if gL is not None:
             inner = _with_diagonal(inner, gL)
     if is_hermitian:
-        return V.matmul(inner).matmul(V.mH)
-    return torch.linalg.solve(V.mH, inner.matmul(V.mH))
+        return _mm(_mm(V, inner), V.mH)
+    return torch.linalg.solve(V.mH, _mm(inner, V.mH))
 
 
 def linalg_eig_jvp(dA: Any, L: Any, V: Any, is_hermitian: bool) -> Any:
     """With T = V^-1 dA V: dL = diag(T) (real for a Hermitian A), dV = V X, X = T / E off the diagonal
     (E_ij = L_j - L_i), its diagonal fixing the eigenvectors' norms (none for a Hermitian A)."""
-    T = V.mH.matmul(dA).matmul(V) if is_hermitian else torch.linalg.solve(V, dA.to(V.dtype).matmul(V))
+    T = _mm(_mm(V.mH, dA), V) if is_hermitian else torch.linalg.solve(V, _mm(dA.to(V.dtype), V))
     dL = T.diagonal(0, -2, -1)
     dL = dL.real if is_hermitian and dL.is_complex() else dL
     X = _with_diagonal(_off_diagonal_quotient(T, L), torch.zeros_like(dL))
     if is_hermitian:
-        return (dL, V.matmul(X))
-    dV = V.matmul(X)
-    return (dL, dV - V * V.mH.matmul(dV).diagonal(0, -2, -1).real.unsqueeze(-2))
+        return (dL, _mm(V, X))
+    dV = _mm(V, X)
+    return (dL, dV - V * _mm(V.mH, dV).diagonal(0, -2, -1).real.unsqueeze(-2))
 
 
 def pinv_backward(grad: Any, pinvA: Any, A: Any) -> Any:
     """With P = A^+: dP = -P dA P + P P^H dA^H (I - A P) + (I - P A) dA^H P^H P, whose adjoint is
     -P^H G P^H + (I - A P) G^H P P^H + P^H P G^H (I - P A)."""
     P, gh = pinvA, grad.mH
-    first = -P.mH.matmul(grad).matmul(P.mH)
-    second = (gh - A.matmul(P.matmul(gh))).matmul(P).matmul(P.mH)
-    third = P.mH.matmul(P).matmul(gh - gh.matmul(P).matmul(A))
+    first = -_mm(_mm(P.mH, grad), P.mH)
+    second = _mm(_mm((gh - _mm(A, _mm(P, gh))), P), P.mH)
+    third = _mm(_mm(P.mH, P), gh - _mm(_mm(gh, P), A))
     return first + second + third
 
 
 def pinv_jvp(A: Any, pinvA: Any, dA: Any) -> Any:
     P, dh = pinvA, dA.mH
-    first = -P.matmul(dA).matmul(P)
-    second = P.matmul(P.mH).matmul(dh - dh.matmul(A).matmul(P))
-    third = (dh - P.matmul(A.matmul(dh))).matmul(P.mH).matmul(P)
+    first = -_mm(_mm(P, dA), P)
+    second = _mm(_mm(P, P.mH), dh - _mm(_mm(dh, A), P))
+    third = _mm(_mm((dh - _mm(P, _mm(A, dh))), P.mH), P)
     return first + second + third
 
 
@@ -1143,11 +1156,11 @@ def svd_backward(gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: Any) -> Any:
     if gU is None and gS is None and gVh is None:
         return None
     if gU is None and gVh is None:
-        return (U * gS.unsqueeze(-2)).matmul(Vh)
+        return _mm((U * gS.unsqueeze(-2)), Vh)
     m, n, k = U.shape[-2], Vh.shape[-1], S.shape[-1]
     V = Vh.mH
-    UhgU = U.mH.matmul(gU) if gU is not None else None
-    VhgV = Vh.matmul(gVh.mH) if gVh is not None else None
+    UhgU = _mm(U.mH, gU) if gU is not None else None
+    VhgV = _mm(Vh, gVh.mH) if gVh is not None else None
     if U.is_complex():
         phases = sum(t.diagonal(0, -2, -1) for t in (UhgU, VhgV) if t is not None)
         if not torch.allclose(phases.imag, torch.zeros_like(phases.imag), rtol=1e-2, atol=1e-2):
@@ -1164,11 +1177,11 @@ def svd_backward(gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: Any) -> Any:
     diagonal = torch.zeros_like(Sc) if gS is None else gS.to(U.dtype)
     if UhgU is not None and U.is_complex():
         diagonal = diagonal + 1j * UhgU.diagonal(0, -2, -1).imag / S
-    gA = U.matmul(core + torch.diag_embed(diagonal)).matmul(Vh)
+    gA = _mm(_mm(U, core + torch.diag_embed(diagonal)), Vh)
     if gU is not None and m > k:
-        gA = gA + ((gU - U.matmul(UhgU)) / Sc.unsqueeze(-2)).matmul(Vh)
+        gA = gA + _mm(((gU - _mm(U, UhgU)) / Sc.unsqueeze(-2)), Vh)
     if gVh is not None and n > k:
-        gA = gA + U.matmul(((gVh.mH - V.matmul(VhgV)) / Sc.unsqueeze(-2)).mH)
+        gA = gA + _mm(U, ((gVh.mH - _mm(V, VhgV)) / Sc.unsqueeze(-2)).mH)
     return gA
 
 
@@ -1181,7 +1194,7 @@ def linalg_svd_jvp(dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bool) -> Any
         raise RuntimeError("linalg_svd_jvp: forward AD is not implemented for full_matrices=True when m != n")
     Ur, Vhr = U[..., :k], Vh[..., :k, :]
     V, Sc = Vhr.mH, S.to(U.dtype)
-    dP = Ur.mH.matmul(dA).matmul(V)
+    dP = _mm(_mm(Ur.mH, dA), V)
     dS = dP.diagonal(0, -2, -1)
     dS = dS.real if dS.is_complex() else dS
     E = _gaps(S).to(U.dtype)
@@ -1190,12 +1203,12 @@ def linalg_svd_jvp(dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bool) -> Any
     if U.is_complex():  # the common phase's tangent, shared evenly by U and V
         half = torch.diag_embed(0.5j * dP.diagonal(0, -2, -1).imag / S)
         omega_u, omega_v = omega_u + half, omega_v - half
-    dU = Ur.matmul(omega_u)
-    dV = V.matmul(omega_v)
+    dU = _mm(Ur, omega_u)
+    dV = _mm(V, omega_v)
     if m > k:
-        dU = dU + (dA.matmul(V) - Ur.matmul(dP)) / Sc.unsqueeze(-2)
+        dU = dU + (_mm(dA, V) - _mm(Ur, dP)) / Sc.unsqueeze(-2)
     if n > k:
-        dV = dV + (dA.mH.matmul(Ur) - V.matmul(dP.mH)) / Sc.unsqueeze(-2)
+        dV = dV + (_mm(dA.mH, Ur) - _mm(V, dP.mH)) / Sc.unsqueeze(-2)
     return (dU, dS, dV.mH)
 
 
@@ -1221,8 +1234,8 @@ def _a_of_lu(LU: Any, pivots: Any) -> tuple[Any, Any, Any]:
 
 def _lu_grad(gA: Any, P: Any, L: Any, U: Any) -> Any:
     """A = P L U: the gradient in the packed LU from the gradient in A."""
-    inner = P.mT.matmul(gA)
-    return L.mH.matmul(inner).triu() + inner.matmul(U.mH).tril(-1)
+    inner = _mm(P.mT, gA)
+    return _mm(L.mH, inner).triu() + _mm(inner, U.mH).tril(-1)
 
 
 def _lu_solve(LU: Any, pivots: Any, t: Any, left: bool, adjoint: bool) -> Any:
@@ -1233,22 +1246,22 @@ def linalg_lu_solve_LU(gX: Any, LU: Any, pivots: Any, X: Any, left: bool, adjoin
     """X = op(A)^-1 B (or B op(A)^-1), A = P L U, op the adjoint when ``adjoint``: the gradient in A (then in
     the packed factors)."""
     if left and not adjoint:
-        gA = -_lu_solve(LU, pivots, gX, True, True).matmul(X.mH)
+        gA = -_mm(_lu_solve(LU, pivots, gX, True, True), X.mH)
     elif left:
-        gA = -X.matmul(_lu_solve(LU, pivots, gX, True, False).mH)
+        gA = -_mm(X, _lu_solve(LU, pivots, gX, True, False).mH)
     elif not adjoint:
-        gA = -X.mH.matmul(_lu_solve(LU, pivots, gX, False, True))
+        gA = -_mm(X.mH, _lu_solve(LU, pivots, gX, False, True))
     else:
-        gA = -_lu_solve(LU, pivots, gX, False, False).mH.matmul(X)
+        gA = -_mm(_lu_solve(LU, pivots, gX, False, False).mH, X)
     return _lu_grad(gA, *_a_of_lu(LU, pivots))
 
 
 def linalg_lu_solve_jvp(X: Any, LU: Any, pivots: Any, dLU: Any, dB: Any, left: bool, adjoint: bool) -> Any:
     """dA = P (dL U + L dU) from the packed tangent; dX = op(A)^-1 (dB - op(dA) X) (or its right-hand form)."""
     P, L, U = _a_of_lu(LU, pivots)
-    dA = P.matmul(dLU.tril(-1).matmul(U) + L.matmul(dLU.triu()))
+    dA = _mm(P, _mm(dLU.tril(-1), U) + _mm(L, dLU.triu()))
     op = dA.mH if adjoint else dA
-    rest = dB - (op.matmul(X) if left else X.matmul(op))
+    rest = dB - (_mm(op, X) if left else _mm(X, op))
     return torch.linalg.lu_solve(LU, pivots, rest, left=left, adjoint=adjoint)
 
 
@@ -1268,10 +1281,10 @@ def _qr_checked(Q: Any, R: Any, mode: str) -> None:
 def _tall_qr_backward(gQ: Any, gR: Any, Q: Any, R: Any) -> Any:
     """A = Q R with A tall or square: (gQ + Q copyltu(M)) R^-H, M = R gR^H - gQ^H Q, copyltu making a
     Hermitian matrix of M's lower triangle."""
-    M = R.matmul(gR.mH) - gQ.mH.matmul(Q)
+    M = _mm(R, gR.mH) - _mm(gQ.mH, Q)
     lower = M.tril(-1)
     hermitian = lower + lower.mH + torch.diag_embed(M.diagonal(0, -2, -1).real.to(M.dtype))
-    return _solve_tri(R.mH, gQ + Q.matmul(hermitian), False, left=False)
+    return _solve_tri(R.mH, gQ + _mm(Q, hermitian), False, left=False)
 
 
 def linalg_qr_backward(gQ: Any, gR: Any, Q: Any, R: Any, mode: str) -> Any:
@@ -1286,21 +1299,21 @@ def linalg_qr_backward(gQ: Any, gR: Any, Q: Any, R: Any, mode: str) -> Any:
     if m >= n:
         return _tall_qr_backward(gQ, gR, Q, R)
     U, V, gU, gV = R[..., :m], R[..., m:], gR[..., :m], gR[..., m:]
-    gX = _tall_qr_backward(gQ + Q.matmul(V).matmul(gV.mH), gU, Q, U)
-    return torch.cat([gX, Q.matmul(gV)], -1)
+    gX = _tall_qr_backward(gQ + _mm(_mm(Q, V), gV.mH), gU, Q, U)
+    return torch.cat([gX, _mm(Q, gV)], -1)
 
 
 def _tall_qr_jvp(dA: Any, Q: Any, R: Any) -> tuple[Any, Any]:
     """C = Q^H dA R^-1 = Q^H dQ + dR R^-1: Omega = Q^H dQ is C's skew-Hermitian lower part (with C's imaginary
     diagonal, R's diagonal being real); dR = (C - Omega) R, dQ = dA R^-1 - Q (C - Omega)."""
     dA_Rinv = _solve_tri(R, dA, True, left=False)
-    C = Q.mH.matmul(dA_Rinv)
+    C = _mm(Q.mH, dA_Rinv)
     lower = C.tril(-1)
     omega = lower - lower.mH
     if C.is_complex():
         omega = omega + torch.diag_embed(1j * C.diagonal(0, -2, -1).imag)
     upper_part = C - omega
-    return dA_Rinv - Q.matmul(upper_part), upper_part.matmul(R)
+    return dA_Rinv - _mm(Q, upper_part), _mm(upper_part, R)
 
 
 def linalg_qr_jvp(dA: Any, Q: Any, R: Any, mode: str) -> Any:
@@ -1310,7 +1323,7 @@ def linalg_qr_jvp(dA: Any, Q: Any, R: Any, mode: str) -> Any:
     if m >= n:
         return _tall_qr_jvp(dA, Q, R)
     dQ, dU = _tall_qr_jvp(dA[..., :m], Q, R[..., :m])
-    dV = Q.mH.matmul(dA[..., m:] - dQ.matmul(R[..., m:]))
+    dV = _mm(Q.mH, dA[..., m:] - _mm(dQ, R[..., m:]))
     return dQ, torch.cat([dU, dV], -1)
 
 
@@ -1321,7 +1334,7 @@ def _permuted(P: Any, t: Any, pivot: bool, adjoint: bool) -> Any:
     """P^T t (or P t with ``adjoint`` False), nothing without pivoting (P is then empty)."""
     if not pivot:
         return t
-    return P.mT.matmul(t) if adjoint else P.matmul(t)
+    return _mm(P.mT, t) if adjoint else _mm(P, t)
 
 
 def linalg_lu_backward(gL: Any, gU: Any, P: Any, L: Any, U: Any, pivot: bool) -> Any:
@@ -1335,15 +1348,15 @@ def linalg_lu_backward(gL: Any, gU: Any, P: Any, L: Any, U: Any, pivot: bool) ->
     gL = torch.zeros_like(L) if gL is None else gL
     gU = torch.zeros_like(U) if gU is None else gU
     L1, U1 = L[..., :k, :], U[..., :k]
-    inner_l, inner_u = L1.mH.matmul(gL[..., :k, :]), gU[..., :k].matmul(U1.mH)
+    inner_l, inner_u = _mm(L1.mH, gL[..., :k, :]), _mm(gU[..., :k], U1.mH)
     rest = None
     if m > n:  # L2 = A2 U^-1
         gL2 = gL[..., k:, :]
-        inner_u = inner_u - L[..., k:, :].mH.matmul(gL2)
+        inner_u = inner_u - _mm(L[..., k:, :].mH, gL2)
         rest = _solve_tri(U1.mH, gL2, False, left=False)
     elif n > m:  # U2 = L^-1 A2
         gU2 = gU[..., k:]
-        inner_l = inner_l - gU2.matmul(U[..., k:].mH)
+        inner_l = inner_l - _mm(gU2, U[..., k:].mH)
         rest = _solve_tri(L1.mH, gU2, True, unit=True)
     middle = inner_l.tril(-1) + inner_u.triu()
     gA1 = _solve_tri(U1.mH, _solve_tri(L1.mH, middle, True, unit=True), False, left=False)
@@ -1359,12 +1372,12 @@ def linalg_lu_jvp(dA: Any, P: Any, L: Any, U: Any, pivot: bool) -> Any:
     moved = _permuted(P, dA, pivot, True)
     L1, U1 = L[..., :k, :], U[..., :k]
     X = _solve_tri(U1, _solve_tri(L1, moved[..., :k, :k], False, unit=True), True, left=False)
-    dL1, dU1 = L1.matmul(X.tril(-1)), X.triu().matmul(U1)
+    dL1, dU1 = _mm(L1, X.tril(-1)), _mm(X.triu(), U1)
     if m > n:
-        dL2 = _solve_tri(U1, moved[..., k:, :] - L[..., k:, :].matmul(dU1), True, left=False)
+        dL2 = _solve_tri(U1, moved[..., k:, :] - _mm(L[..., k:, :], dU1), True, left=False)
         return torch.cat([dL1, dL2], -2), dU1
     if n > m:
-        dU2 = _solve_tri(L1, moved[..., k:] - dL1.matmul(U[..., k:]), False, unit=True)
+        dU2 = _solve_tri(L1, moved[..., k:] - _mm(dL1, U[..., k:]), False, unit=True)
         return dL1, torch.cat([dU1, dU2], -1)
     return dL1, dU1
 
