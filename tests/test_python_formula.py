@@ -72,6 +72,9 @@ SPELLINGS = [
     ("grad.slice_symint(dim, 0, 1, 1)", "_cpp_slice(grad, dim, 0, 1, 1)"),  # no Python method: aten's, or ArrayRef's
     ("grad.index(other)", "_cpp_index(grad, other)"),
     ("grad.expand_symint(other, true)", "grad.expand(other, implicit=True)"),  # keyword-only in Python
+    ("grad.sum(dim.value_or(IntArrayRef({})), true)", "grad.sum(([] if dim is None else dim), True)"),  # an optional
+    ("my_helper(grad, Tensor())", "_formulas.my_helper(grad, None)"),  # an undefined tensor
+    ("retain_variables ? result.clone() : result", "(result.clone() if True else result)"),
 ]
 
 

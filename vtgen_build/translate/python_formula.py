@@ -58,8 +58,18 @@ PRELUDE_HELPERS = frozenset(
 _UNQUALIFIED_TORCH = frozenset(
     ("zeros_like", "ones_like", "empty_like", "full_like", "where", "zeros", "ones", "cat", "stack", "real", "imag")
 )
+# C++ conversions of their one argument: the Python value is the argument's
+_CONVERSIONS = frozenset(
+    (
+        *("c10::SymInt", "at::Scalar", "c10::Scalar", "std::move", "c10::SymFloat", "at::Tensor", "Tensor"),
+        *("IntArrayRef", "at::IntArrayRef", "c10::IntArrayRef", "SymIntArrayRef", "c10::SymIntArrayRef"),
+    )
+)
 _NONE = frozenset(("std::nullopt", "c10::nullopt", "at::nullopt", "nullopt", "::std::nullopt", "std::nullopt_t"))
 _CONSTANTS = {
+    # whether backward keeps the graph for another pass: a Python Function cannot tell, and the formulas only
+    # clone a saved buffer when it is set, which is right either way
+    "retain_variables": "True",
     "M_PI": "math.pi",
     "M_E": "math.e",
     "at::kFloat": "torch.float32",
@@ -89,6 +99,7 @@ _METHODS: dict[str, tuple[str, int | None]] = {
     "defined": ("({o} is not None)", 0),
     "has_value": ("({o} is not None)", 0),
     "value": ("{o}", 0),
+    "value_or": ("({a} if {o} is None else {o})", 1),
     "sym_sizes": ("{o}.shape", 0),
     "sizes": ("{o}.shape", 0),
     "sym_numel": ("{o}.numel()", 0),
@@ -298,7 +309,9 @@ class _Translator:
         text = func.text.removeprefix("::")
         if func.template:
             return self.template_call(func, args)
-        if text in ("c10::SymInt", "at::Scalar", "c10::Scalar", "std::move", "c10::SymFloat", "at::Tensor"):
+        if text in ("Tensor", "at::Tensor") and not args:
+            return "None"  # an undefined tensor
+        if text in _CONVERSIONS:
             return self.expr(args[0]) if len(args) == 1 else _fail(f"'{text}(...)' has no Python spelling", func)
         m = re.fullmatch(r"std::(\w+)", text)
         if m and m.group(1) in _STD_MATH:
