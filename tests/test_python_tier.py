@@ -370,7 +370,7 @@ def test_the_prelude_spells_cpp_members_and_a_view_tangent() -> None:
     aten's index; a view op's tangent that is its input's own becomes a view of it (torch's custom Function
     wants one), any other stays as it is."""
     torch = pytest.importorskip("torch")
-    from vtgen_build.emit.python_prelude import prelude
+    from vtgen_build.translate import prelude
 
     scope: dict[str, object] = {"torch": torch}
     exec(prelude("_cpp_slice(x) _cpp_index(x) _view_tangent(x)"), scope)
