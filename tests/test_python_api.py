@@ -108,7 +108,7 @@ def test_golden_api_of_the_sample(tmp_path: Path, update_golden: bool) -> None:
     inputs = Inputs(
         str(SAMPLE / "native_functions.yaml"), str(SAMPLE / "derivatives.yaml"), str(SAMPLE / "tags.yaml"), "vtsample"
     )
-    write_python_api(inputs, load_policy(), str(tmp_path / "ops"), batching_rules=True)  # as generate writes it (classic)
+    write_python_api(inputs, load_policy(), str(tmp_path / "ops"), batching_rules=True)  # as generate does
     text = (tmp_path / "ops" / "__init__.py").read_text()
     if update_golden:
         GOLDEN.write_text(text)
