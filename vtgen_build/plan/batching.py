@@ -9,9 +9,10 @@ fallback (``inspect`` says so), while ``vmap: elementwise`` on one is an error a
 other operator keeps the fallback (a loop over the batch).
 
 The stable mode spells the rules in its Python autograd module (``emit/python_autograd.py``): the
-stable ABI carries no functorch API.  The classic mode spells them in C++
-(``RegisterFuncTorchBatched.cpp``, ``emit/batching.py``): loaded with the library itself, no Python
-per call.  Both read this one decision.
+stable ABI carries no functorch API.  The classic mode spells them in its typed Python API module
+(``emit/python_api.py``: ``BATCHING_RULES``, ``install_batching_rules()``, which the library's package
+calls after loading it): a C++ rule needs the current vmap level, whose header no torch wheel can
+compile.  Both read this one decision.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def elementwise_ops(functions: Iterable[NativeFunction]) -> tuple[NativeFunction
 
 @dataclass(frozen=True)
 class BatchingRule:
-    """One operator's generated element-wise batching rule (classic mode: a boxed C++ kernel)."""
+    """One operator's generated element-wise batching rule (classic mode: registered by its typed API module)."""
 
     namespace: str
     op: str  # as registered: ``softsign`` or ``name.overload``

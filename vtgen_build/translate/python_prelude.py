@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["HELPERS", "prelude"]
+__all__ = ["HELPERS", "elementwise_batched_rule", "prelude"]
 
 _ALWAYS = (
     '''def _differentiating(*values):
