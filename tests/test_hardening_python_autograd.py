@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.cli import commands as cli
 from vtgen_build.compile.compiler import find_compiler
+from vtgen_build.engine.planned import plan_inputs
 from vtgen_build.engine.python_autograd import write_python_autograd
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.policy import load_policy
@@ -65,7 +66,7 @@ def _generate(where: Path, ops: list[Op], derivatives_name: str = "d.yaml") -> t
     (where / derivatives_name).write_text(derivatives)
     inputs = Inputs(str(where / "nf.yaml"), str(where / derivatives_name), None, ns)
     target = where / "_autograd.py"
-    write_python_autograd(inputs, load_policy(), str(target))
+    write_python_autograd(plan_inputs(inputs, load_policy()), str(target))
     return ns, target.read_text(encoding="utf-8")
 
 
@@ -257,7 +258,9 @@ def test_a_formulas_module_named_like_a_keyword_is_refused(tmp_path: Path) -> No
     (tmp_path / "import.py").write_text("def helper(g):\n    return g\n")
     inputs = Inputs(str(tmp_path / "nf.yaml"), str(tmp_path / "d.yaml"), None, "kwf")
     with pytest.raises(VtgenError, match="'import' is a Python keyword"):
-        write_python_autograd(inputs, load_policy(), str(tmp_path / "_autograd.py"), str(tmp_path / "import.py"))
+        write_python_autograd(
+            plan_inputs(inputs, load_policy()), str(tmp_path / "_autograd.py"), str(tmp_path / "import.py")
+        )
 
 
 def test_a_line_break_in_the_yaml_file_name_stays_in_a_comment(tmp_path: Path) -> None:

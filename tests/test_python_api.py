@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from vtgen_build.base.errors import VtgenError
+from vtgen_build.engine.planned import plan_inputs
 from vtgen_build.engine.python_api import write_python_api
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.plan.policy import load_policy
@@ -61,7 +62,7 @@ def _inputs(tmp_yaml: YamlWriter, native: str = NATIVE) -> Inputs:
 
 
 def _api(tmp_yaml: YamlWriter, tmp_path: Path, native: str = NATIVE) -> str:
-    write_python_api(_inputs(tmp_yaml, native), load_policy(), str(tmp_path / "myops_api"))
+    write_python_api(plan_inputs(_inputs(tmp_yaml, native), load_policy()), str(tmp_path / "myops_api"))
     return (tmp_path / "myops_api" / "__init__.py").read_text()
 
 
@@ -108,7 +109,7 @@ def test_golden_api_of_the_sample(tmp_path: Path, update_golden: bool) -> None:
     inputs = Inputs(
         str(SAMPLE / "native_functions.yaml"), str(SAMPLE / "derivatives.yaml"), str(SAMPLE / "tags.yaml"), "vtsample"
     )
-    write_python_api(inputs, load_policy(), str(tmp_path / "ops"), batching_rules=True)  # as generate does
+    write_python_api(plan_inputs(inputs, load_policy()), str(tmp_path / "ops"), batching_rules=True)  # as generate does
     text = (tmp_path / "ops" / "__init__.py").read_text()
     if update_golden:
         GOLDEN.write_text(text)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.diagnostics import from_error
+from vtgen_build.engine.planned import plan_inputs
 from vtgen_build.engine.python_autograd import autograd_module, write_python_autograd
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.model import load_model
@@ -242,7 +243,9 @@ def _copy(tmp_path: Path) -> Path:
 
 def _generate(pkg: Path) -> None:
     inputs = Inputs(str(pkg / "native_functions.yaml"), str(pkg / "derivatives.yaml"), None, "pyag")
-    write_python_autograd(inputs, load_policy(), str(pkg / "pyag/_autograd.py"), str(pkg / "pyag/formulas.py"))
+    write_python_autograd(
+        plan_inputs(inputs, load_policy()), str(pkg / "pyag/_autograd.py"), str(pkg / "pyag/formulas.py")
+    )
 
 
 @pytest.mark.parametrize(
@@ -291,7 +294,9 @@ def test_formulas_module_must_sit_beside_the_generated_module(tmp_path: Path) ->
     pkg = _copy(tmp_path)
     inputs = Inputs(str(pkg / "native_functions.yaml"), str(pkg / "derivatives.yaml"), None, "pyag")
     with pytest.raises(VtgenError, match="must sit beside"):
-        write_python_autograd(inputs, load_policy(), str(pkg / "_autograd.py"), str(pkg / "pyag/formulas.py"))
+        write_python_autograd(
+            plan_inputs(inputs, load_policy()), str(pkg / "_autograd.py"), str(pkg / "pyag/formulas.py")
+        )
 
 
 def test_inspect_shows_the_python_of_each_formula(run_cli: CliRunner) -> None:

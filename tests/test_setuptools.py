@@ -449,3 +449,32 @@ def test_generate_with_the_python_outputs_loads_and_plans_once(
     assert run_cli(*args).code == 0
     assert (tmp_path / "pyag" / "_autograd.py").is_file() and (tmp_path / "pyag" / "ops" / "__init__.py").is_file()
     assert seen == ["load", "plan"]
+
+
+def test_an_incremental_generate_plans_the_python_outputs_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: CliRunner
+) -> None:
+    """After an edit of derivatives.yaml, ``generate`` re-plans the edited ops for the C++ files and plans every
+    op once more for both Python writers (which render every op): one load of the yaml, not one per writer;
+    an up-to-date run whose Python module is gone loads it once too."""
+    pkg = Path(shutil.copytree(ROOT / "tests" / "packages" / "py_autograd", tmp_path / "pkg"))
+    out = pkg / "pyag"
+    args = ["generate", "--native-functions", str(pkg / "native_functions.yaml"), "--derivatives",
+            str(pkg / "derivatives.yaml"), "--namespace", "pyag", "--out", str(tmp_path / "out"),
+            "--python-api", str(out / "ops"), "--python-autograd", str(out / "_autograd.py"),
+            "--python-formulas", str(out / "formulas.py")]  # fmt: skip
+    assert run_cli(*args).code == 0
+    derivatives = pkg / "derivatives.yaml"
+    old = "self: handle_r_to_c(self.scalar_type(), grad)\n"
+    derivatives.write_text(derivatives.read_text().replace(old, "self: handle_r_to_c(self.scalar_type(), -grad)\n"))
+    seen = _count_loads_and_plans(monkeypatch)
+    edited = run_cli(*args)
+    assert edited.code == 0 and "re-planned" in edited.out, edited.out + edited.err
+    assert "-grad" in (out / "_autograd.py").read_text()
+    assert seen == ["plan", "load", "plan"]  # the edited ops; then every op, once for both writers
+    (out / "_autograd.py").unlink()
+    (tmp_path / "out" / ".vtgen-quick").unlink(missing_ok=True)  # past the no-op record, to generate's own check
+    seen.clear()
+    again = run_cli(*args)
+    assert again.code == 0 and (out / "_autograd.py").is_file(), again.out + again.err
+    assert seen == ["load", "plan"]

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from setuptools import Command  # type: ignore[import-untyped]
 from setuptools.errors import SetupError  # type: ignore[import-untyped]
@@ -43,10 +43,14 @@ from .engine.generate import (
     generate,
     installed_torch_version,
     manifest_files,
+    run_plan,
 )
 from .model import Inputs
 from .plan.request import SETUPTOOLS, BuildRequest, StableTarget, make_request
 from .plan.target import DEFAULT_TARGET, Target, resolve_target, supported_release
+
+if TYPE_CHECKING:
+    from .engine.planned import RunPlan
 
 __all__ = ["ConfigError", "Settings", "build_release", "finalize_distribution_options", "read_settings", "shard_count"]
 
@@ -465,10 +469,8 @@ class build_vtgen(Command):  # type: ignore[misc]
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the autograd kernels failed (see above)") from None
         print(result.summary(), f"[{_relative(str(out), self.root)}]", flush=True)
-        if s.python_api is not None:
-            self._write_api(inputs, request, result)
-        if s.python_autograd is not None:
-            self._write_autograd(inputs, request, result)
+        if s.python_api is not None or s.python_autograd is not None:
+            self._write_python(inputs, options, result)
         if s.check:
             self._check(result, options)
         if not self.editable_mode:
@@ -482,36 +484,43 @@ class build_vtgen(Command):  # type: ignore[misc]
                 self.mkpath(str(destination.parent))
                 self.copy_file(str(out / name), str(destination), preserve_mode=False)
 
-    def _write_api(self, inputs: Inputs, request: BuildRequest, result: GenerateResult) -> None:
+    def _write_python(self, inputs: Inputs, options: GenerateOptions, result: GenerateResult) -> None:
+        """The typed Python API and the Python autograd, both from the run's model and plan (an up-to-date
+        run made none: one load and plan of the yaml, shared)."""
+        try:
+            planned = run_plan(inputs, options, result)
+        except VtgenError as exc:
+            print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
+            raise SetupError("vtgen_build: planning the Python outputs failed (see above)") from None
+        if self.settings.python_api is not None:
+            self._write_api(options.request, planned)
+        if self.settings.python_autograd is not None:
+            self._write_autograd(options.request, planned)
+
+    def _write_api(self, request: BuildRequest, planned: RunPlan) -> None:
         from .engine.python_api import write_python_api
-        from .plan.policy import policy_for
 
         try:
             # the shims the library defines: an op library's (classic: AOTIShims.cpp; stable: Register<Key>.cpp)
             keys = request.register_backends if request.op_library else ()
             rules = request.stable is None  # the stable mode's batching rules are its Python autograd module's
-            policy = policy_for(None, request.target.release)
-            written = write_python_api(inputs, policy, str(self._api_dir()), register_backends=keys,
-                                       planned=result.planned, batching_rules=rules)  # fmt: skip
+            written = write_python_api(planned, str(self._api_dir()), register_backends=keys, batching_rules=rules)
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None
         print(f"vtgen_build: typed Python API: {len(written)} files written", flush=True)
 
-    def _write_autograd(self, inputs: Inputs, request: BuildRequest, result: GenerateResult) -> None:
+    def _write_autograd(self, request: BuildRequest, planned: RunPlan) -> None:
         from .engine.python_autograd import write_python_autograd
-        from .plan.policy import policy_for
 
         s = self.settings
         formulas = str(self.root / s.python_formulas) if s.python_formulas else None
         target = self._autograd_file()
         try:
-            policy = policy_for(None, request.target.release)
-            keys = (
-                s.register_backends if s.stable_abi is not None else ()
-            )  # a stable library's Autocast kernels are Python
-            written = write_python_autograd(inputs, policy, str(target), formulas, beside=self.editable_mode,
-                                            autocast_backends=keys, planned=result.planned)  # fmt: skip
+            # a stable library's Autocast kernels are Python
+            keys = request.register_backends if request.stable is not None else ()
+            written = write_python_autograd(planned, str(target), formulas, beside=self.editable_mode,
+                                            autocast_backends=keys)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the Python autograd failed (see above)") from None

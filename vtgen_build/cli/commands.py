@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -35,6 +36,7 @@ from ..engine.generate import (
     depfile_inputs,
     generate,
     input_paths,
+    run_plan,
     touch,
     write_depfile,
 )
@@ -44,6 +46,7 @@ from ..plan.request import CLI, BuildRequest, make_request
 
 if TYPE_CHECKING:
     from ..check import CheckOptions
+    from ..engine.planned import RunPlan
     from ..gradcheck import GradcheckOptions, LibraryOptions, Report
     from ..gradcheck.python_tier_run import LibraryTier, TierReport
     from ..model import Model
@@ -428,10 +431,12 @@ def _run_generate(args: argparse.Namespace) -> int:
         outputs = [str(Path(args.out) / rel) for rel in (*result.outputs, MANIFEST)] + [args.depfile] * bool(
             args.depfile
         )
+        # one model and plan for both Python writers: the run's, or (an up-to-date run) made at the first need
+        planned = functools.cache(functools.partial(run_plan, inputs, options, result))
         if args.python_api:
-            outputs += _python_api(args, request, inputs, result, api_written)
+            outputs += _python_api(args, request, planned, result, api_written)
         if args.python_autograd:
-            outputs += _python_autograd(args, request, inputs, result)
+            outputs += _python_autograd(args, request, planned())
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
         if failed:  # never wrong, only slower: the next run checks every input in full
@@ -456,7 +461,7 @@ def _run_generate(args: argparse.Namespace) -> int:
 def _python_api(
     args: argparse.Namespace,
     request: BuildRequest,
-    inputs: Inputs,
+    planned: Callable[[], RunPlan],
     result: GenerateResult,
     written: list[str],
 ) -> list[str]:
@@ -470,28 +475,23 @@ def _python_api(
         # emit.files.library_files; stable: its Register<Key>.cpp)
         keys = request.register_backends if request.op_library else ()
         written += write_python_api(
-            inputs,
-            _policy(args, request.target.release),
+            planned(),
             args.python_api,
             allow_overwrite=args.allow_overwrite,
             record_in=args.out,
             register_backends=keys,
-            planned=result.planned,  # a clean run's: nothing loaded or planned again
             batching_rules=request.stable is None,  # the stable mode's are its Python autograd module's
         )
     return paths
 
 
-def _python_autograd(
-    args: argparse.Namespace, request: BuildRequest, inputs: Inputs, result: GenerateResult
-) -> list[str]:
+def _python_autograd(args: argparse.Namespace, request: BuildRequest, planned: RunPlan) -> list[str]:
     """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
     from ..engine.python_autograd import write_python_autograd
 
     # a stable-ABI library's Autocast kernels are Python, in this module (a classic one's are C++)
     keys = request.register_backends if request.stable is not None else ()
-    write_python_autograd(inputs, _policy(args, request.target.release), args.python_autograd, args.python_formulas,
-                          autocast_backends=keys, planned=result.planned)  # fmt: skip
+    write_python_autograd(planned, args.python_autograd, args.python_formulas, autocast_backends=keys)
     return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
 
 

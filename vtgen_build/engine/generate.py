@@ -43,9 +43,9 @@ from .manifest import MANIFEST, FileRecord, InputRecord, Manifest, file_stamp, r
 from .noop import discard, generator_files
 
 if TYPE_CHECKING:
-    from ..model import Model
     from ..plan.kernel import Plan
     from .incremental import Outcome
+    from .planned import RunPlan
 
 __all__ = [
     "MANIFEST",
@@ -62,6 +62,7 @@ __all__ = [
     "install_incremental_failure_hook",
     "manifest_files",
     "option_problems",
+    "run_plan",
     "settings_key",
     "touch",
     "write_depfile",
@@ -117,14 +118,9 @@ class GenerateResult:
     outputs: tuple[str, ...] = ()  # every file the output directory holds for this run (relative paths)
     stable: StableTarget | None = None  # the stable-ABI target of the run (no kernels or Nodes of autograd)
     warnings: tuple[str, ...] = ()  # ``path:line: warning: ...``: what the command prints on stderr
-    model: Model | None = None  # a clean run's model, which ``plan`` was made from
-
-    @property
-    def planned(self) -> tuple[Model, Plan] | None:
-        """A clean run's model and plan of every op: what the Python writers would load and plan again."""
-        if self.mode != "full" or self.model is None or self.plan is None:
-            return None
-        return self.model, self.plan
+    # the model and plan of every op, where the run made them: a clean run's; an incremental run's whose
+    # request writes a Python output (planned once for both writers); none for an up-to-date run (``run_plan``)
+    planned: RunPlan | None = None
 
     def summary(self) -> str:
         if self.plan is None:
@@ -478,8 +474,35 @@ def _regenerate(
         tuple(f.path for f in files),
         options.request.stable,
         outcome.warnings,
-        outcome.model,
+        _run_plan(inputs, options, outcome, mode),
     )
+
+
+def _writes_python(request: BuildRequest) -> bool:
+    return request.python_api is not None or request.python_autograd is not None
+
+
+def _run_plan(inputs: Inputs, options: GenerateOptions, outcome: Outcome, mode: str) -> RunPlan | None:
+    """The model and plan of every op the Python writers render from: a clean run's own; an incremental
+    run re-planned only the edited ops, so one whose request writes a Python output plans every op here."""
+    if outcome.model is not None and mode == "full":
+        from .planned import RunPlan
+
+        return RunPlan(inputs, outcome.model, outcome.plan)
+    return _plan_every_op(inputs, options) if _writes_python(options.request) else None
+
+
+def run_plan(inputs: Inputs, options: GenerateOptions, result: GenerateResult) -> RunPlan:
+    """The model and plan of every op of ``result``'s run; an up-to-date run made none (it read no yaml): loaded
+    and planned here, for a front end that has a Python output to write."""
+    return result.planned if result.planned is not None else _plan_every_op(inputs, options)
+
+
+def _plan_every_op(inputs: Inputs, options: GenerateOptions) -> RunPlan:
+    from ..plan.policy import policy_for
+    from .planned import plan_inputs
+
+    return plan_inputs(inputs, policy_for(options.policy_root, options.request.target.release))
 
 
 def _refuse_foreign_files(out_dir: Path, files: Iterable[tuple[str, str]]) -> None:

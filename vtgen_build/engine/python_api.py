@@ -24,16 +24,15 @@ from ..base.errors import VtgenError
 from ..base.write import write_atomic
 from ..emit.aoti_shims import declarations_by_operator
 from ..emit.python_api import ApiOp, python_api_module
-from ..inputs.files import Inputs
-from ..model import Model, load_model
+from ..model import Model
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
 from ..plan.aoti_shims import plan_aoti_shims
 from ..plan.batching import plan_batching
 from ..plan.dialect import CLASSIC
-from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan, build_plan
-from ..plan.policy import Policy
+from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan
 from ..plan.registrations import plan_registrations
+from .planned import RunPlan
 
 __all__ = [
     "API_FILES",
@@ -92,30 +91,24 @@ def aoti_shim_declarations(model: Model, register_backends: tuple[str, ...]) -> 
 
 
 def write_python_api(
-    inputs: Inputs,
-    policy: Policy,
+    run: RunPlan,
     directory: str,
     *,
     allow_overwrite: bool = False,
     record_in: str | None = None,
     register_backends: tuple[str, ...] = (),
-    planned: tuple[Model, Plan] | None = None,
     batching_rules: bool = False,
 ) -> tuple[str, ...]:
-    """Write ``directory``'s two files (when changed); returns the paths written.  ``allow_overwrite``:
-    replace files vtgen-build did not write; ``record_in``: the ``--out`` directory keeping API_RECORD;
-    ``register_backends`` (an op library's keys, either mode): the module installs its AOTInductor C shims;
-    ``planned``: the model and plan of ``inputs`` under ``policy`` the run already made (else made here);
-    ``batching_rules`` (the classic mode: the stable mode's Python autograd module registers them): it
+    """Write ``directory``'s two files (when changed) from the run's model and plan; returns the paths written.
+    ``allow_overwrite``: replace files vtgen-build did not write; ``record_in``: the ``--out`` directory keeping
+    API_RECORD; ``register_backends`` (an op library's keys, either mode): the module installs its AOTInductor C
+    shims; ``batching_rules`` (the classic mode: the stable mode's Python autograd module registers them): it
     installs the element-wise operators' batching rules (``plan/batching.py``)."""
     target = _real_directory(directory)
-    if planned is None:
-        model = load_model(inputs)
-        planned = model, build_plan(model, policy)
-    model = planned[0]
-    ops = api_ops(model, planned[1])
+    model = run.model
+    ops = api_ops(model, run.plan)
     if not ops:
-        raise VtgenError(f"--python-api: no operator outside 'aten' in {inputs.native_functions} (--namespace?)")
+        raise VtgenError(f"--python-api: no operator outside 'aten' in {run.inputs.native_functions} (--namespace?)")
     title = ", ".join(sorted({op.function.namespace for op in ops}))
     shims = aoti_shim_declarations(model, register_backends)
     rules = tuple(f"{r.namespace}::{r.op}" for r in plan_batching(model.native_functions)) if batching_rules else ()

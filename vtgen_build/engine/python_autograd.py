@@ -18,12 +18,10 @@ from ..base.errors import Location, VtgenError
 from ..base.write import write_atomic
 from ..emit.python_autocast import python_autocast
 from ..emit.python_autograd import AutogradModule, python_autograd_module
-from ..inputs.files import Inputs
-from ..model import Model, load_model
+from ..model import Model
 from ..plan.autocast import plan_autocast, registered_keys
-from ..plan.kernel import Plan, build_plan
-from ..plan.policy import Policy
 from ..plan.request import CLI, formulas_problem
+from .planned import RunPlan
 
 __all__ = ["autograd_module", "formulas_functions", "write_python_autograd"]
 
@@ -61,31 +59,22 @@ def autograd_module(model: Model, formulas: str | None = None, target: str | Non
     return AutogradModule(ns, ops, model.derivatives, module_name, functions, library)
 
 
-def _planned(inputs: Inputs, policy: Policy) -> tuple[Model, Plan]:
-    model = load_model(inputs)
-    return model, build_plan(model, policy)
-
-
 def write_python_autograd(
-    inputs: Inputs,
-    policy: Policy,
+    run: RunPlan,
     path: str,
     formulas: str | None = None,
     *,
     beside: bool = True,
     autocast_backends: tuple[str, ...] = (),
-    planned: tuple[Model, Plan] | None = None,
 ) -> bool:
-    """Write the module to ``path`` (when changed); True if it was written.
+    """Write the module to ``path`` (when changed) from the run's model and plan; True if it was written.
 
     ``beside``: check that ``formulas`` sits beside ``path`` (a wheel build writes the module
     elsewhere first and places it beside the formulas module in the wheel).  ``autocast_backends``:
     the backend keys a stable-ABI build registers; the module then also registers the ops' Autocast
-    kernels in Python (``emit/python_autocast.py``; a classic build has them in C++: none).  ``planned``: the
-    model and plan of ``inputs`` under ``policy`` the run already made (``GenerateResult.planned``), else
-    loaded and planned here."""
-    model, plan = planned if planned is not None else _planned(inputs, policy)
-    text = python_autograd_module(plan.kernels, autograd_module(model, formulas, path if beside else None))
+    kernels in Python (``emit/python_autocast.py``; a classic build has them in C++: none)."""
+    model = run.model
+    text = python_autograd_module(run.plan.kernels, autograd_module(model, formulas, path if beside else None))
     if autocast_backends:
         functions = model.native_functions
         text += python_autocast(plan_autocast(functions, registered_keys(functions, autocast_backends)))
