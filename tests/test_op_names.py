@@ -199,3 +199,16 @@ def test_every_op_option_refuses_another_namespace_first(tmp_path: Path, run_cli
     assert result.code == 1
     assert "error: --op other::and_not: the ops are in namespace 'vtdunder', not 'other'" in result.err, result.err
     assert not (tmp_path / "out").exists()  # refused before generating
+
+
+def test_every_options_record_holds_the_typed_op_selection() -> None:
+    """The options of ``check``, ``check --gradcheck --library`` and the Python tier hold the ``--op`` names as the
+    front end read them (``OpSelector``: namespace handled), never the text again: mypy holds their users to it."""
+    from dataclasses import fields
+
+    from vtgen_build.gradcheck.python_tier_run import TierOptions
+    from vtgen_build.gradcheck.schema_run import LibraryOptions
+
+    for options in (CheckOptions, LibraryOptions, TierOptions):
+        (ops,) = (f for f in fields(options) if f.name == "ops")
+        assert ops.type == "tuple[OpSelector, ...]", options.__name__  # as written (postponed annotations)

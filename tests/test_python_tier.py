@@ -24,6 +24,7 @@ from vtgen_build.gradcheck.python_tier_run import (
 )
 from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.inputs.files import Inputs
+from vtgen_build.model.schema import op_selection
 
 PLANTS = (
     Edit("sin", "a sign flip", "  self: grad * self.cos().conj()", "  self: -grad * self.cos().conj()"),
@@ -119,7 +120,7 @@ def test_the_adjoint_test_alone_catches_a_wrong_forward_formula(planted: EditedY
         str(planted.derivatives),
         str(planted.root / "aten/src/ATen/native/tags.yaml"),
     )
-    options = TierOptions(("mul.Tensor",), pytorch_root=str(planted.root), kinds=("adjoint",))
+    options = TierOptions(op_selection(["mul.Tensor"], "aten"), pytorch_root=str(planted.root), kinds=("adjoint",))
     report = run_python_tier(inputs, tmp_path, "2.13", options)
     (verdict,) = [v for v in report.verdicts if v.op == "mul.Tensor"]
     assert verdict.status == "failed", report.render()
@@ -133,7 +134,7 @@ def unedited(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> T
     ops = ("sin", "elu_backward", "mul.Tensor", "tanh_backward", "celu", "deg2rad", "rad2deg", "log1p", "sinc", "silu",
            "mish", "clamp", "atan2", "copysign.Tensor", "mse_loss", "pow.Tensor_Scalar", "add.Tensor", "clone",
            "gelu", "mm", "addmm", "max", "kthvalue", "masked_fill")  # fmt: skip
-    options = TierOptions(ops, kinds=("backward", "gradgrad", "forward", "adjoint", "agree"))
+    options = TierOptions(op_selection(ops, "aten"), kinds=("backward", "gradgrad", "forward", "adjoint", "agree"))
     return run_python_tier(real_yaml.inputs, tmp_path_factory.mktemp("unedited"), "2.13", options)
 
 

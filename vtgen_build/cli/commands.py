@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from ..gradcheck import GradcheckOptions, LibraryOptions, Report
     from ..gradcheck.python_tier_run import LibraryTier, TierReport
     from ..model import Model
+    from ..model.schema import OpSelector
     from ..plan.kernel import KernelPlan, Plan
     from ..plan.policy import Policy
     from ..plan.target import Target
@@ -808,15 +809,19 @@ def _library_tier(args: argparse.Namespace, gen_options: GenerateOptions) -> Lib
     return LibraryTier(args.library, args.tier_formulas, helpers, gen_options.policy_root)
 
 
-def _tier_ops(args: argparse.Namespace, inputs: Inputs, whole_yaml: bool) -> tuple[str, ...]:
+def _tier_ops(args: argparse.Namespace, inputs: Inputs, whole_yaml: bool) -> tuple[OpSelector, ...]:
     """The Python tier's selection: the --op ones, else (--coverage) every op with a derivatives.yaml entry;
     with --shard K/N (--tier python), part K of them."""
     from ..gradcheck import parse_shard
     from ..gradcheck.python_tier import entry_ops
     from ..gradcheck.python_tier_coverage import shard_ops
+    from ..model.schema import op_selection
 
-    ops = tuple(s.name for s in args.ops) or (entry_ops(inputs) if whole_yaml else ())
-    return shard_ops(ops, *parse_shard(args.shard)) if args.shard else ops
+    ops: tuple[OpSelector, ...] = args.ops or (op_selection(entry_ops(inputs), inputs.namespace) if whole_yaml else ())
+    if not args.shard:
+        return ops
+    mine = set(shard_ops([s.name for s in ops], *parse_shard(args.shard)))
+    return tuple(s for s in ops if s.name in mine)
 
 
 def _python_json(args: argparse.Namespace) -> str:

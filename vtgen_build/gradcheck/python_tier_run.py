@@ -30,7 +30,7 @@ from ..base.errors import Location, VtgenError
 from ..base.write import locked, write_atomic
 from ..check import CHECK_LOCK, files_text
 from ..inputs.files import Inputs
-from ..model.schema import op_name
+from ..model.schema import OpSelector, op_name
 from ..worker import Versions, Worker
 from ..worker import find as find_worker
 from ..worker.client import WorkerProcess
@@ -76,7 +76,7 @@ class LibraryTier:
 
 @dataclass(frozen=True)
 class TierOptions:
-    ops: tuple[str, ...]
+    ops: tuple[OpSelector, ...]  # the ops (with their families) to check (``op_selection``)
     python: str | None = None
     pytorch_root: str | None = None  # a checkout holding FunctionsManual.cpp: its helper-calling entries left out
     hints: tuple[str, ...] = ()
@@ -232,8 +232,9 @@ def _plan(inputs: Inputs, release: str, options: TierOptions) -> TierPlan:
     lib = options.library
     if lib is None:
         own_manual = _own_manual(options.pytorch_root)
-        return plan_tier(inputs, options.pytorch_root, release, options.ops, options.hints, own_manual)
-    ops = options.ops or None
+        names = [s.name for s in options.ops]
+        return plan_tier(inputs, options.pytorch_root, release, names, options.hints, own_manual)
+    ops = [s.name for s in options.ops] or None
     return plan_library_tier(inputs, lib.policy_root, release, ops, options.hints, lib.formulas)
 
 
@@ -263,10 +264,10 @@ def _planned(inputs: Inputs, work: Path, release: str, options: TierOptions) -> 
         return state.chosen(plan), state
     helpers = [child_package.HERE / f"{HELPERS}.py"]
     state = TierState.of_families(work, inputs, helpers, _words(release, "aten", options))
-    families = sorted({*state.changed(), *(op_name(op).family for op in options.ops)})
+    families = sorted({*state.changed(), *(op_name(s.name).family for s in options.ops)})
     if not families:
         return TierPlan((), (), frozenset(), (), {}), state
-    return _plan(inputs, release, replace(options, ops=tuple(families))), state
+    return _plan(inputs, release, replace(options, ops=tuple(OpSelector("aten", f) for f in families))), state
 
 
 def _words(release: str, library: str, options: TierOptions) -> list[str]:
