@@ -382,3 +382,40 @@ def test_an_incremental_run_repeats_the_shim_warnings(tmp_yaml: YamlWriter, tmp_
     assert edited.code == 0 and "re-planned" in edited.out + edited.err, edited.out + edited.err
     assert edited.err.count(": warning:") == first.err.count(": warning:") == 2, edited.err
     assert f"{native}:1: warning: lib::topk gets no AOTInductor C shim" in edited.err
+
+
+@pytest.mark.parametrize("stable", [None, "2.10"], ids=["classic", "stable"])
+def test_the_typed_api_lists_the_shims_the_library_defines_without_planning_its_registrations(
+    monkeypatch: pytest.MonkeyPatch, stable: str | None
+) -> None:
+    """The typed Python API's shim declarations are those the library's own plan defines, in either dialect
+    (``all`` keys included): which shims exist follows from the keys and structured groups alone, so the writer
+    plans no registrations (it used to plan the classic dialect's whatever the request's)."""
+    from vtgen_build.engine.python_api import aoti_shim_declarations
+    from vtgen_build.plan import registrations
+    from vtgen_build.plan.library import plan_library
+    from vtgen_build.plan.policy import load_policy
+    from vtgen_build.plan.request import BuildRequest, StableTarget
+    from vtgen_build.plan.stable import plan_stable
+
+    root, ns = (SAMPLE, "vtsample") if stable is None else (SAMPLE.parent / "sample_stable", "vtstable")
+    tags = str(root / "tags.yaml") if (root / "tags.yaml").is_file() else None
+    model = load_model(Inputs(str(root / "native_functions.yaml"), str(root / "derivatives.yaml"), tags, ns))
+    target = None if stable is None else StableTarget(*map(int, stable.split(".")))
+    request = BuildRequest(ns, ("all",), target)
+    if target is None:
+        from vtgen_build.plan.kernel import build_plan
+
+        planned = plan_library(model.native_functions, build_plan(model, load_policy()), load_policy(), request)
+        assert planned.aoti_shims is not None
+        shims = planned.aoti_shims.shims
+    else:
+        shims = plan_stable(model.native_functions, request, load_policy().pytorch_tags).aoti_shims.shims
+    expected = tuple((name, tuple(decls)) for name, decls in declarations_by_operator(shims).items())
+    assert expected  # the sample defines shims
+
+    def refused(*args: object) -> object:
+        raise AssertionError("the typed API planned the library's registrations")
+
+    monkeypatch.setattr(registrations, "select_kernels", refused)
+    assert aoti_shim_declarations(model, ("all",)) == expected

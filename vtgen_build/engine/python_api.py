@@ -27,11 +27,9 @@ from ..emit.python_api import ApiOp, python_api_module
 from ..model import Model
 from ..model.native import NativeFunction
 from ..model.schema import SchemaKind
-from ..plan.aoti_shims import plan_aoti_shims
+from ..plan.aoti_shims import plan_library_shims
 from ..plan.batching import plan_batching
-from ..plan.dialect import CLASSIC
 from ..plan.kernel import NOT_IMPLEMENTED_NODE, KernelPlan, Plan
-from ..plan.registrations import plan_registrations
 from .planned import RunPlan
 
 __all__ = [
@@ -84,9 +82,7 @@ def aoti_shim_declarations(model: Model, register_backends: tuple[str, ...]) -> 
     none without keys."""
     if not register_backends:
         return ()
-    functions = model.native_functions
-    # a shim's C declaration is the same in either dialect (AOTInductor's ABI is one): the classic plan's
-    shims = plan_aoti_shims(functions, plan_registrations(functions, register_backends, CLASSIC))
+    shims = plan_library_shims(model.native_functions, register_backends)  # one C ABI: either dialect's
     return tuple((name, tuple(decls)) for name, decls in declarations_by_operator(shims.shims).items())
 
 

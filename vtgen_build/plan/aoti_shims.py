@@ -35,8 +35,8 @@ from ..base.errors import Location
 from ..model.native import NativeFunction
 from ..model.schema import BaseType, ListType, OptionalType, SchemaKind, Type
 from ..model.type_spellings import C_SHIM
-from .registrations import RegistrationPlan
-from .structured import StructuredGroup
+from .registrations import RegistrationPlan, registered, registered_keys
+from .structured import StructuredGroup, plan_structured
 
 __all__ = [
     "ATEN_NAMES",
@@ -49,6 +49,7 @@ __all__ = [
     "kernel_entry",
     "plan_aoti_shims",
     "plan_device_shims",
+    "plan_library_shims",
     "shim_type_problem",
 ]
 
@@ -187,6 +188,15 @@ def plan_aoti_shims(
     """The shims of the operators ``registrations`` registers (a build against torch), in yaml order;
     ``aten``: the names no shim may take (default: ``aten_op_names()``)."""
     return plan_device_shims(functions, registrations.keys, registrations.structured, aten)
+
+
+def plan_library_shims(functions: Iterable[NativeFunction], keys: tuple[str, ...]) -> AotiShimPlan:
+    """The shims of an op library registering kernels at ``keys`` (as given: ``all`` too), in either dialect:
+    which shims a library defines follows from its keys and structured groups, not from how its registrations
+    are spelled, so nothing else of them is planned (the typed Python API lists these)."""
+    fns = registered(functions)
+    groups = plan_structured(fns)
+    return plan_device_shims(fns, registered_keys(fns, groups, keys), groups)
 
 
 def plan_device_shims(

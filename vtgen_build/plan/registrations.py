@@ -30,6 +30,7 @@ __all__ = [
     "parse_keys",
     "plan_registrations",
     "registered",
+    "registered_keys",
     "select_kernels",
 ]
 
@@ -95,16 +96,30 @@ class KernelSelection:
     impls: tuple[KernelImpl, ...]
 
 
+def _plain(fns: list[NativeFunction], groups: tuple[StructuredGroup, ...]) -> list[NativeFunction]:
+    """The operators registered one kernel per ``dispatch:`` key (not members of a structured group)."""
+    in_groups = {(f.namespace, str(f.name)) for g in groups for f in g.members}
+    return [f for f in fns if (f.namespace, str(f.name)) not in in_groups]
+
+
+def registered_keys(
+    fns: list[NativeFunction], groups: tuple[StructuredGroup, ...], keys: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The keys given to ``--register-backends`` (``all``: every key the yaml's ``fns`` use; a structured group
+    adds Meta): one registration unit each, in either dialect."""
+    if keys != (ALL_KEYS,):
+        return keys
+    used = {d.key for f in _plain(fns, groups) for d in f.dispatch} | {d.key for g in groups for d in g.impls}
+    return tuple(sorted(used | ({"Meta"} if groups else set())))
+
+
 def select_kernels(
     fns: list[NativeFunction], groups: tuple[StructuredGroup, ...], keys: tuple[str, ...], dialect: Dialect
 ) -> KernelSelection:
     """The keys (``all``: every key the yaml uses; a structured group adds Meta), the author's kernels
     to declare and the ``m.impl`` of each plain op, their signatures in ``dialect``'s types."""
-    in_groups = {(f.namespace, str(f.name)) for g in groups for f in g.members}
-    plain = [f for f in fns if (f.namespace, str(f.name)) not in in_groups]
-    used = {d.key for f in plain for d in f.dispatch} | {d.key for g in groups for d in g.impls}
-    used |= {"Meta"} if groups else set()
-    chosen = tuple(sorted(used)) if keys == (ALL_KEYS,) else keys
+    plain = _plain(fns, groups)
+    chosen = registered_keys(fns, groups, keys)
     signature = dialect.kernel_signature
     impls = tuple(
         KernelImpl(f.namespace, d.key, str(f.name), signature(f, d.kernel), _where(d, f))
