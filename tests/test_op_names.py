@@ -159,15 +159,19 @@ def test_resolve_ops_is_one_rule() -> None:
         ([], "no such op has an Autograd kernel"),
         pytest.param(["--gradcheck"], "no such op has an Autograd kernel", marks=pytest.mark.slow),  # finds torch
         (["--gradcheck", "--library", "lib.so"], "the library has no differentiable op of that name"),
+        (
+            ["--gradcheck", "--library", "lib.so", "--tier", "python"],
+            "the library has no differentiable op of that name",
+        ),
     ],
-    ids=["check", "gradcheck", "library"],
+    ids=["check", "gradcheck", "library", "library-python-tier"],
 )
 def test_every_op_option_resolves_names_by_one_rule(
     tmp_path: Path, run_cli: CliRunner, extra: list[str], missing: str
 ) -> None:
-    """``check --op``, ``check --gradcheck --op`` and ``--library --op``: ``ns::op`` or ``op`` by the one rule
-    (``resolve_ops``), refused alike; each says only what it looked for (``check --op ns::op`` was refused as
-    no such op, while the other two took it)."""
+    """``check --op``, ``check --gradcheck --op`` and ``--library --op`` (either tier): ``ns::op`` or ``op`` by
+    the one rule (``resolve_ops``), refused alike; each says only what it looked for (``check --op ns::op`` was
+    refused as no such op, while the other two took it; the Python tier dropped a name it did not know)."""
     inputs = _inputs(tmp_path)
     (tmp_path / "lib.so").write_bytes(b"")  # never loaded: the names are checked first
     args = ["--native-functions", inputs.native_functions, "--derivatives", inputs.derivatives, "--tags"]
@@ -212,3 +216,21 @@ def test_every_options_record_holds_the_typed_op_selection() -> None:
     for options in (CheckOptions, LibraryOptions, TierOptions):
         (ops,) = (f for f in fields(options) if f.name == "ops")
         assert ops.type == "tuple[OpSelector, ...]", options.__name__  # as written (postponed annotations)
+
+
+def test_the_python_tier_selects_families_by_the_one_rule(tmp_path: Path) -> None:
+    """The Python tier (PyTorch's yaml) resolves ``--op`` names by ``resolve_ops`` among the ops whose family has
+    a derivatives.yaml entry, then checks their families: an in-place variant or a family's own name selects it;
+    a name it does not know is refused with a did-you-mean (it was dropped: the run checked nothing, passing)."""
+    from vtgen_build.gradcheck.python_tier import selected_families
+    from vtgen_build.inputs.load import load_entries, read_text
+
+    inputs = _inputs(tmp_path)
+    entries, native = load_entries(inputs.derivatives), read_text(inputs.native_functions)
+    for name in ("__iand__.Tensor", "__and__", "vtdunder::__iand__"):
+        assert selected_families(op_selection([name], "vtdunder"), entries, native) == {"__and__"}, name
+    with pytest.raises(VtgenError) as refused:
+        selected_families(op_selection(["vtdunder::and_nut"], "vtdunder"), entries, native)
+    assert refused.value.message == (
+        "--op vtdunder::and_nut: no such op has a derivatives.yaml entry; did you mean 'vtdunder::and_not'?"
+    )

@@ -173,7 +173,7 @@ def test_the_helpers_module_names_what_it_defines() -> None:
 
 
 def test_plan_translates_only_the_selected_families(real_yaml: RealYaml) -> None:
-    plan = plan_tier(real_yaml.inputs, None, "2.13", ["sin", "sum"], [], False)
+    plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(["sin", "sum"], "aten"), [], False)
     assert {"sin", "sin_"} <= plan.carried and "sin.out" in plan.outs
     assert all(op.split(".")[0].rstrip("_") in ("sin", "sum") for op in plan.carried | {n.op for n in plan.not_carried})
     assert not any(op.startswith("cos") for op in plan.carried)
@@ -183,7 +183,7 @@ def test_views_and_tensor_list_returns_are_carried_but_not_foreach_ops(real_yaml
     """A view entry (squeeze, t, split) and a ``-> Tensor[]`` one (split, unsafe_split, unbind) get a module; a
     ``_foreach_`` op (formulas per list element) is not carried, and says why."""
     ops = ["squeeze", "t", "split.Tensor", "unsafe_split.Tensor", "unbind.int", "_foreach_div.List"]
-    plan = plan_tier(real_yaml.inputs, None, "2.13", ops, [], False)
+    plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(ops, "aten"), [], False)
     assert {"squeeze", "squeeze_", "t", "split.Tensor", "unsafe_split.Tensor", "unbind.int"} <= plan.carried
     (split,) = [text for op, text in plan.modules if op == "split.Tensor"]
     assert "return tuple(torch.ops.aten.split.Tensor(" in split and "return list(_split_Tensor_apply(" in split
@@ -194,7 +194,7 @@ def test_views_and_tensor_list_returns_are_carried_but_not_foreach_ops(real_yaml
 
 
 def test_a_checkout_with_its_own_functions_manual_leaves_helper_entries_unverified(real_yaml: RealYaml) -> None:
-    plan = plan_tier(real_yaml.inputs, None, "2.13", ["sinc", "sin"], [], own_manual=True)
+    plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(["sinc", "sin"], "aten"), [], own_manual=True)
     assert "sin" in plan.carried  # its formula calls no helper
     (sinc,) = [n for n in plan.not_carried if n.op == "sinc"]
     assert "FunctionsManual.cpp" in sinc.why
@@ -391,7 +391,7 @@ def test_a_view_kernel_is_installed_only_around_its_own_checks(real_yaml: RealYa
     torch = pytest.importorskip("torch")
     from vtgen_build.gradcheck_child import python_tier as child
 
-    plan = plan_tier(real_yaml.inputs, None, "2.13", ["t"], [], False)
+    plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(["t"], "aten"), [], False)
     assert "t" in plan.views and request_of(plan, ["backward"], 60, False, True, False, 2)["scoped"] == ["t", "t_"]
     modules = [{"op": op, "text": text} for op, text in plan.modules]
     counters = child.PyCounters()

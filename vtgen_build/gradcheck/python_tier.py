@@ -40,7 +40,7 @@ from ..engine.python_autograd import autograd_module, formulas_functions
 from ..inputs.files import Inputs
 from ..inputs.load import Entry, load_entries, load_text, read_text
 from ..model import build_model, load_model
-from ..model.schema import SchemaError, SchemaKind, op_name
+from ..model.schema import OpSelector, SchemaError, SchemaKind, op_name, resolve_ops
 from ..plan.kernel import KernelPlan, build_plan
 from ..plan.policy import policy_for
 from .formulas import FormulaPlaces
@@ -139,11 +139,18 @@ def entry_ops(inputs: Inputs) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n for e in load_entries(inputs.derivatives) if (n := _entry_name(e, "name"))))
 
 
-def selected_families(inputs: Inputs, ops: Sequence[str]) -> set[str]:
-    families = {f for f in (_family(op) for op in ops) if f}
-    if not families:
+def selected_families(selected: Sequence[OpSelector], entries: Sequence[Entry], native_functions: str) -> set[str]:
+    """The families of the ops ``selected`` selects (``resolve_ops``: the rule of every ``--op``) among the ops
+    whose family has a ``derivatives.yaml`` entry (``entries``): those ``native_functions`` (its text) declares,
+    those the entries name (``rrelu_with_noise_functional``: derived, declared nowhere) and the families
+    themselves (``uniform``: the family of an in-place entry, ``uniform_``, whose functional op is derived)."""
+    if not selected:
         raise VtgenError("the Python tier checks the ops --op names: name at least one")
-    return families
+    named = [n for e in entries if (n := _entry_name(e, "name"))]
+    with_entry = {f: None for n in named if (f := _family(n))}
+    declared = [m.group(1) for m in _FUNC.finditer(native_functions) if _family(m.group(1)) in with_entry]
+    known = list(dict.fromkeys([*declared, *named, *with_entry]))
+    return {op_name(op).family for op in resolve_ops(selected, known, "no such op has a derivatives.yaml entry")}
 
 
 def _places(k: KernelPlan) -> FormulaPlaces:
@@ -185,14 +192,15 @@ def _why_not(k: KernelPlan, module: AutogradModule, own_manual: bool) -> tuple[s
 
 
 def _kernels(
-    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[str]
+    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[OpSelector]
 ) -> tuple[list[KernelPlan], AutogradModule]:
     """The selected families' Autograd kernels with formulas, planned from their entries alone; the translator's
     module description (aten's operator names, the child's helpers)."""
-    families = selected_families(inputs, ops)
-    derivatives = tuple(e for e in load_entries(inputs.derivatives) if _family(_entry_name(e, "name")) in families)
+    entries = load_entries(inputs.derivatives)
+    native = read_text(inputs.native_functions)  # once: the selection, the selected entries and every op name
+    families = selected_families(ops, entries, native)
+    derivatives = tuple(e for e in entries if _family(_entry_name(e, "name")) in families)
     tags = load_entries(inputs.tags) if inputs.tags else ()
-    native = read_text(inputs.native_functions)  # once: the selected entries and every op name
     model = build_model(_native_entries(native, inputs.native_functions, families), derivatives, tags,
                         inputs.namespace)  # fmt: skip
     kernels = build_plan(model, policy_for(policy_root, release)).kernels
@@ -234,7 +242,7 @@ def _adjoint(k: KernelPlan) -> bool:
 
 
 def plan_tier(
-    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[str], hint_files: Sequence[str],
+    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[OpSelector], hint_files: Sequence[str],
     own_manual: bool,
 ) -> TierPlan:  # fmt: skip
     """Translate the selected ops' Autograd kernels (their families: in-place variants come along)."""
@@ -243,19 +251,19 @@ def plan_tier(
 
 
 def plan_library_tier(
-    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[str] | None, hint_files: Sequence[str],
+    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[OpSelector], hint_files: Sequence[str],
     formulas: str | None,
 ) -> TierPlan:  # fmt: skip
     """The same for an op library's own yaml (``--library``): every Autograd kernel with formulas of the
-    families of ``ops`` (None: all), translated as the library's generated Python autograd is
-    (``engine.python_autograd.autograd_module``: its ops, the author's ``formulas`` module of helpers)."""
+    families of the ops ``ops`` selects (``resolve_ops``; none: all), translated as the library's generated
+    Python autograd is (``engine.python_autograd.autograd_module``: its ops, the author's ``formulas`` module)."""
     model = load_model(inputs)
     kernels = build_plan(model, policy_for(policy_root, release)).kernels
-    families = None if ops is None else {op_name(op).family for op in ops}
-    chosen = [
-        k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None
-        and (families is None or op_name(k.op).family in families)
-    ]  # fmt: skip
+    chosen = [k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None]
+    if ops:
+        missing = "the library has no differentiable op of that name"  # as its compiled tier says
+        families = {op_name(op).family for op in resolve_ops(ops, [k.op for k in chosen], missing)}
+        chosen = [k for k in chosen if op_name(k.op).family in families]
     return _tier_of(chosen, autograd_module(model, formulas), False, load_hints(hint_files))
 
 

@@ -232,10 +232,8 @@ def _plan(inputs: Inputs, release: str, options: TierOptions) -> TierPlan:
     lib = options.library
     if lib is None:
         own_manual = _own_manual(options.pytorch_root)
-        names = [s.name for s in options.ops]
-        return plan_tier(inputs, options.pytorch_root, release, names, options.hints, own_manual)
-    ops = [s.name for s in options.ops] or None
-    return plan_library_tier(inputs, lib.policy_root, release, ops, options.hints, lib.formulas)
+        return plan_tier(inputs, options.pytorch_root, release, options.ops, options.hints, own_manual)
+    return plan_library_tier(inputs, lib.policy_root, release, options.ops, options.hints, lib.formulas)
 
 
 def _request(plan: TierPlan, options: TierOptions) -> dict[str, object]:

@@ -482,9 +482,13 @@ def resolve_ops(selected: Iterable[OpSelector], known: Iterable[str], missing: s
     selector matching nothing is an error saying ``missing`` (what the command looked for), with a
     did-you-mean in the spelling given."""
     known = tuple(known)
+    by_name: dict[str, list[int]] = {}  # each name's ops (their positions): one parse per op, not per selector
+    for i, op in enumerate(known):
+        for key in dict.fromkeys((op_name(op).name, op)):  # every overload of the name, and the op itself
+            by_name.setdefault(key, []).append(i)
     chosen: list[str] = []
     for s in selected:
-        hits = [op for op in known if op == s.name or op_name(op).name == s.name]
+        hits = [known[i] for i in sorted(set(by_name.get(s.name, ())))]
         if not hits:
             candidates = dict.fromkeys([*known, *(op_name(op).name for op in known)])
             shown = [f"{s.namespace}::{op}" for op in candidates] if s.qualified else list(candidates)
