@@ -29,6 +29,7 @@ from .. import gradcheck_child as child_package
 from ..base.errors import Location, VtgenError
 from ..base.write import locked, write_atomic
 from ..check import CHECK_LOCK, files_text
+from ..gradcheck_child.protocol import ProtocolError, TierRequest, TierStart
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..worker import Versions, Worker
@@ -178,7 +179,7 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
         proof = HelperProof.read(work, lib.library, lib.formulas, lib.helpers) if lib is not None else None
         prove = proof is not None and proof.needed(plan) and AGREE not in options.kinds
         kinds = (*options.kinds, AGREE) if prove else options.kinds  # the helpers' proof (python_tier_helpers)
-        write_atomic(request, json.dumps(_request(plan, replace(options, kinds=kinds))))
+        write_atomic(request, json.dumps(_request(plan, replace(options, kinds=kinds)).to_json()))
         _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
     finally:
         if process.poll() is None:
@@ -237,7 +238,7 @@ def _plan(inputs: Inputs, release: str, options: TierOptions) -> TierPlan:
     return plan_library_tier(inputs, lib.policy_root, release, ops, options.hints, lib.formulas)
 
 
-def _request(plan: TierPlan, options: TierOptions) -> dict[str, object]:
+def _request(plan: TierPlan, options: TierOptions) -> TierRequest:
     """The child's request; an op library's names the library to load and its formulas module (no OpInfo
     entries: PyTorch's tests know none of its ops)."""
     opinfo = options.opinfo and options.library is None and bool(set(options.kinds) & {"backward", "gradgrad",
@@ -247,7 +248,7 @@ def _request(plan: TierPlan, options: TierOptions) -> dict[str, object]:
     lib = options.library
     if lib is not None:
         formulas = str(Path(lib.formulas).resolve()) if lib.formulas else None
-        payload |= {"library": lib.library, "formulas": formulas}
+        payload = replace(payload, library=lib.library, formulas=formulas)
     return payload
 
 
@@ -301,9 +302,13 @@ def _ops_of(entry: Entry, check: Check) -> list[str]:
 
 
 def _install_failures(rows: Sequence[dict[str, object]]) -> dict[str, str]:
-    """Op -> why the child could not install its kernel (its first row says)."""
-    failed = next((r["failed_to_install"] for r in rows if "failed_to_install" in r), {})
-    return {str(op): str(why) for op, why in failed.items()} if isinstance(failed, dict) else {}
+    """Op -> why the child could not install its kernel (its first row, a ``TierStart``, says; a row of the
+    wrong form: every kernel counted as installed, and each check says what ran)."""
+    row = next((r for r in rows if "failed_to_install" in r), None)
+    try:
+        return dict(TierStart.from_json(row).failed) if row is not None else {}
+    except ProtocolError:
+        return {}
 
 
 def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] | None = None) -> list[OpVerdict]:

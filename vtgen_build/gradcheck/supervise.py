@@ -23,14 +23,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
 from ..worker import Worker, WorkerGone, WorkerProcess, without
-from .records import read_rows
+from .records import Entry, read_rows
 
-__all__ = ["GRACE", "STARTUP", "Child", "Stop", "run_to_end"]
+__all__ = ["GRACE", "STARTUP", "Child", "Request", "Stop", "run_to_end"]
 
 GRACE = 5  # seconds past the per-entry limit before the parent kills a silent child (its own alarm goes first)
 STARTUP = 300  # seconds a child may take before its first entry starts (importing torch and PyTorch's test suite)
@@ -50,6 +50,12 @@ class Child:
     first: str  # what it runs first, for "failed before any ...": "OpInfo"
     timeout: int  # seconds per entry (--timeout): an entry with no row by then (plus GRACE) is killed
     worker: Worker | None = None  # a warm worker forks the child (``worker``); None: a new Python runs it
+
+
+class Request(Protocol):
+    """A child's request record (``gradcheck_child.protocol``): written as its JSON form."""
+
+    def to_json(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,7 @@ class Stop:
     confirmed: Callable[[], bool]
 
 
-def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]], stop: Stop | None = None) -> bool:
+def run_to_end(child: Child, request: Callable[[list[str]], Request], stop: Stop | None = None) -> bool:
     """Run the child until it finishes: its results then name every entry once (``records.read_rows``);
     or until ``stop`` stops it (True: the entries after the row it stopped at have not run).
 
@@ -85,7 +91,7 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]], 
     while True:
         rows = read_rows(child.results)
         done = list(dict.fromkeys(str(r["entry"]) for r in rows if "entry" in r))  # a crash's error row too
-        write_atomic(child.request, json.dumps(request(done), sort_keys=True))
+        write_atomic(child.request, json.dumps(request(done).to_json(), sort_keys=True))
         ending = _start(child, stop.at if stop else None)
         if ending.lost:  # the entry it was in was not its failure: all again, in a new Python
             child = replace(child, worker=None)
@@ -99,11 +105,9 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]], 
             if ending.code == 0 and not ending.hung:
                 return False
             raise VtgenError(_outside(child, ending))
-        row: dict[str, Any] = {"entry": pending.name, "error": _why(child, ending, pending), "fatal": True}
-        if pending.aten:
-            row["aten"] = pending.aten
+        row = Entry(pending.name, aten=pending.aten, error=_why(child, ending, pending), fatal=True)
         with open(child.results, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
+            f.write(json.dumps(row.to_json()) + "\n")
 
 
 def _start(child: Child, stop_at: Callable[[dict[str, Any]], bool] | None = None) -> _Ending:
