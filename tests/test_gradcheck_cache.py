@@ -277,7 +277,8 @@ def test_the_installed_schemas_are_keyed_by_content_not_by_size_and_mtime(
     work.mkdir()
 
     def schemas() -> object:
-        return run._installed_schemas(settings, Session(ArtifactCache.open(tmp_path / "cache")), regs, work, None)
+        found = run._installed_schemas(settings, Session(ArtifactCache.open(tmp_path / "cache")), regs, work, None)
+        return found.to_json()
 
     assert schemas() == {"aten::sin": [["self"], [], ""]} and asked == [["aten::sin"]]
     assert schemas() == {"aten::sin": [["self"], [], ""]} and len(asked) == 1  # a new run: from the cache
