@@ -13,20 +13,27 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..gradcheck_child.protocol import ProtocolError
-from ..gradcheck_child.rows import FAILED, NOT_RUN, PASSED, Check, Entry, FuncChecks
+from ..gradcheck_child.rows import FAILED, NOT_RUN, PASSED, At, Check, Entry, FuncChecks, Start
 
 __all__ = [
+    "AT",
+    "ENTRY",
     "FAILED",
     "NOT_RUN",
     "PASSED",
+    "START",
     "Check",
     "Entry",
     "FuncChecks",
+    "Mark",
     "entries_of",
+    "mark_of",
+    "marks",
     "read_entries",
     "read_rows",
 ]
@@ -67,6 +74,38 @@ def entries_of(rows: Iterable[Mapping[str, Any]]) -> list[Entry]:
         except ProtocolError as exc:
             found.append(Entry(str(row["entry"]), unreadable=f"{exc}: {json.dumps(row)[:200]}"))
     return found
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A line of a child's results as the supervisor follows them: an entry started (``Start``), a sample
+    begun (``At``: ``where``), or a row naming an entry (finished, or unreadable: it ended all the same)."""
+
+    kind: str  # START | AT | ENTRY
+    name: str = ""  # the entry started or named ("" for AT)
+    aten: str = ""  # START: the op the entry checks, when the child said
+    where: str = ""  # AT: the sample
+
+
+START, AT, ENTRY = "start", "at", "entry"
+
+
+def mark_of(row: Mapping[str, Any]) -> Mark | None:
+    """The line as a ``Mark``; None for a line of another form (the Python tier's ``TierStart``)."""
+    try:
+        if "start" in row:
+            start = Start.from_json(row)
+            return Mark(START, start.name, start.aten)
+        if "at" in row:
+            return Mark(AT, where=At.from_json(row).where)
+    except ProtocolError:
+        return None
+    entry = row.get("entry")
+    return Mark(ENTRY, entry) if isinstance(entry, str) else None
+
+
+def marks(rows: Iterable[Mapping[str, Any]]) -> list[Mark]:
+    return [m for m in map(mark_of, rows) if m is not None]
 
 
 def read_entries(path: Path) -> list[Entry]:

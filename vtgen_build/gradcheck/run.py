@@ -45,7 +45,7 @@ from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
-from .records import FAILED, Entry, entries_of, read_entries, read_rows
+from .records import AT, FAILED, Entry, entries_of, mark_of, read_entries, read_rows
 from .reference import REFERENCE_DIR, judge_failures
 from .report import NO_ENTRY, STOPPED, Report
 from .schema_run import schema_fallback, schema_whys
@@ -240,12 +240,12 @@ def _run_again_whole(results: Path, whole: list[str]) -> None:
     rows = read_rows(results)
     cut = {r.name for r in entries_of(rows) if r.cut}
     whole.extend(sorted(cut - set(whole)))
-    kept = [r for r in rows if str(r.get("entry", r.get("start"))) not in cut]
+    kept = [r for r in rows if (m := mark_of(r)) is None or m.kind == AT or m.name not in cut]
     write_atomic(results, "".join(json.dumps(r) + "\n" for r in kept))
 
 
-def _has_failed_check(row: dict[str, object]) -> bool:
-    return any(c.status == FAILED for e in entries_of([row]) for c in e.checks)
+def _has_failed_check(entry: Entry) -> bool:
+    return any(c.status == FAILED for c in entry.checks)
 
 
 def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> dict[str, str]:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 from .protocol import ReachRow
-from .rows import Entry
+from .rows import At, Entry, Start
 
 # an entry's run: its rows (each naming an entry), or an exception (then one error row stands for it)
 Row = Entry | ReachRow
@@ -95,7 +95,7 @@ class Progress:
 
     def __call__(self, where: str) -> None:
         self.last = where
-        self.out.write(json.dumps({"at": where}) + "\n")
+        self.out.write(json.dumps(At(where).to_json()) + "\n")
         self.out.flush()
 
 
@@ -113,7 +113,7 @@ def run_entries(
     try:
         for name, run in entries:
             op = (ops or {}).get(name)
-            out.write(json.dumps({"start": name, **({"aten": op} if op else {})}) + "\n")
+            out.write(json.dumps(Start(name, op or "").to_json()) + "\n")
             out.flush()
             progress.last = ""
             rows = _rows(name, run, timeout, progress, op)

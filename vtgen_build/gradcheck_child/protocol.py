@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .fields import JSON, Fields, ProtocolError, literal, literal_json
-from .rows import FAILED, NOT_RUN, PASSED, Check, Entry, FuncChecks
+from .rows import FAILED, NOT_RUN, PASSED, At, Check, Entry, FuncChecks, Start
 
 __all__ = [
     "FAILED",
     "NOT_RUN",
     "PASSED",
     "ArgSample",
+    "At",
     "CaptureTarget",
     "Check",
     "CheckRequest",
@@ -40,6 +41,7 @@ __all__ = [
     "ReferenceRequest",
     "SchemaRequest",
     "SchemasQuery",
+    "Start",
     "TierEntry",
     "TierModule",
     "TierRequest",

@@ -1,7 +1,8 @@
 """The rows a gradcheck child writes, as frozen records with their JSON forms (``protocol.py`` re-exports them).
 
-A child writes ``{"start": name}`` before an entry, then an ``Entry`` row naming it: the entry's
-``Check``s (and, in ``--library`` runs, its ``FuncChecks``), or an error.  The parent reads the rows
+A child writes a ``Start`` line before an entry (and an ``At`` line before each of its samples), then
+an ``Entry`` row naming it: the entry's ``Check``s (and, in ``--library`` runs, its ``FuncChecks``),
+or an error.  The parent reads the rows
 back with ``from_json`` (``gradcheck.records``); a row not of this form is a ``ProtocolError``
 naming the key.  Defaults are left out of a row: a check says only what it found.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass, fields, replace
 
 from .fields import JSON, Fields, ProtocolError
 
-__all__ = ["FAILED", "NOT_RUN", "PASSED", "Check", "Entry", "FuncChecks"]
+__all__ = ["FAILED", "NOT_RUN", "PASSED", "At", "Check", "Entry", "FuncChecks", "Start"]
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 
@@ -184,3 +185,33 @@ def _ops(value: JSON, variant: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ProtocolError(f"entry.direct.{variant}: {value!r:.80} is not a list of strings")
     return tuple(value)
+
+
+@dataclass(frozen=True)
+class Start:
+    """The line a child writes before an entry: a crash or a hang before its row is that entry's."""
+
+    name: str  # the entry
+    aten: str = ""  # the op it checks, when the child knows (a crash in it is that op's failure)
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"start": self.name, "aten": self.aten} if self.aten else {"start": self.name}
+
+    @classmethod
+    def from_json(cls, data: JSON) -> Start:
+        f = Fields(data, "start", ("start", "aten"))
+        return cls(f.text("start"), f.text("aten", ""))
+
+
+@dataclass(frozen=True)
+class At:
+    """The line a child writes before each sample of an entry: where a crash or a hang happened."""
+
+    where: str  # "sample 0 (float64) of the backward check of sin (function)"
+
+    def to_json(self) -> dict[str, JSON]:
+        return {"at": self.where}
+
+    @classmethod
+    def from_json(cls, data: JSON) -> At:
+        return cls(Fields(data, "at", ("at",)).text("at"))
