@@ -243,3 +243,35 @@ def test_the_child_reads_requests_and_builds_rows_only_as_records(module: str) -
         or (isinstance(node, ast.Attribute) and node.attr == "get" and ast.unparse(node.value) in _REQUESTS)
     ]
     assert not reads, f"{module} reads a request or a row as a dict at lines {reads}"
+
+
+@pytest.mark.parametrize(
+    ("module", "argv", "asked", "message"),
+    [
+        ("schema_child", [], {"library": "x", "timeout": 5}, "schema request: no 'ops'"),
+        ("child", ["--reach"], {"skip": []}, "reach request: no 'timeout'"),
+        ("child", ["--reference"], {"paths": []}, "reference request: not a list of paths"),
+        ("child", ["--schemas"], "aten::sin", "schemas query: not a list of op names"),
+    ],
+)
+def test_a_child_given_a_malformed_request_says_which_key(
+    tmp_path: Path, module: str, argv: list[str], asked: object, message: str
+) -> None:
+    """A child reads its request once, as its record, before anything else: a malformed one ends it at once
+    with the record and the key in its last words (the parent shows them), never a KeyError deep in a check."""
+    import importlib
+
+    main = importlib.import_module(f"vtgen_build.gradcheck_child.{module}").main
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(asked))
+    with pytest.raises(ProtocolError, match=message):
+        main(["launch", *argv, str(path), str(tmp_path / "results")])
+
+
+def test_the_python_tier_child_reads_its_request_as_its_record(tmp_path: Path) -> None:
+    from vtgen_build.gradcheck_child import python_tier
+
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps({"first_failure": True}))
+    with pytest.raises(ProtocolError, match="tier request: no 'modules'"):
+        python_tier._wait_for(str(path))
