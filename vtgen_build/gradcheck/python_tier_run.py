@@ -29,7 +29,7 @@ from .. import gradcheck_child as child_package
 from ..base.errors import Location, VtgenError
 from ..base.write import locked, write_atomic
 from ..check import CHECK_LOCK, files_text
-from ..gradcheck_child.protocol import ProtocolError, TierRequest, TierStart
+from ..gradcheck_child.protocol import TierRequest
 from ..inputs.files import Inputs
 from ..model.schema import op_name
 from ..worker import Versions, Worker
@@ -39,7 +39,7 @@ from .formulas import FormulaPlaces
 from .python_tier import HELPERS, NotCarried, TierPlan, plan_library_tier, plan_tier, request_of
 from .python_tier_helpers import AGREE, HelperProof, without_agree
 from .python_tier_state import TierState
-from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows
+from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows, tier_start
 
 __all__ = ["KINDS", "LibraryTier", "OpVerdict", "TierOptions", "TierReport", "disagreements", "run_python_tier"]
 
@@ -302,13 +302,10 @@ def _ops_of(entry: Entry, check: Check) -> list[str]:
 
 
 def _install_failures(rows: Sequence[dict[str, object]]) -> dict[str, str]:
-    """Op -> why the child could not install its kernel (its first row, a ``TierStart``, says; a row of the
-    wrong form: every kernel counted as installed, and each check says what ran)."""
-    row = next((r for r in rows if "failed_to_install" in r), None)
-    try:
-        return dict(TierStart.from_json(row).failed) if row is not None else {}
-    except ProtocolError:
-        return {}
+    """Op -> why the child could not install its kernel (its first row, a ``TierStart``, says; none readable:
+    every kernel counted as installed, and each check says what ran)."""
+    start = tier_start(rows)
+    return dict(start.failed) if start is not None else {}
 
 
 def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] | None = None) -> list[OpVerdict]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..gradcheck_child.protocol import ProtocolError
+from ..gradcheck_child.protocol import ProtocolError, TierStart
 from ..gradcheck_child.rows import FAILED, NOT_RUN, PASSED, At, Check, Entry, FuncChecks, Start
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "marks",
     "read_entries",
     "read_rows",
+    "tier_start",
 ]
 
 
@@ -106,6 +107,18 @@ def mark_of(row: Mapping[str, Any]) -> Mark | None:
 
 def marks(rows: Iterable[Mapping[str, Any]]) -> list[Mark]:
     return [m for m in map(mark_of, rows) if m is not None]
+
+
+def tier_start(rows: Iterable[Mapping[str, Any]]) -> TierStart | None:
+    """The Python tier child's first row (the kernels it installed, why others failed to); None: none of that
+    form."""
+    for row in rows:
+        if "failed_to_install" in row:
+            try:
+                return TierStart.from_json(row)
+            except ProtocolError:
+                return None
+    return None
 
 
 def read_entries(path: Path) -> list[Entry]:
