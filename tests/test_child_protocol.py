@@ -129,7 +129,7 @@ RECORDS: dict[str, st.SearchStrategy[Any]] = {
 
 @pytest.mark.parametrize("kind", sorted(RECORDS))
 def test_every_record_round_trips_through_its_json_text(kind: str) -> None:
-    @settings(max_examples=30)
+    @settings(max_examples=20)
     @given(RECORDS[kind])
     def round_trip(record: Any) -> None:
         text = json.dumps(record.to_json())
