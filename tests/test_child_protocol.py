@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.gradcheck_child.protocol import (
     ArgSample,
+    At,
     CaptureTarget,
     Check,
     CheckRequest,
@@ -34,6 +35,7 @@ from vtgen_build.gradcheck_child.protocol import (
     ReferenceRequest,
     SchemaRequest,
     SchemasQuery,
+    Start,
     TierEntry,
     TierModule,
     TierRequest,
@@ -124,6 +126,8 @@ RECORDS: dict[str, st.SearchStrategy[Any]] = {
     ),
     "tier request": tier_requests,
     "tier start": st.builds(TierStart, few, _pairs(names)),
+    "start": st.builds(Start, names, names),
+    "at": st.builds(At, names),
 }
 
 
