@@ -170,7 +170,7 @@ class _NoCounters:
 @pytest.mark.parametrize(
     ("throws", "expected"),
     [
-        ("in our kernel", {"status": "failed", "sample": 0, "message": "throws in our kernel", "positions": [0]}),
+        ("in our kernel", {"status": "failed", "sample": 0, "message": "throws in our kernel", "positions": (0,)}),
         ("always", {"status": "not run", "why": "no usable sample"}),  # the op itself cannot take them
         ("never", {"status": "passed", "samples": 2}),
     ],
@@ -178,9 +178,10 @@ class _NoCounters:
 def test_an_inplace_kernel_that_throws_on_every_sample_fails(throws: str, expected: dict[str, object]) -> None:
     torch = pytest.importorskip("torch")
     from vtgen_build.gradcheck_child import child
+    from vtgen_build.gradcheck_child.rows import Check
 
     result = child._check(_InplaceOp(throws), "backward", "inplace", torch.float64, 0, _NoCounters(), set())
-    assert result == expected
+    assert result == Check("backward", "inplace", dtype="float64", **expected)  # type: ignore[arg-type]
 
 
 def test_unreadable_result_lines_fail_the_report(tmp_path: Path) -> None:

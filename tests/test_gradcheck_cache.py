@@ -277,7 +277,8 @@ def test_the_installed_schemas_are_keyed_by_content_not_by_size_and_mtime(
     work.mkdir()
 
     def schemas() -> object:
-        return run._installed_schemas(settings, Session(ArtifactCache.open(tmp_path / "cache")), regs, work, None)
+        found = run._installed_schemas(settings, Session(ArtifactCache.open(tmp_path / "cache")), regs, work, None)
+        return found.to_json()
 
     assert schemas() == {"aten::sin": [["self"], [], ""]} and asked == [["aten::sin"]]
     assert schemas() == {"aten::sin": [["self"], [], ""]} and len(asked) == 1  # a new run: from the cache
@@ -290,3 +291,31 @@ def test_the_installed_schemas_are_keyed_by_content_not_by_size_and_mtime(
     assert schemas() is not None and len(asked) == 2
     other = replace(settings, torch=_torch(tmp_path, "2.13.1"))
     assert torch_key(run.SCHEMAS, other.torch, "2.13", "[]") != torch_key(run.SCHEMAS, torch, "2.13", "[]")
+
+
+@pytest.mark.parametrize(
+    "cached", [{"aten::sin": [["self"], []]}, {"aten::sin": [["self"], [], 3]}, ["aten::sin"], {"aten::sin": "x"}]
+)
+def test_a_cached_schemas_answer_of_another_form_is_asked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cached: object
+) -> None:
+    """The one-key rule: the cached schemas answer is verified before use; a record of another form (an earlier
+    version's, a damaged one) reads as no record, and torch is asked again."""
+    torch = _torch(tmp_path, "2.13.0+cpu")
+    settings = BuildSettings(Compiler("c++", "gcc", "c++ 1", "id"), torch, tmp_path / "work", release="2.13")
+    asked: list[object] = []
+
+    def answer(worker: object, python: str, argv: list[str], said: Path) -> int:
+        asked.append(json.loads(Path(argv[-2]).read_text()))
+        Path(argv[-1]).write_text(json.dumps({"aten::sin": [["self"], [], ""]}))
+        return 0
+
+    monkeypatch.setattr(run, "run_python", answer)
+    monkeypatch.setattr(run, "recall", lambda session, key, kind: cached)
+    monkeypatch.setattr(run, "remember", lambda *args: None)
+    work = tmp_path / "work"
+    work.mkdir()
+    regs = [Registration("aten", "Autograd", "sin", "sin_kernel")]
+    found = run._installed_schemas(settings, Session(ArtifactCache.open(tmp_path / "cache")), regs, work, None)
+    assert asked == [["aten::sin"]]
+    assert found == run.InstalledSchemas.from_json({"aten::sin": [["self"], [], ""]})

@@ -145,9 +145,9 @@ def _out_verdict(register_out_autograd: bool) -> Report:
     runs it, and the report built as ``run_library`` builds it."""
     import torch
 
-    from vtgen_build.gradcheck.records import entries_of
     from vtgen_build.gradcheck.schema_run import _without_kernel
     from vtgen_build.gradcheck_child import schema_child
+    from vtgen_build.gradcheck_child.protocol import ArgSample, Entry, OpSamples
 
     name = f"vtoutk{int(register_out_autograd)}"
     lib = torch.library.Library(name, "DEF")
@@ -157,13 +157,11 @@ def _out_verdict(register_out_autograd: bool) -> Report:
     lib.impl("twice.out", lambda x, *, out: out.copy_(x * 2), "CPU")
     if register_out_autograd:  # an Autograd kernel that is not a generated one: ours never ran
         lib.impl("twice.out", lambda x, *, out: torch.ops.aten.mul.out(x, 2, out=out), "Autograd")
-    spec = {"kind": "tensor", "name": "self", "shape": [3], "values": "normal", "dtype": "float", "grad": False}
-    entry = {"namespace": name, "op": "twice", "out": "twice.out", "samples": [[spec]], "out_args": ["out"]}
-    row = {"test": "schema_out", "kind": "backward", "variant": "out", "dtype": "float64"}
-    check = {**row, **schema_child._out_check(torch, entry, None, lambda where: None)}
-    direct = {"function": ["twice"], "inplace": [], "out": ["twice.out"]}
-    records = entries_of([{"entry": "twice (schema samples)", "aten": "twice", "direct": direct,
-                           "checks": [check], "schema": True}])  # fmt: skip
+    spec = ArgSample("self", "tensor", (3,), dtype="float")
+    entry = OpSamples("twice", name, None, None, None, "twice.out", ((spec,),), ("float64",), False, out_args=("out",))
+    check = schema_child._out_check(torch, entry, None, lambda where: None)  # type: ignore[arg-type]
+    direct = (("function", ("twice",)), ("inplace", ()), ("out", ("twice.out",)))
+    records = [Entry("twice (schema samples)", (check,), direct, aten="twice", schema=True)]
     report = Report.from_results(records, ["twice.out"], {}, {}, None, 0.0)
     report.no_kernel = _without_kernel(records)
     return report
@@ -286,16 +284,17 @@ def test_torch_func_runs_on_every_float64_sample_the_op_takes() -> None:
     lib.define("lin(Tensor x, Tensor? b=None) -> Tensor")
     lib.impl("lin", lambda x, b=None: x * 2 if b is None else x * 2 + b, "CompositeImplicitAutograd")
 
-    def tensor(name: str, shape: list[int]) -> dict[str, object]:
-        return {"name": name, "kind": "tensor", "shape": shape, "values": "normal", "dtype": "float64", "grad": True}
+    from vtgen_build.gradcheck_child.protocol import ArgSample, OpSamples
 
-    absent = {"name": "b", "kind": "value", "value": None}
-    samples = [[tensor("x", [3]), absent], [tensor("x", [3]), tensor("b", [3])], [tensor("x", [3]), tensor("b", [2])]]
-    entry = {"op": "lin", "namespace": "vtgen_test_rows", "inplace": "", "writes": [], "inplace_writes": [],
-             "outputs": [0], "samples": samples}  # fmt: skip
+    def tensor(name: str, size: int) -> ArgSample:
+        return ArgSample(name, "tensor", (size,), dtype="float64", grad=True)
+
+    absent = ArgSample("b", "value")
+    samples = ((tensor("x", 3), absent), (tensor("x", 3), tensor("b", 3)), (tensor("x", 3), tensor("b", 2)))
+    entry = OpSamples("lin", "vtgen_test_rows", None, None, None, None, samples, ("float64",), False, outputs=(0,))
     try:
-        rows = func_checks(torch, entry, "function", lambda _: None)
+        rows = func_checks(torch, entry, "function", lambda _: None)  # type: ignore[arg-type]
     finally:
         lib._destroy()
-    assert [(r["sample"], r["case"]) for r in rows] == [(0, "x: 3, b=None"), (1, "x: 3, b: 3")], rows
-    assert all(v == "ok" for r in rows for c, v, _ in r["checks"] if c in ("vmap", "grad", "jacrev")), rows
+    assert [(r.sample, r.case) for r in rows] == [(0, "x: 3, b=None"), (1, "x: 3, b: 3")], rows
+    assert all(v == "ok" for r in rows for c, v, _ in r.checks if c in ("vmap", "grad", "jacrev")), rows

@@ -115,8 +115,8 @@ def test_captured_arguments_gradcheck_the_backward_op_itself() -> None:
     prepared = capture.prepare(sets[0], {"grad_output", "self_or_result"})
     assert prepared.names == ("grad_output", "self_or_result") and prepared.positions == (0, 5)
     rows = capture.captured_checks(sets, {"grad_output", "self_or_result"}, ["backward", "forward"], _NoCounters())
-    assert [(r["kind"], r["status"]) for r in rows] == [("backward", "passed"), ("forward", "passed")], rows
-    assert rows[0]["inputs"] == ["grad_output", "self_or_result"]
+    assert [(r.kind, r.status) for r in rows] == [("backward", "passed"), ("forward", "passed")], rows
+    assert rows[0].inputs == ("grad_output", "self_or_result")
 
 
 def test_targets_prefer_the_entry_named_after_the_op_and_mark_backward_reach() -> None:
@@ -282,7 +282,7 @@ def test_a_failure_torchs_own_kernels_share_is_not_a_failure(tmp_path: Path) -> 
     sets = capture.capture(norm, torch.float64, {"native_layer_norm_backward"}, 1)["native_layer_norm_backward"]
     # the backward op differentiated in its input with the forward's mean and rstd held: no formula passes that
     rows = capture.captured_checks(sets, {"grad_out", "input"}, ["backward"], _NoCounters())
-    assert rows[0]["status"] == "failed"
+    assert rows[0].status == "failed"
     kept = str(tmp_path / "kept.pt")
     capture.save_sets(kept, sets, {"grad_out", "input"}, "backward", None)
     sin = _Entry("sin", torch.sin, make)
@@ -480,7 +480,7 @@ def test_captured_in_place_and_random_ops_check_right_with_torchs_own_kernels() 
         outputs = [True, False] if func is torch.ops.aten.native_dropout.default else None
         rows = capture.captured_checks(sets, grad, ["backward", "forward"], capture._NoCounters(), outputs,
                                        {"backward", "forward"})  # fmt: skip
-        assert [r["status"] for r in rows] == ["passed", "passed"], (func, rows)
+        assert [r.status for r in rows] == ["passed", "passed"], (func, rows)
     assert capture.is_random(torch.ops.aten.native_dropout.default) and not capture.is_random(
         torch.ops.aten.sin.default
     )

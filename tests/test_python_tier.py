@@ -392,8 +392,9 @@ def test_a_view_kernel_is_installed_only_around_its_own_checks(real_yaml: RealYa
     from vtgen_build.gradcheck_child import python_tier as child
 
     plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(["t"], "aten"), [], False)
-    assert "t" in plan.views and request_of(plan, ["backward"], 60, False, True, False, 2)["scoped"] == ["t", "t_"]
-    modules = [{"op": op, "text": text} for op, text in plan.modules]
+    request = request_of(plan, ["backward"], 60, False, True, False, 2)
+    assert "t" in plan.views and request.scoped == ("t", "t_")
+    modules = list(request.modules)
     counters = child.PyCounters()
     scoped = child.Scoped(torch, modules, counters, "vtgen_build.gradcheck_child")
     x = torch.ones(2, 3, requires_grad=True) * 1  # not a leaf: a view of it may be written in place

@@ -360,15 +360,15 @@ def test_adjoint_test_skips_a_schema_sample_its_op_refuses() -> None:
     """A linear-algebra op refuses a non-square schema sample in its own forward: that sample tests no formula
     (it is skipped), where it used to count as the translated formulas raising."""
     from vtgen_build.gradcheck_child import python_tier
+    from vtgen_build.gradcheck_child.protocol import ArgSample, OpSamples
 
-    def sample(shape: list[int]) -> list[dict[str, Any]]:
-        return [{"kind": "tensor", "name": "A", "shape": shape, "values": "normal", "dtype": "float", "high": None,
-                 "grad": True}]  # fmt: skip
+    def sample(*shape: int) -> tuple[ArgSample, ...]:
+        return (ArgSample("A", "tensor", shape, dtype="float", grad=True),)
 
-    entry = {"namespace": "aten", "op": "linalg_inv", "samples": [sample([2, 3]), sample([3, 3])], "outputs": [0],
-             "positions": {"A": 0}, "forward": True}  # fmt: skip
-    row = python_tier._adjoint_check(torch, entry, F64, lambda _: None, python_tier.PyCounters())
-    assert row["status"] == "passed" and row["samples"] == 1, row
+    entry = OpSamples("linalg_inv", "aten", None, None, None, None, (sample(2, 3), sample(3, 3)), ("float64",), True,
+                      outputs=(0,), positions=(("A", 0),))  # fmt: skip
+    row = python_tier._adjoint_check(torch, entry, F64, lambda _: None, python_tier.PyCounters())  # type: ignore[arg-type]
+    assert row.status == "passed" and row.samples == 1, row
 
 
 @DTYPES

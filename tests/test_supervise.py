@@ -18,6 +18,17 @@ from vtgen_build.base.errors import VtgenError
 from vtgen_build.gradcheck.records import Entry, read_entries
 from vtgen_build.gradcheck.supervise import Child, run_to_end
 
+
+class Asked:
+    """A test child's request: a record whose JSON form is this object."""
+
+    def __init__(self, data: dict[str, object]) -> None:
+        self.data = data
+
+    def to_json(self) -> dict[str, object]:
+        return self.data
+
+
 FAKE = """
 import json, os, sys
 request = json.load(open(sys.argv[1]))
@@ -65,7 +76,7 @@ def test_each_crashing_entry_gets_an_error_row_and_the_rest_still_run(tmp_path: 
     child = _child(tmp_path)
     child.results.write_text('{"entry": "stale", "checks": []}\n', encoding="utf-8")  # a previous run's
     entries = ["a", "die-7", "b", "die-9", "c"]
-    run_to_end(child, lambda skip: {"entries": entries, "skip": skip})
+    run_to_end(child, lambda skip: Asked({"entries": entries, "skip": skip}))
     ended = "before writing the entry's result"
     assert read_entries(child.results) == [
         Entry("a"),
@@ -80,13 +91,13 @@ def test_each_crashing_entry_gets_an_error_row_and_the_rest_still_run(tmp_path: 
 def test_a_child_that_dies_before_any_entry_is_an_error_with_what_it_printed(tmp_path: Path) -> None:
     child = _child(tmp_path)
     with pytest.raises(VtgenError, match=r"the stand-in process failed \(exit 4\) before running any entry:\nno torch"):
-        run_to_end(child, lambda skip: {"entries": ["never"], "skip": skip})
+        run_to_end(child, lambda skip: Asked({"entries": ["never"], "skip": skip}))
 
 
 def test_a_child_that_dies_after_its_last_entry_is_an_error_not_a_restart_loop(tmp_path: Path) -> None:
     child = _child(tmp_path)
     with pytest.raises(VtgenError, match=r"failed \(exit 6\) after its last entry, with none left:\ncrashed at exit"):
-        run_to_end(child, lambda skip: {"entries": ["a", "b"], "skip": skip, "exit": 6})
+        run_to_end(child, lambda skip: Asked({"entries": ["a", "b"], "skip": skip, "exit": 6}))
     assert read_entries(child.results) == [Entry("a"), Entry("b")]  # its results stay readable
 
 
@@ -94,25 +105,25 @@ def test_the_childs_loop_writes_a_start_then_rows_or_one_error_row(tmp_path: Pat
     import io
     import json
 
-    from vtgen_build.gradcheck_child.child_loop import run_entries
+    from vtgen_build.gradcheck_child.child_loop import Run, run_entries
 
-    def fails() -> list[dict[str, object]]:
+    def fails() -> list[Entry]:
         raise ValueError("no\n  such   sample")
 
-    def sleeps() -> list[dict[str, object]]:
+    def sleeps() -> list[Entry]:
         time.sleep(5)
-        return [{"entry": "slow", "checks": []}]
+        return [Entry("slow")]
 
     out = io.StringIO()
-    entries = [("ok", lambda: [{"entry": "ok", "checks": []}]), ("bad", fails), ("slow", sleeps)]
+    entries: list[tuple[str, Run]] = [("ok", lambda: [Entry("ok")]), ("bad", fails), ("slow", sleeps)]
     run_entries(out, entries, timeout=1, ops={"slow": "slow_op"})
     assert [json.loads(line) for line in out.getvalue().splitlines()] == [
         {"start": "ok"},
-        {"entry": "ok", "checks": []},
+        {"entry": "ok"},
         {"start": "bad"},
         {"entry": "bad", "error": "ValueError: no such sample"},
         {"start": "slow", "aten": "slow_op"},
-        {"entry": "slow", "error": "timed out after 1s (the per-entry limit)", "fatal": True, "aten": "slow_op"},
+        {"entry": "slow", "aten": "slow_op", "error": "timed out after 1s (the per-entry limit)", "fatal": True},
     ]
 
 
@@ -126,7 +137,7 @@ def test_an_entry_that_hangs_outside_python_is_killed_by_the_parent(
     monkeypatch.setattr(supervise, "GRACE", 0.5)
     child = _child(tmp_path)
     start = time.monotonic()
-    run_to_end(child, lambda skip: {"entries": ["a", "hang", "b"], "skip": skip})
+    run_to_end(child, lambda skip: Asked({"entries": ["a", "hang", "b"], "skip": skip}))
     assert time.monotonic() - start < 10
     hung = "the process hung in sample 3: no result within the per-entry limit of 1s (--timeout); killed"
     assert read_entries(child.results) == [Entry("a"), Entry("hang", aten="HANG", error=hung, fatal=True), Entry("b")]
@@ -134,14 +145,14 @@ def test_an_entry_that_hangs_outside_python_is_killed_by_the_parent(
 
 def test_a_child_that_exits_0_inside_an_entry_fails_that_entry(tmp_path: Path) -> None:
     child = _child(tmp_path)
-    run_to_end(child, lambda skip: {"entries": ["quit", "b"], "skip": skip})
+    run_to_end(child, lambda skip: Asked({"entries": ["quit", "b"], "skip": skip}))
     quit = "the process exited (status 0) in sample 3 before writing the entry's result"
     assert read_entries(child.results) == [Entry("quit", aten="QUIT", error=quit, fatal=True), Entry("b")]
 
 
 def test_a_child_dying_of_bad_alloc_says_so(tmp_path: Path) -> None:
     child = _child(tmp_path)
-    run_to_end(child, lambda skip: {"entries": ["oom"], "skip": skip})
+    run_to_end(child, lambda skip: Asked({"entries": ["oom"], "skip": skip}))
     (entry,) = read_entries(child.results)
     assert entry.fatal and entry.error == (
         "the process died of SIGABRT (aborted) in sample 3: "
@@ -158,4 +169,4 @@ def test_a_child_that_hangs_before_any_entry_is_killed_and_an_error(
     monkeypatch.setattr(supervise, "STARTUP", 1)
     child = _child(tmp_path)
     with pytest.raises(VtgenError, match=r"the stand-in process was killed, silent past its time limit, before run"):
-        run_to_end(child, lambda skip: {"entries": ["stall"], "skip": skip})
+        run_to_end(child, lambda skip: Asked({"entries": ["stall"], "skip": skip}))

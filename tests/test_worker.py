@@ -23,7 +23,7 @@ import pytest
 
 from tests.conftest import RealYaml
 from tests.edited_checkout import edited_checkout, vtgen
-from tests.test_supervise import FAKE
+from tests.test_supervise import FAKE, Asked
 from vtgen_build.base.errors import VtgenError
 from vtgen_build.gradcheck.records import Entry, read_entries
 from vtgen_build.gradcheck.supervise import Child, run_to_end
@@ -96,7 +96,7 @@ def test_the_supervisor_runs_its_children_through_the_worker(warm: Worker, tmp_p
     script.write_text(FAKE, encoding="utf-8")
     paths = (tmp_path / "request.json", tmp_path / "results.jsonl", tmp_path / "stderr.txt")
     child = Child(sys.executable, (str(script),), *paths, "the stand-in process", "entry", 1, worker=warm)
-    run_to_end(child, lambda skip: {"entries": ["a", "die-7", "b"], "skip": skip})
+    run_to_end(child, lambda skip: Asked({"entries": ["a", "die-7", "b"], "skip": skip}))
     ended = "the process exited (status 7) in sample 3 before writing the entry's result"
     assert read_entries(child.results) == [
         Entry("a"),
@@ -303,7 +303,7 @@ def test_a_worker_killed_mid_check_takes_its_child_along_and_the_check_goes_on_w
     killer = threading.Thread(target=kill_the_worker_once_it_spins)
     killer.start()
     started = time.monotonic()
-    run_to_end(child, lambda skip: {"entries": ["a", "spin", "b"], "skip": skip})
+    run_to_end(child, lambda skip: Asked({"entries": ["a", "spin", "b"], "skip": skip}))
     killer.join()
     assert read_entries(child.results) == [Entry("a"), Entry("spin"), Entry("b")]
     assert time.monotonic() - started < 30  # not the entry's 60 s limit: the loss was seen at once
@@ -329,7 +329,7 @@ def test_stop_during_a_check_keeps_its_diagnosis_and_other_checks_go_on_without_
     paths = (tmp_path / "request.json", tmp_path / "results.jsonl", tmp_path / "stderr.txt")
     child = Child(sys.executable, (str(script),), *paths, "the stand-in process", "entry", 1, worker=warm)
     checking = threading.Thread(
-        target=run_to_end, args=(child, lambda skip: {"entries": ["a", "hang", "b"], "skip": skip})
+        target=run_to_end, args=(child, lambda skip: Asked({"entries": ["a", "hang", "b"], "skip": skip}))
     )
     checking.start()
     _wait_for_text(child.results, '"start": "hang"', 60)

@@ -37,6 +37,7 @@ from .. import gradcheck_child as child_package
 from ..base.errors import Location, VtgenError
 from ..emit.python_autograd import AutogradModule, python_autograd_module, supported_kernels
 from ..engine.python_autograd import autograd_module, formulas_functions
+from ..gradcheck_child.protocol import TierEntry, TierModule, TierRequest
 from ..inputs.files import Inputs
 from ..inputs.load import Entry, load_entries, load_text, read_text
 from ..model import build_model, load_model
@@ -283,20 +284,20 @@ def _tier_of(chosen: list[KernelPlan], module: AutogradModule, own_manual: bool,
 
 def request_of(
     plan: TierPlan, kinds: Sequence[str], timeout: int, batched: bool, first: bool, opinfo: bool, max_samples: int
-) -> dict[str, object]:
+) -> TierRequest:
     """The child's request (``gradcheck_child.python_tier``): data only; ``first``: an op's checks end at its
     first gradient mismatch; ``opinfo``: the ops' OpInfo entries run after the schema samples."""
-    variants = {op: [(n := op_name(op)).family, "inplace" if n.inplace else "function"] for op, _ in plan.modules}
-    return {
-        "first_failure": first,
-        "opinfo": opinfo,
-        "variants": variants,
-        "dtypes": ["float64", "complex128"],
-        "max_samples": max_samples,
-        "modules": [{"op": op, "text": text} for op, text in plan.modules],
-        "scoped": sorted(plan.views),
-        "entries": [{"plan": s.to_json(), "adjoint": s.op in plan.adjoint} for s in plan.samples],
-        "kinds": list(kinds),
-        "timeout": timeout,
-        "batched": batched,
-    }
+    variants = tuple((op, (n := op_name(op)).family, "inplace" if n.inplace else "function") for op, _ in plan.modules)
+    return TierRequest(
+        first_failure=first,
+        opinfo=opinfo,
+        variants=variants,
+        dtypes=("float64", "complex128"),
+        max_samples=max_samples,
+        modules=tuple(TierModule(op, text) for op, text in plan.modules),
+        scoped=tuple(sorted(plan.views)),
+        entries=tuple(TierEntry(s, s.op in plan.adjoint) for s in plan.samples),
+        kinds=tuple(kinds),
+        timeout=timeout,
+        batched=batched,
+    )

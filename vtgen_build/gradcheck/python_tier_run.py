@@ -29,6 +29,7 @@ from .. import gradcheck_child as child_package
 from ..base.errors import Location, VtgenError
 from ..base.write import locked, write_atomic
 from ..check import CHECK_LOCK, files_text
+from ..gradcheck_child.protocol import TierRequest
 from ..inputs.files import Inputs
 from ..model.schema import OpSelector, op_name
 from ..worker import Versions, Worker
@@ -38,7 +39,7 @@ from .formulas import FormulaPlaces
 from .python_tier import HELPERS, NotCarried, TierPlan, plan_library_tier, plan_tier, request_of
 from .python_tier_helpers import AGREE, HelperProof, without_agree
 from .python_tier_state import TierState
-from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows
+from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows, tier_start
 
 __all__ = ["KINDS", "LibraryTier", "OpVerdict", "TierOptions", "TierReport", "disagreements", "run_python_tier"]
 
@@ -178,7 +179,7 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
         proof = HelperProof.read(work, lib.library, lib.formulas, lib.helpers) if lib is not None else None
         prove = proof is not None and proof.needed(plan) and AGREE not in options.kinds
         kinds = (*options.kinds, AGREE) if prove else options.kinds  # the helpers' proof (python_tier_helpers)
-        write_atomic(request, json.dumps(_request(plan, replace(options, kinds=kinds))))
+        write_atomic(request, json.dumps(_request(plan, replace(options, kinds=kinds)).to_json()))
         _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
     finally:
         if process.poll() is None:
@@ -236,7 +237,7 @@ def _plan(inputs: Inputs, release: str, options: TierOptions) -> TierPlan:
     return plan_library_tier(inputs, lib.policy_root, release, options.ops, options.hints, lib.formulas)
 
 
-def _request(plan: TierPlan, options: TierOptions) -> dict[str, object]:
+def _request(plan: TierPlan, options: TierOptions) -> TierRequest:
     """The child's request; an op library's names the library to load and its formulas module (no OpInfo
     entries: PyTorch's tests know none of its ops)."""
     opinfo = options.opinfo and options.library is None and bool(set(options.kinds) & {"backward", "gradgrad",
@@ -246,7 +247,7 @@ def _request(plan: TierPlan, options: TierOptions) -> dict[str, object]:
     lib = options.library
     if lib is not None:
         formulas = str(Path(lib.formulas).resolve()) if lib.formulas else None
-        payload |= {"library": lib.library, "formulas": formulas}
+        payload = replace(payload, library=lib.library, formulas=formulas)
     return payload
 
 
@@ -300,9 +301,10 @@ def _ops_of(entry: Entry, check: Check) -> list[str]:
 
 
 def _install_failures(rows: Sequence[dict[str, object]]) -> dict[str, str]:
-    """Op -> why the child could not install its kernel (its first row says)."""
-    failed = next((r["failed_to_install"] for r in rows if "failed_to_install" in r), {})
-    return {str(op): str(why) for op, why in failed.items()} if isinstance(failed, dict) else {}
+    """Op -> why the child could not install its kernel (its first row, a ``TierStart``, says; none readable:
+    every kernel counted as installed, and each check says what ran)."""
+    start = tier_start(rows)
+    return dict(start.failed) if start is not None else {}
 
 
 def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] | None = None) -> list[OpVerdict]:

@@ -26,13 +26,15 @@ from .. import gradcheck_child as child_package
 from ..base import store
 from ..base.errors import VtgenError
 from ..compile import remove_legacy
+from ..gradcheck_child.protocol import CaptureTarget as Target
+from ..gradcheck_child.protocol import ProtocolError, ReachRequest, ReachRow
 from ..model.schema import op_name
 from ..torchlib import TorchInstall
 from ..torchlib.build import Session
 from ..worker import Worker
 from .analyses import child_files, recall, remember, torch_key
 from .formulas import FormulaPlaces
-from .records import read_rows
+from .records import Entry, read_rows
 from .supervise import Child, run_to_end
 from .units import Registration
 
@@ -57,30 +59,6 @@ class ReachMap:
         return [r for r in self.entries if op in r.forward], [r for r in self.entries if op in r.backward]
 
 
-@dataclass(frozen=True)
-class Target:
-    """One op checked on the arguments captured from the entries that reach it."""
-
-    op: str  # as the dispatcher names it: ``elu_backward``, ``mylib::my_op``
-    counter: str  # the registration's op (its entry counter)
-    entries: tuple[str, ...]
-    grad: tuple[str, ...]  # the arguments differentiated: those with a backward formula
-    forward: bool  # also forward-mode AD (it has a forward formula)
-    through_backward: tuple[str, ...] = ()  # of ``entries``, those reaching it in their backward pass only
-    outputs: tuple[bool, ...] | None = None  # which outputs are differentiable (None: all)
-
-    def to_json(self) -> store.JSON:
-        return {
-            "op": self.op,
-            "counter": self.counter,
-            "entries": list(self.entries),
-            "grad": list(self.grad),
-            "forward": self.forward,
-            "through_backward": list(self.through_backward),
-            "outputs": list(self.outputs) if self.outputs is not None else None,
-        }
-
-
 def _decode(data: store.JSON, key: str) -> ReachMap | None:
     rows = data.get("entries") if isinstance(data, dict) and data.get("key") == key else None
     if not isinstance(rows, list):
@@ -103,7 +81,7 @@ def _compute(torch: TorchInstall, work: Path, worker: Worker | None, timeout: in
     child = Child(
         torch.python, tuple(child_package.command("child", "--reach")), *paths, what, "entry", timeout, worker
     )
-    run_to_end(child, lambda skip: {"skip": skip, "timeout": timeout})
+    run_to_end(child, lambda skip: ReachRequest(tuple(skip), timeout))
     found, left_out = reach_rows(read_rows(child.results))
     if left_out:  # never wrong, only less covered: the ops only those entries reach get no captured check
         print(f"vtgen-build: note: the reach map leaves out {left_out}", file=sys.stderr)
@@ -111,19 +89,29 @@ def _compute(torch: TorchInstall, work: Path, worker: Worker | None, timeout: in
 
 
 def reach_rows(rows: Sequence[dict[str, object]]) -> tuple[list[list[store.JSON]], str]:
-    """The reach child's entry rows as ``[name, forward ops, backward ops]``; and what was left out, said in
-    a phrase ("" when nothing was): entries whose calls failed or killed the child, and rows of the wrong
-    shape."""
+    """The reach child's entry rows (``ReachRow``) as ``[name, forward ops, backward ops]``; and what was left
+    out, said in a phrase ("" when nothing was): entries whose calls failed or killed the child (error rows),
+    and rows of neither form."""
     found: list[list[store.JSON]] = []
     failed: list[str] = []
     unreadable = 0
     for row in rows:
-        name, forward, backward = row.get("entry"), row.get("forward"), row.get("backward")
-        if isinstance(name, str) and isinstance(forward, list) and isinstance(backward, list):
-            found.append([name, [str(op) for op in forward], [str(op) for op in backward]])
-        elif isinstance(name, str) and isinstance(row.get("error"), str) and "unreadable" not in row:
-            failed.append(name)
-        elif "entry" in row:
+        if "entry" not in row:
+            continue
+        try:
+            reach = ReachRow.from_json(row)
+            found.append([reach.entry, list(reach.forward), list(reach.backward)])
+            continue
+        except ProtocolError:
+            pass
+        try:
+            entry = Entry.from_json(row)
+        except ProtocolError:
+            unreadable += 1
+            continue
+        if entry.error and not entry.unreadable:
+            failed.append(entry.name)
+        else:
             unreadable += 1
     said = []
     if failed:

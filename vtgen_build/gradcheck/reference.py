@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 from .. import gradcheck_child as child_package
 from ..base.write import write_atomic
+from ..gradcheck_child.protocol import ReferenceAnswer, ReferenceRequest
 from ..worker import Worker, run_python
-from .records import FAILED, NOT_RUN, PASSED, Check, Entry, check_or_none
+from .records import FAILED, NOT_RUN, PASSED, Check, Entry
 
 __all__ = ["REFERENCE_DIR", "judge_failures", "judge_schema_failures", "judged"]
 
@@ -48,8 +49,8 @@ def _earlier(ours: Check, theirs: Check) -> bool:
     return bool(mine and other and int(mine.group(1)) < int(other.group(1)))
 
 
-def _judged(check: Check, found: Mapping[str, object]) -> Check:
-    theirs = check_or_none(found.get(check.reference)) if check.status == FAILED and check.reference else None
+def _judged(check: Check, found: ReferenceAnswer) -> Check:
+    theirs = found.of(check.reference) if check.status == FAILED and check.reference else None
     return judged(check, theirs)
 
 
@@ -70,15 +71,21 @@ def judge_failures(python: str, records: list[Entry], work: Path, worker: Worker
     if not kept:
         return records
     listing, answer = work / "reference-list.json", work / "reference-results.json"
-    write_atomic(listing, json.dumps(kept))
+    write_atomic(listing, json.dumps(ReferenceRequest(tuple(kept)).to_json()))
     answer.unlink(missing_ok=True)
     said = work / "reference-stderr.txt"
     argv = child_package.command("child", "--reference", str(listing), str(answer))
     code = run_python(worker, python, argv, said)
-    found = json.loads(answer.read_text(encoding="utf-8")) if code == 0 else {}
-    if not isinstance(found, dict):
-        found = {}
+    found = _answer(answer) if code == 0 else ReferenceAnswer(())
     return [r.with_checks(_judged(c, found) for c in r.checks) for r in records]
+
+
+def _answer(path: Path) -> ReferenceAnswer:
+    """The reference child's answer; none (every failure stays ours) when it cannot be read."""
+    try:
+        return ReferenceAnswer.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):  # ProtocolError is a ValueError
+        return ReferenceAnswer(())
 
 
 def judge_schema_failures(records: list[Entry], rerun: Callable[[set[str]], list[Entry]]) -> list[Entry]:

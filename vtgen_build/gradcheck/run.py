@@ -10,7 +10,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
-from typing import Any, cast
 
 from .. import gradcheck_child as child_package
 from ..base import store
@@ -31,7 +30,7 @@ from ..check import (
 from ..compile import Headers, default_std, find_compiler, identify, include_flags, launcher_argv, remove_legacy
 from ..emit.output_index import OutputIndex, read_index
 from ..engine.generate import GenerateOptions, generate
-from ..gradcheck_child.protocol import CheckRequest
+from ..gradcheck_child.protocol import CheckRequest, InstalledSchemas, ProtocolError, SchemasQuery
 from ..inputs.files import Inputs
 from ..model.schema import SchemaError, op_name
 from ..plan.target import Target as Release
@@ -46,7 +45,7 @@ from .formulas import FormulaPlaces, formula_places
 from .library import LibraryBuild, build_library
 from .manual_source import find_manual_source
 from .reach import Target, reach_map, targets
-from .records import FAILED, Entry, read_entries, read_rows
+from .records import AT, FAILED, Entry, entries_of, mark_of, read_entries, read_rows
 from .reference import REFERENCE_DIR, judge_failures
 from .report import NO_ENTRY, STOPPED, Report
 from .schema_run import schema_fallback, schema_whys
@@ -113,58 +112,56 @@ def _selected(
 
 def _installed_schemas(
     settings: BuildSettings, session: Session, regs: list[Registration], work: Path, worker: Worker | None
-) -> dict[str, store.JSON]:
-    """Op → [positional, keyword argument names] in the installed torch (None: it lacks the op); kept in the
-    artifact cache (``analyses``), verified by the content of the torch libraries and the child package."""
+) -> InstalledSchemas:
+    """Each op's arguments in the installed torch (``InstalledSchemas``); kept in the artifact cache
+    (``analyses``), verified by the content of the torch libraries and the child package; a record that does
+    not read as the answer is no record: the question is asked again."""
     torch = settings.torch
     names = sorted({f"{r.namespace}::{r.op}" for r in regs})
     key = torch_key(SCHEMAS, torch, settings.release, json.dumps(names))
-    data = recall(session, key, SCHEMAS)
-    if isinstance(data, dict):
-        return data
+    try:
+        return InstalledSchemas.from_json(recall(session, key, SCHEMAS))
+    except ProtocolError:
+        pass
     remove_legacy(work, ("schemas.json",))  # earlier versions' record, keyed by version strings
     query, answer = work / "schemas-query.json", work / "schemas-answer.json"
-    write_atomic(query, json.dumps(names))
+    write_atomic(query, json.dumps(SchemasQuery(tuple(names)).to_json()))
     said = work / "schemas-stderr.txt"
     argv = child_package.command("child", "--schemas", str(query), str(answer))
     if run_python(worker, torch.python, argv, said) != 0:
         raise VtgenError(f"asking torch for its schemas failed: {said.read_text(errors='replace').strip()[-2000:]}")
     try:
-        found = json.loads(answer.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        found = InstalledSchemas.from_json(json.loads(answer.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:  # ProtocolError is a ValueError
         raise VtgenError(f"asking torch for its schemas: its answer cannot be read ({exc})") from None
-    if not isinstance(found, dict):
-        raise VtgenError(f"asking torch for its schemas: its answer is not an object: {str(found)[:200]}")
-    remember(session, key, SCHEMAS, found, [*torch.libraries, *child_files()])
+    remember(session, key, SCHEMAS, found.to_json(), [*torch.libraries, *child_files()])
     return found
 
 
 def _schema_problems(
-    regs: list[Registration], installed: dict[str, store.JSON], places: dict[str, FormulaPlaces]
+    regs: list[Registration], installed: InstalledSchemas, places: dict[str, FormulaPlaces]
 ) -> dict[str, str]:
     """Ops the installed torch lacks, or whose argument names differ from the yaml's."""
     problems: dict[str, str] = {}
     for r in regs:
-        theirs = installed.get(f"{r.namespace}::{r.op}")
+        theirs = installed.of(f"{r.namespace}::{r.op}")
         mine = places.get(r.op)
-        if not isinstance(theirs, list) or len(theirs) != 3:
+        if theirs is None:
             problems[r.op] = "the installed torch has no such op"
             continue
-        positional, keywords = (list(t) if isinstance(t, list) else [] for t in theirs[:2])
-        if mine is not None and (
-            positional != list(mine.arguments) or sorted(map(str, keywords)) != sorted(mine.keywords)
-        ):
+        positional, keywords = list(theirs.positional), list(theirs.keywords)
+        if mine is not None and (positional != list(mine.arguments) or sorted(keywords) != sorted(mine.keywords)):
             problems[r.op] = f"its schema differs in the installed torch (arguments {positional}, keywords {keywords})"
     return problems
 
 
-def _uncheckable(regs: list[Registration], schemas: dict[str, store.JSON]) -> dict[str, str]:
+def _uncheckable(regs: list[Registration], schemas: InstalledSchemas) -> dict[str, str]:
     """Op → why no CPU sample can reach it here (random, sparse-only, no CPU kernel), from the schemas query."""
     why: dict[str, str] = {}
     for r in regs:
-        row = schemas.get(f"{r.namespace}::{r.op}")
-        if isinstance(row, list) and len(row) == 3 and isinstance(row[2], str) and row[2]:
-            why[r.op] = row[2]
+        row = schemas.of(f"{r.namespace}::{r.op}")
+        if row is not None and row.uncheckable:
+            why[r.op] = row.uncheckable
     return why
 
 
@@ -193,7 +190,7 @@ def _run_child(
 
     variants = tuple((op, family, variant) for op, (family, variant) in op_variants(autograd).items())
 
-    def request(skip: list[str]) -> dict[str, object]:
+    def request(skip: list[str]) -> CheckRequest:
         return CheckRequest(
             library=str(build.path),
             ops=None if ops is None else tuple(ops),
@@ -204,12 +201,12 @@ def _run_child(
             max_samples=options.max_samples,
             timeout=options.timeout,
             skip=tuple(skip),
-            targets=tuple(cast(dict[str, Any], t.to_json()) for t in checks_of),
+            targets=tuple(checks_of),
             reference_dir=str(work / REFERENCE_DIR),
             batched=options.batched,
             first_failure=early,
             whole=tuple(whole),
-        ).to_json()
+        )
 
     paths = (work / "request.json", work / "results.jsonl", work / "child-stderr.txt")
     what, launch = "the gradcheck process", tuple(child_package.command("child"))
@@ -241,15 +238,14 @@ def _run_again_whole(results: Path, whole: list[str]) -> None:
     """An entry the child cut at its first failed check (``cut``), a failure PyTorch's own kernels share: its
     rows go, and it is added to ``whole``, so that the child runs it again with every check."""
     rows = read_rows(results)
-    cut = {str(r["entry"]) for r in rows if r.get("cut")}
+    cut = {r.name for r in entries_of(rows) if r.cut}
     whole.extend(sorted(cut - set(whole)))
-    kept = [r for r in rows if str(r.get("entry", r.get("start"))) not in cut]
+    kept = [r for r in rows if (m := mark_of(r)) is None or m.kind == AT or m.name not in cut]
     write_atomic(results, "".join(json.dumps(r) + "\n" for r in kept))
 
 
-def _has_failed_check(row: dict[str, object]) -> bool:
-    checks = row.get("checks")
-    return isinstance(checks, list) and any(isinstance(c, dict) and c.get("status") == FAILED for c in checks)
+def _has_failed_check(entry: Entry) -> bool:
+    return any(c.status == FAILED for c in entry.checks)
 
 
 def _next_state(state: dict[str, str], digests: dict[str, str], checked: set[str], failed: list[str]) -> dict[str, str]:

@@ -17,6 +17,7 @@ from .. import gradcheck_child as child_package
 from ..base.errors import VtgenError
 from ..base.write import locked
 from ..check import CHECK_LOCK
+from ..gradcheck_child.protocol import SchemaRequest
 from ..inputs.files import Inputs
 from ..model.schema import OpSelector, resolve_ops
 from ..worker import Versions, Worker
@@ -90,10 +91,8 @@ def run_schema_child(
     """Run the plans in a child Python (``batched``: with the checks' batched parts; ``transforms``: and
     torch.func over each op); restart it past an op that crashes it."""
 
-    def request(skip: list[str]) -> dict[str, object]:
-        ops = [p.to_json() for p in plans]
-        return {"library": library, "ops": ops, "timeout": timeout, "skip": skip, "batched": batched,
-                "transforms": transforms}  # fmt: skip
+    def request(skip: list[str]) -> SchemaRequest:
+        return SchemaRequest(library, tuple(plans), timeout, tuple(skip), batched, transforms)
 
     work.mkdir(parents=True, exist_ok=True)
     paths = (work / "schema-request.json", work / "schema-results.jsonl", work / "schema-stderr.txt")

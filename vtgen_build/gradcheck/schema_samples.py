@@ -3,7 +3,8 @@
 For an op no OpInfo reaches (every op of an op library), the samples are built from its
 schema: float64 / complex128 tensors of small shapes, Scalars, ints, bools, optional
 arguments absent (sample 0) and present (sample 1), ``SymInt[]`` sizes equal to the first
-tensor's shape, and whatever the op's hints (``hints.py``) fix.  The plan is data: the child
+tensor's shape, and whatever the op's hints (``hints.py``) fix.  The plan is data (``ArgSample``,
+``OpSamples``: records of the child protocol, ``gradcheck_child.protocol``): the child
 (``schema_child.py``) turns it into tensors.  An op whose arguments cannot be made gets no
 samples and the reason (``not verified: no sample yet``).
 """
@@ -11,8 +12,8 @@ samples and the reason (``not verified: no sample yet``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
 
+from ..gradcheck_child.protocol import ArgSample, OpSamples
 from ..model.schema import Argument, BaseType, ListType, OptionalType, SchemaKind, Type
 from ..plan.kernel import KernelPlan
 from .hints import ArgHint, Hints, Literal, OpHints, TensorHint
@@ -24,49 +25,6 @@ DEFAULT_SHAPE = (2, 3)
 NOTHING = "nothing to verify: no input has a gradient formula"
 _SIZES = ("size", "sizes", "shape", "output_size")
 _ABSENT_OK = ("ScalarType", "Layout", "Device", "MemoryFormat", "Generator", "str", "bool", "Scalar", "float")
-
-
-@dataclass(frozen=True)
-class ArgSample:
-    """One argument of one sample: a tensor (or list of them) to make, or a value to pass."""
-
-    name: str
-    kind: str  # "tensor", "tensors", "value"
-    shape: tuple[int, ...] = ()
-    shapes: tuple[tuple[int, ...], ...] = ()
-    values: str = "normal"
-    high: int | None = None
-    grad: bool = False
-    dtype: str | None = None  # None: the check's dtype
-    value: Literal = None
-    through: str | None = None  # the op gets this function of the differentiated tensor (``hints.THROUGH``)
-    data: tuple[int, ...] | None = None  # a 1-D long tensor of exactly these values (``TensorHint.data``)
-
-
-@dataclass(frozen=True)
-class OpSamples:
-    """An op's samples and the variants they also run through."""
-
-    op: str  # the functional op: softsign, add.Tensor
-    namespace: str
-    node: str | None  # the Node our kernel creates (the proof a backward ran through it)
-    inplace: str | None  # its in-place op (same samples, the first argument written)
-    inplace_node: str | None
-    out: str | None  # its out= op
-    samples: tuple[tuple[ArgSample, ...], ...]
-    dtypes: tuple[str, ...]
-    forward: bool  # it has a forward formula (else forward AD is not checked: no formula to check)
-    why_not: str | None = None  # no sample could be made
-    out_args: tuple[str, ...] = ()  # the out= op's output arguments
-    positions: tuple[tuple[str, int], ...] = ()  # positional argument -> its index (failures' yaml line)
-    outputs: tuple[int, ...] = ()  # the returns gradcheck differentiates (output_differentiability)
-    writes: tuple[str, ...] = ()  # arguments ``op`` writes (an in-place op with no functional variant)
-    inplace_writes: tuple[str, ...] = ()  # arguments ``inplace`` writes
-    forward_outputs: tuple[int, ...] = ()  # those with a forward formula (forward AD checks only these)
-    random: bool = False  # tag nondeterministic_seeded: every evaluation is seeded alike (capture.same_draws)
-
-    def to_json(self) -> dict[str, object]:
-        return {**asdict(self), "positions": dict(self.positions)}
 
 
 def _default(text: str) -> Literal:

@@ -1,7 +1,7 @@
 """Running a gradcheck child to the end, past the entries that crash, hang or quit it.
 
-A child (``child.py``, ``schema_child.py``) writes ``{"start": name}`` before each entry,
-``{"at": where}`` before each sample, and a row naming the entry after it (``child_loop.py``).
+A child (``child.py``, ``schema_child.py``) writes a start line before each entry, an ``at`` line
+before each sample, and a row naming the entry after it (``child_loop.py``; read as ``records.Mark``s).
 The parent watches those lines as they come: an entry that writes no row within the per-entry
 limit (plus ``GRACE``) is killed from here, since the child's own alarm cannot interrupt a kernel
 spinning in C++.  When the child ends (dies, is killed, or exits, even with status 0) while an
@@ -23,14 +23,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..base.errors import VtgenError
 from ..base.write import write_atomic
 from ..worker import Worker, WorkerGone, WorkerProcess, without
-from .records import read_rows
+from .records import AT, ENTRY, START, Entry, entries_of, marks, read_rows
 
-__all__ = ["GRACE", "STARTUP", "Child", "Stop", "run_to_end"]
+__all__ = ["GRACE", "STARTUP", "Child", "Request", "Stop", "run_to_end"]
 
 GRACE = 5  # seconds past the per-entry limit before the parent kills a silent child (its own alarm goes first)
 STARTUP = 300  # seconds a child may take before its first entry starts (importing torch and PyTorch's test suite)
@@ -50,6 +50,12 @@ class Child:
     first: str  # what it runs first, for "failed before any ...": "OpInfo"
     timeout: int  # seconds per entry (--timeout): an entry with no row by then (plus GRACE) is killed
     worker: Worker | None = None  # a warm worker forks the child (``worker``); None: a new Python runs it
+
+
+class Request(Protocol):
+    """A child's request record (``gradcheck_child.protocol``): written as its JSON form."""
+
+    def to_json(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -72,11 +78,11 @@ class Stop:
     """Stop the child at an entry's row that ``at(row)`` picks, when ``confirmed()`` then says so (the
     rows so far are in the results); unconfirmed, the child goes on past that entry."""
 
-    at: Callable[[dict[str, Any]], bool]
+    at: Callable[[Entry], bool]
     confirmed: Callable[[], bool]
 
 
-def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]], stop: Stop | None = None) -> bool:
+def run_to_end(child: Child, request: Callable[[list[str]], Request], stop: Stop | None = None) -> bool:
     """Run the child until it finishes: its results then name every entry once (``records.read_rows``);
     or until ``stop`` stops it (True: the entries after the row it stopped at have not run).
 
@@ -84,8 +90,8 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]], 
     child.results.unlink(missing_ok=True)
     while True:
         rows = read_rows(child.results)
-        done = list(dict.fromkeys(str(r["entry"]) for r in rows if "entry" in r))  # a crash's error row too
-        write_atomic(child.request, json.dumps(request(done), sort_keys=True))
+        done = list(dict.fromkeys(m.name for m in marks(rows) if m.kind == ENTRY))  # a crash's error row too
+        write_atomic(child.request, json.dumps(request(done).to_json(), sort_keys=True))
         ending = _start(child, stop.at if stop else None)
         if ending.lost:  # the entry it was in was not its failure: all again, in a new Python
             child = replace(child, worker=None)
@@ -99,14 +105,12 @@ def run_to_end(child: Child, request: Callable[[list[str]], dict[str, object]], 
             if ending.code == 0 and not ending.hung:
                 return False
             raise VtgenError(_outside(child, ending))
-        row: dict[str, Any] = {"entry": pending.name, "error": _why(child, ending, pending), "fatal": True}
-        if pending.aten:
-            row["aten"] = pending.aten
+        row = Entry(pending.name, aten=pending.aten, error=_why(child, ending, pending), fatal=True)
         with open(child.results, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
+            f.write(json.dumps(row.to_json()) + "\n")
 
 
-def _start(child: Child, stop_at: Callable[[dict[str, Any]], bool] | None = None) -> _Ending:
+def _start(child: Child, stop_at: Callable[[Entry], bool] | None = None) -> _Ending:
     """Run the child once; kill it when its running entry (or its start-up) passes the time limit, or when
     it wrote a row ``stop_at`` picks."""
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
@@ -157,7 +161,7 @@ class _Watch:
 
     Reads only what was appended (complete lines), so that a long run is not read again every poll."""
 
-    def __init__(self, path: Path, stop_at: Callable[[dict[str, Any]], bool] | None = None) -> None:
+    def __init__(self, path: Path, stop_at: Callable[[Entry], bool] | None = None) -> None:
         self.path, self.stop_at, self.stop = path, stop_at, False
         self.offset = path.stat().st_size if path.exists() else 0
         self.partial = b""
@@ -171,30 +175,32 @@ class _Watch:
             return False
         self.offset += len(data)
         *lines, self.partial = (self.partial + data).split(b"\n")
-        marks = [row for row in map(_mark, lines) if row is not None]
-        self.stop = self.stop or any(self.stop_at(r) for r in marks if "entry" in r and self.stop_at is not None)
-        return bool(marks)
+        rows = [row for row in map(_row, lines) if row is not None]
+        moves = [m for m in marks(rows) if m.kind != AT]  # a start line or an entry's row
+        if self.stop_at is not None:
+            self.stop = self.stop or any(self.stop_at(e) for e in entries_of(rows))
+        return bool(moves)
 
 
-def _mark(line: bytes) -> dict[str, Any] | None:
-    """A start line or an entry's row (not a sample's ``at`` line, nor a line that is not JSON)."""
+def _row(line: bytes) -> dict[str, Any] | None:
+    """A line as a JSON object (None: not one)."""
     try:
         row = json.loads(line)
     except ValueError:
         return None
-    return row if isinstance(row, dict) and ("start" in row or "entry" in row) else None
+    return row if isinstance(row, dict) else None
 
 
 def _pending(child: Child) -> _Pending | None:
     """The entry the child was in when it ended: the last one it started and did not finish."""
-    rows = read_rows(child.results)
-    finished = {str(r["entry"]) for r in rows if "entry" in r}
+    found = marks(read_rows(child.results))
+    finished = {m.name for m in found if m.kind == ENTRY}
     current: _Pending | None = None
-    for row in rows:
-        if "start" in row:
-            current = _Pending(str(row["start"]), str(row.get("aten") or ""), "")
-        elif "at" in row and current is not None:
-            current = _Pending(current.name, current.aten, str(row["at"]))
+    for mark in found:
+        if mark.kind == START:
+            current = _Pending(mark.name, mark.aten, "")
+        elif mark.kind == AT and current is not None:
+            current = _Pending(current.name, current.aten, mark.where)
     return current if current is not None and current.name not in finished else None
 
 
@@ -230,7 +236,7 @@ def _why(child: Child, ending: _Ending, pending: _Pending) -> str:
 
 def _outside(child: Child, ending: _Ending) -> str:
     rows = read_rows(child.results)
-    started = any("start" in r for r in rows)
+    started = any(m.kind == START for m in marks(rows))
     when = f"after its last {child.first}, with none left" if started else f"before running any {child.first}"
     if ending.hung:
         how = "was killed, silent past its time limit,"

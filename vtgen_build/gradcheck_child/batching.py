@@ -17,17 +17,20 @@ failure (``BatchingFailure``), at the formula of the input it names, never as a 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
+
+from .rows import Check, Entry
 
 __all__ = [
     "BatchingFailure",
+    "failed_by",
     "gradcheck_kind",
     "inplace_tangent_note",
     "inplace_tangent_refused",
     "input_of",
     "is_batching",
-    "row_of",
     "run_batched",
     "short",
     "timed",
@@ -164,21 +167,22 @@ def input_of(fn: Callable[..., Any], inputs: tuple[Any, ...]) -> int | None:
     return None
 
 
-def row_of(exc: BaseException) -> dict[str, Any]:
-    """What a failed check's result row says of a batching failure (nothing for another failure)."""
+def failed_by(check: Check, exc: BaseException) -> Check:
+    """A failed check as its exception says: a batching failure (``BatchingFailure``) only in its batched
+    part, at the input whose formula breaks when known; another failure as it is."""
     if not isinstance(exc, BatchingFailure):
-        return {}
-    return {"batched": True} if exc.input is None else {"batched": True, "input": exc.input}
+        return check
+    return replace(check, batched=True, input=exc.input)
 
 
-def timed(run: Callable[[], list[dict[str, Any]]]) -> Callable[[], list[dict[str, Any]]]:
+def timed(run: Callable[[], Sequence[Entry]]) -> Callable[[], list[Entry]]:
     """``run`` whose rows say how long it took, shared among them (``seconds``: what ``--shard`` balances)."""
     import time
 
-    def measured() -> list[dict[str, Any]]:
+    def measured() -> list[Entry]:
         start = time.perf_counter()
         rows = run()
         share = round((time.perf_counter() - start) / max(len(rows), 1), 3)
-        return [{**row, "seconds": share} for row in rows]
+        return [replace(row, seconds=share) for row in rows]
 
     return measured

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import batching
+from .rows import FAILED, NOT_RUN, PASSED, Check
 
 __all__ = [
     "REACH_CALLS",
@@ -189,7 +190,7 @@ class Prepared:
     names: tuple[str, ...]  # the arguments differentiated
 
 
-def prepare(captured: Captured, grad_names: set[str], outputs: list[bool] | None = None) -> Prepared | None:
+def prepare(captured: Captured, grad_names: set[str], outputs: Sequence[bool] | None = None) -> Prepared | None:
     """The op as a function of the arguments ``grad_names`` names (None: none is differentiable).
 
     ``outputs``: which of its outputs are differentiable; the function returns only those.
@@ -316,20 +317,20 @@ def captured_checks(
     grad_names: set[str],
     kinds: list[str],
     counters: Any,
-    outputs: list[bool] | None = None,
+    outputs: Sequence[bool] | None = None,
     batched: set[str] | frozenset[str] = frozenset(),
-) -> list[dict[str, Any]]:
+) -> list[Check]:
     """Per kind, one check over the captured argument sets: passed, failed (where, why) or not run.
 
     ``counters`` (``child.Counters``) tells which of our kernels each gradcheck entered; ``batched``:
     the kinds whose checks run their batched (vmap) part too.
     """
 
-    rows: list[dict[str, Any]] = []
+    rows: list[Check] = []
     for kind in kinds:
         hit: set[str] = set()
         differentiated: set[str] = set()
-        row: dict[str, Any] = {"status": "not run", "why": "no argument set with a differentiable input"}
+        row = Check(kind, "function", NOT_RUN, why="no argument set with a differentiable input")
         for n, captured in enumerate(sets):
             # vmap refuses a random op's forward (its batched forward check): only its backward is batched
             vmap = kind in batched and not (kind == "forward" and is_random(captured.func))
@@ -342,13 +343,14 @@ def captured_checks(
             except Exception as exc:
                 hit |= counters.entered(before)
                 message = " ".join(str(exc).split())[:600] or type(exc).__name__
-                row = {"status": "failed", "sample": n, "message": message, "positions": list(prepared.positions)}
-                row.update(batching.row_of(exc))
+                positions = tuple(prepared.positions)
+                row = Check(kind, "function", FAILED, sample=n, message=message, positions=positions)
+                row = batching.failed_by(row, exc)
                 break
             hit |= counters.entered(before)
             differentiated.update(prepared.names)
-            row = {"status": "passed", "samples": n + 1, "inputs": sorted(differentiated)}
-        rows.append({"kind": kind, "hit": sorted(hit), **row})
+            row = Check(kind, "function", PASSED, samples=n + 1, inputs=tuple(sorted(differentiated)))
+        rows.append(replace(row, hit=tuple(sorted(hit))))
     return rows
 
 
@@ -367,14 +369,15 @@ def save_sets(
     sets: list[Captured],
     grad_names: set[str],
     kind: str,
-    outputs: list[bool] | None,
+    outputs: Sequence[bool] | None,
     batched: set[str] | frozenset[str] = frozenset(),
 ) -> None:
     """Keep a failed captured check's argument sets for the reference run (``reference``)."""
     import torch
 
     rows = [(op_name(c.func), c.args, c.kwargs) for c in sets]
-    saved = {"sets": rows, "grad": sorted(grad_names), "kind": kind, "outputs": outputs, "batched": sorted(batched)}
+    kept = None if outputs is None else list(outputs)
+    saved = {"sets": rows, "grad": sorted(grad_names), "kind": kind, "outputs": kept, "batched": sorted(batched)}
     torch.save(saved, path)
 
 
@@ -384,7 +387,7 @@ def _overload(torch: Any, name: str) -> Any:
     return getattr(getattr(getattr(torch.ops, namespace or "aten"), op), overload or "default")
 
 
-def reference(path: str) -> dict[str, Any]:
+def reference(path: str) -> Check:
     """The saved check run again with PyTorch's own kernels (a process that did not load our library).
 
     A check that fails here too fails for the arguments (a symmetric matrix gradchecked as a general

@@ -23,11 +23,27 @@ import json
 import os
 import sys
 import warnings
+from dataclasses import replace
 from typing import Any
 
 from . import batching, capture, opinfo_import, sample_sources
 from .child_loop import Counters, Progress, Run, Timeout, describe, hidden_status, load_library, run_entries
-from .protocol import CheckRequest
+from .protocol import (
+    FAILED,
+    NOT_RUN,
+    PASSED,
+    CaptureTarget,
+    Check,
+    CheckRequest,
+    Entry,
+    InstalledSchema,
+    InstalledSchemas,
+    ReachRequest,
+    ReachRow,
+    ReferenceAnswer,
+    ReferenceRequest,
+    SchemasQuery,
+)
 
 # (test name as PyTorch's test_ops.py calls it, its class names, check kind, variant)
 CHECKS = (
@@ -160,17 +176,18 @@ def _check(
     opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters | capture._NoCounters,
     hit: set[str],
     batched: bool = False, at: Progress | None = None,
-) -> dict[str, Any]:  # fmt: skip
+) -> Check:  # fmt: skip
     """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable.
 
     ``hit`` collects the ops whose kernels gradcheck entered (not the making of the samples);
     ``batched``: with the batched (vmap) part where the OpInfo enables it (``batching.py``); ``at``
     hears of each sample before it runs (a crash or a hang in it is reported there).
     """
-    ran = 0
+    ran, named = 0, str(dtype).removeprefix("torch.")
+    found = Check(kind, variant, NOT_RUN, dtype=named)
     for i, sample in enumerate(_samples(opinfo, dtype, variant, limit)):
         if at is not None:
-            at(f"sample {i} ({str(dtype).removeprefix('torch.')}) of the {kind} check of {_name(opinfo)} ({variant})")
+            at(f"sample {i} ({named}) of the {kind} check of {_name(opinfo)} ({variant})")
         if variant == "inplace" and not _inplace_takes(opinfo, sample):
             continue
         before = counters.snapshot()
@@ -181,12 +198,12 @@ def _check(
         except Exception as exc:
             hit |= counters.entered(before)
             message = " ".join(str(exc).split())[:600] or type(exc).__name__
-            positions = _grad_positions((sample.input, *sample.args))
-            row = {"status": "failed", "sample": i, "message": message, "positions": positions}
-            return {**row, **batching.row_of(exc)}
+            positions = tuple(_grad_positions((sample.input, *sample.args)))
+            failed = replace(found, status=FAILED, sample=i, message=message, positions=positions)
+            return batching.failed_by(failed, exc)
         hit |= counters.entered(before)
         ran += 1
-    return {"status": "passed", "samples": ran} if ran else {"status": "not run", "why": "no usable sample"}
+    return replace(found, status=PASSED, samples=ran) if ran else replace(found, why="no usable sample")
 
 
 def _shadowed(op: str) -> bool:
@@ -261,55 +278,54 @@ def _entry_ops(opinfo: Any, candidates: list[str], variants: dict[str, Any], dty
     return found
 
 
-def _run_entry(
-    opinfo: Any, counters: Counters, request: CheckRequest, candidates: list[str], at: Progress
-) -> dict[str, Any]:
+def _run_entry(opinfo: Any, counters: Counters, request: CheckRequest, candidates: list[str], at: Progress) -> Entry:
     """An OpInfo entry's checks, each dtype of each; asked to answer at the first failure (``first_failure``)
     and not told to run the entry ``whole``, it ends at the first failed check that entered our kernels:
     the row says ``cut`` (the parent runs it again whole if PyTorch's own kernels fail that check too)."""
     import torch
 
     dtypes = [getattr(torch, d) for d in request.dtypes]
-    checks: list[dict[str, Any]] = []
-    entered: set[str] = set()
+    checks: list[Check] = []
     direct = _entry_ops(opinfo, candidates, request.variant_of, dtypes)
     cut = request.first_failure and _name(opinfo) not in request.whole
     for test, classes, kind, variant in CHECKS:
         supported = opinfo.supported_backward_dtypes("cpu") if kind != "forward" else opinfo.supported_dtypes("cpu")
         for dtype in dtypes:
-            row = {"test": test, "kind": kind, "variant": variant, "dtype": str(dtype).removeprefix("torch.")}
             why = _supports(opinfo, kind, variant) or (None if dtype in supported else "dtype not supported")
             why = why or _skipped(opinfo, test, classes, dtype)
             if why:
-                checks.append({**row, "status": "not run", "why": why})
+                checks.append(
+                    Check(kind, variant, NOT_RUN, test=test, dtype=str(dtype).removeprefix("torch."), why=why)
+                )
                 continue
-            hit: set[str] = set()
-            batched = request.batched
-            result = _check(opinfo, kind, variant, dtype, request.max_samples, counters, hit, batched, at)
-            entered |= hit
-            mine = direct[variant]
-            result["ours_ran"] = bool(hit & set(mine)) if mine else bool(hit)
-            result["hit"] = sorted(hit & set(mine)) if mine else sorted(hit)[:12]
-            if result["status"] == "failed" and request.reference_dir:
-                call = [_name(opinfo), kind, variant, row["dtype"], request.max_samples, batched]
-                result["reference"] = _keep_call_for_reference(request.reference_dir, call)
-            checks.append({**row, **result})
-            if cut and result["status"] == "failed" and result["ours_ran"]:
-                return _entry_row(opinfo, direct, entered, checks, cut=True)
-    return _entry_row(opinfo, direct, entered, checks)
+            checks.append(_entry_check(opinfo, (test, kind, variant, dtype), counters, request, direct[variant], at))
+            if cut and checks[-1].status == FAILED and checks[-1].ours_ran:
+                return _entry_row(opinfo, direct, checks, cut=True)
+    return _entry_row(opinfo, direct, checks)
 
 
-def _entry_row(
-    opinfo: Any, direct: dict[str, list[str]], entered: set[str], checks: list[dict[str, Any]], cut: bool = False
-) -> dict[str, Any]:
-    row = {
-        "entry": _name(opinfo),
-        "aten": opinfo.aten_name or opinfo.name,
-        "direct": direct,
-        "entered": sorted(entered),
-        "checks": checks,
-    }
-    return {**row, "cut": True} if cut else row
+def _entry_check(
+    opinfo: Any, check: tuple[str, str, str, Any], counters: Counters, request: CheckRequest, mine: list[str],
+    at: Progress,
+) -> Check:  # fmt: skip
+    """One check of an OpInfo entry (``check``: test, kind, variant, dtype) and the kernels of ours it entered
+    (``mine``: those of the ops the entry calls itself, when it calls any); a failure's call kept for the
+    reference rerun."""
+    test, kind, variant, dtype = check
+    hit: set[str] = set()
+    batched = request.batched
+    result = _check(opinfo, kind, variant, dtype, request.max_samples, counters, hit, batched, at)
+    ours = bool(hit & set(mine)) if mine else bool(hit)
+    result = replace(result, test=test, ours_ran=ours, hit=tuple(sorted(hit & set(mine)) if mine else sorted(hit)[:12]))
+    if result.status == FAILED and request.reference_dir:
+        call = [_name(opinfo), kind, variant, result.dtype, request.max_samples, batched]
+        result = replace(result, reference=_keep_call_for_reference(request.reference_dir, call))
+    return result
+
+
+def _entry_row(opinfo: Any, direct: dict[str, list[str]], checks: list[Check], cut: bool = False) -> Entry:
+    called = tuple((variant, tuple(ops)) for variant, ops in direct.items())
+    return Entry(_name(opinfo), tuple(checks), called, aten=opinfo.aten_name or opinfo.name, cut=cut)
 
 
 def _name(opinfo: Any) -> str:
@@ -343,21 +359,19 @@ def uncheckable(op: str) -> str:
     return ""
 
 
-def schemas(ops: list[str]) -> dict[str, Any]:
-    """Op → [positional names, keyword names, ``uncheckable``] in the installed torch, None: it lacks the op."""
+def schemas(ops: list[str]) -> InstalledSchemas:
+    """Each op's argument names in the installed torch, and why no CPU sample reaches it (None: it lacks the op)."""
     import torch
 
-    found: dict[str, Any] = {}
+    found: list[tuple[str, InstalledSchema | None]] = []
     for op in ops:
         name, _, overload = op.partition(".")  # aten::add.Tensor
         match = [s for s in torch._C._jit_get_schemas_for_operator(name) if s.overload_name == overload]
         args = match[0].arguments if match else None
-        found[op] = (
-            None
-            if args is None
-            else [[a.name for a in args if not a.kwarg_only], [a.name for a in args if a.kwarg_only], uncheckable(op)]
-        )
-    return found
+        positional = tuple(a.name for a in args or () if not a.kwarg_only)
+        keywords = tuple(a.name for a in args or () if a.kwarg_only)
+        found.append((op, None if args is None else InstalledSchema(positional, keywords, uncheckable(op))))
+    return InstalledSchemas(tuple(found))
 
 
 def reach_all(results: str, skip: set[str], timeout: int) -> None:
@@ -368,11 +382,11 @@ def reach_all(results: str, skip: set[str], timeout: int) -> None:
     dtypes = [torch.float64, torch.complex128]
 
     def reached(entry: Any) -> Run:
-        def run() -> list[dict[str, Any]]:
+        def run() -> list[Entry | ReachRow]:
             found = capture.reach(entry, dtypes)
             if not found:
-                return [{"entry": entry.name, "error": "no call for float64 or complex128"}]
-            return [{"entry": entry.name, "forward": found[0], "backward": found[1]}]
+                return [Entry(entry.name, error="no call for float64 or complex128")]
+            return [ReachRow(entry.name, tuple(found[0]), tuple(found[1]))]
 
         return run
 
@@ -380,56 +394,76 @@ def reach_all(results: str, skip: set[str], timeout: int) -> None:
         run_entries(out, ((e.name, reached(e)) for e in sources.all_entries() if e.name not in skip), timeout)
 
 
-def _target_records(entry: Any, targets: list[dict[str, Any]], request: CheckRequest, counters: Counters) -> list[Any]:
+def _target_records(entry: Any, targets: list[CaptureTarget], request: CheckRequest, counters: Counters) -> list[Any]:
     """Each target op gradchecked on the arguments it received in the entry's calls, per dtype."""
     import torch
 
-    limit, batched = request.max_samples or 2, request.batched
-    checks: dict[str, list[dict[str, Any]]] = {t["op"]: [] for t in targets}
+    limit = request.max_samples or 2
+    checks: dict[str, list[Check]] = {t.op: [] for t in targets}
     for dtype_name in request.dtypes:
         dtype = getattr(torch, dtype_name)
-        found = capture.capture(entry, dtype, {t["op"] for t in targets}, limit)
+        found = capture.capture(entry, dtype, {t.op for t in targets}, limit)
         for t in targets:
-            kinds = [k for k in ["backward"] + (["forward"] if t["forward"] else []) if _allowed(entry, k, dtype)]
-            vmap = {k for k in kinds if _vmap_ok(entry, k, request)}
-            rows = capture.captured_checks(
-                found.get(t["op"], []), set(t["grad"]), kinds, counters, t.get("outputs"), vmap
-            )
-            for row in rows:
-                row["test"] = "captured_grad" if row["kind"] == "backward" else "captured_forward_ad"
-                if row["status"] == "failed" and request.reference_dir:
-                    row["reference"] = _keep_for_reference(request.reference_dir, entry.name, t, dtype_name, row)
-                    capture.save_sets(
-                        row["reference"], found[t["op"]], set(t["grad"]), row["kind"], t.get("outputs"), vmap
-                    )
-            # the samples the reach map read: the one reaching the op may be a later one
-            whole = max(limit, capture.REACH_CALLS)
-            if entry.name in t.get("through_backward", []) and hasattr(entry, "opinfo") and not entry.inplace:
-                names = [a.name for a in found[t["op"]][0].func._schema.arguments] if found.get(t["op"]) else None
-                rows += _through_backward(entry.opinfo, dtype, whole, counters, names, batched)
-            else:
-                rows += _through_call(entry, rows, dtype, whole, counters, batched)
-            for row in rows:
-                if row["status"] == "failed" and row["test"] in _WHOLE_CALL and request.reference_dir:
-                    call = [_name(entry.opinfo), row["kind"], "function", dtype_name, whole, batched]
-                    row["reference"] = _keep_call_for_reference(request.reference_dir, call)
-                ours = t["counter"] in row["hit"]
-                if row["status"] in ("failed", "passed") and not ours and row["test"] in _WHOLE_CALL:
-                    # its samples did not enter our kernel of the op: no verdict on it (a failure is another's)
-                    why = f"its samples did not enter our kernel of it (entered: {', '.join(row['hit']) or 'none'})"
-                    row = {"test": row["test"], "kind": row["kind"], "status": "not run", "why": why}
-                extra = {"ours_ran": ours, "hit": [t["counter"]] if ours or row["status"] == "failed" else []}
-                checks[t["op"]].append({"variant": "function", "dtype": dtype_name, **row, **extra})
+            rows = _captured(entry, t, found.get(t.op, []), dtype_name, counters, request)
+            checks[t.op] += [_attributed(row, t, dtype_name) for row in rows]
     return [
-        {
-            "entry": f"{t['op']} (arguments from {entry.name})",
-            "aten": t["op"],
-            "source": entry.name,
-            "direct": {"function": [t["counter"]], "inplace": []},
-            "checks": [c for c in checks[t["op"]] if c["status"] != "not run" or c["why"] == "random"],
-        }
+        Entry(
+            f"{t.op} (arguments from {entry.name})",
+            tuple(c for c in checks[t.op] if c.status != NOT_RUN or c.why == "random"),
+            (("function", (t.counter,)), ("inplace", ())),
+            aten=t.op,
+            source=entry.name,
+        )
         for t in targets
     ]
+
+
+def _captured(
+    entry: Any, t: CaptureTarget, sets: list[Any], dtype_name: str, counters: Counters, request: CheckRequest
+) -> list[Check]:
+    """The target's checks on the argument sets captured from ``entry`` (``sets``), then the entry's own check of
+    its whole call (through a backward op's forward, or after a captured failure)."""
+    import torch
+
+    dtype, limit, batched = getattr(torch, dtype_name), request.max_samples or 2, request.batched
+    kinds = [k for k in ["backward"] + (["forward"] if t.forward else []) if _allowed(entry, k, dtype)]
+    vmap = {k for k in kinds if _vmap_ok(entry, k, request)}
+    rows = []
+    for row in capture.captured_checks(sets, set(t.grad), kinds, counters, t.outputs, vmap):
+        row = replace(row, test="captured_grad" if row.kind == "backward" else "captured_forward_ad")
+        if row.status == FAILED and request.reference_dir:
+            row = replace(row, reference=_keep_for_reference(request.reference_dir, entry.name, t, dtype_name, row))
+            capture.save_sets(row.reference, sets, set(t.grad), row.kind, t.outputs, vmap)
+        rows.append(row)
+    # the samples the reach map read: the one reaching the op may be a later one
+    whole = max(limit, capture.REACH_CALLS)
+    if entry.name in t.through_backward and hasattr(entry, "opinfo") and not entry.inplace:
+        names = [a.name for a in sets[0].func._schema.arguments] if sets else None
+        rows += _through_backward(entry.opinfo, dtype, whole, counters, names, batched)
+    else:
+        rows += _through_call(entry, rows, dtype, whole, counters, batched)
+    if request.reference_dir:
+        rows = [_keep_whole_call(entry, row, whole, batched, request.reference_dir) for row in rows]
+    return rows
+
+
+def _keep_whole_call(entry: Any, row: Check, whole: int, batched: bool, folder: str) -> Check:
+    """A failed check of an OpInfo's whole call, described for the reference rerun."""
+    if row.status != FAILED or row.test not in _WHOLE_CALL:
+        return row
+    call = [_name(entry.opinfo), row.kind, "function", row.dtype, whole, batched]
+    return replace(row, reference=_keep_call_for_reference(folder, call))
+
+
+def _attributed(row: Check, t: CaptureTarget, dtype_name: str) -> Check:
+    """A check of the target's: ours when it entered our kernel of the op; a whole call's check that did not
+    is no verdict on it (a failure there is another's)."""
+    ours = t.counter in row.hit
+    if row.status in (FAILED, PASSED) and not ours and row.test in _WHOLE_CALL:
+        why = f"its samples did not enter our kernel of it (entered: {', '.join(row.hit) or 'none'})"
+        row = Check(row.kind, "function", NOT_RUN, test=row.test, why=why)
+    hit = (t.counter,) if ours or row.status == FAILED else ()
+    return replace(row, variant="function", dtype=dtype_name, ours_ran=ours, hit=hit)
 
 
 def _vmap_ok(entry: Any, kind: str, request: CheckRequest) -> bool:
@@ -444,8 +478,8 @@ _WHOLE_CALL = ("through_grad", "through_forward_ad", "test_fn_gradgrad", "test_f
 
 
 def _through_call(
-    entry: Any, rows: list[dict[str, Any]], dtype: Any, limit: int, counters: Counters, batched: bool
-) -> list[Any]:
+    entry: Any, rows: list[Check], dtype: Any, limit: int, counters: Counters, batched: bool
+) -> list[Check]:
     """For each failed captured check, the OpInfo's own check of the whole call (its gradcheck wrapper
     keeps the inputs' invariants: a symmetric matrix stays symmetric), which enters our kernel too.
 
@@ -453,8 +487,8 @@ def _through_call(
     """
     if not hasattr(entry, "opinfo") or entry.inplace:
         return []
-    found: list[Any] = []
-    for kind in sorted({r["kind"] for r in rows if r["status"] == "failed"}):
+    found: list[Check] = []
+    for kind in sorted({r.kind for r in rows if r.status == FAILED}):
         if not _allowed(entry, kind, dtype):
             continue
         hit: set[str] = set()
@@ -463,18 +497,18 @@ def _through_call(
         except Timeout:
             raise
         except Exception as exc:  # its samples cannot be made here (a sparse-only sample)
-            result = {"status": "not run", "why": describe(exc, 200)}
-        result.pop("positions", None)  # the OpInfo call's inputs, not the op's arguments
+            result = Check(kind, "function", NOT_RUN, dtype=str(dtype).removeprefix("torch."), why=describe(exc, 200))
         test = "through_grad" if kind == "backward" else "through_forward_ad"
-        found.append({"test": test, "kind": kind, **result, "hit": sorted(hit)})
+        # positions: the OpInfo call's inputs, not the op's arguments
+        found.append(replace(result, test=test, positions=(), hit=tuple(sorted(hit))))
     return found
 
 
-def _keep_for_reference(folder: str, entry: str, target: dict[str, Any], dtype: str, row: dict[str, Any]) -> str:
+def _keep_for_reference(folder: str, entry: str, target: CaptureTarget, dtype: str, row: Check) -> str:
     """Where a failed captured check's arguments are kept for the reference run (``--reference``)."""
     import hashlib
 
-    key = json.dumps([entry, target["op"], dtype, row["kind"]])
+    key = json.dumps([entry, target.op, dtype, row.kind])
     os.makedirs(folder, exist_ok=True)
     return os.path.join(folder, hashlib.sha256(key.encode()).hexdigest()[:24] + ".pt")
 
@@ -492,7 +526,7 @@ def _keep_call_for_reference(folder: str, call: list[Any]) -> str:
     return path
 
 
-def _reference_call(path: str) -> dict[str, Any]:
+def _reference_call(path: str) -> Check:
     """The described OpInfo check again, its samples made afresh, with PyTorch's own kernels."""
     import torch
 
@@ -500,7 +534,7 @@ def _reference_call(path: str) -> dict[str, Any]:
         name, kind, variant, dtype, limit, *batched = json.load(f)
     entry = next(iter(sample_sources.all_entries({name})), None)
     if entry is None or not hasattr(entry, "opinfo"):
-        return {"status": "not run", "why": f"no OpInfo entry {name}"}
+        return Check(kind, variant, NOT_RUN, dtype=dtype, why=f"no OpInfo entry {name}")
     nothing = capture._NoCounters()
     return _check(
         entry.opinfo, kind, variant, getattr(torch, dtype), limit, nothing, set(), bool(batched and batched[0])
@@ -510,15 +544,15 @@ def _reference_call(path: str) -> dict[str, Any]:
 def run_references(listing: str, results: str) -> None:
     """``--reference``: each kept check again with PyTorch's own kernels (this process loads no library)."""
     with open(listing, encoding="utf-8") as f:
-        paths = json.load(f)
-    found: dict[str, Any] = {}
-    for path in paths:
+        request = ReferenceRequest.from_json(json.load(f))
+    found: list[tuple[str, Check]] = []
+    for path in request.paths:
         try:
-            found[path] = _reference_call(path) if path.endswith(".json") else capture.reference(path)
+            found.append((path, _reference_call(path) if path.endswith(".json") else capture.reference(path)))
         except Exception as exc:
-            found[path] = {"status": "not run", "why": describe(exc, 200)}
+            found.append((path, Check("", "function", "not run", why=describe(exc, 200))))
     with open(results, "w", encoding="utf-8") as f:
-        json.dump(found, f)
+        json.dump(ReferenceAnswer(tuple(found)).to_json(), f)
 
 
 # the test PyTorch runs an OpInfo's backward and forward-mode checks in, per captured check kind
@@ -540,43 +574,43 @@ def _allowed(entry: Any, kind: str, dtype: Any) -> bool:
 
 def _through_backward(
     opinfo: Any, dtype: Any, limit: int, counters: Counters, arguments: list[str] | None = None, batched: bool = False
-) -> list[dict[str, Any]]:
+) -> list[Check]:
     """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them.
 
     ``arguments``: the backward op's argument names, to say which of its formulas a failure is at.
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[Check] = []
     for test, classes, kind in THROUGH_BACKWARD:
         why = _supports(opinfo, kind, "function") or _skipped(opinfo, test, classes, dtype)
         if why or dtype not in opinfo.supported_backward_dtypes("cpu"):
             continue
         hit: set[str] = set()
         result = _check(opinfo, kind, "function", dtype, limit, counters, hit, batched)
-        forward = result.pop("positions", None)  # the forward op's inputs, not the backward op's arguments
-        mapped = _backward_positions(forward, arguments or [])
-        rows.append({"test": test, "kind": kind, **result, "hit": sorted(hit), **mapped})
+        # the forward op's inputs, not the backward op's arguments
+        mapped = _backward_positions(result.positions, arguments or [])
+        rows.append(replace(result, test=test, hit=tuple(sorted(hit)), positions=mapped))
     return rows
 
 
-def _backward_positions(forward: list[int] | None, arguments: list[str]) -> dict[str, Any]:
+def _backward_positions(forward: tuple[int, ...], arguments: list[str]) -> tuple[int, ...]:
     """A double backward's inputs (the forward op's one input, then the gradient of its output) as the
-    backward op's arguments (``self`` or ``input``, then ``grad_output``); nothing when that is unclear."""
+    backward op's arguments (``self`` or ``input``, then ``grad_output``); none when that is unclear."""
     own = [arguments.index(n) for n in ("self", "input") if n in arguments][:1]
-    if forward is None or len(forward) != 1 or not own or "grad_output" not in arguments:
-        return {}
-    return {"positions": [own[0], arguments.index("grad_output")]}
+    if len(forward) != 1 or not own or "grad_output" not in arguments:
+        return ()
+    return (own[0], arguments.index("grad_output"))
 
 
 def run_targets(request: CheckRequest, counters: Counters, out: Any) -> None:
     """The request's target ops, checked on the arguments of the entries that reach them."""
-    by_entry: dict[str, list[dict[str, Any]]] = {}
+    by_entry: dict[str, list[CaptureTarget]] = {}
     for t in request.targets:
-        for name in t["entries"]:
+        for name in t.entries:
             by_entry.setdefault(name, []).append(t)
     skip = set(request.skip)
 
     def checked(entry: Any) -> Run:
-        ran = {"entry": f"via {entry.name}", "checks": []}  # the entry's own row (the target rows name the ops)
+        ran = Entry(f"via {entry.name}")  # the entry's own row (the target rows name the ops)
         run: Run = batching.timed(lambda: [*_target_records(entry, by_entry[entry.name], request, counters), ran])
         return run
 
@@ -588,9 +622,9 @@ def run_targets(request: CheckRequest, counters: Counters, out: Any) -> None:
 def main(argv: list[str]) -> int:
     if argv[1] == "--reach":
         with open(argv[2], encoding="utf-8") as f:
-            reach = json.load(f)
+            reach = ReachRequest.from_json(json.load(f))
         warnings.filterwarnings("ignore")
-        reach_all(argv[3], set(reach["skip"]), int(reach["timeout"]))
+        reach_all(argv[3], set(reach.skip), reach.timeout)
         return 0
     if argv[1] == "--reference":
         warnings.filterwarnings("ignore")
@@ -598,9 +632,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[1] == "--schemas":
         with open(argv[2], encoding="utf-8") as f:
-            ops = json.load(f)
+            query = SchemasQuery.from_json(json.load(f))
         with open(argv[3], "w", encoding="utf-8") as f:
-            json.dump(schemas(ops), f)
+            json.dump(schemas(list(query.ops)).to_json(), f)
         return 0
     with open(argv[1], encoding="utf-8") as f:
         request = CheckRequest.from_json(json.load(f))

@@ -19,11 +19,15 @@ import ctypes
 import json
 import os
 import signal
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
-# an entry's run: its rows (each with "entry"), or an exception (then one "error" row stands for it)
-Run = Callable[[], list[dict[str, Any]]]
+from .protocol import ReachRow
+from .rows import At, Entry, Start
+
+# an entry's run: its rows (each naming an entry), or an exception (then one error row stands for it)
+Row = Entry | ReachRow
+Run = Callable[[], Sequence[Row]]
 
 
 class Timeout(Exception):
@@ -91,7 +95,7 @@ class Progress:
 
     def __call__(self, where: str) -> None:
         self.last = where
-        self.out.write(json.dumps({"at": where}) + "\n")
+        self.out.write(json.dumps(At(where).to_json()) + "\n")
         self.out.flush()
 
 
@@ -109,25 +113,25 @@ def run_entries(
     try:
         for name, run in entries:
             op = (ops or {}).get(name)
-            out.write(json.dumps({"start": name, **({"aten": op} if op else {})}) + "\n")
+            out.write(json.dumps(Start(name, op or "").to_json()) + "\n")
             out.flush()
             progress.last = ""
             rows = _rows(name, run, timeout, progress, op)
-            out.write("".join(json.dumps(row) + "\n" for row in rows))
+            out.write("".join(json.dumps(row.to_json()) + "\n" for row in rows))
             out.flush()
     finally:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _rows(name: str, run: Run, timeout: int, progress: Progress, op: str | None) -> list[dict[str, Any]]:
+def _rows(name: str, run: Run, timeout: int, progress: Progress, op: str | None) -> Sequence[Row]:
     signal.alarm(timeout)
     try:
         return run()
     except Timeout:  # a hang is a failure of the entry's op, as a crash is
         where = f" in {progress.last}" if progress.last else ""
-        row = {"entry": name, "error": f"timed out after {timeout}s{where} (the per-entry limit)", "fatal": True}
-        return [{**row, **({"aten": op} if op else {})}]
+        why = f"timed out after {timeout}s{where} (the per-entry limit)"
+        return [Entry(name, aten=op or "", error=why, fatal=True)]
     except Exception as exc:
-        return [{"entry": name, "error": describe(exc), **({"aten": op} if op else {})}]
+        return [Entry(name, aten=op or "", error=describe(exc))]
     finally:
         signal.alarm(0)

@@ -29,13 +29,16 @@ import sys
 import time
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from . import python_tier_opinfo, schema_child
 from .batching import timed
 from .child_loop import Counters, Progress, Run, describe, run_entries
 from .cpp_calls import CppTorch, scalar
+from .protocol import OpSamples, TierEntry, TierModule, TierRequest, TierStart
+from .rows import FAILED, NOT_RUN, PASSED, Check, Entry
 
 _MISMATCH = re.compile(r"Jacobian (computed with forward mode )?mismatch|adjoint mismatch|batched grad", re.IGNORECASE)
 KEY = "AutogradCPU"  # the key our kernels take: ahead of torch's own Autograd kernel for dense CPU tensors
@@ -104,15 +107,14 @@ def gradients_in(args: Any, kwargs: Any) -> bool:
     return any(forward_ad.unpack_dual(t).tangent is not None for t in tensors)
 
 
-def _wait_for(path: str) -> dict[str, Any]:
+def _wait_for(path: str) -> TierRequest:
     parent = os.getppid()
     while not os.path.exists(path):
         if os.getppid() != parent:
             raise SystemExit(4)  # the parent went away
         time.sleep(_WAIT)
     with open(path, encoding="utf-8") as f:
-        request: dict[str, Any] = json.load(f)
-    return request
+        return TierRequest.from_json(json.load(f))
 
 
 def _recorded(torch: Any, op: str, text: str, package: str) -> list[tuple[str, str, Any]]:
@@ -182,9 +184,9 @@ class Scoped:
     """The view ops' kernels, installed only while their own checks run (``python_tier.py`` in the parent
     says why): ``around(ops, run)`` runs ``run`` with the kernels of those of ``ops`` installed."""
 
-    def __init__(self, torch: Any, modules: list[dict[str, Any]], counters: PyCounters, package: str) -> None:
+    def __init__(self, torch: Any, modules: Sequence[TierModule], counters: PyCounters, package: str) -> None:
         self.torch, self.counters, self.package = torch, counters, package
-        self.modules = {m["op"]: m for m in modules}
+        self.modules = {m.op: m for m in modules}
         for op in self.modules:  # counted from the start, as the kernels installed for the whole run are
             counters.wrap(op, lambda *args, **kwargs: None)
 
@@ -205,7 +207,7 @@ class Scoped:
 
 
 def install(
-    torch: Any, modules: list[dict[str, Any]], counters: PyCounters, package: str
+    torch: Any, modules: Sequence[TierModule], counters: PyCounters, package: str
 ) -> tuple[list[Any], dict[str, str]]:
     """Each module's kernels as the AutogradCPU kernels of their overloads (in the namespace each module
     registers in: aten, or an op library's); op -> why a module could not.  ``package``: where the modules'
@@ -214,20 +216,20 @@ def install(
     failed: dict[str, str] = {}
     for m in modules:
         try:
-            for namespace, name, fn in _recorded(torch, m["op"], m["text"], package):
+            for namespace, name, fn in _recorded(torch, m.op, m.text, package):
                 if namespace not in libs:
                     libs[namespace] = torch.library.Library(namespace, "IMPL")
-                libs[namespace].impl(name, counters.wrap(m["op"], _as_tensors(torch, namespace, name, fn)), KEY)
+                libs[namespace].impl(name, counters.wrap(m.op, _as_tensors(torch, namespace, name, fn)), KEY)
         except Exception as exc:
-            failed[m["op"]] = describe(exc)
+            failed[m.op] = describe(exc)
     return list(libs.values()), failed
 
 
-def _library(request: dict[str, Any]) -> str:
+def _library(request: TierRequest) -> str:
     """An op library's request: load it (its ops and forward kernels; its own Autograd kernels are replaced by
     ours) and make its formulas module importable as the modules import it; the package they import from."""
-    schema_child.load(request["library"])
-    formulas = request.get("formulas")
+    schema_child.load(request.library or "")
+    formulas = request.formulas
     if not formulas:
         return str(__package__)
     package = types.ModuleType(_FORMULAS_PACKAGE)
@@ -281,108 +283,108 @@ def _op_accepts(torch: Any, call: Any) -> bool:
     return True
 
 
-def _adjoint_check(torch: Any, entry: dict[str, Any], dtype: Any, at: Progress, counters: PyCounters) -> dict[str, Any]:
-    fn = schema_child._op(torch, entry["namespace"], entry["op"])
-    ran, hit = 0, False
-    for i, sample in enumerate(entry["samples"]):
-        at(f"sample {i} ({str(dtype).removeprefix('torch.')}) of the adjoint test of {entry['op']}")
+def _adjoint_check(torch: Any, entry: OpSamples, dtype: Any, at: Progress, counters: PyCounters) -> Check:
+    fn = schema_child._op(torch, entry.namespace, entry.op)
+    ran, hit, named = 0, False, str(dtype).removeprefix("torch.")
+    found = Check(ADJOINT, "function", NOT_RUN, dtype=named)
+    for i, sample in enumerate(entry.samples):
+        at(f"sample {i} ({named}) of the adjoint test of {entry.op}")
         args = schema_child.make(torch, sample, dtype, seed=i)
-        call = schema_child.Call(torch, fn, args, [], entry["outputs"], bool(entry.get("random")))
+        call = schema_child.Call(torch, fn, args, [], entry.outputs, entry.random)
         if not call.slots or not _op_accepts(torch, call):
             continue
         try:
             with torch.no_grad():
                 call(*call.inputs())
         except Exception as exc:  # the op itself refuses the sample (float indices): no formula of ours ran
-            return {"status": "not run", "why": f"the op rejects the sample: {describe(exc, 300)}"}
+            return replace(found, why=f"the op rejects the sample: {describe(exc, 300)}")
         before = counters.snapshot()
         try:
             torch.manual_seed(1000 + i)
             left, right, scale = adjoint_gap(torch, call)
         except Exception as exc:
-            return {"status": "not run", "why": f"raised: {describe(exc, 300)}"}
-        hit = hit or entry["op"] in counters.entered(before)
+            return replace(found, why=f"raised: {describe(exc, 300)}")
+        hit = hit or entry.op in counters.entered(before)
         if abs(left - right) > _ATOL + _RTOL * scale:
             message = (
                 f"adjoint mismatch: <J·u, v> = {left!r} (the forward formula) but <u, Jᵀ·v> = {right!r} "
                 "(the backward formulas), for random u, v (no finite differences)"
             )
-            positions = [entry["positions"].get(n, -1) for n in call.names]
-            return {"status": "failed", "sample": i, "message": message, "positions": positions,
-                    "ours_ran": entry["op"] in counters.entered(before), "hit": [entry["op"]]}  # fmt: skip
+            positions = tuple(entry.position(n) for n in call.names)
+            return replace(found, status=FAILED, sample=i, message=message, positions=positions,
+                           ours_ran=entry.op in counters.entered(before), hit=(entry.op,))  # fmt: skip
         ran += 1
     if not ran:
-        return {"status": "not run", "why": "no usable sample"}
-    return {"status": "passed", "samples": ran, "ours_ran": hit, "hit": [entry["op"]] if hit else []}
+        return replace(found, why="no usable sample")
+    return replace(found, status=PASSED, samples=ran, ours_ran=hit, hit=(entry.op,) if hit else ())
 
 
-def adjoint_rows(torch: Any, entry: dict[str, Any], at: Progress, counters: PyCounters) -> list[dict[str, Any]]:
-    rows = []
-    for name in entry["dtypes"]:
-        row = {"test": "adjoint", "kind": ADJOINT, "variant": "function", "dtype": name}
-        rows.append({**row, **_adjoint_check(torch, entry, getattr(torch, name), at, counters)})
-    return rows
+def adjoint_rows(torch: Any, entry: OpSamples, at: Progress, counters: PyCounters) -> list[Check]:
+    return [
+        replace(_adjoint_check(torch, entry, getattr(torch, name), at, counters), test="adjoint")
+        for name in entry.dtypes
+    ]
 
 
-def _order(entry: dict[str, Any], kinds: set[str]) -> list[tuple[str, str, str]]:
+def _order(entry: OpSamples, kinds: set[str]) -> list[tuple[str, str, str]]:
     """(kind, variant, dtype) in the order they run: the cheapest verdict first (float64 backward of the
     function, whose imports the others share), complex128 and the in-place variant after."""
-    variants = ["function", *(["inplace"] if entry["inplace"] else [])]
+    variants = ["function", *(["inplace"] if entry.inplace else [])]
     found = []
-    for dtype in sorted(entry["dtypes"], key=lambda d: d != "float64"):
+    for dtype in sorted(entry.dtypes, key=lambda d: d != "float64"):
         for variant in variants:
             found += [(k, variant, dtype) for k in ("backward", "gradgrad", ADJOINT, "forward") if k in kinds]
     return [c for c in found if c[0] != ADJOINT or c[1] == "function"]
 
 
-def _one(torch: Any, item: dict[str, Any], check: tuple[str, str, str], counters: Any, at: Progress,
-         batched: bool) -> dict[str, Any]:  # fmt: skip
+def _one(torch: Any, item: TierEntry, check: tuple[str, str, str], counters: Any, at: Progress,
+         batched: bool) -> Check:  # fmt: skip
     kind, variant, name = check
-    entry, dtype = item["plan"], getattr(torch, name)
-    row = {"test": f"python_{kind}", "kind": kind, "variant": variant, "dtype": name}
+    entry, dtype, test = item.plan, getattr(torch, name), f"python_{kind}"
     if kind == ADJOINT:
-        if not item.get("adjoint"):
-            return {**row, "status": "not run", "why": "no explicit forward formula beside the backward ones"}
-        return {**row, **_adjoint_check(torch, entry, dtype, at, counters)}
-    if kind == "forward" and not entry["forward"]:
-        return {**row, "status": "not run", "why": "no forward formula"}
-    return {**row, **schema_child._check(torch, entry, kind, variant, dtype, counters, at, batched)}
+        if not item.adjoint:
+            why = "no explicit forward formula beside the backward ones"
+            return Check(kind, variant, NOT_RUN, test=test, dtype=name, why=why)
+        return replace(_adjoint_check(torch, entry, dtype, at, counters), test=test, variant=variant)
+    if kind == "forward" and not entry.forward:
+        return Check(kind, variant, NOT_RUN, test=test, dtype=name, why="no forward formula")
+    return replace(schema_child._check(torch, entry, kind, variant, dtype, counters, at, batched), test=test)
 
 
-def _mismatch(row: dict[str, Any]) -> bool:
-    return row["status"] == "failed" and bool(row.get("ours_ran")) and bool(_MISMATCH.search(row.get("message", "")))
+def _mismatch(row: Check) -> bool:
+    return row.status == FAILED and row.ours_ran and bool(_MISMATCH.search(row.message))
 
 
-def run_entry(torch: Any, item: dict[str, Any], counters: PyCounters, at: Progress, request: dict[str, Any]) -> Any:
+def run_entry(torch: Any, item: TierEntry, counters: PyCounters, at: Progress, request: TierRequest) -> Entry:
     """One op's checks in ``_order``; with ``first_failure``, none after the first gradient mismatch."""
-    entry = item["plan"]
-    checks = []
-    for check in _order(entry, set(request["kinds"])):
+    entry = item.plan
+    checks: list[Check] = []
+    for check in _order(entry, set(request.kinds)):
         before = counters.live_snapshot()
-        row = _one(torch, item, check, counters, at, bool(request.get("batched")))
-        want = entry["op"] if check[1] == "function" else entry["inplace"]
+        row = _one(torch, item, check, counters, at, request.batched)
+        want = entry.op if check[1] == "function" else entry.inplace
         others = sorted(counters.live_entered(before) - {want})  # their formulas ran too: the failure may be theirs
-        checks.append({**row, "others": others} if row["status"] == "failed" and others else row)
-        if request.get("first_failure") and _mismatch(checks[-1]):
+        checks.append(replace(row, others=tuple(others)) if row.status == FAILED and others else row)
+        if request.first_failure and _mismatch(checks[-1]):
             break
-    inplace = [entry["inplace"]] if entry["inplace"] else []
-    direct = {"function": [entry["op"]], "inplace": inplace}
-    return {"entry": f"{entry['op']} (python tier)", "aten": entry["op"], "direct": direct, "checks": checks}
+    inplace = (entry.inplace,) if entry.inplace else ()
+    direct = (("function", (entry.op,)), ("inplace", inplace))
+    return Entry(f"{entry.op} (python tier)", tuple(checks), direct, aten=entry.op)
 
 
-def _reference(
-    torch: Any, rows: list[dict[str, Any]], items: dict[str, dict[str, Any]], request: dict[str, Any]
-) -> None:
+def _reference(torch: Any, rows: list[Entry], items: dict[str, TierEntry], request: TierRequest) -> list[Entry]:
     """Each failed check again with torch's own kernels (ours are removed by now): shared, it is not ours."""
     at = Progress(io.StringIO())
-    for row in rows:
-        item = items.get(str(row.get("aten")))
-        for c in row.get("checks", []):
-            if item is None or c.get("status") != "failed" or c["kind"] in (ADJOINT, AGREE):
-                continue
-            theirs = _one(torch, item, (c["kind"], c["variant"], c["dtype"]), None, at, bool(request.get("batched")))
-            if theirs["status"] == "failed":
-                c.update({"status": "not run", "why": f"torch's own kernels fail it too: {theirs['message'][:200]}"})
+
+    def judged(item: TierEntry | None, c: Check) -> Check:
+        if item is None or c.status != FAILED or c.kind in (ADJOINT, AGREE):
+            return c
+        theirs = _one(torch, item, (c.kind, c.variant, c.dtype), None, at, request.batched)
+        if theirs.status != FAILED:
+            return c
+        return replace(c, status=NOT_RUN, why=f"torch's own kernels fail it too: {theirs.message[:200]}")
+
+    return [row.with_checks(judged(items.get(row.aten), c) for c in row.checks) for row in rows]
 
 
 # torch's own lazy imports on a first gradcheck (autograd.grad, then make_dual): paid while the parent plans,
@@ -410,48 +412,48 @@ def main(argv: list[str]) -> int:
     _prewarm(argv[1])
     request = _wait_for(argv[1])
     counters = PyCounters()
-    package = _library(request) if request.get("library") else str(__package__)
-    views = set(request.get("scoped", ()))
-    libs, failed = install(torch, [m for m in request["modules"] if m["op"] not in views], counters, package)
-    scoped = Scoped(torch, [m for m in request["modules"] if m["op"] in views], counters, package)
+    package = _library(request) if request.library else str(__package__)
+    views = set(request.scoped)
+    libs, failed = install(torch, [m for m in request.modules if m.op not in views], counters, package)
+    scoped = Scoped(torch, [m for m in request.modules if m.op in views], counters, package)
     failed.update(_installable(torch, scoped, package))
-    items = {i["plan"]["op"]: i for i in request["entries"]}
+    items = {i.plan.op: i for i in request.entries}
     with open(argv[2], "a", encoding="utf-8") as out:
         at = Progress(out)
-        out.write(json.dumps({"installed": sorted(set(counters.ops)), "failed_to_install": failed}) + "\n")
-        ours = {op: _values(torch, item, scoped) for op, item in items.items()} if AGREE in request["kinds"] else {}
+        out.write(json.dumps(TierStart(tuple(sorted(set(counters.ops))), tuple(failed.items())).to_json()) + "\n")
+        ours = {op: _values(torch, item, scoped) for op, item in items.items()} if AGREE in request.kinds else {}
 
-        def checked(item: dict[str, Any]) -> Run:
+        def checked(item: TierEntry) -> Run:
             return timed(scoped.around(_own_ops(item), lambda: [run_entry(torch, item, counters, at, request)]))
 
         held = _Held()
         chosen = ((f"{op} (python tier)", checked(item)) for op, item in items.items())
-        run_entries(held, chosen, int(request["timeout"]), at)
+        run_entries(held, chosen, request.timeout, at)
         rows = held.rows()
         opinfo = _opinfo_rows(rows, request, counters, at, scoped)
         for lib in libs:
             lib._destroy()  # torch's own kernels from here on
-        if not request.get("library"):  # an op library's own compiled autograd is no independent reference
-            _reference(torch, rows, items, request)
-        python_tier_opinfo.reference(opinfo, request)
-        rows += opinfo
-        for row in rows:
-            if str(row.get("aten")) in ours:
-                row.setdefault("checks", []).append(agreement(torch, ours[str(row["aten"])], items[str(row["aten"])]))
-        out.write("".join(json.dumps(r) + "\n" for r in rows))
+        if not request.library:  # an op library's own compiled autograd is no independent reference
+            rows = _reference(torch, rows, items, request)
+        rows += python_tier_opinfo.reference(opinfo, request)
+        rows = [
+            r.with_checks([*r.checks, agreement(torch, ours[r.aten], items[r.aten])]) if r.aten in ours else r
+            for r in rows
+        ]
+        out.write("".join(json.dumps(r.to_json()) + "\n" for r in rows))
     sys.stderr.flush()
     os._exit(0)  # the results are written: torch's teardown at exit (a second or two) is no one's wait
 
 
-def _values(torch: Any, item: dict[str, Any], scoped: Scoped) -> list[Any]:
+def _values(torch: Any, item: TierEntry, scoped: Scoped) -> list[Any]:
     """``vjp_values`` of an entry through our kernels (a view op's installed for it)."""
-    found: list[Any] = scoped.around(_own_ops(item), lambda: vjp_values(torch, item["plan"]))()
+    found: list[Any] = scoped.around(_own_ops(item), lambda: vjp_values(torch, item.plan))()
     return found
 
 
-def _own_ops(item: dict[str, Any]) -> list[str]:
+def _own_ops(item: TierEntry) -> list[str]:
     """An entry's ops: the function and its in-place variant."""
-    return [item["plan"]["op"], *([item["plan"]["inplace"]] if item["plan"]["inplace"] else [])]
+    return [item.plan.op, *([item.plan.inplace] if item.plan.inplace else [])]
 
 
 def _installable(torch: Any, scoped: Scoped, package: str) -> dict[str, str]:
@@ -462,59 +464,54 @@ def _installable(torch: Any, scoped: Scoped, package: str) -> dict[str, str]:
     return failed
 
 
-def _family_ops(request: dict[str, Any], name: str) -> list[str]:
+def _family_ops(request: TierRequest, name: str) -> list[str]:
     """The installed ops an OpInfo entry named ``name`` (``transpose``, ``split.list_args``) is for."""
-    return [op for op, (family, _) in request["variants"].items() if name == family or name.startswith(family + ".")]
+    return [op for op, family, _ in request.variants if name == family or name.startswith(family + ".")]
 
 
-def _opinfo_rows(
-    rows: list[dict[str, Any]], request: dict[str, Any], counters: PyCounters, at: Progress, scoped: Scoped
-) -> Any:
+def _opinfo_rows(rows: list[Entry], request: TierRequest, counters: PyCounters, at: Progress, scoped: Scoped
+                 ) -> list[Entry]:  # fmt: skip
     """The OpInfo checks (``python_tier_opinfo``) of the families whose schema samples did not already fail
     (``first_failure``: their verdict is in); none failed otherwise: PyTorch's test suite is not imported."""
-    failed = {str(r.get("aten")) for r in rows if any(_mismatch(c) for c in r.get("checks", []))}
-    done = (
-        {request["variants"][op][0] for op in failed if op in request["variants"]}
-        if request.get("first_failure")
-        else set()
-    )
-    families = {family for family, _ in request["variants"].values()}
-    if not request.get("opinfo") or families <= done:
+    failed = {r.aten for r in rows if any(_mismatch(c) for c in r.checks)}
+    done = {family for op, family, _ in request.variants if op in failed} if request.first_failure else set()
+    families = {family for _, family, _ in request.variants}
+    if not request.opinfo or families <= done:
         return []
     held = _Held()
-    asked = {**request, "variants": {op: v for op, v in request["variants"].items() if v[0] not in done}}
+    asked = replace(request, variants=tuple(v for v in request.variants if v[1] not in done))
     chosen = [(name, scoped.around(_family_ops(asked, name), run))
               for name, run in python_tier_opinfo.entries(asked, counters, at)]  # fmt: skip
-    run_entries(held, chosen, int(request["timeout"]), at)
+    run_entries(held, chosen, request.timeout, at)
     return held.rows()
 
 
 class _Held(io.StringIO):
     """The entry loop's output, held: the rows are written after the reference reruns judged them."""
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[Entry]:
         found = (json.loads(line) for line in self.getvalue().splitlines() if line)
-        return [r for r in found if isinstance(r, dict) and "entry" in r]
+        return [Entry.from_json(r) for r in found if isinstance(r, dict) and "entry" in r]
 
 
-def vjp_values(torch: Any, entry: dict[str, Any]) -> list[Any]:
+def vjp_values(torch: Any, entry: OpSamples) -> list[Any]:
     """The backward formulas' values (Jᵀ·v) and the forward ones' (J·u) on the entry's samples, float64,
     for random u, v of fixed seeds: the same call with torch's own kernels must give the same numbers
     (``agreement``) when the yaml is the installed torch's."""
     try:
-        fn = schema_child._op(torch, entry["namespace"], entry["op"])
+        fn = schema_child._op(torch, entry.namespace, entry.op)
     except Exception as exc:  # no overload of that name on this torch: no values to compare
         return [describe(exc, 200)]
     found: list[Any] = []
-    for i, sample in enumerate(entry["samples"]):
+    for i, sample in enumerate(entry.samples):
         try:
             call = schema_child.Call(
-                torch, fn, schema_child.make(torch, sample, torch.float64, seed=i), [], entry["outputs"]
+                torch, fn, schema_child.make(torch, sample, torch.float64, seed=i), [], entry.outputs
             )
             if not call.slots:
                 continue
             torch.manual_seed(2000 + i)
-            left, right, _ = adjoint_gap(torch, call) if entry["forward"] else (0.0, 0.0, 0.0)
+            left, right, _ = adjoint_gap(torch, call) if entry.forward else (0.0, 0.0, 0.0)
             xs = call.inputs()
             outs = [o for o in _outputs(call(*xs)) if o.requires_grad]
             vs = [torch.randn_like(o) for o in outs]
@@ -525,19 +522,19 @@ def vjp_values(torch: Any, entry: dict[str, Any]) -> list[Any]:
     return found
 
 
-def agreement(torch: Any, ours: list[Any], item: dict[str, Any]) -> dict[str, Any]:
+def agreement(torch: Any, ours: list[Any], item: TierEntry) -> Check:
     """Our values against torch's own on the same samples (``vjp_values``): a check of the translation."""
-    theirs = vjp_values(torch, item["plan"])
-    row = {"test": "agree", "kind": AGREE, "variant": "function", "dtype": "float64"}
+    theirs = vjp_values(torch, item.plan)
+    row = Check(AGREE, "function", NOT_RUN, test="agree", dtype="float64")
     for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
         if isinstance(a, str) or isinstance(b, str):
             if isinstance(a, str) and not isinstance(b, str):
-                return {**row, "status": "not run", "why": f"raised: {a}"}
+                return replace(row, why=f"raised: {a}")
             continue
         if not all(_close(torch, x, y) for x, y in zip(a, b, strict=True)):
-            return {**row, "status": "failed", "sample": i,
-                    "message": "the translated formulas' values differ from the installed torch's"}  # fmt: skip
-    return {**row, "status": "passed", "samples": len(ours), "ours_ran": True, "hit": [item["plan"]["op"]]}
+            message = "the translated formulas' values differ from the installed torch's"
+            return replace(row, status=FAILED, sample=i, message=message)
+    return replace(row, status=PASSED, samples=len(ours), ours_ran=True, hit=(item.plan.op,))
 
 
 def _close(torch: Any, x: Any, y: Any) -> bool:

@@ -21,18 +21,22 @@ import json
 import os
 import re
 import warnings
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from .batching import (
+    failed_by,
     gradcheck_kind,
     inplace_tangent_note,
     inplace_tangent_refused,
     input_of,
-    row_of,
     run_batched,
     timed,
 )
 from .child_loop import Counters, Progress, Run, Timeout, hidden_status, load_library, run_entries
+from .protocol import ArgSample, OpSamples, SchemaRequest
+from .rows import FAILED, NOT_RUN, PASSED, Check, Entry, FuncChecks
 from .transforms import transform_checks
 
 KINDS = (("backward", "schema_grad"), ("gradgrad", "schema_gradgrad"), ("forward", "schema_forward_ad"))
@@ -61,13 +65,13 @@ def load(library: str) -> Counters | None:
     return None
 
 
-def _tensor(torch: Any, spec: dict[str, Any], shape: list[int], dtype: Any) -> Any:
-    values, size = spec["values"], tuple(shape)
-    if spec.get("data") is not None:  # given values (lengths an op checks)
-        return torch.tensor(spec["data"], dtype=torch.long)
-    if spec["dtype"] == "long" or values == "index":
-        return torch.randint(0, spec["high"] or 2, size, dtype=torch.long)
-    if spec["dtype"] == "bool":
+def _tensor(torch: Any, spec: ArgSample, shape: tuple[int, ...], dtype: Any) -> Any:
+    values, size = spec.values, tuple(shape)
+    if spec.data is not None:  # given values (lengths an op checks)
+        return torch.tensor(list(spec.data), dtype=torch.long)
+    if spec.dtype == "long" or values == "index":
+        return torch.randint(0, spec.high or 2, size, dtype=torch.long)
+    if spec.dtype == "bool":
         return torch.rand(size) > 0.5
     real = torch.float64
     if values == "positive":
@@ -87,22 +91,26 @@ def _tensor(torch: Any, spec: dict[str, Any], shape: list[int], dtype: Any) -> A
         t = torch.randn(size, dtype=real)
     if dtype.is_complex and values in ("normal", "nonzero"):  # off the real axis: no branch cut under a sample
         t = torch.complex(t, torch.randn(size, dtype=real))
-    return t.requires_grad_(bool(spec["grad"]))
+    return t.requires_grad_(spec.grad)
 
 
-def make(torch: Any, sample: list[dict[str, Any]], dtype: Any, seed: int) -> dict[str, Any]:
+def make(torch: Any, sample: Sequence[ArgSample], dtype: Any, seed: int) -> dict[str, Any]:
     """The sample's arguments by name (tensors made from a fixed seed)."""
     torch.manual_seed(seed)
     made: dict[str, Any] = {}
     for spec in sample:
-        if spec["kind"] == "tensor":
-            made[spec["name"]] = _tensor(torch, spec, spec["shape"], dtype)
-        elif spec["kind"] == "tensors":
-            made[spec["name"]] = [_tensor(torch, spec, s, dtype) for s in spec["shapes"]]
+        if spec.kind == "tensor":
+            made[spec.name] = _tensor(torch, spec, spec.shape, dtype)
+        elif spec.kind == "tensors":
+            made[spec.name] = [_tensor(torch, spec, s, dtype) for s in spec.shapes]
         else:
-            value = spec["value"]
-            made[spec["name"]] = list(value) if isinstance(value, list) else value
+            made[spec.name] = _plain(spec.value)
     return made
+
+
+def _plain(value: Any) -> Any:
+    """A planned value as the op takes it: a list where the plan holds a tuple."""
+    return [_plain(v) for v in value] if isinstance(value, tuple) else value
 
 
 def _op(torch: Any, namespace: str, op: str) -> Any:
@@ -114,8 +122,8 @@ class Call:
     """The op as gradcheck sees it: the differentiable tensors positional, the rest fixed."""
 
     def __init__(
-        self, torch: Any, fn: Any, args: dict[str, Any], writes: list[str], keep: list[int], seeded: bool = False,
-        through: dict[str, str] | None = None,
+        self, torch: Any, fn: Any, args: dict[str, Any], writes: Sequence[str], keep: Sequence[int],
+        seeded: bool = False, through: dict[str, str] | None = None,
     ) -> None:  # fmt: skip
         self.torch, self.fn, self.args, self.writes, self.keep = torch, fn, args, writes, keep
         self.through = through or {}  # argument -> what the op gets of it (a hint's ``through``: log_softmax)
@@ -216,7 +224,7 @@ def dispatch_proof(torch: Any, qualified: str) -> bool:
         return False
 
 
-def _refused(torch: Any, fn: Any, args: dict[str, Any], keep: list[int] | None = None) -> str | None:
+def _refused(torch: Any, fn: Any, args: dict[str, Any], keep: Sequence[int] | None = None) -> str | None:
     """Why the op rejects the sample itself (no gradient involved), or None (``keep``: the returns checked;
     another return's values do not matter: ``_ctc_loss``'s ``log_alpha`` holds -inf)."""
     plain = {n: [t.detach().clone() for t in v] if isinstance(v, list) and _tensors(v) else v for n, v in args.items()}
@@ -248,26 +256,28 @@ def _proven(torch: Any, counters: Counters | None, before: list[int], call: Call
 
 
 def _check(
-    torch: Any, entry: dict[str, Any], kind: str, variant: str, dtype: Any, counters: Counters | None, at: Progress,
+    torch: Any, entry: OpSamples, kind: str, variant: str, dtype: Any, counters: Counters | None, at: Progress,
     batched: bool = False,
-) -> dict[str, Any]:  # fmt: skip
+) -> Check:  # fmt: skip
     """One kind of check of one variant over every sample: passed, failed (which sample, why) or not run."""
-    want = entry["op"] if variant == "function" else entry["inplace"]
-    node = entry["node"] if variant == "function" else entry["inplace_node"]
-    qualified = f"{entry['namespace']}::{want}"
-    fn = _op(torch, entry["namespace"], want)
+    want = (entry.op if variant == "function" else entry.inplace) or ""
+    node = entry.node if variant == "function" else entry.inplace_node
+    qualified = f"{entry.namespace}::{want}"
+    fn = _op(torch, entry.namespace, want)
     ran, hit, why, note = 0, False, "no usable sample", ""
-    for i, sample in enumerate(entry["samples"]):
-        at(f"sample {i} ({str(dtype).removeprefix('torch.')}) of the {kind} check of {want}")
+    named = str(dtype).removeprefix("torch.")
+    found = Check(kind, variant, NOT_RUN, dtype=named)
+    for i, sample in enumerate(entry.samples):
+        at(f"sample {i} ({named}) of the {kind} check of {want}")
         args = make(torch, sample, dtype, seed=i)
-        keep = entry["forward_outputs"] if kind == "forward" else entry["outputs"]
-        refused = _refused(torch, fn, args, None if entry["writes"] else keep)
+        keep = entry.forward_outputs if kind == "forward" else entry.outputs
+        refused = _refused(torch, fn, args, None if entry.writes else keep)
         if refused:
             why = refused
             continue
-        writes = entry["writes"] if variant == "function" else entry["inplace_writes"]
-        through = {a["name"]: a["through"] for a in sample if a.get("through")}
-        call = Call(torch, fn, args, writes, keep, bool(entry.get("random")), through)
+        writes = entry.writes if variant == "function" else entry.inplace_writes
+        through = {a.name: a.through for a in sample if a.through}
+        call = Call(torch, fn, args, writes, keep, entry.random, through)
         if not call.slots:
             continue
         before = counters.snapshot() if counters else []
@@ -278,48 +288,51 @@ def _check(
         except Exception as exc:
             text = " ".join(str(exc).split())
             if _NOT_IMPLEMENTED.search(text):  # the yaml says so (not_implemented), or torch has no formula
-                return {"status": "not run", "why": f"not differentiable twice / forward: {text[:200]}"}
+                return replace(found, why=f"not differentiable twice / forward: {text[:200]}")
             try:  # the proof calls the op again (no counters: its Node), which may raise the same error
                 proven, hits = _proven(torch, counters, before, call, want, node, qualified, kind)
             except Exception:
                 proven, hits = False, []
-            positions = [entry["positions"].get(n, -1) for n in call.names]
-            return {"status": "failed", "sample": i, "message": text[:600], "positions": positions,
-                    "ours_ran": proven, "hit": hits, **row_of(exc)}  # fmt: skip
+            positions = tuple(entry.position(n) for n in call.names)
+            failed = replace(found, status=FAILED, sample=i, message=text[:600], positions=positions,
+                             ours_ran=proven, hit=tuple(hits))  # fmt: skip
+            return failed_by(failed, exc)
         proven, _ = _proven(torch, counters, before, call, want, node, qualified, kind)
         hit = hit or proven
         ran += 1
     if not ran:
-        return {"status": "not run", "why": why}
-    told = {"unbatched": note} if note else {}  # a batched part that could not run: a note, never silent
-    return {"status": "passed", "samples": ran, "ours_ran": hit, "hit": [want] if hit else [], **told}
+        return replace(found, why=why)
+    # a batched part that could not run: a note (``unbatched``), never silent
+    return replace(found, status=PASSED, samples=ran, ours_ran=hit, hit=(want,) if hit else (), unbatched=note)
 
 
-def qualified_out(entry: dict[str, Any]) -> str:
-    return f"{entry['namespace']}::{entry['out']}"
+def qualified_out(entry: OpSamples) -> str:
+    return f"{entry.namespace}::{entry.out}"
 
 
 def _empty(torch: Any, like: Any) -> Any:
     return [torch.empty_like(t) for t in like] if isinstance(like, list) else torch.empty_like(like)
 
 
-def _out_check(torch: Any, entry: dict[str, Any], counters: Counters | None, at: Progress) -> dict[str, Any]:
+def _out_check(torch: Any, entry: OpSamples, counters: Counters | None, at: Progress) -> Check:
     """The out= variant runs through our kernel on the first sample (it has no formula: autograd refuses it).
 
     Its values are torch's own kernels' business (some out= overloads differ from their function), not checked.
     """
-    fn, out_fn = _op(torch, entry["namespace"], entry["op"]), _op(torch, entry["namespace"], entry["out"])
-    at(f"sample 0 (float64) of the out= check of {entry['out']}")
-    args = make(torch, entry["samples"][0], torch.float64, seed=0)
+    out = entry.out or ""
+    found = Check("backward", "out", NOT_RUN, test="schema_out", dtype="float64")
+    fn, out_fn = _op(torch, entry.namespace, entry.op), _op(torch, entry.namespace, out)
+    at(f"sample 0 (float64) of the out= check of {out}")
+    args = make(torch, entry.samples[0], torch.float64, seed=0)
     plain = {n: v.detach() if isinstance(v, torch.Tensor) else v for n, v in args.items()}
     expected = fn(**plain)
     expected = expected if isinstance(expected, tuple) else (expected,)
     before = counters.snapshot() if counters else []
-    out_fn(**plain, **{n: _empty(torch, e) for n, e in zip(entry["out_args"], expected, strict=True)})
-    ours = entry["out"] in counters.entered(before) if counters else dispatch_proof(torch, qualified_out(entry))
+    out_fn(**plain, **{n: _empty(torch, e) for n, e in zip(entry.out_args, expected, strict=True)})
+    ours = out in counters.entered(before) if counters else dispatch_proof(torch, qualified_out(entry))
     if not ours and counters is None and not has_autograd_kernel(torch, qualified_out(entry)):
-        return {"status": "not run", "why": NO_AUTOGRAD_KERNEL, "no_kernel": True}
-    return {"status": "passed", "samples": 1, "ours_ran": ours, "hit": [entry["out"]] if ours else []}
+        return replace(found, why=NO_AUTOGRAD_KERNEL, no_kernel=True)
+    return replace(found, status=PASSED, samples=1, ours_ran=ours, hit=(out,) if ours else ())
 
 
 def has_autograd_kernel(torch: Any, qualified: str) -> bool:
@@ -332,99 +345,94 @@ def has_batching_rule(torch: Any, qualified: str) -> bool:
     return bool(torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "FuncTorchBatched"))
 
 
-def _case(sample: list[dict[str, Any]]) -> str:
+def _case(sample: Sequence[ArgSample]) -> str:
     """A sample in a few words, for its own row of the torch.func table: what it passes besides tensors
     (``bias=None``, ``alpha=0.5``) and each tensor's shape."""
     words = []
     for spec in sample:
-        if spec["kind"] == "tensor":
-            words.append(f"{spec['name']}: {'x'.join(map(str, spec['shape'])) or 'scalar'}")
-        elif spec["kind"] == "tensors":
-            words.append(f"{spec['name']}: {len(spec['shapes'])} tensors")
+        if spec.kind == "tensor":
+            words.append(f"{spec.name}: {'x'.join(map(str, spec.shape)) or 'scalar'}")
+        elif spec.kind == "tensors":
+            words.append(f"{spec.name}: {len(spec.shapes)} tensors")
         else:
-            words.append(f"{spec['name']}={spec['value']!r}")
+            words.append(f"{spec.name}={_plain(spec.value)!r}")
     text = ", ".join(words)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def func_checks(torch: Any, entry: dict[str, Any], variant: str, at: Progress) -> list[dict[str, Any]]:
+def func_checks(torch: Any, entry: OpSamples, variant: str, at: Progress) -> list[FuncChecks]:
     """``torch.func`` over the op's ``variant`` (function or inplace, on a copy; ``transforms.py``) at each float64
-    sample the op takes, one row each: ``{"op", "vmap": "rule" | "fallback", "sample", "case", "checks": [[check,
-    verdict, detail], ...]}``, or one row saying ``why`` none ran.  With a batching rule, vmap runs with the
-    fallback turned off (a rule that falls back is no rule)."""
-    name = entry["op"] if variant == "function" else entry["inplace"]
-    rule = has_batching_rule(torch, f"{entry['namespace']}::{name}")
-    found: dict[str, Any] = {"op": name, "vmap": "rule" if rule else "fallback", "checks": []}
-    if entry.get("random"):
-        return [{**found, "why": "a random op (vmap refuses randomness unless told how to batch it)"}]
-    fn = _op(torch, entry["namespace"], name)
-    writes = entry["writes"] if variant == "function" else entry["inplace_writes"]
+    sample the op takes, one record each (its checks: ``(check, verdict, detail)``), or one saying ``why`` none
+    ran.  With a batching rule, vmap runs with the fallback turned off (a rule that falls back is no rule)."""
+    name = (entry.op if variant == "function" else entry.inplace) or ""
+    rule = has_batching_rule(torch, f"{entry.namespace}::{name}")
+    found = FuncChecks(name, "rule" if rule else "fallback")
+    if entry.random:
+        return [replace(found, why="a random op (vmap refuses randomness unless told how to batch it)")]
+    fn = _op(torch, entry.namespace, name)
+    writes = entry.writes if variant == "function" else entry.inplace_writes
     rows = []
-    for i, sample in enumerate(entry["samples"]):
+    for i, sample in enumerate(entry.samples):
         args = make(torch, sample, torch.float64, seed=i)
-        if _refused(torch, fn, args, None if writes else entry["outputs"]):
+        if _refused(torch, fn, args, None if writes else entry.outputs):
             continue
-        through = {a["name"]: a["through"] for a in sample if a.get("through")}
-        call = Call(torch, fn, args, writes, entry["outputs"], False, through)
+        through = {a.name: a.through for a in sample if a.through}
+        call = Call(torch, fn, args, writes, entry.outputs, False, through)
         if not call.slots:
             continue
         at(f"torch.func checks of {name} (float64 sample {i})")
         checks = transform_checks(call, call.inputs(), no_fallback=rule)
-        rows.append({**found, "sample": i, "case": _case(sample), "checks": [list(c) for c in checks]})
-    return rows or [{**found, "why": "no sample the op takes"}]
+        rows.append(replace(found, sample=i, case=_case(sample), checks=tuple((c[0], c[1], c[2]) for c in checks)))
+    return rows or [replace(found, why="no sample the op takes")]
 
 
 def run_op(
-    torch: Any, entry: dict[str, Any], counters: Counters | None, at: Progress, batched: bool = False,
+    torch: Any, entry: OpSamples, counters: Counters | None, at: Progress, batched: bool = False,
     transforms: bool = False,
-) -> dict[str, Any]:  # fmt: skip
+) -> Entry:  # fmt: skip
     """Every check of one op's schema samples (``batched``: with their batched parts; ``transforms``: and
     the torch.func checks, ``func_checks``)."""
-    checks: list[dict[str, Any]] = []
+    checks: list[Check] = []
     for kind, test in KINDS:
         for variant in ("function", "inplace"):
-            for name in entry["dtypes"]:
-                row = {"test": test, "kind": kind, "variant": variant, "dtype": name}
-                if variant == "inplace" and not entry["inplace"]:
+            for name in entry.dtypes:
+                if variant == "inplace" and not entry.inplace:
                     continue
-                if kind == "forward" and not entry["forward"]:
-                    checks.append({**row, "status": "not run", "why": "no forward formula"})
+                if kind == "forward" and not entry.forward:
+                    checks.append(Check(kind, variant, NOT_RUN, test=test, dtype=name, why="no forward formula"))
                     continue
                 dtype = getattr(torch, name)
-                checks.append({**row, **_check(torch, entry, kind, variant, dtype, counters, at, batched)})
-    if entry["out"]:
-        row = {"test": "schema_out", "kind": "backward", "variant": "out", "dtype": "float64"}
+                checks.append(replace(_check(torch, entry, kind, variant, dtype, counters, at, batched), test=test))
+    if entry.out:
         try:
-            checks.append({**row, **_out_check(torch, entry, counters, at)})
+            checks.append(_out_check(torch, entry, counters, at))
         except Exception as exc:
-            checks.append({**row, "status": "not run", "why": f"the out= op rejects the sample: {str(exc)[:200]}"})
-    direct = {"function": [entry["op"]], "inplace": [entry["inplace"]] if entry["inplace"] else []}
-    direct["out"] = [entry["out"]] if entry["out"] else []
-    entered = sorted({h for c in checks for h in c.get("hit", [])})
-    variants = ("function", "inplace") if entry["inplace"] else ("function",)
-    func = {"func": [row for v in variants for row in func_checks(torch, entry, v, at)]} if transforms else {}
-    return {"entry": f"{entry['op']} (schema samples)", "aten": entry["op"], "direct": direct, "entered": entered,
-            "checks": checks, "schema": True, **func}  # fmt: skip
+            why = f"the out= op rejects the sample: {str(exc)[:200]}"
+            checks.append(Check("backward", "out", NOT_RUN, test="schema_out", dtype="float64", why=why))
+    inplace = (entry.inplace,) if entry.inplace else ()
+    direct = (("function", (entry.op,)), ("inplace", inplace), ("out", (entry.out,) if entry.out else ()))
+    variants = ("function", "inplace") if entry.inplace else ("function",)
+    func = tuple(row for v in variants for row in func_checks(torch, entry, v, at)) if transforms else ()
+    return Entry(f"{entry.op} (schema samples)", tuple(checks), direct, aten=entry.op, schema=True, func=func)
 
 
 def main(argv: list[str]) -> int:
     with open(argv[1], encoding="utf-8") as f:
-        request = json.load(f)
+        request = SchemaRequest.from_json(json.load(f))
     import torch
 
     warnings.filterwarnings("ignore")
-    counters = load(request["library"])
-    skip = set(request.get("skip", []))
+    counters = load(request.library)
+    skip = set(request.skip)
 
     with open(argv[2], "a", encoding="utf-8") as out:
         at = Progress(out)
 
-        def checked(entry: dict[str, Any]) -> Run:
-            batched, transforms = bool(request.get("batched")), bool(request.get("transforms"))
-            return timed(lambda: [run_op(torch, entry, counters, at, batched, transforms)])
+        def checked(entry: OpSamples) -> Run:
+            return timed(lambda: [run_op(torch, entry, counters, at, request.batched, request.transforms)])
 
-        names = {f"{e['op']} (schema samples)": e["op"] for e in request["ops"]}
-        chosen = ((f"{e['op']} (schema samples)", checked(e)) for e in request["ops"])
+        names = {f"{e.op} (schema samples)": e.op for e in request.ops}
+        chosen = ((f"{e.op} (schema samples)", checked(e)) for e in request.ops)
         runs = ((name, run) for name, run in chosen if name not in skip)
-        run_entries(out, runs, int(request["timeout"]), at, names)
+        run_entries(out, runs, request.timeout, at, names)
     return 0
