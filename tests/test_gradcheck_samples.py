@@ -252,16 +252,17 @@ def test_shipped_hints_make_samples_torchs_own_kernels_pass(real_yaml: RealYaml)
         with warnings.catch_warnings():  # as in the child: torch's own deprecation notes are no failure
             warnings.simplefilter("ignore")
             at = child.Progress(io.StringIO())  # where the child is: written for its parent, unread here
-            record = child.run_op(torch, json.loads(json.dumps(plan.to_json())), None, at)  # torch's own kernels
-        backward = [c for c in record["checks"] if c["kind"] == "backward" and c["variant"] == "function"]
-        passed = [c for c in backward if c["status"] == "passed"]  # a dtype the op rejects (complex lt_) is not run
-        rejected = [c for c in backward if str(c.get("why", "")).startswith("the op rejects the sample")]
+            sent = OpSamples.from_json(json.loads(json.dumps(plan.to_json())))  # as the child reads it
+            record = child.run_op(torch, sent, None, at)  # torch's own kernels
+        backward = [c for c in record.checks if c.kind == "backward" and c.variant == "function"]
+        passed = [c for c in backward if c.status == "passed"]  # a dtype the op rejects (complex lt_) is not run
+        rejected = [c for c in backward if c.why.startswith("the op rejects the sample")]
         assert passed and len(passed) + len(rejected) == len(backward), (plan.op, backward)
-        failed = [c for c in record["checks"] if c["status"] == "failed"]
+        failed = [c for c in record.checks if c.status == "failed"]
         if plan.op in THEIR_FORWARD_FAILS:
-            assert failed and {c["kind"] for c in failed} == {"forward"}, (plan.op, failed)
+            assert failed and {c.kind for c in failed} == {"forward"}, (plan.op, failed)
             continue
-        assert not failed, (plan.op, record["checks"])
+        assert not failed, (plan.op, record.checks)
 
 
 @pytest.mark.torch
@@ -350,5 +351,6 @@ def test_a_tensor_of_given_values(real_yaml: RealYaml) -> None:
     torch = pytest.importorskip("torch")
     from vtgen_build.gradcheck_child import schema_child as child
 
-    made = child.make(torch, json.loads(json.dumps([a.__dict__ for a in plan.samples[0]])), torch.float64, 0)
+    sent = [ArgSample.from_json(json.loads(json.dumps(a.to_json()))) for a in plan.samples[0]]
+    made = child.make(torch, sent, torch.float64, 0)
     assert made["lengths"].tolist() == [3, 2] and made["lengths"].dtype == torch.long
