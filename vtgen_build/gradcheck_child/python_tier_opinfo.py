@@ -74,7 +74,7 @@ def _through(op: str, opinfo: Any, counters: Counters, request: dict[str, Any]) 
             found = child._through_backward(opinfo, getattr(torch, name), limit, counters, args, batched)
             checks += [{**c, "variant": "function", "dtype": name, "ours_ran": op in c.get("hit", [])} for c in found]
         return [{"entry": f"{op} (through {_name(opinfo)})", "aten": op, "opinfo_name": _name(opinfo),
-                 "direct": {"function": [op], "inplace": []}, "checks": checks}]  # fmt: skip
+                 "source": _name(opinfo), "direct": {"function": [op], "inplace": []}, "checks": checks}]  # fmt: skip
 
     return run
 
