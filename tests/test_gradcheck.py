@@ -161,8 +161,8 @@ def test_gradcheck_of_sin_end_to_end(real_yaml: RealYaml, tmp_path: Path) -> Non
     run = subprocess.run([sys.executable, "-m", "vtgen_build", *args], capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "calling 1 helpers libtorch hides, bound from its symbol table" in run.stdout
-    assert "passed backward 2, forward-AD 2, gradgrad 2; failed 0" in run.stdout
-    assert "testing an op of ours directly: backward 2, forward-AD 2, gradgrad 2" in run.stdout
+    assert "passed backward 2, forward-AD 2, gradgrad 2, forward-over-reverse 2; failed 0" in run.stdout
+    assert "testing an op of ours directly: backward 2, forward-AD 2, gradgrad 2, forward-over-reverse 2" in run.stdout
     assert "ops: passed 3, failed 0, not run 2" in run.stdout  # sin, sin_, nansum ran; out= overloads: no OpInfo
     rows = [json.loads(line) for line in (tmp_path / ".vtgen-gradcheck/results.jsonl").read_text().splitlines()]
     checks = [c for r in rows if r.get("entry") == "sin" for c in r["checks"] if c["status"] == "passed"]

@@ -138,7 +138,7 @@ def test_the_checkouts_helper_links_and_runs(checkout: Checkout, tmp_path: Path)
     run = checkout.gradcheck(GOOD, log)
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"helpers libtorch does not export: from the checkout's {checkout.manual_source.resolve()}" in run.stdout
-    assert "passed backward 1, forward-AD 1, gradgrad 1; failed 0" in run.stdout
+    assert "passed backward 1, forward-AD 1, gradgrad 1, forward-over-reverse 1; failed 0" in run.stdout
     assert "not run: sin:" not in run.stdout and "not run: sin_:" not in run.stdout
     assert "ops: passed 2, failed 0, not run 1" in run.stdout  # sin and sin_; sin.out has no OpInfo
     assert "handle_r_to_c" in log.read_text(encoding="utf-8")  # the checkout's definition ran
@@ -164,3 +164,19 @@ def test_a_manual_source_that_does_not_compile_is_reported_and_left_out(checkout
     assert unbound.returncode == 3, unbound.stdout + unbound.stderr  # sin left unverified
     assert "not run: sin: needs symbols libtorch does not export: " in unbound.stderr
     assert "handle_r_to_c" in unbound.stderr and not log.exists()
+
+
+@pytest.mark.torch
+def test_the_python_tier_leaves_an_entry_calling_the_checkouts_helpers_unverified(checkout: Checkout) -> None:
+    """The Python tier's helpers mirror the installed torch's FunctionsManual.cpp: given this checkout (its own
+    FunctionsManual.cpp), sin (calling handle_r_to_c here) is not carried, so never passed by that tier."""
+    from vtgen_build.gradcheck.python_tier_run import TierOptions, _plan
+    from vtgen_build.inputs.files import Inputs
+
+    checkout.manual_source.write_text(GOOD, encoding="utf-8")
+    native = checkout.root / "aten/src/ATen/native"
+    inputs = Inputs(str(native / "native_functions.yaml"), str(checkout.root / "tools/autograd/derivatives.yaml"),
+                    str(native / "tags.yaml"))  # fmt: skip
+    plan = _plan(inputs, "2.13", TierOptions(("sin",), pytorch_root=str(checkout.root)))
+    why = {n.op: n.why for n in plan.not_carried}
+    assert "sin" not in plan.carried and "its own FunctionsManual.cpp" in why.get("sin", ""), why

@@ -461,6 +461,24 @@ def test_a_backward_ops_formulas_count_as_run_in_its_forward_ops_double_backward
     assert not any(f.check for f in entry.formulas)
 
 
+def test_a_forward_over_reverse_failure_is_at_the_formula_it_differentiates() -> None:
+    """An OpInfo's own forward-over-reverse check differentiates its op's backward formulas (at their line);
+    through a backward op's forward OpInfo, it differentiates that backward op's forward formula."""
+    from vtgen_build.gradcheck.report import _failure
+
+    places = {"log_sigmoid_backward": _places()}
+    check = {"status": "failed", "ours_ran": True, "variant": "function", "dtype": "float64", "sample": 0,
+             "kind": "fwd_over_rev", "test": "test_fn_fwgrad_bwgrad", "hit": ["log_sigmoid_backward"],
+             "positions": [0, 1], "message": "Jacobian computed with forward mode mismatch for output 0 with "
+             "respect to input 1"}  # fmt: skip
+    own = {"entry": "log_sigmoid_backward", "direct": {"function": ["log_sigmoid_backward"]}, "checks": [check]}
+    through = {**own, "entry": "log_sigmoid_backward (arguments from nn.functional.logsigmoid)",
+               "source": "nn.functional.logsigmoid"}  # fmt: skip
+    (mine, theirs) = entries_of([own, through])
+    assert _failure(mine, mine.checks[0], places).location == Location("derivatives.yaml", 12)
+    assert _failure(theirs, theirs.checks[0], places).location == Location("derivatives.yaml", 13)
+
+
 @pytest.mark.torch
 def test_captured_in_place_and_random_ops_check_right_with_torchs_own_kernels() -> None:
     """A captured in-place op keeps its input's tangent (forward AD) and graph on the copy it writes; a random

@@ -59,6 +59,12 @@ PLANTS = (
         "  self: 2 * grad.transpose(dim0, dim1)",
     ),
     Edit(
+        "sigmoid_backward",
+        "a wrong explicit forward formula of a helper-op entry (its OpInfo's forward-over-reverse check reaches it)",
+        "  result: sigmoid_backward(grad_output_t, output_p) + output_t.conj()",
+        "  result: sigmoid_backward(grad_output_t, output_p) - output_t.conj()",
+    ),
+    Edit(
         "tan",
         "an untranslatable formula (a C++ function with no Python spelling)",
         "  self: grad * (1 + result.pow(2)).conj()",
@@ -128,6 +134,27 @@ def test_the_adjoint_test_alone_catches_a_wrong_forward_formula(planted: EditedY
     assert "adjoint mismatch" in verdict.message
 
 
+@pytest.mark.slow
+def test_forward_over_reverse_alone_catches_a_helper_ops_wrong_forward_formula(
+    planted: EditedYaml, tmp_path: Path
+) -> None:
+    """sigmoid_backward's checks without its own forward-AD and adjoint checks: its backward formulas pass
+    (schema samples: backward, double backward; sigmoid's OpInfo: double backward), and the forward-over-reverse
+    check of sigmoid's OpInfo, which differentiates sigmoid's backward with sigmoid_backward's forward formula,
+    fails at that formula's line."""
+    inputs = Inputs(
+        str(planted.root / "aten/src/ATen/native/native_functions.yaml"),
+        str(planted.derivatives),
+        str(planted.root / "aten/src/ATen/native/tags.yaml"),
+    )
+    options = TierOptions(("sigmoid_backward",), pytorch_root=str(planted.root), kinds=("backward", "gradgrad"))
+    report = run_python_tier(inputs, tmp_path, "2.13", options)
+    (verdict,) = [v for v in report.verdicts if v.op == "sigmoid_backward"]
+    assert verdict.status == "failed", report.render()
+    assert verdict.location == Location(str(planted.derivatives), planted.lines["sigmoid_backward"]), verdict
+    assert "forward-over-reverse check" in verdict.message, verdict
+
+
 @pytest.fixture(scope="module")
 def unedited(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> TierReport:
     """The installed torch's own yaml: the revert of every plant, and the helpers against torch's own."""
@@ -149,6 +176,9 @@ def test_the_revert_passes(unedited: TierReport) -> None:
     # reach by OpInfo: elu_backward's formulas run by the double backward of nn.functional.elu (its OpInfo)
     (elu_backward,) = [v for v in unedited.verdicts if v.op == "elu_backward"]
     assert "fwd_over_rev" in elu_backward.message, elu_backward
+    # an OpInfo's own forward-over-reverse check, where it says supports_fwgrad_bwgrad (sin's does)
+    (sin,) = [v for v in unedited.verdicts if v.op == "sin"]
+    assert "fwd_over_rev" in sin.message, sin
 
 
 @pytest.mark.slow

@@ -42,6 +42,21 @@ def test_an_edited_entry_changes_its_familys_digest_alone(real_yaml: RealYaml, t
     assert callers == {f for f, t in texts.items() if "handle_r_to_c(" in t}
 
 
+def test_the_translator_is_in_the_family_records_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyTorch's yaml, as an op library's (test_python_tier_library): another translator checks every family."""
+    from vtgen_build.gradcheck import python_tier_state
+
+    monkeypatch.setattr(python_tier_state, "family_digests", lambda inputs, helpers: {})  # no yaml read
+
+    def key() -> str:
+        words = _words("2.13", "aten", TierOptions(()))
+        return TierState.of_families(tmp_path, None, [], words).key  # type: ignore[arg-type]
+
+    before = key()
+    monkeypatch.setattr(python_tier_state, "translator_digest", lambda: "another translator")
+    assert key() != before
+
+
 def test_the_childs_helpers_are_not_in_the_translators_digest() -> None:
     """An edit of the Python helpers selects their callers (above), not every op through the record's key."""
     from vtgen_build.gradcheck import python_tier_state

@@ -171,6 +171,27 @@ def test_the_helper_proof_is_kept_under_its_key_and_an_edited_header_is_stale(tm
     assert "differ from the library's compiled kernel" in refuted["f"]
 
 
+def test_a_rebuild_into_the_same_bytes_proves_an_edited_header_again(tmp_path: Path) -> None:
+    """A helper edit the compiled code does not see (a comment) rebuilds the library into the same bytes: that
+    build is from the edited header, so its equivalents are provable again (not stale until other bytes)."""
+    library, header = tmp_path / "lib.so", tmp_path / "helpers.h"
+    header.write_text("at::Tensor f_backward(const at::Tensor& grad);\n")
+    library.write_bytes(b"built")
+    os.utime(header, ns=(1, 1))
+    os.utime(library, ns=(2, 2))
+    assert not HelperProof.read(tmp_path, str(library), None, [str(header)]).stale  # first sight: recorded
+    header.write_text("// what f_backward gives\nat::Tensor f_backward(const at::Tensor& grad);\n")
+    os.utime(header, ns=(3, 3))
+    assert HelperProof.read(tmp_path, str(library), None, [str(header)]).stale == (str(header),)
+    library.write_bytes(b"built")  # the build after the edit: the same bytes, written after the header
+    os.utime(library, ns=(4, 4))
+    plan = _plan("x = _formulas.f_backward(grad)")
+    rebuilt = HelperProof.read(tmp_path, str(library), None, [str(header)])
+    assert not rebuilt.stale and rebuilt.needed(plan)  # provable again (the header's content is a new key)
+    os.utime(header, ns=(5, 5))  # touched after that build, unchanged: still what the library was built from
+    assert not HelperProof.read(tmp_path, str(library), None, [str(header)]).stale
+
+
 def test_the_samples_equivalents_cover_its_helpers() -> None:
     from vtgen_build.engine.python_autograd import formulas_functions
 

@@ -12,7 +12,8 @@ the reason, and left to the compiled tier (never passed):
   the installed torch's on samples: the ``agree`` check);
 - an out= overload, a ``_foreach_`` op (its formulas are per list element), a written Tensor[] argument;
 - with ``--pytorch-root`` a checkout holding its own FunctionsManual.cpp, every entry calling one of
-  those helpers (the checkout's may differ from the installed torch's, which they mirror).
+  those helpers or one the translator's prelude spells (``handle_r_to_c``, ``mul_tensor_backward``: the
+  checkout's may differ from the installed torch's, which they mirror).
 
 A view op's Function returns the view its op made below autograd (torch's own ADInplaceOrView kernel
 made it, and torch marks a custom Function's view output as a view of its input).  torch refuses an
@@ -44,6 +45,7 @@ from ..model import build_model, load_model
 from ..model.schema import OpSelector, SchemaError, SchemaKind, op_name, resolve_ops
 from ..plan.kernel import KernelPlan, build_plan
 from ..plan.policy import policy_for
+from ..translate import MANUAL_PRELUDE_HELPERS
 from .formulas import FormulaPlaces
 from .hints import BUILTIN, Hints, load_hints
 from .schema_samples import NOTHING, OpSamples, plan_samples
@@ -52,6 +54,8 @@ __all__ = ["HELPERS", "TierPlan", "entry_ops", "family_texts", "helper_names", "
 
 HELPERS = "formula_helpers"  # the child package's module of Python helpers: the translated modules' _formulas
 _FUNC = re.compile(r"^- func: ([\w.]+)\(", re.MULTILINE)
+# a translated module's use of a FunctionsManual helper its prelude spells (``_handle_r_to_c(``)
+_MANUAL_PRELUDE = re.compile(rf"(?<![\w.])_({'|'.join(sorted(MANUAL_PRELUDE_HELPERS))})\(")
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,7 @@ def _why_not(k: KernelPlan, module: AutogradModule, own_manual: bool) -> tuple[s
         text = python_autograd_module((k,), module)
     except VtgenError as exc:
         return None, f"its formulas cannot be translated: {exc.message}", exc.location or where
-    if own_manual and "_formulas." in text:
+    if own_manual and ("_formulas." in text or _MANUAL_PRELUDE.search(text)):
         why = (
             "it calls helpers of FunctionsManual, and --pytorch-root holds its own FunctionsManual.cpp "
             "(the Python helpers mirror the installed torch's)"

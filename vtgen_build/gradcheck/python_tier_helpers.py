@@ -15,8 +15,9 @@ calling a helper not proven under the current key gets no verdict from the Pytho
 *not verified by the Python tier*, and the note says why (its formula differs from the one the library was
 built from, the equivalents differ from the compiled helpers, or a helper file changed after the library was
 built, which no run can prove until the library is rebuilt).  Which helper content a library was built from
-is recorded by content in the same file, by the first run to see that library (by its content): a helper
-file touched but unchanged keeps its proof, an edited one (whatever its time says) loses it.
+is recorded by content in the same file, by the first run to see that build of the library (its content
+and write time: a rebuild into the same bytes is another build): a helper file touched but unchanged keeps its
+proof, an edited one (whatever its time says) loses it until the library is built again.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class HelperProof:
     key: str
     proven: frozenset[str]
     stale: tuple[str, ...]  # helper files changed after the library was built: nothing provable
-    library: str = ""  # the library's content digest ("": not a file)
+    library: str = ""  # which build of the library: its content digest and write time ("": not a file)
     built: tuple[tuple[str, str], ...] = ()  # the helper files the library was built from: path, content digest
 
     @classmethod
@@ -80,7 +81,7 @@ class HelperProof:
         record = data if isinstance(data, dict) else {}
         names = record.get("proven") if record.get("key") == key else None
         proven = frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
-        digest = store.sha256_hex(library_text.encode()) if built_file.is_file() else ""
+        digest = _build_of(built_file, library_text)
         known = record.get("built") if digest and record.get("library") == digest else None
         built = _recorded(known) if isinstance(known, dict) else _first_sight(built_file, files)
         now = {str(f): _digest(f) for f in files}
@@ -124,6 +125,16 @@ class HelperProof:
                     "differ from the library's compiled kernel (a formula edited since the library was built, or "
                     "equivalents that differ from the C++ helpers; a build of this yaml proves them)")  # fmt: skip
         return f"the Python equivalents of {helpers} are not proven equal to the compiled helpers (no sample agreed)"
+
+
+def _build_of(library: Path, text: str) -> str:
+    """Which build of the library this is ("": not a file): its content and its write time.  A build writes
+    the library anew even when its bytes do not change (a helper edit the compiled code does not see: a
+    comment), and such a build is from the helper files as they are then: a record made for the earlier
+    write would hold their older content, and keep them unprovable for as long as the bytes stay the same."""
+    if not library.is_file():
+        return ""
+    return f"{store.sha256_hex(text.encode())}@{library.stat().st_mtime_ns}"
 
 
 def _digest(path: Path) -> str:

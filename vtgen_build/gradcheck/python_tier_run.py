@@ -61,7 +61,8 @@ _RAISED_UNDER_VMAP = re.compile(r"While computing batched gradients, got:")
 Process = subprocess.Popen[bytes] | WorkerProcess
 _INPUT = re.compile(r"with respect to input (\d+)")
 _OUTPUT = re.compile(r"mismatch for output (\d+)")
-_WHAT = {"backward": "backward", "gradgrad": "double-backward", "forward": "forward-AD", "adjoint": "adjoint"}
+_WHAT = {"backward": "backward", "gradgrad": "double-backward", "forward": "forward-AD", "adjoint": "adjoint",
+         "fwd_over_rev": "forward-over-reverse"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -359,7 +360,7 @@ def _verdict(
             and not _RAISED_UNDER_VMAP.search(c.message)
         ):
             theirs = _theirs(op, c, failed, entry_at)
-            return theirs or OpVerdict(op, FAILED, _failure_at(c, place), _failure_text(op, entry, c))
+            return theirs or OpVerdict(op, FAILED, _failure_at(entry, c, place), _failure_text(op, entry, c))
     raised = [c for _, c in found if c.status == FAILED or c.why.startswith("raised:")]
     if raised:
         why = raised[0].message or raised[0].why
@@ -386,10 +387,13 @@ def _theirs(op: str, c: Check, failed: Set[str], entry_at: Location | None) -> O
     return OpVerdict(op, NOT_VERIFIED, entry_at, text)
 
 
-def _failure_at(c: Check, place: FormulaPlaces | None) -> Location | None:
+def _failure_at(entry: Entry, c: Check, place: FormulaPlaces | None) -> Location | None:
+    """The formula a failed check is at: a forward-AD or adjoint check's forward formula; forward-over-reverse
+    through a backward op's forward OpInfo (``source``) differentiates that op's forward formula, an OpInfo's
+    own differentiates its backward formulas (as the double backward does)."""
     if place is None:
         return None
-    if c.kind in ("forward", "adjoint"):
+    if c.kind in ("forward", "adjoint") or (c.kind == "fwd_over_rev" and entry.source):
         output = _OUTPUT.search(c.message) if c.kind == "forward" else None
         return place.forward_at(int(output.group(1)) if output else None)
     m = _INPUT.search(c.message)

@@ -70,7 +70,7 @@ def _failure(entry: Entry, check: Check, places: dict[str, FormulaPlaces]) -> Fa
     where = None
     if place is not None:
         output = _OUTPUT.search(text) if check.status == FAILED else None
-        if kind in ("forward", "fwd_over_rev"):
+        if kind == "forward" or (kind == "fwd_over_rev" and entry.source):  # a backward op's forward formula
             where = place.forward_at(int(output.group(1)) if output else None)
         else:
             where = place.backward_at(argument)
@@ -294,12 +294,13 @@ class Report:
         p = self.passed
         lines.append(
             f"OpInfo entries run by name: {self.entries}; passed backward {p['backward']}, forward-AD {p['forward']}, "
-            f"gradgrad {p['gradgrad']}; failed {self.failed_entries}"
+            f"gradgrad {p['gradgrad']}, forward-over-reverse {p['fwd_over_rev']}; failed {self.failed_entries}"
         )
         d = self.passed_direct
         lines.append(
             f"  of these, testing an op of ours directly: backward {d['backward']}, forward-AD {d['forward']}, "
-            f"gradgrad {d['gradgrad']} (the others are composites whose decomposition entered our kernels)"
+            f"gradgrad {d['gradgrad']}, forward-over-reverse {d['fwd_over_rev']} (the others are composites whose "
+            "decomposition entered our kernels)"
         )
         c = self.captured_passed
         lines.append(

@@ -50,6 +50,9 @@ CHECKS = (
     ("test_fn_grad", ("TestBwdGradients", "TestGradients"), "backward", "function"),
     ("test_fn_gradgrad", ("TestBwdGradients", "TestGradients"), "gradgrad", "function"),
     ("test_forward_mode_AD", ("TestFwdGradients", "TestGradients"), "forward", "function"),
+    # forward AD through the backward formulas (where the OpInfo says supports_fwgrad_bwgrad): the same
+    # Jacobian as the double backward's, made with the forward formulas of the ops the backward calls
+    ("test_fn_fwgrad_bwgrad", ("TestFwdGradients", "TestGradients"), "fwd_over_rev", "function"),
     ("test_inplace_grad", ("TestBwdGradients", "TestGradients"), "backward", "inplace"),
     ("test_inplace_gradgrad", ("TestBwdGradients", "TestGradients"), "gradgrad", "inplace"),
     ("test_inplace_forward_mode_AD", ("TestFwdGradients", "TestGradients"), "forward", "inplace"),

@@ -77,7 +77,7 @@ def _through(op: str, opinfo: Any, counters: Counters, request: TierRequest) -> 
             found = child._through_backward(opinfo, getattr(torch, name), limit, counters, args, request.batched)
             checks += [replace(c, variant="function", dtype=name, ours_ran=op in c.hit) for c in found]
         direct = (("function", (op,)), ("inplace", ()))
-        return [Entry(f"{op}{_THROUGH}{_name(opinfo)})", tuple(checks), direct, aten=op)]
+        return [Entry(f"{op}{_THROUGH}{_name(opinfo)})", tuple(checks), direct, aten=op, source=_name(opinfo))]
 
     return run
 

@@ -5,7 +5,8 @@ Its users (the stable mode's generated Python autograd in ``emit``, the Python t
 
 - the formula tree (``cpp_expr``): ``parse_expression`` and ``ExprError`` (a message at an offset);
 - its Python spelling (``python_formula``): ``translate``/``translate_formula`` in a ``Scope``,
-  ``PRELUDE_HELPERS`` (the helpers of PyTorch's formulas a formula may call);
+  ``PRELUDE_HELPERS`` (the helpers of PyTorch's formulas a formula may call) and ``MANUAL_PRELUDE_HELPERS``
+  (those of them FunctionsManual.cpp defines);
 - a derivative's formulas (``formulas``): ``python_formulas``, ``forward_python``,
   ``formula_scope``, ``formula_error`` (errors at their yaml column), over a ``Vocabulary``;
 - the names a generated module reserves and how user text enters its source
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from .cpp_expr import ExprError, parse_expression
 from .formulas import Vocabulary, formula_error, formula_scope, forward_python, python_formulas
-from .python_formula import PRELUDE_HELPERS, Scope, translate, translate_formula
+from .python_formula import MANUAL_PRELUDE_HELPERS, PRELUDE_HELPERS, Scope, translate, translate_formula
 from .python_names import (
     AUTOCAST_GLOBALS,
     MODULE_GLOBALS,
@@ -38,6 +39,7 @@ from .python_prelude import HELPERS, elementwise_batched_rule, prelude
 __all__ = [
     "AUTOCAST_GLOBALS",
     "HELPERS",
+    "MANUAL_PRELUDE_HELPERS",
     "MODULE_GLOBALS",
     "PRELUDE_HELPERS",
     "RESERVED_LOCALS",

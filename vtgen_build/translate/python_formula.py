@@ -35,7 +35,7 @@ from .cpp_expr import (
 from .python_names import attribute as _attribute
 from .python_names import py_name, string
 
-__all__ = ["PRELUDE_HELPERS", "Scope", "py_name", "translate", "translate_formula"]
+__all__ = ["MANUAL_PRELUDE_HELPERS", "PRELUDE_HELPERS", "Scope", "py_name", "translate", "translate_formula"]
 
 # Helpers of PyTorch's own formulas the generated module defines (in its prelude).
 PRELUDE_HELPERS = frozenset(
@@ -50,6 +50,19 @@ PRELUDE_HELPERS = frozenset(
         "div_tensor_other_backward",
         "value_selecting_backward",
         "any_grad_defined",
+        "strides_or_error",
+    )
+)
+
+# Those of them FunctionsManual.cpp defines (their prelude spelling mirrors the installed torch's definition);
+# not_implemented is one too, but its one behaviour is to raise, which is no verdict on a formula
+MANUAL_PRELUDE_HELPERS = frozenset(
+    (
+        "handle_r_to_c",
+        "maybe_multiply",
+        "mul_tensor_backward",
+        "div_tensor_self_backward",
+        "div_tensor_other_backward",
         "strides_or_error",
     )
 )
