@@ -8,9 +8,11 @@ the stacked (64, 256) input, ``torch.vmap`` of the equivalent aten expression ``
 of ``torch.abs`` (one aten op, its C++ batching rule) and of the identity (``torch.vmap``'s own cost
 per call: the floor no rule can go under), and, in a second process that loads only the library
 (no generated module, so no rule; the classic package: its rules unregistered), ``torch.vmap`` of
-the op through PyTorch's fallback loop.  The load average is printed.
+the op through PyTorch's fallback loop.  The load average is printed; with ``--repeats N`` the whole
+measure runs N times (new processes) and each figure is the median, with the rule's ratio to the aten
+expression's vmap per run.
 
-Usage: python bench/bench_vmap.py --site DIR [--calls N] [--package vtstable|vtsample]
+Usage: python bench/bench_vmap.py --site DIR [--calls N] [--package vtstable|vtsample] [--repeats N]
 (DIR holds the installed package, on sys.path; run with the Python whose torch it was built for.)
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -71,26 +74,37 @@ print(json.dumps(found))
 """
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--site", required=True, metavar="DIR")
-    parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--package", choices=("vtstable", "vtsample"), default="vtstable")
-    opts = parser.parse_args()
-    load = os.getloadavg()[0]
+def _run(site: str, calls: int, package: str) -> dict[str, float]:
     found: dict[str, float] = {}
     for mode in ("rule", "fallback"):
         done = subprocess.run(
-            [sys.executable, "-c", TIMING, opts.site, mode, str(opts.calls), opts.package],
+            [sys.executable, "-c", TIMING, site, mode, str(calls), package],
             check=True,
             capture_output=True,
             text=True,
         )
         found.update(json.loads(done.stdout.splitlines()[-1]))
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", required=True, metavar="DIR")
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--package", choices=("vtstable", "vtsample"), default="vtstable")
+    parser.add_argument("--repeats", type=int, default=1, help="runs (new processes each); medians printed")
+    opts = parser.parse_args()
+    load = os.getloadavg()[0]
+    runs = [_run(opts.site, opts.calls, opts.package) for _ in range(opts.repeats)]
     print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}; intra-op threads 1; float32 64 x 256")
-    one = found["one call, stacked input"]
-    for name, seconds in found.items():
+    print(f"median of {len(runs)} run(s), each the best of 9 batches of {opts.calls} calls:")
+    one = statistics.median(r["one call, stacked input"] for r in runs)
+    for name in runs[0]:
+        seconds = statistics.median(r[name] for r in runs)
         print(f"  {name:32} {seconds * 1e6:9.1f} us  ({seconds / one:6.2f}x one call)")
+    ratios = sorted(r["vmap (generated rule)"] / r["vmap of aten x / (1 + x.abs())"] for r in runs)
+    spread = f" (runs: {', '.join(f'{q:.2f}' for q in ratios)})" if len(runs) > 1 else ""
+    print(f"  rule / aten expression's vmap, same run: median {statistics.median(ratios):.2f}x{spread}")
     return 0
 
 

@@ -88,6 +88,19 @@ def test_golden_module(package: Path, update_golden: bool) -> None:
     assert text == GOLDEN.read_text(), f"{GOLDEN.name} differs: review, then rerun with --update-golden"
 
 
+def test_an_op_without_a_list_argument_builds_no_layout_per_call(package: Path) -> None:
+    """An op with no Tensor[] argument: its kernel applies the Function with a literal layout and the arguments
+    as they came, its forward and setup_context take them by name (no ``_flatten``/``_unflatten`` per call:
+    bench_python_autograd.py); an op with one (``stack_mean``) still spreads the list."""
+    text = (package / "pyag" / "_autograd.py").read_text()
+    plain = text[text.index("class _scale_add(") : text.index('_lib.impl("scale_add", ')]
+    assert "_flatten(" not in plain and "_unflatten(" not in plain
+    assert "def forward(layout, self, other, alpha):" in plain and "_, self, other, alpha, = inputs" in plain
+    assert "_scale_add_apply(((0, None), (1, None), (2, None),), self, other, alpha)" in plain
+    listed = text[text.index("class _stack_mean(") : text.index('_lib.impl("stack_mean", ')]
+    assert "def forward(layout, *flat):" in listed and "_stack_mean_apply(*_flatten((tensors, dim, ), (0,)))" in listed
+
+
 def test_gradcheck_and_gradgradcheck_every_op(results: list[dict[str, object]]) -> None:
     grads = [r for r in results if r["check"] in ("gradcheck", "gradgradcheck")]
     ops = {str(r["op"]) for r in grads}

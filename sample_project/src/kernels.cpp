@@ -21,8 +21,16 @@ void softsign_meta(vtgen::MetaOutputs& outputs, const at::Tensor& self) {
   outputs.set(0, self.sym_sizes(), self.options());
 }
 
-// x / (1 + |x|), into out (allocated, checked or resized by the generated kernels).
+// x / (1 + |x|), into out (allocated, checked or resized by the generated kernels).  A floating self
+// and an out of its dtype: one temporary (|x| + 1, in place) and the quotient written straight into out
+// (no second temporary, no copy: what a call costs under vmap too).  Otherwise the quotient is cast
+// into out.
 void softsign_out(const at::Tensor& self, const at::Tensor& out) {
+  if (self.is_floating_point() && out.scalar_type() == self.scalar_type()) {
+    at::Tensor into = out;
+    at::div_out(into, self, self.abs().add_(1));
+    return;
+  }
   out.copy_(self / (self.abs() + 1));
 }
 

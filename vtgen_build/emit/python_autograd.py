@@ -288,6 +288,7 @@ def _forward(k: KernelPlan, info: DerivativeInfo) -> list[str]:
     """The op below autograd, nothing on ``ctx`` (torch.func runs it at each transform's level)."""
     f = k.function
     lines = [f"{''.join(py_name(a) + ', ' for a in _applied(k, info))}= _unflatten(layout, flat)"]
+    lines = lines if _has_lists(k) else []  # no list: the arguments are the forward's parameters
     if not _written(k):
         call = f"tuple({_call(f)})" if _list_return(k) else _call(f)
         return [*lines, "with _below_autograd():", f"    return {call}"]
@@ -301,10 +302,12 @@ def _setup_context(k: KernelPlan, info: DerivativeInfo, module: AutogradModule) 
     """What the Function keeps of a call (its inputs and output): the saved values, dirty and
     non-differentiable outputs."""
     args, outs = _applied(k, info), _output_locals(k)
-    lines = [
-        "ctx.layout = layout = inputs[0]",
-        f"{''.join(py_name(a) + ', ' for a in args)}= _unflatten(layout, inputs[1:])",
-    ]
+    names = "".join(py_name(a) + ", " for a in args)
+    lines = (
+        ["ctx.layout = layout = inputs[0]", f"{names}= _unflatten(layout, inputs[1:])"]
+        if _has_lists(k)
+        else ["ctx.layout = inputs[0]", f"_, {names}= inputs"]
+    )
     if _written(k):
         lines += [f"result = {py_name(_written(k)[0])}"] if len(_written(k)) == 1 else []
     else:
@@ -424,13 +427,29 @@ def _param(a: Argument, f: NativeFunction) -> str:
     return py_name(a.name) if a.default is None else f"{py_name(a.name)}={python_default(a, f)}"
 
 
+def _layout(count: int) -> str:
+    """The layout ``_flatten`` gives ``count`` arguments none of which is a list, as a literal (a constant of the
+    compiled kernel: nothing is built per call)."""
+    return "(" + "".join(f"({i}, None), " for i in range(count)).rstrip(" ") + ")"
+
+
+def _forward_parameters(k: KernelPlan, info: DerivativeInfo) -> str:
+    """The forward's parameters: the layout, then the flat inputs (a Tensor[] spread), or, with no list, the
+    arguments by name (no ``_unflatten`` per call)."""
+    return "layout, *flat" if _has_lists(k) else "layout, " + ", ".join(py_name(a) for a in _applied(k, info))
+
+
 def _kernel(k: KernelPlan, info: DerivativeInfo, cls: str) -> list[str]:
     f = k.function
     args = _applied(k, info)
     non_out = f.func.arguments.non_out
     lists = tuple(i for i, a in enumerate(non_out) if str(a.type.base()) == "Tensor" and a.type.is_list())
     flat = "".join(py_name(a) + ", " for a in args)
-    apply = f"{cls}_apply(*_flatten(({flat}), {lists!r}))"
+    apply = (
+        f"{cls}_apply(*_flatten(({flat}), {lists!r}))"
+        if lists
+        else f"{cls}_apply({_layout(len(args))}, {flat.rstrip(', ')})"
+    )
     when = _differentiating(f)
     if _written(k):
         written = "".join(py_name(n) + ", " for n in _written(k))
@@ -512,7 +531,7 @@ def _section(k: KernelPlan, module: AutogradModule, cls: str) -> str:
         "    generate_vmap_rule = True  # forward, backward and jvp call only operators: vmap runs them batched",
         "",
         "    @staticmethod",
-        "    def forward(layout, *flat):",
+        f"    def forward({_forward_parameters(k, info)}):",
         _indent(_forward(k, info), 2),
         "",
         "    @staticmethod",
