@@ -172,11 +172,12 @@ def test_the_python_tier_leaves_an_entry_calling_the_checkouts_helpers_unverifie
     FunctionsManual.cpp), sin (calling handle_r_to_c here) is not carried, so never passed by that tier."""
     from vtgen_build.gradcheck.python_tier_run import TierOptions, _plan
     from vtgen_build.inputs.files import Inputs
+    from vtgen_build.model.schema import op_selection
 
     checkout.manual_source.write_text(GOOD, encoding="utf-8")
     native = checkout.root / "aten/src/ATen/native"
     inputs = Inputs(str(native / "native_functions.yaml"), str(checkout.root / "tools/autograd/derivatives.yaml"),
                     str(native / "tags.yaml"))  # fmt: skip
-    plan = _plan(inputs, "2.13", TierOptions(("sin",), pytorch_root=str(checkout.root)))
+    plan = _plan(inputs, "2.13", TierOptions(op_selection(["sin"], "aten"), pytorch_root=str(checkout.root)))
     why = {n.op: n.why for n in plan.not_carried}
     assert "sin" not in plan.carried and "its own FunctionsManual.cpp" in why.get("sin", ""), why

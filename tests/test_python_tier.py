@@ -147,7 +147,8 @@ def test_forward_over_reverse_alone_catches_a_helper_ops_wrong_forward_formula(
         str(planted.derivatives),
         str(planted.root / "aten/src/ATen/native/tags.yaml"),
     )
-    options = TierOptions(("sigmoid_backward",), pytorch_root=str(planted.root), kinds=("backward", "gradgrad"))
+    selected = op_selection(["sigmoid_backward"], "aten")
+    options = TierOptions(selected, pytorch_root=str(planted.root), kinds=("backward", "gradgrad"))
     report = run_python_tier(inputs, tmp_path, "2.13", options)
     (verdict,) = [v for v in report.verdicts if v.op == "sigmoid_backward"]
     assert verdict.status == "failed", report.render()
