@@ -446,3 +446,102 @@ def test_layer_norm_jvp() -> None:
     (ux,), (t, _, _) = _jvps(lambda a: torch.native_layer_norm(a, [5], None, None, 1e-5), (x,))
     _, mean, rstd = torch.native_layer_norm(x, [5], None, None, 1e-5)
     _close(h.layer_norm_jvp(x, ux, None, None, None, None, mean, rstd, [5]), t)
+
+
+def _to_shape(ours: Any, like: Any) -> Any:
+    """``ours`` summed to ``like``'s shape, as autograd sums a gradient to its input's (a 0-dim grad_output)."""
+    return ours.sum() if like.dim() == 0 else ours
+
+
+def _grads(fn: Callable[..., Any], xs: tuple[Any, ...], seed: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """(the cotangent v, torch's Jᵀv per input) of ``fn``."""
+    _, v, grads = _vjp(fn, xs, seed)
+    return v, grads
+
+
+def test_shape_and_closed_form_helpers() -> None:
+    x = torch.randn(2, 3, 4, dtype=F64, generator=torch.Generator().manual_seed(11))
+    v, (g,) = _grads(lambda a: a.permute(2, 0, 1), (x,))
+    _close(h.permute_backwards(v, [2, 0, 1]), g)
+    v, (g,) = _grads(lambda a: a.permute(-1, 0, 1), (x,))
+    _close(h.permute_backwards(v, [-1, 0, 1]), g)
+    go = torch.randn(2, 3, 2, dtype=F64, generator=torch.Generator().manual_seed(12))
+    v, (g_go, g_x) = _grads(lambda o, a: torch.ops.aten.glu_backward(o, a, 2), (go, x))
+    _close(h.glu_double_backward_grad_output(v, x, 2), g_go)
+    _close(h.glu_double_backward(v, go, x, 2), g_x)
+    x1 = torch.randn(4, 3, dtype=F64, generator=torch.Generator().manual_seed(13))
+    x2 = torch.cat([x1[:1], torch.randn(2, 3, dtype=F64, generator=torch.Generator().manual_seed(14))])
+    out, v, (g1, g2) = _vjp(lambda a, b: torch._euclidean_dist(a, b), (x1, x2))  # a zero distance: row 0, column 0
+    ours = h._euclidean_dist_backward(v, x1, x2, out)
+    _close(ours[0], g1)
+    _close(ours[1], g2)
+    indices = torch.tensor([[0, 2], [2, 4]])
+    rows = torch.randn(2, 2, 3, dtype=F64, generator=torch.Generator().manual_seed(15))
+    for padding_idx in (-1, 2):
+        v, (g,) = _grads(lambda r, p=padding_idx: torch.ops.aten.embedding_dense_backward(r, indices, 5, p, False),
+                         (rows,))  # fmt: skip
+        _close(h.embedding_dense_double_backward_symint(v, indices, padding_idx), g)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2], ids=["none", "mean", "sum"])
+def test_loss_double_backward_helpers(reduction: int) -> None:
+    gen = torch.Generator().manual_seed(16)
+    x = torch.rand(3, 4, dtype=F64, generator=gen) * 0.8 + 0.1
+    t = torch.rand(3, 4, dtype=F64, generator=gen)
+    w = torch.rand(3, 4, dtype=F64, generator=gen) + 0.5
+    go = torch.randn(() if reduction else (3, 4), dtype=F64, generator=gen)
+    v, (g_go, g_x) = _grads(lambda o, a: torch.ops.aten.soft_margin_loss_backward(o, a, t, reduction), (go, x))
+    _close(_to_shape(h.soft_margin_loss_double_backward_grad_output(v, go, x, t, reduction), go), g_go)
+    _close(h.soft_margin_loss_double_backward(v * go, x, t, reduction), g_x)
+    for weight in (None, w):
+        v, (g_go, g_x, g_t) = _grads(
+            lambda o, a, b, ww=weight: torch.ops.aten.binary_cross_entropy_backward(o, a, b, ww, reduction), (go, x, t)
+        )
+        _close(_to_shape(h.binary_cross_entropy_double_backward_grad_output(v, x, t, weight, reduction), go), g_go)
+        _close(h.binary_cross_entropy_double_backward(go, v, x, t, weight, reduction), g_x)
+        _close(h.binary_cross_entropy_double_backward_target(v, go, x, t, weight, reduction), g_t)
+        for pos_weight in (None, torch.tensor([0.5, 1.0, 2.0, 3.0], dtype=F64)):
+            v, (g_x, g_t) = _grads(
+                lambda a, b, ww=weight, p=pos_weight: torch.ops.aten.binary_cross_entropy_with_logits(a, b, ww, p,
+                                                                                                     reduction),
+                (x, t),
+            )  # fmt: skip
+            _close(h.binary_cross_entropy_with_logits_backward(v, x, t, weight, pos_weight, reduction), g_x)
+            _close(h.binary_cross_entropy_with_logits_target_backward(v, x, t, weight, pos_weight, reduction), g_t)
+
+
+@pytest.mark.parametrize("normalization", [0, 1, 2])
+def test_fft_helpers(normalization: int) -> None:
+    x = torch.randn(3, 5, 4, dtype=F64, generator=torch.Generator().manual_seed(17))
+    for dim, onesided in (([1], True), ([0, 1], True), ([1, 2], False), ([2], True)):
+        v, (g,) = _grads(lambda a, d=dim, o=onesided: torch.ops.aten._fft_r2c(a, d, normalization, o), (x,))
+        _close(h.fft_r2c_backward(v, dim, normalization, onesided, x.shape[dim[-1]]), g)
+    z = torch.randn(3, 3, 4, dtype=C128, generator=torch.Generator().manual_seed(18))
+    for dim, last in (([1], 4), ([1], 5), ([0, 2], 6), ([0, 2], 7)):
+        v, (g,) = _grads(lambda a, d=dim, n=last: torch.ops.aten._fft_c2r(a, d, normalization, n), (z,))
+        _close(h.fft_c2r_backward(v, dim, normalization), g)
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["direct", "transposed"])
+def test_convolution_jvp_helpers(transposed: bool) -> None:
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(19)
+    x, dx = torch.randn(2, 4, 5, 6, dtype=F64, generator=gen), torch.randn(2, 4, 5, 6, dtype=F64, generator=gen)
+    shape = (4, 3, 2, 3) if transposed else (6, 2, 2, 3)
+    w, dw = torch.randn(shape, dtype=F64, generator=gen), torch.randn(shape, dtype=F64, generator=gen)
+    channels = 6  # out channels: 6 filters, or 2 groups of 3 transposed
+    b, db = torch.randn(channels, dtype=F64, generator=gen), torch.randn(channels, dtype=F64, generator=gen)
+    args = ([1, 2], [1, 0], [1, 1], transposed, [0, 1] if transposed else [0, 0], 2)
+    with fwad.dual_level():
+        out = torch.ops.aten.convolution(fwad.make_dual(x, dx), fwad.make_dual(w, dw), fwad.make_dual(b, db), *args)
+        tangent = fwad.unpack_dual(out).tangent
+    _close(h.convolution_jvp(x, dx, w, dw, b, db, *args), tangent)
+    _close(h._convolution_jvp(x, dx, w, dw, b, db, *args, False, False, True, True), tangent)
+    go, dgo = torch.randn_like(out), torch.randn_like(out)
+    with fwad.dual_level():
+        grads = torch.ops.aten.convolution_backward(fwad.make_dual(go.detach(), dgo), x, w, [channels], *args,
+                                                    [False, False, True])  # fmt: skip
+        bias_tangent = fwad.unpack_dual(grads[2]).tangent
+    _close(h.convolution_backward_jvp_grad_bias(dgo, grads[2].detach()), bias_tangent)
+    assert h.convolution_backward_jvp_grad_bias(dgo, None) is None

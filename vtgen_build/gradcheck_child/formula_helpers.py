@@ -19,13 +19,20 @@ from typing import Any
 import torch
 
 __all__ = [
+    "_convolution_jvp",
+    "_euclidean_dist_backward",
     "amaxamin_jvp",
     "aminmax_backward",
     "aminmax_jvp",
     "angle_backward",
     "apply_loss_reduction",
     "atan2_backward",
+    "binary_cross_entropy_double_backward",
+    "binary_cross_entropy_double_backward_grad_output",
+    "binary_cross_entropy_double_backward_target",
     "binary_cross_entropy_target_backward",
+    "binary_cross_entropy_with_logits_backward",
+    "binary_cross_entropy_with_logits_target_backward",
     "cholesky_backward",
     "cholesky_inverse_backward",
     "cholesky_inverse_jvp",
@@ -36,15 +43,22 @@ __all__ = [
     "clamp_backward_min_max",
     "clamp_jvp",
     "constant_pad_nd_backward",
+    "convolution_backward_jvp_grad_bias",
+    "convolution_jvp",
     "copysign_tensor_self_backward",
     "cumprod_jvp",
     "cumsum_backward",
     "deg2rad_backward",
     "elu_double_backward",
+    "embedding_dense_double_backward_symint",
     "evenly_distribute_backward",
     "evenly_read_jvp",
+    "fft_c2r_backward",
+    "fft_r2c_backward",
     "gather_with_keepdimed_indices",
     "gelu_double_backward",
+    "glu_double_backward",
+    "glu_double_backward_grad_output",
     "huber_loss_double_backward",
     "huber_loss_double_backward_grad_output",
     "i1_backward",
@@ -93,6 +107,7 @@ __all__ = [
     "native_dropout_double_backward",
     "norm_backward",
     "norm_jvp",
+    "permute_backwards",
     "pinv_backward",
     "pinv_jvp",
     "polar_backward",
@@ -113,6 +128,8 @@ __all__ = [
     "slogdet_backward",
     "slogdet_jvp",
     "smooth_l1_loss_double_backward",
+    "soft_margin_loss_double_backward",
+    "soft_margin_loss_double_backward_grad_output",
     "softmax_double_backward",
     "softplus_double_backward",
     "split_backward",
@@ -1460,3 +1477,175 @@ def layer_norm_jvp(
     x_hat = (input_p - mean) * invstd
     dx_hat = _normalized_tangent(input_p, input_t, mean, invstd, dims)
     return _affine_tangent(x_hat, dx_hat, weight_p, weight_t, bias_t)
+
+
+# -- shapes, losses and transforms whose backward is a closed form ------------------------------------------
+
+
+def permute_backwards(grad: Any, dims: Any) -> Any:
+    """permute moves axis dims[i] to i: its gradient moves it back (the inverse permutation)."""
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d % len(dims)] = i
+    return grad.permute(inverse)
+
+
+def _glu_halves(self: Any, dim: int) -> tuple[Any, Any, Any]:
+    a, b = self.chunk(2, dim)
+    return a, b, torch.sigmoid(b)
+
+
+def glu_double_backward_grad_output(grad: Any, self: Any, dim: int) -> Any:
+    """glu_backward is glu's Jᵀ applied to grad_output (linear in it): its gradient there is glu's J applied
+    to ``grad``: d(a sig(b)) = da sig(b) + a sig(b) (1 - sig(b)) db."""
+    a, _, s = _glu_halves(self, dim)
+    da, db = grad.chunk(2, dim)
+    return da * s + a * s * (1 - s) * db
+
+
+def glu_double_backward(grad: Any, grad_output: Any, self: Any, dim: int) -> Any:
+    """<glu_backward(go, x), grad> = <ga, go sig(b)> + <gb, go a sig(b)(1 - sig(b))> differentiated in x = (a, b)."""
+    a, _, s = _glu_halves(self, dim)
+    ga, gb = grad.chunk(2, dim)
+    ds = s * (1 - s)
+    return torch.cat([gb * grad_output * ds, ga * grad_output * ds + gb * grad_output * a * ds * (1 - 2 * s)], dim)
+
+
+def soft_margin_loss_double_backward_grad_output(
+    grad: Any, grad_output: Any, self: Any, target: Any, reduction: int
+) -> Any:
+    """log(1 + exp(-y x)) has x-derivative -y sig(-y x); the backward is that times grad_output (linear in
+    it): ``grad`` times it, the shape of ``self`` (autograd sums it to a reduced loss's 0-dim grad_output, and
+    the forward formula passes grad_output's tangent as ``grad``)."""
+    return _mean_of(grad * -target * torch.sigmoid(-target * self), self, reduction)
+
+
+def soft_margin_loss_double_backward(grad: Any, self: Any, target: Any, reduction: int) -> Any:
+    """(-y sig(-y x))' = y² sig(-y x)(1 - sig(-y x))."""
+    s = torch.sigmoid(-target * self)
+    return _mean_of(grad * target * target * s * (1 - s), self, reduction)
+
+
+def _weighted(value: Any, weight: Any) -> Any:
+    return value if weight is None else value * weight
+
+
+def binary_cross_entropy_double_backward_grad_output(
+    grad: Any, self: Any, target: Any, weight: Any, reduction: int
+) -> Any:
+    """-w (t log x + (1 - t) log(1 - x)) has x-derivative w (x - t) / (x (1 - x)); the backward is that
+    times grad_output (linear in it; ``self``-shaped, as soft_margin_loss's)."""
+    value = _weighted(grad * (self - target) / (self * (1 - self)), weight)
+    return _mean_of(value, self, reduction)
+
+
+def binary_cross_entropy_double_backward(
+    grad_output: Any, grad: Any, self: Any, target: Any, weight: Any, reduction: int
+) -> Any:
+    """((x - t) / (x (1 - x)))' = (x² - 2 t x + t) / (x (1 - x))²."""
+    denominator = self * (1 - self)
+    value = _weighted(grad_output * grad * (self * self - 2 * target * self + target) / (denominator * denominator),
+                      weight)  # fmt: skip
+    return _mean_of(value, self, reduction)
+
+
+def binary_cross_entropy_double_backward_target(
+    grad: Any, grad_output: Any, self: Any, target: Any, weight: Any, reduction: int
+) -> Any:
+    """((x - t) / (x (1 - x))) differentiated in t: -1 / (x (1 - x))."""
+    value = _weighted(-grad * grad_output / (self * (1 - self)), weight)
+    return _mean_of(value, self, reduction)
+
+
+def binary_cross_entropy_with_logits_backward(
+    grad: Any, self: Any, target: Any, weight: Any, pos_weight: Any, reduction: int
+) -> Any:
+    """-w (p t log sig(x) + (1 - t) log(1 - sig(x))) differentiated in x: w (sig(x) (p t + 1 - t) - p t)."""
+    s = torch.sigmoid(self)
+    weighted_target = target if pos_weight is None else pos_weight * target
+    value = _weighted(grad * (s * (weighted_target + 1 - target) - weighted_target), weight)
+    return _mean_of(value, self, reduction)
+
+
+def binary_cross_entropy_with_logits_target_backward(
+    grad: Any, self: Any, target: Any, weight: Any, pos_weight: Any, reduction: int
+) -> Any:
+    """The same loss differentiated in t: w (log(1 - sig(x)) - p log sig(x))."""
+    if pos_weight is None:
+        value = -self
+    else:
+        value = torch.nn.functional.logsigmoid(-self) - pos_weight * torch.nn.functional.logsigmoid(self)
+    return _mean_of(_weighted(grad * value, weight), self, reduction)
+
+
+def _euclidean_dist_backward(grad: Any, x1: Any, x2: Any, res: Any) -> tuple[Any, Any]:
+    """res_ij = |x1_i - x2_j|: d res_ij / d x1_i = (x1_i - x2_j) / res_ij (zero where res_ij is)."""
+    ratio = torch.where(res == 0, torch.zeros_like(grad), grad / torch.where(res == 0, torch.ones_like(res), res))
+    g1 = ratio.sum(-1, keepdim=True) * x1 - _mm(ratio, x2)
+    g2 = ratio.sum(-2).unsqueeze(-1) * x2 - _mm(ratio.transpose(-2, -1), x1)
+    return g1, g2
+
+
+def embedding_dense_double_backward_symint(grad: Any, indices: Any, padding_idx: int) -> Any:
+    """embedding_dense_backward sums grad_output's rows into the weight rows indices name (linear in it):
+    its gradient there reads those rows back, zero for the padding index."""
+    rows = grad.index_select(0, indices.reshape(-1)).reshape(*indices.shape, grad.shape[-1])
+    if padding_idx >= 0:
+        rows = rows * (indices != padding_idx).unsqueeze(-1).to(rows.dtype)
+    return rows
+
+
+def fft_r2c_backward(grad: Any, dim: Any, normalization: int, onesided: bool, last_dim_size: int) -> Any:
+    """r2c is c2c of a real input (one-sided: its first half along dim[-1]): the gradient is the real part
+    of c2c's adjoint (the inverse direction, same normalization) of the spectrum padded back with zeros."""
+    if onesided:
+        last = dim[-1]
+        missing = last_dim_size - grad.shape[last]
+        zeros_shape = list(grad.shape)
+        zeros_shape[last] = missing
+        grad = torch.cat([grad, grad.new_zeros(zeros_shape)], last)
+    return torch.real(torch.ops.aten._fft_c2c(grad, dim, normalization, False))
+
+
+def fft_c2r_backward(grad: Any, dim: Any, normalization: int) -> Any:
+    """c2r reads a one-sided spectrum as the full Hermitian one: the adjoint is r2c's one-sided result with
+    each bin that stands for two bins of the full spectrum (not the first, nor the Nyquist one) counted twice."""
+    result = torch.ops.aten._fft_r2c(grad, dim, normalization, True)
+    last = dim[-1]
+    half = result.shape[last]
+    doubled = grad.shape[last] - half
+    scale = torch.ones(half, dtype=grad.dtype, device=grad.device)
+    if doubled > 0:
+        scale[1 : 1 + doubled] = 2
+    shape = [1] * result.dim()
+    shape[last] = half
+    return result * scale.reshape(shape)
+
+
+def convolution_jvp(
+    input_p: Any, input_t: Any, weight_p: Any, weight_t: Any, bias_p: Any, bias_t: Any, stride: Any, padding: Any,
+    dilation: Any, transposed: bool, output_padding: Any, groups: int,
+) -> Any:  # fmt: skip
+    """The convolution is bilinear in (input, weight) and affine in bias: d = conv(dx, w) + conv(x, dw) + db."""
+
+    def conv(x: Any, w: Any, b: Any) -> Any:
+        return torch.ops.aten.convolution(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
+
+    return conv(input_t, weight_p, None) + conv(input_p, weight_t, bias_t)
+
+
+def _convolution_jvp(
+    input_p: Any, input_t: Any, weight_p: Any, weight_t: Any, bias_p: Any, bias_t: Any, stride: Any, padding: Any,
+    dilation: Any, transposed: bool, output_padding: Any, groups: int, benchmark: bool, deterministic: bool,
+    cudnn_enabled: bool, allow_tf32: bool,
+) -> Any:  # fmt: skip
+    """_convolution's tangent: convolution's (the backend flags do not change the value)."""
+    return convolution_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation,
+                           transposed, output_padding, groups)  # fmt: skip
+
+
+def convolution_backward_jvp_grad_bias(grad_output_t: Any, grad_bias: Any) -> Any:
+    """The bias gradient sums grad_output over every dimension but the channels' (linear in it)."""
+    if grad_bias is None:
+        return None
+    return grad_output_t.sum([0, *range(2, grad_output_t.dim())])

@@ -126,6 +126,8 @@ _METHODS: dict[str, tuple[str, int | None]] = {
     "size": ("{o}.size({a})", 1),
     "sym_stride": ("{o}.stride({a})", 1),
     "dtype": ("{o}.dtype", 0),
+    "back": ("{o}[-1]", 0),  # std::vector / ArrayRef: the last element (``self.sym_size(dim.back())``)
+    "front": ("{o}[0]", 0),
 }
 # C++ members with no Python method of that name: member → the prelude function called with the object first
 # (``t.slice(dim, start, end)`` is the aten operator on a tensor, ``ArrayRef::slice`` on a size list)
