@@ -545,3 +545,36 @@ def test_convolution_jvp_helpers(transposed: bool) -> None:
         bias_tangent = fwad.unpack_dual(grads[2]).tangent
     _close(h.convolution_backward_jvp_grad_bias(dgo, grads[2].detach()), bias_tangent)
     assert h.convolution_backward_jvp_grad_bias(dgo, None) is None
+
+
+def test_cat_stack_block_diag_helpers() -> None:
+    """Mixed real and complex inputs (a real input's gradient is the real part), a legacy 1-d empty input of
+    cat, 0-d and 1-d blocks of block_diag; the tangents as torch's forward AD gives them."""
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(20)
+    a, b = torch.randn(2, 3, dtype=F64, generator=gen), torch.randn(2, 1, dtype=C128, generator=gen)
+    empty = torch.zeros(0, dtype=F64)
+    for tensors, dim in (([a, b], 1), ([a, empty, b], -1), ([a.T, b.T], 0)):
+        v, grads = _grads(lambda *xs, d=dim: torch.cat(list(xs), d), tuple(tensors))
+        ours = h.cat_tensors_backward(v, h.to_args_sizes_symint(tensors), h.to_args_scalartypes(tensors), dim)
+        for mine, theirs in zip(ours, grads, strict=True):
+            _close(mine, theirs)
+    c = torch.randn(2, 3, dtype=C128, generator=gen)
+    for dim in (0, 2, -1):
+        v, grads = _grads(lambda x, y, d=dim: torch.stack([x, y], d), (a, c))
+        for mine, theirs in zip(h.stack_tensors_backward(v, dim, h.to_args_scalartypes([a, c])), grads, strict=True):
+            _close(mine, theirs)
+    blocks = [a, torch.tensor(2.0, dtype=F64), torch.randn(4, dtype=C128, generator=gen), b]
+    v, grads = _grads(lambda *xs: torch.block_diag(*xs), tuple(blocks))
+    ours = h.block_diag_backward(v, h.to_args_sizes(blocks), h.to_args_scalartypes(blocks))
+    for mine, theirs in zip(ours, grads, strict=True):
+        _close(mine, theirs)
+    tangents = [torch.randn_like(t) for t in blocks]
+    with fwad.dual_level():
+        duals = [fwad.make_dual(t, u) for t, u in zip(blocks, tangents, strict=True)]
+        _close(h.block_diag_jvp(tangents), fwad.unpack_dual(torch.block_diag(*duals)).tangent)
+        _close(h.cat_jvp(tangents[:1] + tangents[3:], 1), fwad.unpack_dual(torch.cat([duals[0], duals[3]], 1)).tangent)
+        pair = [duals[0], fwad.make_dual(c, torch.randn_like(c))]
+        _close(h.stack_jvp([tangents[0], fwad.unpack_dual(pair[1]).tangent], 1),
+               fwad.unpack_dual(torch.stack(pair, 1)).tangent)  # fmt: skip

@@ -33,6 +33,10 @@ __all__ = [
     "binary_cross_entropy_target_backward",
     "binary_cross_entropy_with_logits_backward",
     "binary_cross_entropy_with_logits_target_backward",
+    "block_diag_backward",
+    "block_diag_jvp",
+    "cat_jvp",
+    "cat_tensors_backward",
     "cholesky_backward",
     "cholesky_inverse_backward",
     "cholesky_inverse_jvp",
@@ -134,11 +138,16 @@ __all__ = [
     "softplus_double_backward",
     "split_backward",
     "split_with_sizes_backward",
+    "stack_jvp",
+    "stack_tensors_backward",
     "std_backward",
     "std_mean_backward",
     "sum_backward",
     "svd_backward",
     "take_backward",
+    "to_args_scalartypes",
+    "to_args_sizes",
+    "to_args_sizes_symint",
     "triangular_solve_backward",
     "triangular_solve_jvp",
     "unbind_backward",
@@ -1649,3 +1658,73 @@ def convolution_backward_jvp_grad_bias(grad_output_t: Any, grad_bias: Any) -> An
     if grad_bias is None:
         return None
     return grad_output_t.sum([0, *range(2, grad_output_t.dim())])
+
+
+# -- tensor lists: cat, stack, block_diag ---------------------------------------------------------------------
+
+
+def to_args_sizes(tensors: Any) -> list[list[int]]:
+    return [list(t.shape) for t in tensors]
+
+
+def to_args_sizes_symint(tensors: Any) -> list[list[int]]:
+    return to_args_sizes(tensors)
+
+
+def to_args_scalartypes(tensors: Any) -> list[Any]:
+    return [t.dtype for t in tensors]
+
+
+def _as_input_dtype(grad: Any, dtype: Any) -> Any:
+    """A real input's part of a complex gradient: its real part (the gradient of a real-to-complex promotion)."""
+    return torch.real(grad) if grad.is_complex() and not dtype.is_complex else grad
+
+
+def cat_tensors_backward(grad: Any, sizes: Any, dtypes: Any, dim: int) -> Any:
+    """cat's gradient: each input's slice of ``grad`` along ``dim``.  A 1-d empty input (which cat skips,
+    whatever ``dim``) gets an empty gradient; ``dim`` wraps by the first other input's rank."""
+    if grad is None:
+        return [None] * len(sizes)
+    ranked = next((s for s in sizes if s != [0]), sizes[0])
+    dim = dim % max(len(ranked), 1)
+    found, start = [], 0
+    for size, dtype in zip(sizes, dtypes, strict=True):
+        if size == [0]:
+            found.append(_as_input_dtype(grad.new_zeros([0]), dtype))
+            continue
+        found.append(_as_input_dtype(grad.narrow(dim, start, size[dim]), dtype))
+        start += size[dim]
+    return found
+
+
+def cat_jvp(tangents: Any, dim: int) -> Any:
+    """cat is linear: its tangent is the tangents concatenated (``TANGENT_READERS``: given the tangents)."""
+    return torch.cat(tangents, dim)
+
+
+def stack_tensors_backward(grad: Any, dim: int, dtypes: Any) -> Any:
+    """stack's gradient: ``grad`` unbound along the new dimension."""
+    if grad is None:
+        return [None] * len(dtypes)
+    return [_as_input_dtype(g, dtype) for g, dtype in zip(grad.unbind(dim), dtypes, strict=True)]
+
+
+def stack_jvp(tangents: Any, dim: int) -> Any:
+    return torch.stack(tangents, dim)
+
+
+def block_diag_backward(grad: Any, sizes: Any, dtypes: Any) -> Any:
+    """block_diag's gradient: each input's diagonal block of ``grad`` (a 1-d input is one row, a 0-d one 1x1)."""
+    if grad is None:
+        return [None] * len(sizes)
+    found, row, col = [], 0, 0
+    for size, dtype in zip(sizes, dtypes, strict=True):
+        rows, cols = (1, 1) if len(size) == 0 else (1, size[0]) if len(size) == 1 else (size[0], size[1])
+        block = grad[row : row + rows, col : col + cols].reshape(size)
+        found.append(_as_input_dtype(block, dtype))
+        row, col = row + rows, col + cols
+    return found
+
+
+def block_diag_jvp(tangents: Any) -> Any:
+    return torch.block_diag(*tangents)
