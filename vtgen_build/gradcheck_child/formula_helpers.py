@@ -1727,4 +1727,4 @@ def block_diag_backward(grad: Any, sizes: Any, dtypes: Any) -> Any:
 
 
 def block_diag_jvp(tangents: Any) -> Any:
-    return torch.block_diag(*tangents)
+    return torch.ops.aten.block_diag(list(tangents))
