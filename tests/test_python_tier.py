@@ -58,6 +58,12 @@ PLANTS = (
         "  self: 2 * grad.transpose(dim0, dim1)",
     ),
     Edit(
+        "glu_backward",
+        "a sign flip in a newly carried helper-op entry (glu's backward op, by self: glu_double_backward)",
+        "  self: glu_double_backward(grad, grad_output, self, dim)",
+        "  self: -glu_double_backward(grad, grad_output, self, dim)",
+    ),
+    Edit(
         "tan",
         "an untranslatable formula (a C++ function with no Python spelling)",
         "  self: grad * (1 + result.pow(2)).conj()",
@@ -176,6 +182,16 @@ def test_plan_translates_only_the_selected_families(real_yaml: RealYaml) -> None
     assert {"sin", "sin_"} <= plan.carried and "sin.out" in plan.outs
     assert all(op.split(".")[0].rstrip("_") in ("sin", "sum") for op in plan.carried | {n.op for n in plan.not_carried})
     assert not any(op.startswith("cos") for op in plan.carried)
+
+
+def test_native_batch_norm_is_sampled_training(real_yaml: RealYaml) -> None:
+    """PyTorch's own CPU kernel of native_batch_norm crashes the process (SIGSEGV) in eval mode without running
+    statistics (its sample with the optional arguments absent): its sample hint trains."""
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["native_batch_norm"], [], False)
+    (planned,) = [s for s in plan.samples if s.op == "native_batch_norm"]
+    assert planned.samples and planned.why_not is None
+    for sample in planned.samples:
+        assert [a.value for a in sample if a.name == "training"] == [True], sample
 
 
 def test_views_and_tensor_list_returns_are_carried_but_not_foreach_ops(real_yaml: RealYaml) -> None:

@@ -578,3 +578,21 @@ def test_cat_stack_block_diag_helpers() -> None:
         pair = [duals[0], fwad.make_dual(c, torch.randn_like(c))]
         _close(h.stack_jvp([tangents[0], fwad.unpack_dual(pair[1]).tangent], 1),
                fwad.unpack_dual(torch.stack(pair, 1)).tangent)  # fmt: skip
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["batch_statistics", "running_statistics"])
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_batch_norm_jvp(train: bool, affine: bool) -> None:
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(21)
+    x, dx = torch.randn(4, 3, 5, dtype=F64, generator=gen), torch.randn(4, 3, 5, dtype=F64, generator=gen)
+    w, dw, b, db = (torch.randn(3, dtype=F64, generator=gen) if affine else None for _ in range(4))
+    mean, var = torch.randn(3, dtype=F64, generator=gen), torch.rand(3, dtype=F64, generator=gen) + 0.5
+    with fwad.dual_level():
+        dual = [None if t is None else fwad.make_dual(t, u) for t, u in ((x, dx), (w, dw), (b, db))]
+        out, saved_mean, saved_invstd = torch.ops.aten.native_batch_norm(*dual, mean.clone(), var.clone(), train,
+                                                                         0.1, 1e-5)  # fmt: skip
+        tangent = fwad.unpack_dual(out).tangent
+    ours = h.batch_norm_jvp(x, dx, w, dw, b, db, mean, var, saved_mean.detach(), saved_invstd.detach(), train, 1e-5)
+    _close(ours, tangent)

@@ -27,6 +27,7 @@ __all__ = [
     "angle_backward",
     "apply_loss_reduction",
     "atan2_backward",
+    "batch_norm_jvp",
     "binary_cross_entropy_double_backward",
     "binary_cross_entropy_double_backward_grad_output",
     "binary_cross_entropy_double_backward_target",
@@ -1455,8 +1456,9 @@ def lu_factor_ex_jvp(dA: Any, LU: Any, pivs: Any, pivot: bool) -> Any:
 
 
 # -- normalization layers' tangents --------------------------------------------------------------------------
-# (batch norm's is not here: with it native_batch_norm's Python-tier kernel is installed, and its backward check
-# crashes the checking process; its entries stay with the compiled tier until that is understood)
+# (batch_norm_jvp is at the end.  The crash once blamed on installing native_batch_norm's kernel was PyTorch's own
+# CPU kernel: native_batch_norm in eval mode without running statistics dereferences them (SIGSEGV); its sample
+# hint trains.)
 
 
 def _normalized_tangent(x: Any, dx: Any, mean: Any, invstd: Any, dims: list[int]) -> Any:
@@ -1728,3 +1730,25 @@ def block_diag_backward(grad: Any, sizes: Any, dtypes: Any) -> Any:
 
 def block_diag_jvp(tangents: Any) -> Any:
     return torch.ops.aten.block_diag(list(tangents))
+
+
+def batch_norm_jvp(
+    input_p: Any, input_t: Any, weight_p: Any, weight_t: Any, bias_p: Any, bias_t: Any, running_mean: Any,
+    running_var: Any, saved_mean: Any, saved_invstd: Any, train: bool, eps: float,
+) -> Any:  # fmt: skip
+    """Batch norm's tangent.  With the batch's statistics (training, or no running ones): over every dimension
+    but the channels', their tangents counted; with the running ones: constants."""
+    dims = [0, *range(2, input_p.dim())]
+    shape = [1, -1] + [1] * (input_p.dim() - 2)
+
+    def channels(t: Any) -> Any:
+        return None if t is None else t.reshape(shape)
+
+    if train or running_mean is None:
+        mean, invstd = channels(saved_mean), channels(saved_invstd)
+        dx_hat = _normalized_tangent(input_p, input_t, mean, invstd, dims)
+    else:
+        mean, invstd = channels(running_mean), channels((running_var + eps).rsqrt())
+        dx_hat = input_t * invstd
+    x_hat = (input_p - mean) * invstd
+    return _affine_tangent(x_hat, dx_hat, channels(weight_p), channels(weight_t), channels(bias_t))
