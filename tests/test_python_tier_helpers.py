@@ -596,3 +596,47 @@ def test_batch_norm_jvp(train: bool, affine: bool) -> None:
         tangent = fwad.unpack_dual(out).tangent
     ours = h.batch_norm_jvp(x, dx, w, dw, b, db, mean, var, saved_mean.detach(), saved_invstd.detach(), train, 1e-5)
     _close(ours, tangent)
+
+
+@pytest.mark.parametrize("dtype", [F64, C128], ids=["float64", "complex128"])
+def test_householder_and_least_squares_helpers(dtype: Any) -> None:
+    """linalg_householder_product (backward, tangent), ormqr (each side, transposed or not) and linalg_lstsq
+    (tall with residuals, tall without, wide, batched) against torch's own gradients and tangents."""
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(22)
+    A, tau = torch.randn(5, 3, dtype=dtype, generator=gen), torch.randn(3, dtype=dtype, generator=gen)
+    out, v, (g_a, g_tau) = _vjp(torch.linalg.householder_product, (A, tau))
+    ours = h.householder_product_backward(v, out, A, tau)
+    _close(ours[0], g_a)
+    _close(ours[1], g_tau)
+    dA, dtau = torch.randn_like(A), torch.randn_like(tau)
+    with fwad.dual_level():
+        tangent = fwad.unpack_dual(torch.linalg.householder_product(fwad.make_dual(A, dA), fwad.make_dual(tau, dtau)))
+    _close(h.householder_product_jvp(dA, dtau, out, A, tau), tangent.tangent)
+    for left, transpose in ((True, False), (True, True), (False, False), (False, True)):
+        C = torch.randn(*((5, 2) if left else (2, 5)), dtype=dtype, generator=gen)
+        out, v, grads = _vjp(lambda a, t, c, lt=left, tr=transpose: torch.ormqr(a, t, c, lt, tr), (A, tau, C))
+        for mine, theirs in zip(h.ormqr_backward(v, out, A, tau, C, left, transpose, [True] * 3), grads, strict=True):
+            _close(mine, theirs)
+    for shape, driver in (((5, 3), "gelsd"), ((5, 3), None), ((3, 5), "gelsd"), ((2, 5, 3), "gelsd")):
+        M, B = torch.randn(*shape, dtype=dtype, generator=gen), torch.randn(*shape[:-1], 2, dtype=dtype, generator=gen)
+        a, b = M.clone().requires_grad_(True), B.clone().requires_grad_(True)
+        found = torch.linalg.lstsq(a, b, driver=driver)
+        with_residuals = found.residuals.numel() > 0
+        gX, gL = torch.randn_like(found.solution), torch.randn_like(found.residuals) if with_residuals else None
+        outs = [found.solution, found.residuals] if with_residuals else [found.solution]
+        g_m, g_b = torch.autograd.grad(outs, (a, b), [gX, gL] if with_residuals else [gX])
+        ours = h.linalg_lstsq_backward(gX, gL, M, B, found.solution.detach(), [True, True])
+        _close(ours[0], g_m)
+        _close(ours[1], g_b)
+        dM, dB = torch.randn_like(M), torch.randn_like(B)
+        with fwad.dual_level():
+            dual = torch.linalg.lstsq(fwad.make_dual(M, dM), fwad.make_dual(B, dB), driver=driver)
+            t_x, t_l = fwad.unpack_dual(dual.solution).tangent, fwad.unpack_dual(dual.residuals).tangent
+        _close(h.linalg_lstsq_solution_jvp(M, B, dM, dB), t_x)
+        residual_tangent = h.linalg_lstsq_residuals_jvp(M, B, dM, dB, found.solution.detach(), found.residuals.detach())
+        if with_residuals:
+            _close(residual_tangent, t_l)
+        else:
+            assert residual_tangent.numel() == 0

@@ -64,6 +64,8 @@ __all__ = [
     "gelu_double_backward",
     "glu_double_backward",
     "glu_double_backward_grad_output",
+    "householder_product_backward",
+    "householder_product_jvp",
     "huber_loss_double_backward",
     "huber_loss_double_backward_grad_output",
     "i1_backward",
@@ -78,6 +80,9 @@ __all__ = [
     "linalg_det_jvp",
     "linalg_eig_backward",
     "linalg_eig_jvp",
+    "linalg_lstsq_backward",
+    "linalg_lstsq_residuals_jvp",
+    "linalg_lstsq_solution_jvp",
     "linalg_lu_backward",
     "linalg_lu_jvp",
     "linalg_lu_solve_LU",
@@ -112,6 +117,7 @@ __all__ = [
     "native_dropout_double_backward",
     "norm_backward",
     "norm_jvp",
+    "ormqr_backward",
     "permute_backwards",
     "pinv_backward",
     "pinv_jvp",
@@ -1752,3 +1758,131 @@ def batch_norm_jvp(
         dx_hat = input_t * invstd
     x_hat = (input_p - mean) * invstd
     return _affine_tangent(x_hat, dx_hat, channels(weight_p), channels(weight_t), channels(bias_t))
+
+
+# -- Householder products (linalg_householder_product, ormqr) and least squares ------------------------------
+# The backward helpers differentiate a composite of the op written in differentiable torch ops (products
+# through elementwise multiplications and sums, the QR reflectors one at a time) with torch.autograd.grad,
+# graph kept: their own double backward and forward-over-reverse go through it.
+
+
+def _reflector(input: Any, i: int) -> Any:
+    """The i-th Householder vector: input's column i below the diagonal, 1 on it, 0 above."""
+    column = input[..., :, i]
+    rows = torch.arange(input.shape[-2], device=input.device)
+    return torch.where(rows > i, column, (rows == i).to(input.dtype))
+
+
+def _reflect(x: Any, v: Any, tau: Any) -> Any:
+    """(I - tau v v^H) x, x of shape (..., m, c), v (..., m), tau (...)."""
+    vh_x = (v.conj().unsqueeze(-1) * x).sum(-2)
+    return x - tau.unsqueeze(-1).unsqueeze(-1) * v.unsqueeze(-1) * vh_x.unsqueeze(-2)
+
+
+def _householder_apply(input: Any, tau: Any, x: Any) -> Any:
+    """H_1 H_2 ... H_k x, H_i = I - tau_i v_i v_i^H (the reflectors of a QR factorization)."""
+    for i in reversed(range(tau.shape[-1])):
+        x = _reflect(x, _reflector(input, i), tau[..., i])
+    return x
+
+
+def _eye_like(input: Any, m: int, n: int) -> Any:
+    eye = torch.eye(m, n, dtype=input.dtype, device=input.device)
+    return eye.expand(*input.shape[:-2], m, n)
+
+
+def _vjp_of(fn: Any, inputs: tuple[Any, ...], grads: tuple[Any, ...]) -> tuple[Any, ...]:
+    """fn's vector-Jacobian product at ``inputs`` (each gradient the shape of its input, zeros when unused)."""
+    with torch.enable_grad():
+        xs = tuple(x if x.requires_grad else x.detach().requires_grad_(True) for x in inputs)
+        outs = fn(*xs)
+        pairs = [(o, g) for o, g in zip(outs, grads, strict=True) if g is not None]
+        if not pairs:
+            return tuple(torch.zeros_like(x) for x in inputs)
+        found = torch.autograd.grad([o for o, _ in pairs], xs, [g for _, g in pairs], create_graph=True,
+                                    allow_unused=True)  # fmt: skip
+    return tuple(torch.zeros_like(x) if g is None else g for g, x in zip(found, inputs, strict=True))
+
+
+def householder_product_backward(grad: Any, result: Any, input: Any, tau: Any) -> tuple[Any, Any]:
+    """linalg_householder_product's gradient: the composite H_1 ... H_k I[:, :n] differentiated."""
+    m, n = input.shape[-2:]
+    return _vjp_of(lambda a, t: (_householder_apply(a, t, _eye_like(a, m, n)),), (input, tau), (grad,))
+
+
+def householder_product_jvp(dV: Any, dtau: Any, result: Any, V: Any, tau: Any) -> Any:
+    """Its tangent, the product rule through the reflections one by one: d((I - t v v^H) x) =
+    dx - dt v (v^H x) - t dv (v^H x) - t v (dv^H x) - t v (v^H dx)."""
+    m, n = V.shape[-2:]
+    x = _eye_like(V, m, n)
+    dx = torch.zeros_like(x)
+    for i in reversed(range(tau.shape[-1])):
+        v, dv = _reflector(V, i), _reflector(dV, i) - (torch.arange(m, device=V.device) == i).to(V.dtype)
+        t, dt = tau[..., i].unsqueeze(-1).unsqueeze(-1), dtau[..., i].unsqueeze(-1).unsqueeze(-1)
+        vh_x = (v.conj().unsqueeze(-1) * x).sum(-2).unsqueeze(-2)
+        d_vh_x = (dv.conj().unsqueeze(-1) * x).sum(-2).unsqueeze(-2) + (v.conj().unsqueeze(-1) * dx).sum(-2).unsqueeze(
+            -2
+        )
+        dx = dx - dt * v.unsqueeze(-1) * vh_x - t * dv.unsqueeze(-1) * vh_x - t * v.unsqueeze(-1) * d_vh_x
+        x = x - t * v.unsqueeze(-1) * vh_x
+    return dx
+
+
+def _ormqr(self: Any, input2: Any, input3: Any, left: bool, transpose: bool) -> Any:
+    """op(Q) input3 (or input3 op(Q)), Q the product of the reflectors ``self`` holds with factors ``input2``."""
+    m = self.shape[-2]
+    q = _householder_apply(self, input2, _eye_like(self, m, m))
+    q = q.mH if transpose else q
+    return _mm(q, input3) if left else _mm(input3, q)
+
+
+def ormqr_backward(
+    grad: Any, result: Any, self: Any, input2: Any, input3: Any, left: bool, transpose: bool, output_mask: Any
+) -> tuple[Any, ...]:
+    """ormqr's gradient: its composite (``_ormqr``) differentiated."""
+    found = _vjp_of(lambda s, a, t: (_ormqr(s, a, t, left, transpose),), (self, input2, input3), (grad,))
+    return tuple(g if wanted else None for g, wanted in zip(found, output_mask, strict=True))
+
+
+def _full_rank_pinv(A: Any) -> Any:
+    """A's pseudo-inverse for a full-rank A: (A^H A)^-1 A^H (tall), A^H (A A^H)^-1 (wide), through solve."""
+    if A.shape[-2] >= A.shape[-1]:
+        return torch.linalg.solve(_mm(A.mH, A), A.mH)
+    return torch.linalg.solve(_mm(A, A.mH), A).mH
+
+
+def _lstsq_parts(A: Any, B: Any, residuals: bool) -> tuple[Any, ...]:
+    """(the minimum-norm least-squares solution, with residuals: the squared residual of each column)."""
+    X = _mm(_full_rank_pinv(A), B)
+    if not residuals:
+        return (X,)
+    R = _mm(A, X) - B
+    return X, (R.conj() * R).real.sum(-2)
+
+
+def linalg_lstsq_backward(gX: Any, gL: Any, A: Any, B: Any, X: Any, output_mask: Any) -> tuple[Any, ...]:
+    """linalg_lstsq's gradient (full-rank A): its composite (``_lstsq_parts``) differentiated."""
+    residuals = gL is not None and gL.numel() > 0
+    grads = (gX, gL) if residuals else (gX,)
+    found = _vjp_of(lambda a, b: _lstsq_parts(a, b, residuals), (A, B), grads)
+    return tuple(g if wanted else None for g, wanted in zip(found, output_mask, strict=True))
+
+
+def linalg_lstsq_solution_jvp(A: Any, B: Any, dA: Any, dB: Any) -> Any:
+    """d(A^+ B), with the pseudo-inverse's differential at constant rank:
+    dA^+ = -A^+ dA A^+ + A^+ A^+^H dA^H (I - A A^+) + (I - A^+ A) dA^H A^+^H A^+."""
+    P = _full_rank_pinv(A)
+    m, n = A.shape[-2:]
+    left = _eye_like(A, m, m) - _mm(A, P)
+    right = _eye_like(A, n, n) - _mm(P, A)
+    dP = -_mm(_mm(P, dA), P) + _mm(_mm(_mm(P, P.mH), dA.mH), left) + _mm(_mm(_mm(right, dA.mH), P.mH), P)
+    return _mm(dP, B) + _mm(P, dB)
+
+
+def linalg_lstsq_residuals_jvp(A: Any, B: Any, dA: Any, dB: Any, X: Any, L: Any) -> Any:
+    """d(sum over rows of |A X - B|^2) = 2 Re sum(conj(R) (dA X + A dX - dB)); empty residuals: empty."""
+    if L.numel() == 0:
+        return torch.zeros_like(L)
+    R = _mm(A, X) - B
+    dR = _mm(dA, X) + _mm(A, linalg_lstsq_solution_jvp(A, B, dA, dB)) - dB
+    return 2 * (R.conj() * dR).real.sum(-2)
