@@ -640,3 +640,27 @@ def test_householder_and_least_squares_helpers(dtype: Any) -> None:
             _close(residual_tangent, t_l)
         else:
             assert residual_tangent.numel() == 0
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["batch_statistics", "running_statistics"])
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_batchnorm_double_backward(train: bool, affine: bool) -> None:
+    gen = torch.Generator().manual_seed(23)
+    x, ggI = torch.randn(4, 3, 5, dtype=F64, generator=gen), torch.randn(4, 3, 5, dtype=F64, generator=gen)
+    w, ggG, ggB = (torch.randn(3, dtype=F64, generator=gen) if affine else None for _ in range(3))
+    mean, var = torch.randn(3, dtype=F64, generator=gen), torch.rand(3, dtype=F64, generator=gen) + 0.5
+    out, saved_mean, saved_invstd = torch.ops.aten.native_batch_norm(x, w, None, mean.clone(), var.clone(), train,
+                                                                     0.1, 1e-5)  # fmt: skip
+    go = torch.randn(out.shape, dtype=F64, generator=gen)
+    leaves = [t.clone().requires_grad_(True) for t in (x, go, *([w] if affine else []))]
+    weight = leaves[2] if affine else None
+    found = torch.ops.aten.native_batch_norm_backward(leaves[1], leaves[0], weight, mean, var, saved_mean,
+                                                      saved_invstd, train, 1e-5, [True, affine, affine])  # fmt: skip
+    outs, cotangents = (list(found), [ggI, ggG, ggB]) if affine else ([found[0]], [ggI])
+    theirs = torch.autograd.grad(outs, leaves, cotangents, allow_unused=True, materialize_grads=True)
+    ours = h.batchnorm_double_backward(x, w, ggI, ggG, ggB, go, mean, var, train, 1e-5, saved_mean, saved_invstd,
+                                       [True, affine, True])  # fmt: skip
+    _close(ours[0], theirs[0])
+    _close(ours[2], theirs[1])
+    if affine:
+        _close(ours[1], theirs[2])

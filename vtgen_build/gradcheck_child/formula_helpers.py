@@ -28,6 +28,7 @@ __all__ = [
     "apply_loss_reduction",
     "atan2_backward",
     "batch_norm_jvp",
+    "batchnorm_double_backward",
     "binary_cross_entropy_double_backward",
     "binary_cross_entropy_double_backward_grad_output",
     "binary_cross_entropy_double_backward_target",
@@ -1886,3 +1887,44 @@ def linalg_lstsq_residuals_jvp(A: Any, B: Any, dA: Any, dB: Any, X: Any, L: Any)
     R = _mm(A, X) - B
     dR = _mm(dA, X) + _mm(A, linalg_lstsq_solution_jvp(A, B, dA, dB)) - dB
     return 2 * (R.conj() * dR).real.sum(-2)
+
+
+def _batch_norm_composite(x: Any, gamma: Any, mean_var: tuple[Any, Any] | None, eps: float) -> Any:
+    """(x - mean) / sqrt(var + eps) * gamma over every dimension but the channels': the batch's statistics
+    (``mean_var`` None, biased variance), else the running ones."""
+    dims = [0, *range(2, x.dim())]
+    shape = [1, -1] + [1] * (x.dim() - 2)
+    if mean_var is None:
+        mean = x.mean(dims, keepdim=True)
+        var = ((x - mean) * (x - mean)).mean(dims, keepdim=True)
+    else:
+        mean, var = mean_var[0].reshape(shape), mean_var[1].reshape(shape)
+    x_hat = (x - mean) * (var + eps).rsqrt()
+    return x_hat if gamma is None else x_hat * gamma.reshape(shape)
+
+
+def batchnorm_double_backward(
+    input: Any, gamma: Any, ggI: Any, ggG: Any, ggB: Any, gO: Any, running_mean: Any, running_var: Any, train: bool,
+    eps: float, save_mean: Any, save_invstd: Any, output_mask: Any,
+) -> tuple[Any, ...]:  # fmt: skip
+    """Batch norm's backward differentiated in (input, weight, grad_out): <its backward at gO, (ggI, ggG, ggB)>
+    differentiated, the backward being the composite's (``_batch_norm_composite``) vector-Jacobian product."""
+    stats = None if train or running_mean is None else (running_mean, running_var)
+    dims = [0, *range(2, input.dim())]
+
+    def paired(x: Any, g: Any, go: Any) -> tuple[Any]:
+        leaves = (x,) if g is None else (x, g)
+        grads = torch.autograd.grad(_batch_norm_composite(x, g, stats, eps), leaves, go, create_graph=True)
+        total = go.sum(dims).mul(ggB).sum() if ggB is not None else torch.zeros((), dtype=x.dtype)
+        for grad, gg in zip(grads, (ggI, ggG), strict=False):
+            if gg is not None:
+                total = total + (grad * gg).sum()
+        return (total,)
+
+    one = torch.ones((), dtype=input.dtype, device=input.device)
+    if gamma is None:
+        gI, ggO = _vjp_of(lambda x, go: paired(x, None, go), (input, gO), (one,))
+        found = (gI, None, ggO)
+    else:
+        found = _vjp_of(paired, (input, gamma, gO), (one,))
+    return tuple(g if wanted else None for g, wanted in zip(found, output_mask, strict=True))
