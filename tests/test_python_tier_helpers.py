@@ -664,3 +664,22 @@ def test_batchnorm_double_backward(train: bool, affine: bool) -> None:
     _close(ours[2], theirs[1])
     if affine:
         _close(ours[1], theirs[2])
+
+
+def test_trilinear_backward() -> None:
+    """As nn.functional.bilinear calls _trilinear, and forms with and without a summed dimension; inputs a gradient is
+    not asked of may be undefined (``wrap_opt_if``)."""
+    gen = torch.Generator().manual_seed(24)
+    for shapes, args in (
+        (((2, 3), (4, 3, 5), (2, 5)), ([1, 3], [0], [1, 2], [2, 3])),
+        (((3,), (2, 3), (2, 3)), ([0], [], [], [])),
+        (((3,), (2, 3), (2, 3)), ([0], [], [], [1])),
+    ):
+        xs = tuple(torch.randn(s, dtype=F64, generator=gen) for s in shapes)
+        _, v, grads = _vjp(lambda a, b, c, e=args: torch._trilinear(a, b, c, *e), xs)
+        ours = h._trilinear_backward(v, *xs, *args, [True, True, True])
+        for mine, theirs in zip(ours, grads, strict=True):
+            _close(mine, theirs)
+        only_first = h._trilinear_backward(v, h.wrap_opt_if(xs[0], False), *xs[1:], *args, [True, False, False])
+        _close(only_first[0], grads[0])
+        assert only_first[1:] == (None, None)

@@ -21,6 +21,7 @@ import torch
 __all__ = [
     "_convolution_jvp",
     "_euclidean_dist_backward",
+    "_trilinear_backward",
     "amaxamin_jvp",
     "aminmax_backward",
     "aminmax_jvp",
@@ -164,6 +165,7 @@ __all__ = [
     "var_backward",
     "var_mean_backward",
     "warn_backwards",
+    "wrap_opt_if",
 ]
 
 
@@ -1928,3 +1930,38 @@ def batchnorm_double_backward(
     else:
         found = _vjp_of(paired, (input, gamma, gO), (one,))
     return tuple(g if wanted else None for g, wanted in zip(found, output_mask, strict=True))
+
+
+# -- _trilinear (bilinear's kernel) ----------------------------------------------------------------------------
+
+
+def wrap_opt_if(t: Any, cond: bool) -> Any:
+    """``t`` when ``cond`` (the tensor a backward formula needs), else None (undefined)."""
+    return t if cond else None
+
+
+def _trilinear_value(i1: Any, i2: Any, i3: Any, expand1: Any, expand2: Any, expand3: Any, sumdim: Any) -> Any:
+    """Each input with size-1 dimensions inserted at its ``expand`` positions, the three multiplied, summed over
+    ``sumdim``."""
+
+    def expanded(t: Any, where: Any) -> Any:
+        for d in sorted(where):
+            t = t.unsqueeze(d)
+        return t
+
+    product = expanded(i1, expand1) * expanded(i2, expand2) * expanded(i3, expand3)
+    return product.sum(list(sumdim)) if len(sumdim) else product
+
+
+def _trilinear_backward(
+    grad: Any, i1: Any, i2: Any, i3: Any, expand1: Any, expand2: Any, expand3: Any, sumdim: Any, grad_mask: Any
+) -> tuple[Any, Any, Any]:
+    """The form is linear in each input: the gradient of one is the same form of grad and the other two, the
+    roles of its expanded and summed dimensions exchanged (grad expanded where the output was summed, the
+    result summed where that input was expanded)."""
+    if grad is None:
+        return None, None, None
+    g1 = _trilinear_value(grad, i2, i3, sumdim, expand2, expand3, expand1) if grad_mask[0] else None
+    g2 = _trilinear_value(i1, grad, i3, expand1, sumdim, expand3, expand2) if grad_mask[1] else None
+    g3 = _trilinear_value(i1, i2, grad, expand1, expand2, sumdim, expand3) if grad_mask[2] else None
+    return g1, g2, g3
