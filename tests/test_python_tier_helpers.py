@@ -683,3 +683,50 @@ def test_trilinear_backward() -> None:
         only_first = h._trilinear_backward(v, h.wrap_opt_if(xs[0], False), *xs[1:], *args, [True, False, False])
         _close(only_first[0], grads[0])
         assert only_first[1:] == (None, None)
+
+
+@pytest.mark.parametrize("include_self", [True, False], ids=["with_self", "without_self"])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin", "prod"])
+def test_scatter_and_index_reduce_helpers(reduce: str, include_self: bool) -> None:
+    """Ties of the extrema, zeros in a product (one and two in a group), a place no source reaches, a 0-dim
+    index_reduce; the tangent against torch's forward AD (prod: central differences, torch has no forward AD)."""
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(25)
+    self, src = torch.randn(4, 4, dtype=F64, generator=gen), torch.randn(5, 4, dtype=F64, generator=gen)
+    index = torch.tensor([[0, 1, 0, 1], [2, 1, 0, 1], [0, 0, 0, 1], [2, 1, 2, 1], [0, 1, 0, 1]])  # row 3: never
+    src[1, 0] = src[3, 2] = src[0, 2] = 0.0
+    src[2, 1] = src[4, 1] = 5.0
+    out, v, (g_self, g_src) = _vjp(lambda a, b: a.scatter_reduce(0, index, b, reduce, include_self=include_self),
+                                   (self, src))  # fmt: skip
+    ours = h.scatter_reduce_backward(v, self, 0, index, src, reduce, include_self, out)
+    _close(ours[0], g_self)
+    _close(ours[1], g_src)
+    u_self, u_src = torch.randn_like(self), torch.randn_like(src)
+    tangent = h.scatter_reduce_jvp(self, u_self, 0, index, src, u_src, reduce, include_self, out)
+    if reduce == "prod":
+        e = 1e-6
+        ahead = (self + e * u_self).scatter_reduce(0, index, src + e * u_src, reduce, include_self=include_self)
+        behind = (self - e * u_self).scatter_reduce(0, index, src - e * u_src, reduce, include_self=include_self)
+        assert torch.allclose(tangent, (ahead - behind) / (2 * e), atol=1e-8)
+    else:
+        with fwad.dual_level():
+            dual = fwad.make_dual(self, u_self).scatter_reduce(0, index, fwad.make_dual(src, u_src), reduce,
+                                                                include_self=include_self)  # fmt: skip
+            _close(tangent, fwad.unpack_dual(dual).tangent)
+    if reduce == "sum":
+        return  # index_reduce takes prod, mean, amax and amin
+    warnings.filterwarnings("ignore", "index_reduce", UserWarning)
+    for dim, base, source in ((0, self, src), (1, self[:, :3], src.T)):  # index 3 of dim 0: never reached
+        rows = torch.tensor([0, 2, 0, 1, 2])
+        fn = lambda a, b, d=dim, i=rows: a.index_reduce(d, i, b, reduce, include_self=include_self)  # noqa: E731
+        out, v, (g_self, g_src) = _vjp(fn, (base, source))
+        ours = h.index_reduce_backward(v, base, dim, rows, source, reduce, include_self, out)
+        _close(ours[0], g_self)
+        _close(ours[1], g_src)
+    scalar, value = torch.tensor(2.0, dtype=F64), torch.tensor(3.0, dtype=F64)
+    out, v, (g_self, g_src) = _vjp(lambda a, b: a.index_reduce(0, torch.tensor([0]), b, reduce,
+                                                               include_self=include_self), (scalar, value))  # fmt: skip
+    ours = h.index_reduce_backward(v, scalar, 0, torch.tensor([0]), value, reduce, include_self, out)
+    _close(ours[0], g_self)
+    _close(ours[1], g_src)

@@ -73,6 +73,7 @@ __all__ = [
     "i1_backward",
     "i1e_backward",
     "index_backward",
+    "index_reduce_backward",
     "infinitely_differentiable_logit_backward",
     "infinitely_differentiable_mish_backward",
     "infinitely_differentiable_native_dropout_backward",
@@ -135,6 +136,8 @@ __all__ = [
     "restore_reduced_dims",
     "safe_logsumexp_jvp",
     "scale_grad_by_count",
+    "scatter_reduce_backward",
+    "scatter_reduce_jvp",
     "sgn_backward",
     "sinc_backward",
     "slice_backward_wrapper",
@@ -1965,3 +1968,70 @@ def _trilinear_backward(
     g2 = _trilinear_value(i1, grad, i3, expand1, sumdim, expand3, expand2) if grad_mask[1] else None
     g3 = _trilinear_value(i1, i2, grad, expand1, expand2, sumdim, expand3) if grad_mask[2] else None
     return g1, g2, g3
+
+
+# -- scatter_reduce / index_reduce ----------------------------------------------------------------------------
+
+
+def _reduce_partials(
+    self: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool, result: Any
+) -> tuple[Any, Any]:
+    """d result / d self and d result / d src, element by element (src's scattered to where ``index`` sends it):
+    1 for sum, 1 / count for mean, the tied extrema's share for amax / amin, the product of the others for prod.
+    A place no src reaches keeps self whatever ``include_self``."""
+    reached = torch.zeros_like(self).scatter_add(dim, index, torch.ones_like(src)) > 0
+    from_self = (~reached) | include_self
+    w_self = from_self.to(self.dtype)
+    if reduce == "sum":
+        return w_self, torch.ones_like(src)
+    if reduce == "mean":
+        count = w_self.scatter_add(dim, index, torch.ones_like(src))
+        return w_self / count, (1 / count).gather(dim, index)
+    if reduce in ("amax", "amin"):
+        self_is = (self == result) & from_self
+        src_is = src == result.gather(dim, index)
+        ties = self_is.to(self.dtype).scatter_add(dim, index, src_is.to(src.dtype))
+        return self_is / ties, src_is / ties.gather(dim, index)
+    if reduce != "prod":
+        raise ValueError(f"reduce must be sum, prod, mean, amax or amin, not {reduce!r}")
+    zeros = (self == 0).logical_and(from_self).to(self.dtype).scatter_add(dim, index, (src == 0).to(src.dtype))
+    one_self = torch.where((self == 0) | ~from_self, torch.ones_like(self), self)
+    nonzero = one_self.scatter_reduce(dim, index, torch.where(src == 0, torch.ones_like(src), src), "prod")
+
+    def others(x: Any, total: Any, zero_count: Any) -> Any:
+        """The product of the group's other elements: result / x, or for a zero the others' (0 past one zero)."""
+        safe = torch.where(x == 0, torch.ones_like(x), x)
+        return torch.where(x == 0, torch.where(zero_count == 1, total, torch.zeros_like(total)), result_at(x) / safe)
+
+    def result_at(x: Any) -> Any:
+        return result if x is self else result.gather(dim, index)
+
+    w_self_prod = others(self, nonzero, zeros) * w_self
+    return w_self_prod, others(src, nonzero.gather(dim, index), zeros.gather(dim, index))
+
+
+def scatter_reduce_backward(
+    grad: Any, self: Any, dim: int, index: Any, src: Any, reduce: str, include_self: bool, result: Any
+) -> tuple[Any, Any]:
+    w_self, w_src = _reduce_partials(self, dim, index, src, reduce, include_self, result)
+    return grad * w_self, grad.gather(dim, index) * w_src
+
+
+def scatter_reduce_jvp(
+    self_p: Any, self_t: Any, dim: int, index: Any, src_p: Any, src_t: Any, reduce: str, include_self: bool,
+    result: Any,
+) -> Any:  # fmt: skip
+    w_self, w_src = _reduce_partials(self_p, dim, index, src_p, reduce, include_self, result)
+    return (self_t * w_self).scatter_add(dim, index, src_t * w_src)
+
+
+def index_reduce_backward(
+    grad: Any, self: Any, dim: int, index: Any, source: Any, reduce: str, include_self: bool, result: Any
+) -> tuple[Any, Any]:
+    """index_reduce is scatter_reduce with the index along ``dim`` spread over source's other dimensions."""
+    if source.dim() == 0:  # a 0-dim self and source: one element, its index 0
+        return scatter_reduce_backward(grad, self, 0, index.reshape(()), source, reduce, include_self, result)
+    shape = [1] * source.dim()
+    shape[dim % source.dim()] = -1
+    spread = index.reshape(shape).expand(source.shape)
+    return scatter_reduce_backward(grad, self, dim, spread, source, reduce, include_self, result)
