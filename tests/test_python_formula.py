@@ -79,6 +79,12 @@ SPELLINGS = [
     ("retain_variables ? result.clone() : result", "(result.clone() if True else result)"),
     ("self.sym_size(dim.back())", "self.size(dim[-1])"),  # a list's last element
     ("dim.front()", "dim[0]"),
+    ("grad.contiguous(c10::MemoryFormat::Contiguous)", "grad.contiguous(memory_format=torch.contiguous_format)"),
+    (
+        "grad.device().is_cpu() ? self.suggest_memory_format() : at::MemoryFormat::Preserve",
+        '(_suggest_memory_format(self) if _on_device(grad.device, "cpu") else torch.preserve_format)',
+    ),
+    ("self.is_xpu()", '_on_device(self, "xpu")'),
 ]
 
 

@@ -730,3 +730,32 @@ def test_scatter_and_index_reduce_helpers(reduce: str, include_self: bool) -> No
     ours = h.index_reduce_backward(v, scalar, 0, torch.tensor([0]), value, reduce, include_self, out)
     _close(ours[0], g_self)
     _close(ours[1], g_src)
+
+
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_group_norm_helpers(affine: bool) -> None:
+    """native_group_norm's backward from its three outputs' gradients, and its three tangents."""
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(26)
+    N, C, G = 2, 6, 3
+    x, w, b = (torch.randn(s, dtype=F64, generator=gen) for s in ((N, C, 4), (C,), (C,)))
+    leaves = [t.clone().requires_grad_(True) for t in ((x, w, b) if affine else (x,))]
+    weight, bias = (leaves[1], leaves[2]) if affine else (None, None)
+    outs = torch.ops.aten.native_group_norm(leaves[0], weight, bias, N, C, 4, G, 1e-5)
+    cotangents = [torch.randn(o.shape, dtype=F64, generator=gen) for o in outs]
+    theirs = torch.autograd.grad(outs, leaves, cotangents)
+    mean, rstd = outs[1].detach(), outs[2].detach()
+    ours = h.infinitely_differentiable_native_group_norm_backward(*cotangents, x, mean, rstd, w if affine else None, N,
+                                                                  C, 4, G, 1e-5, [True, affine, affine])  # fmt: skip
+    for mine, their in zip(ours, theirs, strict=False):
+        _close(mine, their)
+    u = [torch.randn_like(t) for t in (x, w, b)]
+    with fwad.dual_level():
+        dual_w, dual_b = (fwad.make_dual(w, u[1]), fwad.make_dual(b, u[2])) if affine else (None, None)
+        dual = torch.ops.aten.native_group_norm(fwad.make_dual(x, u[0]), dual_w, dual_b, N, C, 4, G, 1e-5)
+        t_y, t_mean, t_rstd = (fwad.unpack_dual(o).tangent for o in dual)
+    params = (w, u[1], b, u[2]) if affine else (None, None, None, None)
+    _close(h.group_norm_jvp(x, u[0], *params, mean, rstd, G), t_y)
+    _close(h.group_norm_mean_jvp(u[0], mean, G), t_mean)
+    _close(h.group_norm_invstd_jvp(x, u[0], mean, rstd, G), t_rstd)

@@ -66,6 +66,9 @@ __all__ = [
     "gelu_double_backward",
     "glu_double_backward",
     "glu_double_backward_grad_output",
+    "group_norm_invstd_jvp",
+    "group_norm_jvp",
+    "group_norm_mean_jvp",
     "householder_product_backward",
     "householder_product_jvp",
     "huber_loss_double_backward",
@@ -77,6 +80,7 @@ __all__ = [
     "infinitely_differentiable_logit_backward",
     "infinitely_differentiable_mish_backward",
     "infinitely_differentiable_native_dropout_backward",
+    "infinitely_differentiable_native_group_norm_backward",
     "infinitely_differentiable_silu_backward",
     "layer_norm_jvp",
     "linalg_det_backward",
@@ -2035,3 +2039,67 @@ def index_reduce_backward(
     shape[dim % source.dim()] = -1
     spread = index.reshape(shape).expand(source.shape)
     return scatter_reduce_backward(grad, self, dim, spread, source, reduce, include_self, result)
+
+
+# -- group norm -------------------------------------------------------------------------------------------------
+
+
+def _grouped(x: Any, group: int) -> Any:
+    """(N, C, *) as (N, group, C / group * the rest): the elements each group's statistics are over."""
+    return x.reshape(x.shape[0], group, -1)
+
+
+def _group_norm_composite(X: Any, gamma: Any, group: int, eps: float) -> tuple[Any, Any, Any]:
+    """(Y, mean, rstd) of native_group_norm without its bias: statistics per (sample, group), biased variance."""
+    grouped = _grouped(X, group)
+    mean = grouped.mean(-1)
+    centered = grouped - mean.unsqueeze(-1)
+    rstd = ((centered * centered).mean(-1) + eps).rsqrt()
+    Y = (centered * rstd.unsqueeze(-1)).reshape(X.shape)
+    if gamma is not None:
+        Y = Y * gamma.reshape(1, -1, *([1] * (X.dim() - 2)))
+    return Y, mean, rstd
+
+
+def infinitely_differentiable_native_group_norm_backward(
+    dY: Any, dmean: Any, drstd: Any, X: Any, mean: Any, rstd: Any, gamma: Any, N: int, C: int, HxW: int, group: int,
+    eps: float, grad_input_mask: Any,
+) -> tuple[Any, ...]:  # fmt: skip
+    """native_group_norm's gradient (its three outputs' gradients, each may be undefined): the composite's
+    differentiated; the bias's is dY summed over every dimension but the channels'."""
+    if gamma is None:
+        (dX,) = _vjp_of(lambda x: _group_norm_composite(x, None, group, eps), (X,), (dY, dmean, drstd))
+        dgamma = None
+    else:
+        dX, dgamma = _vjp_of(lambda x, g: _group_norm_composite(x, g, group, eps), (X, gamma), (dY, dmean, drstd))
+    dbeta = None if dY is None else dY.reshape(N, C, -1).sum([0, 2])
+    return tuple(g if wanted else None for g, wanted in zip((dX, dgamma, dbeta), grad_input_mask, strict=True))
+
+
+def group_norm_mean_jvp(X_t: Any, mean: Any, group: int) -> Any:
+    return _grouped(X_t, group).mean(-1)
+
+
+def group_norm_invstd_jvp(X_p: Any, X_t: Any, mean: Any, rstd: Any, group: int) -> Any:
+    """d (var + eps)^-1/2 = -rstd^3 mean((X - mean) dX) (the mean's own tangent sums to zero against X - mean)."""
+    centered = _grouped(X_p, group) - mean.unsqueeze(-1)
+    return -rstd.pow(3) * (centered * _grouped(X_t, group)).mean(-1)
+
+
+def group_norm_jvp(
+    X_p: Any, X_t: Any, gamma_p: Any, gamma_t: Any, beta_p: Any, beta_t: Any, mean: Any, rstd: Any, group: int
+) -> Any:
+    """Y's tangent: the normalized input's (its statistics' tangents counted), then the affine map's."""
+    grouped, tangent = _grouped(X_p, group), _grouped(X_t, group)
+    centered = grouped - mean.unsqueeze(-1)
+    d_mean, d_rstd = group_norm_mean_jvp(X_t, mean, group), group_norm_invstd_jvp(X_p, X_t, mean, rstd, group)
+    x_hat = (centered * rstd.unsqueeze(-1)).reshape(X_p.shape)
+    dx_hat = ((tangent - d_mean.unsqueeze(-1)) * rstd.unsqueeze(-1) + centered * d_rstd.unsqueeze(-1)).reshape(
+        X_p.shape
+    )
+    shape = [1, -1] + [1] * (X_p.dim() - 2)
+
+    def channels(t: Any) -> Any:
+        return None if t is None else t.reshape(shape)
+
+    return _affine_tangent(x_hat, dx_hat, channels(gamma_p), channels(gamma_t), channels(beta_t))
