@@ -759,3 +759,20 @@ def test_group_norm_helpers(affine: bool) -> None:
     _close(h.group_norm_jvp(x, u[0], *params, mean, rstd, G), t_y)
     _close(h.group_norm_mean_jvp(u[0], mean, G), t_mean)
     _close(h.group_norm_invstd_jvp(x, u[0], mean, rstd, G), t_rstd)
+
+
+@pytest.mark.parametrize("dtype", [F64, C128], ids=["float64", "complex128"])
+def test_as_strided_backward(dtype: Any) -> None:
+    """Inputs that are the whole storage, a view at an offset, a transpose and an expanded (overlapping) one;
+    windows reading an element twice, an explicit and the input's own storage offset."""
+    base = torch.randn(4, 5, dtype=dtype, generator=torch.Generator().manual_seed(27))
+    cases = (
+        (lambda b: b, ([2, 2], [1, 2], None)),
+        (lambda b: b[1:, 1:], ([3, 2], [2, 1], 3)),
+        (lambda b: b.t(), ([2, 3], [1, 1], None)),
+        (lambda b: b[:, :1].expand(4, 3), ([2, 2], [1, 1], None)),
+    )
+    for view, args in cases:
+        x = view(base.clone()).detach()
+        _, v, (g,) = _vjp(lambda a, e=args: a.as_strided(*e), (x,))
+        _close(h.as_strided_backward(v, h.TensorGeometry(x), *args), g)

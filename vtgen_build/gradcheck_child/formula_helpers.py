@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 __all__ = [
+    "TensorGeometry",
     "_convolution_jvp",
     "_euclidean_dist_backward",
     "_trilinear_backward",
@@ -27,6 +28,7 @@ __all__ = [
     "aminmax_jvp",
     "angle_backward",
     "apply_loss_reduction",
+    "as_strided_backward",
     "atan2_backward",
     "batch_norm_jvp",
     "batchnorm_double_backward",
@@ -2103,3 +2105,35 @@ def group_norm_jvp(
         return None if t is None else t.reshape(shape)
 
     return _affine_tangent(x_hat, dx_hat, channels(gamma_p), channels(gamma_t), channels(beta_t))
+
+
+# -- as_strided --------------------------------------------------------------------------------------------------
+
+
+def TensorGeometry(t: Any) -> tuple[list[int], list[int], int]:  # PyTorch's name
+    """A tensor's place in its storage: (sizes, strides, storage offset)."""
+    return list(t.shape), list(t.stride()), int(t.storage_offset())
+
+
+def _storage_positions(sizes: Any, strides: Any, offset: int) -> Any:
+    """The storage index of each element of a tensor of that geometry (shaped like it)."""
+    positions = torch.tensor(int(offset))
+    for size, stride in zip(sizes, strides, strict=True):
+        positions = positions.unsqueeze(-1) + torch.arange(int(size)) * int(stride)
+    return positions
+
+
+def as_strided_backward(grad: Any, input_geometry: Any, sizes: Any, strides: Any, storage_offset: Any) -> Any:
+    """as_strided reads the input's storage at the given geometry: its gradient adds grad into that storage
+    (an element read twice gets both), then reads it back at the input's own geometry (an input element sharing
+    its storage place with k others gets a k-th of it)."""
+    in_sizes, in_strides, in_offset = input_geometry
+    offset = in_offset if storage_offset is None else int(storage_offset)
+    read, own = _storage_positions(sizes, strides, offset), _storage_positions(in_sizes, in_strides, in_offset)
+    if own.numel() == 0:
+        return grad.new_zeros(in_sizes)
+    extent = int(max(own.max(), read.max() if read.numel() else 0)) + 1
+    storage = grad.new_zeros(extent).index_add(0, read.reshape(-1), grad.reshape(-1))
+    shared = torch.zeros(extent, dtype=torch.int64).index_add(0, own.reshape(-1), torch.ones_like(own.reshape(-1)))
+    storage = storage / shared.clamp(min=1).to(storage.real.dtype)
+    return storage.index_select(0, own.reshape(-1)).reshape(in_sizes)
