@@ -184,14 +184,18 @@ def test_plan_translates_only_the_selected_families(real_yaml: RealYaml) -> None
     assert not any(op.startswith("cos") for op in plan.carried)
 
 
-def test_native_batch_norm_is_sampled_training(real_yaml: RealYaml) -> None:
-    """PyTorch's own CPU kernel of native_batch_norm crashes the process (SIGSEGV) in eval mode without running
-    statistics (its sample with the optional arguments absent): its sample hint trains."""
-    plan = plan_tier(real_yaml.inputs, None, "2.13", ["native_batch_norm"], [], False)
-    (planned,) = [s for s in plan.samples if s.op == "native_batch_norm"]
-    assert planned.samples and planned.why_not is None
-    for sample in planned.samples:
+def test_helper_op_entries_have_samples(real_yaml: RealYaml) -> None:
+    """Entries whose helpers the Python tier now has, sampled by hints (their functional ops had none): the
+    reduction of scatter_reduce / index_reduce, _trilinear's and convolution's dimension lists, a complex
+    spectrum for _fft_c2r.  PyTorch's own CPU kernel of native_batch_norm crashes the process (SIGSEGV) in eval
+    mode without running statistics (its sample with the optional arguments absent): its hint trains."""
+    ops = ["native_batch_norm", "_trilinear", "scatter_reduce.two", "index_reduce", "convolution", "_fft_c2r"]
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ops, [], False)
+    sampled = {s.op: s for s in plan.samples if s.samples and s.why_not is None}
+    assert set(ops) <= set(sampled) and set(ops) <= plan.carried, sorted(sampled)
+    for sample in sampled["native_batch_norm"].samples:
         assert [a.value for a in sample if a.name == "training"] == [True], sample
+    assert sampled["_fft_c2r"].dtypes == ("complex128",)  # its float64 samples: no check entered its kernel
 
 
 def test_views_and_tensor_list_returns_are_carried_but_not_foreach_ops(real_yaml: RealYaml) -> None:
