@@ -189,7 +189,8 @@ def test_helper_op_entries_have_samples(real_yaml: RealYaml) -> None:
     reduction of scatter_reduce / index_reduce, _trilinear's and convolution's dimension lists, a complex
     spectrum for _fft_c2r.  PyTorch's own CPU kernel of native_batch_norm crashes the process (SIGSEGV) in eval
     mode without running statistics (its sample with the optional arguments absent): its hint trains."""
-    ops = ["native_batch_norm", "_trilinear", "scatter_reduce.two", "index_reduce", "convolution", "_fft_c2r"]
+    ops = ["native_batch_norm", "_trilinear", "scatter_reduce.two", "index_reduce", "convolution",
+           "convolution_backward", "_fft_c2r"]  # fmt: skip
     plan = plan_tier(real_yaml.inputs, None, "2.13", ops, [], False)
     sampled = {s.op: s for s in plan.samples if s.samples and s.why_not is None}
     assert set(ops) <= set(sampled) and set(ops) <= plan.carried, sorted(sampled)

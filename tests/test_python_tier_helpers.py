@@ -545,6 +545,13 @@ def test_convolution_jvp_helpers(transposed: bool) -> None:
         bias_tangent = fwad.unpack_dual(grads[2]).tangent
     _close(h.convolution_backward_jvp_grad_bias(dgo, grads[2].detach()), bias_tangent)
     assert h.convolution_backward_jvp_grad_bias(dgo, None) is None
+    leaves = [t.clone().requires_grad_(True) for t in (go, x, w)]
+    backward = torch.ops.aten.convolution_backward(*leaves, [channels], *args, [True, True, True])
+    gg = [torch.randn(t.shape, dtype=F64, generator=gen) for t in backward]
+    theirs = torch.autograd.grad(backward, leaves, gg)
+    ours = h._convolution_double_backward_symint(*gg, go, w, x, *args, [True, True, True])
+    for mine, their in zip(ours, theirs, strict=True):
+        _close(mine, their)
 
 
 def test_cat_stack_block_diag_helpers() -> None:

@@ -20,6 +20,7 @@ import torch
 
 __all__ = [
     "TensorGeometry",
+    "_convolution_double_backward_symint",
     "_convolution_jvp",
     "_euclidean_dist_backward",
     "_trilinear_backward",
@@ -2137,3 +2138,27 @@ def as_strided_backward(grad: Any, input_geometry: Any, sizes: Any, strides: Any
     shared = torch.zeros(extent, dtype=torch.int64).index_add(0, own.reshape(-1), torch.ones_like(own.reshape(-1)))
     storage = storage / shared.clamp(min=1).to(storage.real.dtype)
     return storage.index_select(0, own.reshape(-1)).reshape(in_sizes)
+
+
+def _convolution_double_backward_symint(
+    ggI: Any, ggW: Any, ggb: Any, gO: Any, weight: Any, self: Any, stride: Any, padding: Any, dilation: Any,
+    transposed: bool, output_padding: Any, groups: int, output_mask: Any,
+) -> tuple[Any, ...]:  # fmt: skip
+    """convolution_backward differentiated in (grad_output, input, weight), given its outputs' gradients.  The
+    backward is bilinear: its input gradient is linear in (grad_output, weight), its weight gradient in
+    (grad_output, input), its bias gradient in grad_output.  So grad_output's is the convolution of those
+    gradients (conv(ggI, w) + conv(x, ggW) + ggb), input's the input gradient with ggW as the weight, weight's
+    the weight gradient with ggI as the input."""
+    conv = (stride, padding, dilation, transposed, output_padding, groups)
+    g_out = g_in = g_w = None
+    if output_mask[0]:
+        parts = [torch.ops.aten.convolution(t, w, None, *conv) for t, w in ((ggI, weight), (self, ggW)) if
+                 t is not None and w is not None]  # fmt: skip
+        if ggb is not None:
+            parts.append(ggb.reshape(1, -1, *([1] * (gO.dim() - 2))).expand_as(gO))
+        g_out = sum(parts[1:], parts[0]) if parts else torch.zeros_like(gO)
+    if output_mask[1] and ggW is not None:
+        g_in = torch.ops.aten.convolution_backward(gO, self, ggW, None, *conv, [True, False, False])[0]
+    if output_mask[2] and ggI is not None:
+        g_w = torch.ops.aten.convolution_backward(gO, ggI, weight, None, *conv, [False, True, False])[1]
+    return g_out, g_in, g_w
