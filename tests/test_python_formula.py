@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vtgen_build.base.errors import VtgenError
+from vtgen_build.base.errors import Location, VtgenError
 from vtgen_build.diagnostics import from_error
 from vtgen_build.engine.planned import plan_inputs
 from vtgen_build.engine.python_autograd import autograd_module, write_python_autograd
@@ -24,6 +25,7 @@ from vtgen_build.plan.infos import build_infos
 from vtgen_build.plan.policy import load_policy
 from vtgen_build.translate import Scope, python_formulas, translate_formula
 from vtgen_build.translate.cpp_expr import Call, ExprError, Name, parse_expression
+from vtgen_build.translate.formulas import forward_python
 
 from .conftest import CliRunner
 
@@ -76,12 +78,37 @@ SPELLINGS = [
     ("grad.sum(dim.value_or(IntArrayRef({})), true)", "grad.sum(([] if dim is None else dim), True)"),  # an optional
     ("my_helper(grad, Tensor())", "_formulas.my_helper(grad, None)"),  # an undefined tensor
     ("retain_variables ? result.clone() : result", "(result.clone() if True else result)"),
+    ("self.sym_size(dim.back())", "self.size(dim[-1])"),  # a list's last element
+    ("dim.front()", "dim[0]"),
+    ("grad.contiguous(c10::MemoryFormat::Contiguous)", "grad.contiguous(memory_format=torch.contiguous_format)"),
+    (
+        "grad.device().is_cpu() ? self.suggest_memory_format() : at::MemoryFormat::Preserve",
+        '(_suggest_memory_format(self) if _on_device(grad.device, "cpu") else torch.preserve_format)',
+    ),
+    ("self.is_xpu()", '_on_device(self, "xpu")'),
 ]
 
 
 @pytest.mark.parametrize(("cpp", "python"), SPELLINGS)
 def test_spelling(cpp: str, python: str) -> None:
     assert translate_formula(cpp, SCOPE) == python
+
+
+def test_tangent_reading_helpers_get_the_tangents() -> None:
+    """cat_jvp(tensors, dim) reads its tensors' forward gradients in C++: the Python passes their tangents, at
+    any depth of the formula; another helper, or a name with no tangent bound, keeps its argument."""
+    module = SimpleNamespace(namespace="aten", library_ops=frozenset(), user_functions=frozenset(
+        ("cat_jvp", "stack_jvp", "my_helper")), entries=())  # fmt: skip
+    values = frozenset(("tensors", "tensors_t", "dim", "other"))
+    where = Location("derivatives.yaml", 1)
+
+    def python(text: str) -> str:
+        return forward_python(text, values, where, text, module)
+
+    assert python("cat_jvp(tensors, dim)") == "_formulas.cat_jvp(tensors_t, dim)"
+    assert python("2 * stack_jvp(tensors, dim)") == "(2 * _formulas.stack_jvp(tensors_t, dim))"
+    assert python("my_helper(tensors, dim)") == "_formulas.my_helper(tensors, dim)"
+    assert python("cat_jvp(other, dim)") == "_formulas.cat_jvp(other, dim)"
 
 
 REFUSED = [

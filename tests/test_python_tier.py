@@ -65,6 +65,12 @@ PLANTS = (
         "  result: sigmoid_backward(grad_output_t, output_p) - output_t.conj()",
     ),
     Edit(
+        "glu_backward",
+        "a sign flip in a newly carried helper-op entry (glu's backward op, by self: glu_double_backward)",
+        "  self: glu_double_backward(grad, grad_output, self, dim)",
+        "  self: -glu_double_backward(grad, grad_output, self, dim)",
+    ),
+    Edit(
         "tan",
         "an untranslatable formula (a C++ function with no Python spelling)",
         "  self: grad * (1 + result.pow(2)).conj()",
@@ -197,7 +203,9 @@ def test_the_python_helpers_equal_the_installed_torchs(unedited: TierReport) -> 
 def test_the_helpers_module_names_what_it_defines() -> None:
     names = helper_names()
     assert {"elu_double_backward", "sinc_backward", "clamp_backward"} <= names
-    assert not any(n.startswith("_") for n in names)
+    # its __all__ names them: PyTorch's own spelling of a few begins with an underscore, its private ones are not
+    assert {"_euclidean_dist_backward", "_convolution_jvp", "_trilinear_backward"} <= names
+    assert not {"_mm", "_vjp_of", "_reflect", "_mean_of"} & names
     from vtgen_build import gradcheck_child
 
     assert (gradcheck_child.HERE / f"{HELPERS}.py").is_file()  # the module the translated texts import
@@ -208,6 +216,21 @@ def test_plan_translates_only_the_selected_families(real_yaml: RealYaml) -> None
     assert {"sin", "sin_"} <= plan.carried and "sin.out" in plan.outs
     assert all(op.split(".")[0].rstrip("_") in ("sin", "sum") for op in plan.carried | {n.op for n in plan.not_carried})
     assert not any(op.startswith("cos") for op in plan.carried)
+
+
+def test_helper_op_entries_have_samples(real_yaml: RealYaml) -> None:
+    """Entries whose helpers the Python tier now has, sampled by hints (their functional ops had none): the
+    reduction of scatter_reduce / index_reduce, _trilinear's and convolution's dimension lists, a complex
+    spectrum for _fft_c2r.  PyTorch's own CPU kernel of native_batch_norm crashes the process (SIGSEGV) in eval
+    mode without running statistics (its sample with the optional arguments absent): its hint trains."""
+    ops = ["native_batch_norm", "_trilinear", "scatter_reduce.two", "index_reduce", "convolution",
+           "convolution_backward", "_fft_c2r"]  # fmt: skip
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ops, [], False)
+    sampled = {s.op: s for s in plan.samples if s.samples and s.why_not is None}
+    assert set(ops) <= set(sampled) and set(ops) <= plan.carried, sorted(sampled)
+    for sample in sampled["native_batch_norm"].samples:
+        assert [a.value for a in sample if a.name == "training"] == [True], sample
+    assert sampled["_fft_c2r"].dtypes == ("complex128",)  # its float64 samples: no check entered its kernel
 
 
 def test_views_and_tensor_list_returns_are_carried_but_not_foreach_ops(real_yaml: RealYaml) -> None:

@@ -446,3 +446,340 @@ def test_layer_norm_jvp() -> None:
     (ux,), (t, _, _) = _jvps(lambda a: torch.native_layer_norm(a, [5], None, None, 1e-5), (x,))
     _, mean, rstd = torch.native_layer_norm(x, [5], None, None, 1e-5)
     _close(h.layer_norm_jvp(x, ux, None, None, None, None, mean, rstd, [5]), t)
+
+
+def _to_shape(ours: Any, like: Any) -> Any:
+    """``ours`` summed to ``like``'s shape, as autograd sums a gradient to its input's (a 0-dim grad_output)."""
+    return ours.sum() if like.dim() == 0 else ours
+
+
+def _grads(fn: Callable[..., Any], xs: tuple[Any, ...], seed: int = 0) -> tuple[Any, tuple[Any, ...]]:
+    """(the cotangent v, torch's Jᵀv per input) of ``fn``."""
+    _, v, grads = _vjp(fn, xs, seed)
+    return v, grads
+
+
+def test_shape_and_closed_form_helpers() -> None:
+    x = torch.randn(2, 3, 4, dtype=F64, generator=torch.Generator().manual_seed(11))
+    v, (g,) = _grads(lambda a: a.permute(2, 0, 1), (x,))
+    _close(h.permute_backwards(v, [2, 0, 1]), g)
+    v, (g,) = _grads(lambda a: a.permute(-1, 0, 1), (x,))
+    _close(h.permute_backwards(v, [-1, 0, 1]), g)
+    go = torch.randn(2, 3, 2, dtype=F64, generator=torch.Generator().manual_seed(12))
+    v, (g_go, g_x) = _grads(lambda o, a: torch.ops.aten.glu_backward(o, a, 2), (go, x))
+    _close(h.glu_double_backward_grad_output(v, x, 2), g_go)
+    _close(h.glu_double_backward(v, go, x, 2), g_x)
+    x1 = torch.randn(4, 3, dtype=F64, generator=torch.Generator().manual_seed(13))
+    x2 = torch.cat([x1[:1], torch.randn(2, 3, dtype=F64, generator=torch.Generator().manual_seed(14))])
+    out, v, (g1, g2) = _vjp(lambda a, b: torch._euclidean_dist(a, b), (x1, x2))  # a zero distance: row 0, column 0
+    ours = h._euclidean_dist_backward(v, x1, x2, out)
+    _close(ours[0], g1)
+    _close(ours[1], g2)
+    indices = torch.tensor([[0, 2], [2, 4]])
+    rows = torch.randn(2, 2, 3, dtype=F64, generator=torch.Generator().manual_seed(15))
+    for padding_idx in (-1, 2):
+        v, (g,) = _grads(lambda r, p=padding_idx: torch.ops.aten.embedding_dense_backward(r, indices, 5, p, False),
+                         (rows,))  # fmt: skip
+        _close(h.embedding_dense_double_backward_symint(v, indices, padding_idx), g)
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2], ids=["none", "mean", "sum"])
+def test_loss_double_backward_helpers(reduction: int) -> None:
+    gen = torch.Generator().manual_seed(16)
+    x = torch.rand(3, 4, dtype=F64, generator=gen) * 0.8 + 0.1
+    t = torch.rand(3, 4, dtype=F64, generator=gen)
+    w = torch.rand(3, 4, dtype=F64, generator=gen) + 0.5
+    go = torch.randn(() if reduction else (3, 4), dtype=F64, generator=gen)
+    v, (g_go, g_x) = _grads(lambda o, a: torch.ops.aten.soft_margin_loss_backward(o, a, t, reduction), (go, x))
+    _close(_to_shape(h.soft_margin_loss_double_backward_grad_output(v, go, x, t, reduction), go), g_go)
+    _close(h.soft_margin_loss_double_backward(v * go, x, t, reduction), g_x)
+    for weight in (None, w):
+        v, (g_go, g_x, g_t) = _grads(
+            lambda o, a, b, ww=weight: torch.ops.aten.binary_cross_entropy_backward(o, a, b, ww, reduction), (go, x, t)
+        )
+        _close(_to_shape(h.binary_cross_entropy_double_backward_grad_output(v, x, t, weight, reduction), go), g_go)
+        _close(h.binary_cross_entropy_double_backward(go, v, x, t, weight, reduction), g_x)
+        _close(h.binary_cross_entropy_double_backward_target(v, go, x, t, weight, reduction), g_t)
+        for pos_weight in (None, torch.tensor([0.5, 1.0, 2.0, 3.0], dtype=F64)):
+            v, (g_x, g_t) = _grads(
+                lambda a, b, ww=weight, p=pos_weight: torch.ops.aten.binary_cross_entropy_with_logits(a, b, ww, p,
+                                                                                                     reduction),
+                (x, t),
+            )  # fmt: skip
+            _close(h.binary_cross_entropy_with_logits_backward(v, x, t, weight, pos_weight, reduction), g_x)
+            _close(h.binary_cross_entropy_with_logits_target_backward(v, x, t, weight, pos_weight, reduction), g_t)
+
+
+@pytest.mark.parametrize("normalization", [0, 1, 2])
+def test_fft_helpers(normalization: int) -> None:
+    x = torch.randn(3, 5, 4, dtype=F64, generator=torch.Generator().manual_seed(17))
+    for dim, onesided in (([1], True), ([0, 1], True), ([1, 2], False), ([2], True)):
+        v, (g,) = _grads(lambda a, d=dim, o=onesided: torch.ops.aten._fft_r2c(a, d, normalization, o), (x,))
+        _close(h.fft_r2c_backward(v, dim, normalization, onesided, x.shape[dim[-1]]), g)
+    z = torch.randn(3, 3, 4, dtype=C128, generator=torch.Generator().manual_seed(18))
+    for dim, last in (([1], 4), ([1], 5), ([0, 2], 6), ([0, 2], 7)):
+        v, (g,) = _grads(lambda a, d=dim, n=last: torch.ops.aten._fft_c2r(a, d, normalization, n), (z,))
+        _close(h.fft_c2r_backward(v, dim, normalization), g)
+
+
+@pytest.mark.parametrize("transposed", [False, True], ids=["direct", "transposed"])
+def test_convolution_jvp_helpers(transposed: bool) -> None:
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(19)
+    x, dx = torch.randn(2, 4, 5, 6, dtype=F64, generator=gen), torch.randn(2, 4, 5, 6, dtype=F64, generator=gen)
+    shape = (4, 3, 2, 3) if transposed else (6, 2, 2, 3)
+    w, dw = torch.randn(shape, dtype=F64, generator=gen), torch.randn(shape, dtype=F64, generator=gen)
+    channels = 6  # out channels: 6 filters, or 2 groups of 3 transposed
+    b, db = torch.randn(channels, dtype=F64, generator=gen), torch.randn(channels, dtype=F64, generator=gen)
+    args = ([1, 2], [1, 0], [1, 1], transposed, [0, 1] if transposed else [0, 0], 2)
+    with fwad.dual_level():
+        out = torch.ops.aten.convolution(fwad.make_dual(x, dx), fwad.make_dual(w, dw), fwad.make_dual(b, db), *args)
+        tangent = fwad.unpack_dual(out).tangent
+    _close(h.convolution_jvp(x, dx, w, dw, b, db, *args), tangent)
+    _close(h._convolution_jvp(x, dx, w, dw, b, db, *args, False, False, True, True), tangent)
+    go, dgo = torch.randn_like(out), torch.randn_like(out)
+    with fwad.dual_level():
+        grads = torch.ops.aten.convolution_backward(fwad.make_dual(go.detach(), dgo), x, w, [channels], *args,
+                                                    [False, False, True])  # fmt: skip
+        bias_tangent = fwad.unpack_dual(grads[2]).tangent
+    _close(h.convolution_backward_jvp_grad_bias(dgo, grads[2].detach()), bias_tangent)
+    assert h.convolution_backward_jvp_grad_bias(dgo, None) is None
+    leaves = [t.clone().requires_grad_(True) for t in (go, x, w)]
+    backward = torch.ops.aten.convolution_backward(*leaves, [channels], *args, [True, True, True])
+    gg = [torch.randn(t.shape, dtype=F64, generator=gen) for t in backward]
+    theirs = torch.autograd.grad(backward, leaves, gg)
+    ours = h._convolution_double_backward_symint(*gg, go, w, x, *args, [True, True, True])
+    for mine, their in zip(ours, theirs, strict=True):
+        _close(mine, their)
+
+
+def test_cat_stack_block_diag_helpers() -> None:
+    """Mixed real and complex inputs (a real input's gradient is the real part), a legacy 1-d empty input of
+    cat, 0-d and 1-d blocks of block_diag; the tangents as torch's forward AD gives them."""
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(20)
+    a, b = torch.randn(2, 3, dtype=F64, generator=gen), torch.randn(2, 1, dtype=C128, generator=gen)
+    empty = torch.zeros(0, dtype=F64)
+    for tensors, dim in (([a, b], 1), ([a, empty, b], -1), ([a.T, b.T], 0)):
+        v, grads = _grads(lambda *xs, d=dim: torch.cat(list(xs), d), tuple(tensors))
+        ours = h.cat_tensors_backward(v, h.to_args_sizes_symint(tensors), h.to_args_scalartypes(tensors), dim)
+        for mine, theirs in zip(ours, grads, strict=True):
+            _close(mine, theirs)
+    c = torch.randn(2, 3, dtype=C128, generator=gen)
+    for dim in (0, 2, -1):
+        v, grads = _grads(lambda x, y, d=dim: torch.stack([x, y], d), (a, c))
+        for mine, theirs in zip(h.stack_tensors_backward(v, dim, h.to_args_scalartypes([a, c])), grads, strict=True):
+            _close(mine, theirs)
+    blocks = [a, torch.tensor(2.0, dtype=F64), torch.randn(4, dtype=C128, generator=gen), b]
+    v, grads = _grads(lambda *xs: torch.block_diag(*xs), tuple(blocks))
+    ours = h.block_diag_backward(v, h.to_args_sizes(blocks), h.to_args_scalartypes(blocks))
+    for mine, theirs in zip(ours, grads, strict=True):
+        _close(mine, theirs)
+    tangents = [torch.randn_like(t) for t in blocks]
+    with fwad.dual_level():
+        duals = [fwad.make_dual(t, u) for t, u in zip(blocks, tangents, strict=True)]
+        _close(h.block_diag_jvp(tangents), fwad.unpack_dual(torch.block_diag(*duals)).tangent)
+        _close(h.cat_jvp(tangents[:1] + tangents[3:], 1), fwad.unpack_dual(torch.cat([duals[0], duals[3]], 1)).tangent)
+        pair = [duals[0], fwad.make_dual(c, torch.randn_like(c))]
+        _close(h.stack_jvp([tangents[0], fwad.unpack_dual(pair[1]).tangent], 1),
+               fwad.unpack_dual(torch.stack(pair, 1)).tangent)  # fmt: skip
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["batch_statistics", "running_statistics"])
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_batch_norm_jvp(train: bool, affine: bool) -> None:
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(21)
+    x, dx = torch.randn(4, 3, 5, dtype=F64, generator=gen), torch.randn(4, 3, 5, dtype=F64, generator=gen)
+    w, dw, b, db = (torch.randn(3, dtype=F64, generator=gen) if affine else None for _ in range(4))
+    mean, var = torch.randn(3, dtype=F64, generator=gen), torch.rand(3, dtype=F64, generator=gen) + 0.5
+    with fwad.dual_level():
+        dual = [None if t is None else fwad.make_dual(t, u) for t, u in ((x, dx), (w, dw), (b, db))]
+        out, saved_mean, saved_invstd = torch.ops.aten.native_batch_norm(*dual, mean.clone(), var.clone(), train,
+                                                                         0.1, 1e-5)  # fmt: skip
+        tangent = fwad.unpack_dual(out).tangent
+    ours = h.batch_norm_jvp(x, dx, w, dw, b, db, mean, var, saved_mean.detach(), saved_invstd.detach(), train, 1e-5)
+    _close(ours, tangent)
+
+
+@pytest.mark.parametrize("dtype", [F64, C128], ids=["float64", "complex128"])
+def test_householder_and_least_squares_helpers(dtype: Any) -> None:
+    """linalg_householder_product (backward, tangent), ormqr (each side, transposed or not) and linalg_lstsq
+    (tall with residuals, tall without, wide, batched) against torch's own gradients and tangents."""
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(22)
+    A, tau = torch.randn(5, 3, dtype=dtype, generator=gen), torch.randn(3, dtype=dtype, generator=gen)
+    out, v, (g_a, g_tau) = _vjp(torch.linalg.householder_product, (A, tau))
+    ours = h.householder_product_backward(v, out, A, tau)
+    _close(ours[0], g_a)
+    _close(ours[1], g_tau)
+    dA, dtau = torch.randn_like(A), torch.randn_like(tau)
+    with fwad.dual_level():
+        tangent = fwad.unpack_dual(torch.linalg.householder_product(fwad.make_dual(A, dA), fwad.make_dual(tau, dtau)))
+    _close(h.householder_product_jvp(dA, dtau, out, A, tau), tangent.tangent)
+    for left, transpose in ((True, False), (True, True), (False, False), (False, True)):
+        C = torch.randn(*((5, 2) if left else (2, 5)), dtype=dtype, generator=gen)
+        out, v, grads = _vjp(lambda a, t, c, lt=left, tr=transpose: torch.ormqr(a, t, c, lt, tr), (A, tau, C))
+        for mine, theirs in zip(h.ormqr_backward(v, out, A, tau, C, left, transpose, [True] * 3), grads, strict=True):
+            _close(mine, theirs)
+    for shape, driver in (((5, 3), "gelsd"), ((5, 3), None), ((3, 5), "gelsd"), ((2, 5, 3), "gelsd")):
+        M, B = torch.randn(*shape, dtype=dtype, generator=gen), torch.randn(*shape[:-1], 2, dtype=dtype, generator=gen)
+        a, b = M.clone().requires_grad_(True), B.clone().requires_grad_(True)
+        found = torch.linalg.lstsq(a, b, driver=driver)
+        with_residuals = found.residuals.numel() > 0
+        gX, gL = torch.randn_like(found.solution), torch.randn_like(found.residuals) if with_residuals else None
+        outs = [found.solution, found.residuals] if with_residuals else [found.solution]
+        g_m, g_b = torch.autograd.grad(outs, (a, b), [gX, gL] if with_residuals else [gX])
+        ours = h.linalg_lstsq_backward(gX, gL, M, B, found.solution.detach(), [True, True])
+        _close(ours[0], g_m)
+        _close(ours[1], g_b)
+        dM, dB = torch.randn_like(M), torch.randn_like(B)
+        with fwad.dual_level():
+            dual = torch.linalg.lstsq(fwad.make_dual(M, dM), fwad.make_dual(B, dB), driver=driver)
+            t_x, t_l = fwad.unpack_dual(dual.solution).tangent, fwad.unpack_dual(dual.residuals).tangent
+        _close(h.linalg_lstsq_solution_jvp(M, B, dM, dB), t_x)
+        residual_tangent = h.linalg_lstsq_residuals_jvp(M, B, dM, dB, found.solution.detach(), found.residuals.detach())
+        if with_residuals:
+            _close(residual_tangent, t_l)
+        else:
+            assert residual_tangent.numel() == 0
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["batch_statistics", "running_statistics"])
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_batchnorm_double_backward(train: bool, affine: bool) -> None:
+    gen = torch.Generator().manual_seed(23)
+    x, ggI = torch.randn(4, 3, 5, dtype=F64, generator=gen), torch.randn(4, 3, 5, dtype=F64, generator=gen)
+    w, ggG, ggB = (torch.randn(3, dtype=F64, generator=gen) if affine else None for _ in range(3))
+    mean, var = torch.randn(3, dtype=F64, generator=gen), torch.rand(3, dtype=F64, generator=gen) + 0.5
+    out, saved_mean, saved_invstd = torch.ops.aten.native_batch_norm(x, w, None, mean.clone(), var.clone(), train,
+                                                                     0.1, 1e-5)  # fmt: skip
+    go = torch.randn(out.shape, dtype=F64, generator=gen)
+    leaves = [t.clone().requires_grad_(True) for t in (x, go, *([w] if affine else []))]
+    weight = leaves[2] if affine else None
+    found = torch.ops.aten.native_batch_norm_backward(leaves[1], leaves[0], weight, mean, var, saved_mean,
+                                                      saved_invstd, train, 1e-5, [True, affine, affine])  # fmt: skip
+    outs, cotangents = (list(found), [ggI, ggG, ggB]) if affine else ([found[0]], [ggI])
+    theirs = torch.autograd.grad(outs, leaves, cotangents, allow_unused=True, materialize_grads=True)
+    ours = h.batchnorm_double_backward(x, w, ggI, ggG, ggB, go, mean, var, train, 1e-5, saved_mean, saved_invstd,
+                                       [True, affine, True])  # fmt: skip
+    _close(ours[0], theirs[0])
+    _close(ours[2], theirs[1])
+    if affine:
+        _close(ours[1], theirs[2])
+
+
+def test_trilinear_backward() -> None:
+    """As nn.functional.bilinear calls _trilinear, and forms with and without a summed dimension; inputs a gradient is
+    not asked of may be undefined (``wrap_opt_if``)."""
+    gen = torch.Generator().manual_seed(24)
+    for shapes, args in (
+        (((2, 3), (4, 3, 5), (2, 5)), ([1, 3], [0], [1, 2], [2, 3])),
+        (((3,), (2, 3), (2, 3)), ([0], [], [], [])),
+        (((3,), (2, 3), (2, 3)), ([0], [], [], [1])),
+    ):
+        xs = tuple(torch.randn(s, dtype=F64, generator=gen) for s in shapes)
+        _, v, grads = _vjp(lambda a, b, c, e=args: torch._trilinear(a, b, c, *e), xs)
+        ours = h._trilinear_backward(v, *xs, *args, [True, True, True])
+        for mine, theirs in zip(ours, grads, strict=True):
+            _close(mine, theirs)
+        only_first = h._trilinear_backward(v, h.wrap_opt_if(xs[0], False), *xs[1:], *args, [True, False, False])
+        _close(only_first[0], grads[0])
+        assert only_first[1:] == (None, None)
+
+
+@pytest.mark.parametrize("include_self", [True, False], ids=["with_self", "without_self"])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin", "prod"])
+def test_scatter_and_index_reduce_helpers(reduce: str, include_self: bool) -> None:
+    """Ties of the extrema, zeros in a product (one and two in a group), a place no source reaches, a 0-dim
+    index_reduce; the tangent against torch's forward AD (prod: central differences, torch has no forward AD)."""
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(25)
+    self, src = torch.randn(4, 4, dtype=F64, generator=gen), torch.randn(5, 4, dtype=F64, generator=gen)
+    index = torch.tensor([[0, 1, 0, 1], [2, 1, 0, 1], [0, 0, 0, 1], [2, 1, 2, 1], [0, 1, 0, 1]])  # row 3: never
+    src[1, 0] = src[3, 2] = src[0, 2] = 0.0
+    src[2, 1] = src[4, 1] = 5.0
+    out, v, (g_self, g_src) = _vjp(lambda a, b: a.scatter_reduce(0, index, b, reduce, include_self=include_self),
+                                   (self, src))  # fmt: skip
+    ours = h.scatter_reduce_backward(v, self, 0, index, src, reduce, include_self, out)
+    _close(ours[0], g_self)
+    _close(ours[1], g_src)
+    u_self, u_src = torch.randn_like(self), torch.randn_like(src)
+    tangent = h.scatter_reduce_jvp(self, u_self, 0, index, src, u_src, reduce, include_self, out)
+    if reduce == "prod":
+        e = 1e-6
+        ahead = (self + e * u_self).scatter_reduce(0, index, src + e * u_src, reduce, include_self=include_self)
+        behind = (self - e * u_self).scatter_reduce(0, index, src - e * u_src, reduce, include_self=include_self)
+        assert torch.allclose(tangent, (ahead - behind) / (2 * e), atol=1e-8)
+    else:
+        with fwad.dual_level():
+            dual = fwad.make_dual(self, u_self).scatter_reduce(0, index, fwad.make_dual(src, u_src), reduce,
+                                                                include_self=include_self)  # fmt: skip
+            _close(tangent, fwad.unpack_dual(dual).tangent)
+    if reduce == "sum":
+        return  # index_reduce takes prod, mean, amax and amin
+    warnings.filterwarnings("ignore", "index_reduce", UserWarning)
+    for dim, base, source in ((0, self, src), (1, self[:, :3], src.T)):  # index 3 of dim 0: never reached
+        rows = torch.tensor([0, 2, 0, 1, 2])
+        fn = lambda a, b, d=dim, i=rows: a.index_reduce(d, i, b, reduce, include_self=include_self)  # noqa: E731
+        out, v, (g_self, g_src) = _vjp(fn, (base, source))
+        ours = h.index_reduce_backward(v, base, dim, rows, source, reduce, include_self, out)
+        _close(ours[0], g_self)
+        _close(ours[1], g_src)
+    scalar, value = torch.tensor(2.0, dtype=F64), torch.tensor(3.0, dtype=F64)
+    out, v, (g_self, g_src) = _vjp(lambda a, b: a.index_reduce(0, torch.tensor([0]), b, reduce,
+                                                               include_self=include_self), (scalar, value))  # fmt: skip
+    ours = h.index_reduce_backward(v, scalar, 0, torch.tensor([0]), value, reduce, include_self, out)
+    _close(ours[0], g_self)
+    _close(ours[1], g_src)
+
+
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_group_norm_helpers(affine: bool) -> None:
+    """native_group_norm's backward from its three outputs' gradients, and its three tangents."""
+    import torch.autograd.forward_ad as fwad
+
+    gen = torch.Generator().manual_seed(26)
+    N, C, G = 2, 6, 3
+    x, w, b = (torch.randn(s, dtype=F64, generator=gen) for s in ((N, C, 4), (C,), (C,)))
+    leaves = [t.clone().requires_grad_(True) for t in ((x, w, b) if affine else (x,))]
+    weight, bias = (leaves[1], leaves[2]) if affine else (None, None)
+    outs = torch.ops.aten.native_group_norm(leaves[0], weight, bias, N, C, 4, G, 1e-5)
+    cotangents = [torch.randn(o.shape, dtype=F64, generator=gen) for o in outs]
+    theirs = torch.autograd.grad(outs, leaves, cotangents)
+    mean, rstd = outs[1].detach(), outs[2].detach()
+    ours = h.infinitely_differentiable_native_group_norm_backward(*cotangents, x, mean, rstd, w if affine else None, N,
+                                                                  C, 4, G, 1e-5, [True, affine, affine])  # fmt: skip
+    for mine, their in zip(ours, theirs, strict=False):
+        _close(mine, their)
+    u = [torch.randn_like(t) for t in (x, w, b)]
+    with fwad.dual_level():
+        dual_w, dual_b = (fwad.make_dual(w, u[1]), fwad.make_dual(b, u[2])) if affine else (None, None)
+        dual = torch.ops.aten.native_group_norm(fwad.make_dual(x, u[0]), dual_w, dual_b, N, C, 4, G, 1e-5)
+        t_y, t_mean, t_rstd = (fwad.unpack_dual(o).tangent for o in dual)
+    params = (w, u[1], b, u[2]) if affine else (None, None, None, None)
+    _close(h.group_norm_jvp(x, u[0], *params, mean, rstd, G), t_y)
+    _close(h.group_norm_mean_jvp(u[0], mean, G), t_mean)
+    _close(h.group_norm_invstd_jvp(x, u[0], mean, rstd, G), t_rstd)
+
+
+@pytest.mark.parametrize("dtype", [F64, C128], ids=["float64", "complex128"])
+def test_as_strided_backward(dtype: Any) -> None:
+    """Inputs that are the whole storage, a view at an offset, a transpose and an expanded (overlapping) one;
+    windows reading an element twice, an explicit and the input's own storage offset."""
+    base = torch.randn(4, 5, dtype=dtype, generator=torch.Generator().manual_seed(27))
+    cases = (
+        (lambda b: b, ([2, 2], [1, 2], None)),
+        (lambda b: b[1:, 1:], ([3, 2], [2, 1], 3)),
+        (lambda b: b.t(), ([2, 3], [1, 1], None)),
+        (lambda b: b[:, :1].expand(4, 3), ([2, 2], [1, 1], None)),
+    )
+    for view, args in cases:
+        x = view(base.clone()).detach()
+        _, v, (g,) = _vjp(lambda a, e=args: a.as_strided(*e), (x,))
+        _close(h.as_strided_backward(v, h.TensorGeometry(x), *args), g)

@@ -35,8 +35,21 @@ def formulas_functions(path: str) -> frozenset[str]:
         raise VtgenError(f"--python-formulas: cannot read {path}: {exc.strerror}") from None
     except SyntaxError as exc:
         raise VtgenError(f"--python-formulas: {exc.msg}", Location(path, exc.lineno or 1)) from None
-    functions = (n for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))
-    return frozenset(n.name for n in functions if not n.name.startswith("_"))
+    functions = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
+    exported = _exported(tree)
+    if exported is not None:  # PyTorch names some helpers with a leading underscore: __all__ says they are public
+        return frozenset(functions & exported)
+    return frozenset(n for n in functions if not n.startswith("_"))
+
+
+def _exported(tree: ast.Module) -> frozenset[str] | None:
+    """The names a literal ``__all__ = [...]`` lists (None: the module has none)."""
+    for node in tree.body:
+        named = any(isinstance(t, ast.Name) and t.id == "__all__" for t in getattr(node, "targets", ()))
+        if named and isinstance(node, ast.Assign) and isinstance(node.value, ast.List | ast.Tuple):
+            items = node.value.elts
+            return frozenset(e.value for e in items if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return None
 
 
 def autograd_module(model: Model, formulas: str | None = None, target: str | None = None) -> AutogradModule:

@@ -7,13 +7,14 @@ description (``emit.python_autograd.AutogradModule``) is one.
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import fields, replace
+from typing import Any, Protocol
 
 from ..base.errors import Location, VtgenError
 from ..model.derivatives import DerivativeEntry, output_names
 from ..model.native import NativeFunction
 from ..plan.infos import Backward, DerivativeInfo
-from .cpp_expr import ExprError, parse_expression
+from .cpp_expr import Call, ExprError, Name, Node, parse_expression
 from .python_formula import Scope, translate
 
 __all__ = ["Vocabulary", "formula_error", "formula_scope", "forward_python", "python_formulas"]
@@ -89,10 +90,32 @@ def python_formulas(info: DerivativeInfo, module: Vocabulary) -> tuple[tuple[Bac
     return tuple(found)
 
 
+# PyTorch's helpers that read the forward gradients of their first argument, a tensor list (C++ reaches a
+# tensor's tangent through the tensor): the Python passes that argument's tangents (``tensors_t``) instead.
+TANGENT_READERS = frozenset(("cat_jvp", "stack_jvp", "block_diag_jvp"))
+
+
+def _with_tangents(node: Node, values: frozenset[str]) -> Node:
+    """``node`` with each ``TANGENT_READERS`` call's first argument, a bound name, spelled as its tangents."""
+    if isinstance(node, Call) and isinstance(node.func, Name) and node.func.text in TANGENT_READERS and node.args:
+        first = node.args[0]
+        if isinstance(first, Name) and f"{first.text}_t" in values:
+            return replace(node, args=(replace(first, text=f"{first.text}_t"), *node.args[1:]))
+    changes: dict[str, Any] = {}
+    for f in fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, tuple) and value and not isinstance(value[0], str):
+            changes[f.name] = tuple(_with_tangents(v, values) for v in value)
+        elif hasattr(value, "__dataclass_fields__"):
+            changes[f.name] = _with_tangents(value, values)
+    return replace(node, **changes) if changes else node
+
+
 def forward_python(formula: str, values: frozenset[str], where: Location, original: str, module: Vocabulary) -> str:
     """A forward-mode formula's Python; an error at the start of its ``original`` yaml text."""
     try:
-        return _compiled(translate(parse_expression(formula), formula_scope(values, module)))
+        expression = _with_tangents(parse_expression(formula), values)
+        return _compiled(translate(expression, formula_scope(values, module)))
     except ExprError as exc:
         raise formula_error(ExprError(exc.message, 0), where, original, module) from None
 

@@ -97,6 +97,8 @@ _CONSTANTS = {
     "at::kStrided": "torch.strided",
     "at::MemoryFormat::Contiguous": "torch.contiguous_format",
     "at::MemoryFormat::Preserve": "torch.preserve_format",
+    "c10::MemoryFormat::Contiguous": "torch.contiguous_format",
+    "c10::MemoryFormat::Preserve": "torch.preserve_format",
     "LEGACY_CONTIGUOUS_MEMORY_FORMAT": "torch.contiguous_format",
     "M_LN2": "math.log(2.0)",
     "at::Reduction::None": "0",
@@ -139,12 +141,18 @@ _METHODS: dict[str, tuple[str, int | None]] = {
     "size": ("{o}.size({a})", 1),
     "sym_stride": ("{o}.stride({a})", 1),
     "dtype": ("{o}.dtype", 0),
+    "back": ("{o}[-1]", 0),  # std::vector / ArrayRef: the last element (``self.sym_size(dim.back())``)
+    "front": ("{o}[0]", 0),
+    "is_cpu": ('_on_device({o}, "cpu")', 0),  # of a device or a tensor
+    "is_xpu": ('_on_device({o}, "xpu")', 0),
+    "suggest_memory_format": ("_suggest_memory_format({o})", 0),
 }
 # C++ members with no Python method of that name: member → the prelude function called with the object first
 # (``t.slice(dim, start, end)`` is the aten operator on a tensor, ``ArrayRef::slice`` on a size list)
 _CPP_MEMBERS = {"slice": "_cpp_slice", "index": "_cpp_index"}
 # Tensor methods whose trailing C++ parameters are keyword-only in Python: member → (positional count, names)
 _KEYWORD_TAIL: dict[str, tuple[int, tuple[str, ...]]] = {
+    "contiguous": (0, ("memory_format",)),
     "div": (1, ("rounding_mode",)),
     "expand": (1, ("implicit",)),
     "sum": (2, ("dtype",)),

@@ -175,6 +175,15 @@ _WHEN_USED = {
         return torch.ops.aten.slice.Tensor(value, *args)
     start = args[0]
     return tuple(value)[start:] if len(args) == 1 else tuple(value)[start : start + args[1]]''',
+    "_on_device": '''def _on_device(value, kind):
+    """C++'s ``is_cpu()`` / ``is_xpu()``: of a device, or of a tensor."""
+    return (value if isinstance(value, torch.device) else value.device).type == kind''',
+    "_suggest_memory_format": '''def _suggest_memory_format(t):
+    """C++'s ``suggest_memory_format()``: channels-last when ``t`` is laid out so (and not plainly contiguous)."""
+    last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.dim())
+    if last is not None and not t.is_contiguous() and t.is_contiguous(memory_format=last):
+        return last
+    return torch.contiguous_format''',
     "_cpp_index": '''def _cpp_index(value, indices):
     """C++'s ``Tensor::index(indices)``: aten's index with a list of optional index tensors."""
     return torch.ops.aten.index.Tensor(value, list(indices))''',
