@@ -10,7 +10,7 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -340,27 +340,31 @@ def real_yaml() -> RealYaml:
 
 
 @pytest.fixture(scope="session")
-def edited_real_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> SharedEdits:
+def edited_real_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedEdits]:
     """ONE copy of the real yaml with every edit of the reach, formulas and norm-samples gradcheck tests, and
     the ``--out`` their gradcheck runs share (tests/edited_checkout.py): one precompiled header and one
-    reach map for the three, each op family's unit compiled once."""
-    from tests.edited_checkout import shared_edits
+    reach map for the three, each op family's unit compiled once, and one warm worker for their runs."""
+    from tests.edited_checkout import shared_edits, warm_worker
     from tests.test_gradcheck_formulas import EDITS as FORMULAS
     from tests.test_gradcheck_norm_samples import EDITS as NORMS
     from tests.test_gradcheck_reach import EDITS as REACHED
 
-    return shared_edits(real_yaml, tmp_path_factory.mktemp("edited-real-yaml"), (*REACHED, *FORMULAS, *NORMS))
+    shared = shared_edits(real_yaml, tmp_path_factory.mktemp("edited-real-yaml"), (*REACHED, *FORMULAS, *NORMS))
+    with warm_worker(shared.out):
+        yield shared
 
 
 @pytest.fixture(scope="session")
-def batched_real_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> SharedEdits:
+def batched_real_yaml(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedEdits]:
     """The batched gradcheck test's copy of the real yaml (value-right, vmap-breaking edits of sin, exp and cos,
     which ``edited_real_yaml`` edits otherwise, and a wrong formula of native_dropout) and the ``--out`` its
-    runs share with the shard test's, whose ops it does not edit."""
-    from tests.edited_checkout import shared_edits
+    runs share with the shard test's, whose ops it does not edit (and one warm worker for them)."""
+    from tests.edited_checkout import shared_edits, warm_worker
     from tests.test_gradcheck_batched import RANDOM_EDIT, VMAP_EDITS
 
-    return shared_edits(real_yaml, tmp_path_factory.mktemp("batched-real-yaml"), (*VMAP_EDITS, RANDOM_EDIT))
+    shared = shared_edits(real_yaml, tmp_path_factory.mktemp("batched-real-yaml"), (*VMAP_EDITS, RANDOM_EDIT))
+    with warm_worker(shared.out):
+        yield shared
 
 
 @pytest.fixture(scope="session")

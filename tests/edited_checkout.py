@@ -13,7 +13,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,20 @@ def shared_edits(real_yaml: RealYaml, root: Path, edits: Sequence[Edit]) -> Shar
     ops = tuple(e.op for e in edits)
     assert len(set(ops)) == len(ops), sorted(op for op in ops if ops.count(op) > 1)
     return SharedEdits(edited_checkout(real_yaml, root / "checkout", edits), root / "out", ops)
+
+
+@contextmanager
+def warm_worker(out: Path) -> Iterator[None]:
+    """The warm gradcheck worker of ``out`` (``vtgen-build worker start``) while the shared runs last: their
+    children fork from it instead of each importing torch and PyTorch's test suite anew (their results are
+    the same: tests/test_gradcheck_crashes.py, tests/test_library_concurrency.py).  Stopped at the end; an
+    idle limit ends it should the session die first."""
+    started = vtgen("worker", "start", "--out", str(out), "--idle", "3600")
+    assert started.returncode == 0, started.stdout + started.stderr
+    try:
+        yield
+    finally:
+        vtgen("worker", "stop", "--out", str(out))
 
 
 def plain_check(shared: SharedEdits, out: Path) -> subprocess.CompletedProcess[str]:

@@ -83,11 +83,6 @@ EDITS = (
 )
 
 
-# ops whose backward formula calls another edited op (sin's calls cos, cos's sin): their double backward
-# runs that op's edited formula and fails at their own line whatever their own edit does
-_CROSSED = frozenset(("sin", "cos"))
-
-
 @pytest.fixture(scope="session")
 def edited_yaml(edited_real_yaml: SharedEdits) -> EditedYaml:
     return edited_real_yaml.yaml
@@ -101,9 +96,10 @@ def _ops() -> list[str]:
 def gradcheck_run(edited_yaml: EditedYaml, edited_real_yaml: SharedEdits) -> subprocess.CompletedProcess[str]:
     out = edited_real_yaml.out
     # one shard: the edited ops' kernels and Nodes compile as one unit against the real headers; every
-    # check, so that each wrong formula is found (by default the run answers at the first confirmed failure)
+    # check, so that each wrong formula is found (by default the run answers at the first confirmed failure),
+    # on two samples of each (as the reach test's run: every sample found the same 358 failures, 30% slower)
     args = ("--pytorch-root", str(edited_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck", "--all-checks")
-    return vtgen("check", *args, *_ops())
+    return vtgen("check", *args, "--max-samples", "2", *_ops())
 
 
 def test_every_wrong_formula_compiles(edited_plain_check: subprocess.CompletedProcess[str]) -> None:
@@ -123,15 +119,14 @@ def test_gradcheck_points_at_the_formula(
     where = f"{edited_yaml.derivatives}:{edited_yaml.lines[edit.op]}: error: gradcheck failed for {edit.op} "
     found = [line for line in gradcheck_run.stderr.splitlines() if line.startswith(where)]
     assert found, f"{edit.why}: no failure at {where}\n{gradcheck_run.stderr[-4000:]}"
-    # a backward formula is run by the backward check and, differentiated, by the double-backward one:
-    # a swapped-operand edit may first show as a wrong-shaped gradient there (_euclidean_dist)
-    backward = [
-        line for line in found if "): backward Jacobian mismatch for input " in line or "): double-backward" in line
-    ]
+    # Only a first-order check fails on this op's own edit alone: a double-backward check differentiates the
+    # formula through the ops it calls, whose formulas other edits here break (sin's calls cos: cos's edit fails
+    # sin's double-backward at sin's line, sin's own edit or not).  A swapped-operand edit may show as a
+    # wrong-shaped gradient rather than a mismatch (_euclidean_dist: "backward check: mat1 and mat2 shapes ...").
+    first_order = ("): backward Jacobian mismatch for input ", "): backward check: ")
+    backward = [line for line in found if any(said in line for said in first_order)]
     forward = [line for line in found if "): forward-AD Jacobian mismatch for input " in line]
     if "only forward AD reveals it" in edit.why:  # a forward formula: forward-mode gradcheck alone fails
-        assert forward and not backward, found
-    elif edit.op in _CROSSED:  # its own backward check, not a double backward through the other's edit
-        assert [line for line in backward if "): backward Jacobian mismatch for input " in line], found
+        assert forward and not [line for line in found if line in backward or "): double-backward" in line], found
     else:  # a backward formula: the backward Jacobian is wrong
         assert backward, found

@@ -273,6 +273,7 @@ def test_an_op_with_several_samples_gets_a_torch_func_row_per_sample() -> None:
     assert "  | lin | fallback | ok |" in text and "torch.func: 1 ops; 1 ok" in text, text
 
 
+@pytest.mark.slow  # its first torch.func transforms and assert_close import much of torch (~6 s alone, 20 s in CI)
 @pytest.mark.torch
 def test_torch_func_runs_on_every_float64_sample_the_op_takes() -> None:
     """gradcheck_child.schema_child.func_checks: one row per sample the op takes (an optional tensor absent and
