@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from . import python_tier_opinfo, schema_child
+from . import python_tier_opinfo, python_tier_reach, schema_child
 from .batching import timed
 from .child_loop import Counters, Progress, Run, describe, run_entries
 from .cpp_calls import CppTorch, scalar
@@ -429,12 +429,14 @@ def main(argv: list[str]) -> int:
         run_entries(held, chosen, int(request["timeout"]), at)
         rows = held.rows()
         opinfo = _opinfo_rows(rows, request, counters, at, scoped)
+        captured = _captured_rows(rows + opinfo, request, counters, at, scoped)
         for lib in libs:
             lib._destroy()  # torch's own kernels from here on
         if not request.get("library"):  # an op library's own compiled autograd is no independent reference
             _reference(torch, rows, items, request)
         python_tier_opinfo.reference(opinfo, request)
-        rows += opinfo
+        python_tier_reach.reference(captured, request)
+        rows += opinfo + captured
         for row in rows:
             if str(row.get("aten")) in ours:
                 row.setdefault("checks", []).append(agreement(torch, ours[str(row["aten"])], items[str(row["aten"])]))
@@ -485,6 +487,18 @@ def _opinfo_rows(
     asked = {**request, "variants": {op: v for op, v in request["variants"].items() if v[0] not in done}}
     chosen = [(name, scoped.around(_family_ops(asked, name), run))
               for name, run in python_tier_opinfo.entries(asked, counters, at)]  # fmt: skip
+    run_entries(held, chosen, int(request["timeout"]), at)
+    return held.rows()
+
+
+def _captured_rows(
+    rows: list[dict[str, Any]], request: dict[str, Any], counters: PyCounters, at: Progress, scoped: Scoped
+) -> Any:
+    """The captured checks (``python_tier_reach``) of the targets no check so far judged."""
+    chosen = [(name, scoped.around(ops, run)) for name, ops, run in python_tier_reach.entries(request, rows, counters)]
+    if not chosen:
+        return []
+    held = _Held()
     run_entries(held, chosen, int(request["timeout"]), at)
     return held.rows()
 
