@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.edited_checkout import WORK, Edit, EditedYaml, SharedEdits, edit_formula, vtgen
+from tests.conftest import RealYaml
+from tests.edited_checkout import WORK, Edit, EditedYaml, SharedEdits, edit_formula, edited_checkout, vtgen
+from vtgen_build.base.errors import Location
 
 pytestmark = [pytest.mark.slow, pytest.mark.torch]
 
@@ -249,3 +251,33 @@ def test_coverage_never_counts_a_wrong_formula_and_names_why_an_entry_is_not_cov
     assert edited["entry"].startswith(f"{reach_yaml.derivatives}:")
     assert next(e for ops, e in rows.items() if UNCHECKABLE in ops)["reason"].startswith("needs a backend")
     assert data["covered"] <= data["eligible"] and len(rows) >= 2
+
+
+# an op no OpInfo is named after and no schema sample of the Python tier reaches alone: the reach map names
+# module:nn.MultiLabelMarginLoss for it, whose captured arguments check it
+MODULE_REACHED = Edit(
+    "multilabel_margin_loss_forward",
+    "a sign flip in an op the Python tier checks on a ModuleInfo's captured arguments",
+    "  self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)",
+    "  self: -multilabel_margin_loss_backward(grad, self, target, reduction, is_target)",
+)
+
+
+def test_the_python_tier_reaches_an_op_as_the_compiled_tier_does(
+    real_yaml: RealYaml, edited_real_yaml: SharedEdits, runs: Runs, tmp_path: Path
+) -> None:
+    """The Python tier asks the compiled tier's reach map (cached in the shared --out by ``runs``: no new
+    computation) and checks the op on the arguments the ModuleInfo's calls gave it: the flip fails at its line."""
+    from vtgen_build.gradcheck.python_tier_run import TierOptions, run_python_tier
+    from vtgen_build.inputs.files import Inputs
+    from vtgen_build.model.schema import op_selection
+
+    planted = edited_checkout(real_yaml, tmp_path / "src", (MODULE_REACHED,))
+    native = planted.root / "aten/src/ATen/native"
+    inputs = Inputs(str(native / "native_functions.yaml"), str(planted.derivatives), str(native / "tags.yaml"))
+    selected = op_selection([MODULE_REACHED.op], "aten")
+    options = TierOptions(selected, pytorch_root=str(planted.root), use_worker=False, reach=True)
+    report = run_python_tier(inputs, edited_real_yaml.out, "2.13", options)
+    (verdict,) = [v for v in report.verdicts if v.op == MODULE_REACHED.op]
+    assert verdict.status == "failed", report.render()
+    assert verdict.location == Location(str(planted.derivatives), planted.lines[MODULE_REACHED.op]), report.render()

@@ -61,6 +61,7 @@ SPELLINGS = [
     ("static_cast<double>(alpha)", "float(alpha)"),
     ("std::vector<c10::SymInt>{0, self.sym_size(-1)}", "[0, self.size((-1))]"),
     ("{grad, other}", "[grad, other]"),
+    ("my_helper(grad, {{1, 1}}, {{0, 0, 0}})", "_formulas.my_helper(grad, [1, 1], [0, 0, 0])"),  # ArrayRef{{1, 1}}
     ("softsign_backward(grad, self)", "torch.ops.ns.softsign_backward(grad, self)"),
     ("my_helper(grad, grad_input_mask)", "_formulas.my_helper(grad, grad_input_mask)"),
     ("handle_r_to_c(self.scalar_type(), grad)", "_handle_r_to_c(self.dtype, grad)"),

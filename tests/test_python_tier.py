@@ -12,7 +12,7 @@ from tests.conftest import RealYaml
 from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
 from vtgen_build.base.errors import Location
 from vtgen_build.gradcheck.formulas import FormulaPlaces
-from vtgen_build.gradcheck.python_tier import HELPERS, TierPlan, helper_names, plan_tier, request_of
+from vtgen_build.gradcheck.python_tier import HELPERS, NotCarried, TierPlan, helper_names, plan_tier, request_of
 from vtgen_build.gradcheck.python_tier_run import (
     NOT_VERIFIED,
     OpVerdict,
@@ -225,7 +225,7 @@ def test_helper_op_entries_have_samples(real_yaml: RealYaml) -> None:
     mode without running statistics (its sample with the optional arguments absent): its hint trains."""
     ops = ["native_batch_norm", "_trilinear", "scatter_reduce.two", "index_reduce", "convolution",
            "convolution_backward", "_fft_c2r"]  # fmt: skip
-    plan = plan_tier(real_yaml.inputs, None, "2.13", ops, [], False)
+    plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(ops, "aten"), [], False)
     sampled = {s.op: s for s in plan.samples if s.samples and s.why_not is None}
     assert set(ops) <= set(sampled) and set(ops) <= plan.carried, sorted(sampled)
     for sample in sampled["native_batch_norm"].samples:
@@ -252,6 +252,58 @@ def test_a_checkout_with_its_own_functions_manual_leaves_helper_entries_unverifi
     assert "sin" in plan.carried  # its formula calls no helper
     (sinc,) = [n for n in plan.not_carried if n.op == "sinc"]
     assert "FunctionsManual.cpp" in sinc.why
+
+
+def test_an_op_dense_cpu_tensors_never_take_autograd_at_is_not_carried(real_yaml: RealYaml) -> None:
+    """Found on the whole 2.13 yaml: matmul's and linear's entries are their nested tensors' (a dense CPU tensor
+    takes their CompositeImplicitAutograd kernels); installed for AutogradCPU they replaced the decomposition
+    for every op calling them, and their formulas' backward ops have no CPU kernel (every formula calling
+    matmul raised: linalg_inv_ex, linalg_pinv)."""
+    ops = ["matmul", "linear", "max_pool2d", "cudnn_convolution", "linalg_inv_ex", "mm"]
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ops, [], False)
+    why = {n.op: n.why for n in plan.not_carried}
+    assert {"linalg_inv_ex", "mm"} <= plan.carried, why  # a CPU kernel (mm) or a structured delegate
+    assert why["matmul"].startswith("needs sparse / quantized / nested inputs"), why
+    assert why["max_pool2d"].startswith("needs a backend this machine lacks (no CPU kernel)"), why
+    assert why["cudnn_convolution"].startswith("needs a backend this machine lacks (no CPU kernel)"), why
+    assert not {"matmul", "linear", "max_pool2d", "cudnn_convolution"} & plan.carried
+
+
+def test_an_op_without_a_schema_sample_is_installed_for_the_other_checks(real_yaml: RealYaml) -> None:
+    """lu_unpack has no schema sample (int32 pivots), but its OpInfo checks it: its kernel is installed, and
+    the sample's reason is said only when no check entered it."""
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["lu_unpack"], [], False)
+    assert "lu_unpack" in plan.carried and "lu_unpack" not in {s.op for s in plan.samples}
+    (unsampled,) = plan.unsampled
+    assert unsampled.op == "lu_unpack" and unsampled.why.startswith("no schema sample: no sample yet")
+    plan = TierPlan((("f", ""),), (), frozenset(), (), {"f": _place()}, unsampled=(NotCarried("f", "no schema "
+                    "sample: no sample yet: why", None),))  # fmt: skip
+    (v,) = judge(plan, entries_of([]))
+    assert (
+        v.status == NOT_VERIFIED and "f: not verified by the Python tier: no schema sample: no sample yet" in v.message
+    )
+    (w,) = judge(plan, entries_of([_row("passed", "backward")]))
+    assert w.status == "passed"
+
+
+def test_a_captured_check_waits_for_no_check_that_only_entered_the_op_inside_another() -> None:
+    """Found on the whole 2.13 yaml: linalg.svd's OpInfo check enters ``_linalg_svd`` inside (no verdict on it:
+    not called directly), which left it out of the captured checks that would have judged it."""
+    from vtgen_build.gradcheck_child.python_tier_reach import pending
+
+    targets = [{"op": op, "counter": op} for op in ("_linalg_svd", "linalg_svd", "sin")]
+    check = {"status": "passed", "ours_ran": True, "hit": ["linalg_svd", "_linalg_svd"]}
+    rows = [{"entry": "linalg.svd", "aten": "linalg_svd", "direct": {"function": ["linalg_svd"], "inplace": []},
+             "checks": [check]}]  # fmt: skip
+    assert [t["op"] for t in pending(targets, rows)] == ["_linalg_svd", "sin"]
+
+
+def test_a_fixed_size_list_default_is_spelled_as_the_list(real_yaml: RealYaml) -> None:
+    """Found on the whole 2.13 yaml: torch hands a Python kernel no argument left at its default, and the
+    kernel passed ``stride=1`` on to slow_conv_transpose2d's own call, which takes a list there."""
+    plan = plan_tier(real_yaml.inputs, None, "2.13", ["slow_conv_transpose2d"], [], False)
+    (text,) = [t for op, t in plan.modules if op == "slow_conv_transpose2d"]
+    assert "bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), dilation=(1, 1))" in text
 
 
 def _place() -> FormulaPlaces:
@@ -309,6 +361,17 @@ def test_vmap_refusing_an_in_place_tangent_write_is_no_verdict() -> None:
     text = "While computing batched gradients, got: vmap: aten::index_copy_(self, *extra_args) is not possible ..."
     (v,) = judge(_plan(), entries_of([_row("failed", "forward", f"batched grad {text}")]))
     assert v.status == NOT_VERIFIED
+
+
+def test_forward_ad_of_an_entry_with_no_forward_formula_is_no_verdict() -> None:
+    """Found on the whole 2.13 yaml (nll_loss_backward, _softmax_backward_data): torch runs forward AD through a
+    decomposition of such an op, the translated Function refuses it; its backward formulas are judged apart."""
+    text = "forward-mode AD of 'f' is not implemented by the Python autograd (its entry has no forward formula; x:3)"
+    (v,) = judge(_plan(), entries_of([_row("failed", "fwd_over_rev", text), _row("passed", "backward")]))
+    assert v.status == "passed", v
+    several = "forward-mode AD of 'f' is not implemented by the Python autograd (an op writing several tensors; x:3)"
+    (w,) = judge(_plan(), entries_of([_row("failed", "forward", several), _row("passed", "backward")]))
+    assert w.status == NOT_VERIFIED and "raised" in w.message  # a forward formula it could not run: no pass
 
 
 def test_an_op_whose_family_failed_first_is_not_reached() -> None:

@@ -331,6 +331,14 @@ def test_eigen_helpers(dtype: Any) -> None:
             h.linalg_eig_backward(gL, torch.randn_like(V), L, V, False)
 
 
+def test_eigen_helpers_take_empty_matrices() -> None:
+    """Found on the whole 2.13 yaml: linalg.eigvalsh's empty sample raised in the batched matrix product
+    (a reshape to -1 of no elements), where torch's own backward returns an empty gradient."""
+    A = torch.zeros(3, 0, 0, dtype=torch.float64)
+    L, V = torch.linalg.eigh(A)
+    assert h.linalg_eig_backward(torch.zeros_like(L), torch.zeros_like(V), L, V, True).shape == (3, 0, 0)
+
+
 @DTYPES
 @pytest.mark.parametrize("shape", [(3, 5), (5, 3), (2, 4, 4)])
 def test_pinv_helpers(dtype: Any, shape: tuple[int, ...]) -> None:

@@ -775,6 +775,7 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
         allow_unverified=args.allow_unverified, all_checks=args.all_checks or coverage, use_worker=args.use_worker,
         max_samples=(PYTHON_COVERAGE_SAMPLES if coverage else 0) if args.max_samples is None else args.max_samples,
         library=library, changed=args.changed, versions=args.versions,
+        reach=coverage and library is None and not args.op,  # the whole yaml: the reach map's minutes pay off
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.request.target.release, options)

@@ -159,8 +159,13 @@ def _number(text: str) -> bool:
 
 def python_default(a: Argument, f: NativeFunction) -> str:
     """``a``'s default spelled for a module whose ``torch`` and ``float`` keep their names (the Python
-    autograd's kernels)."""
-    return _default(a, f, Spelling((("torch", "torch"), ("float", "float"))))
+    autograd's kernels).  A fixed-size list's default of one number (``SymInt[2] stride=1``) is that many
+    copies, as C++ reads it: the kernel passes it on to the op's own call, whose Python binding takes a list."""
+    text = _default(a, f, Spelling((("torch", "torch"), ("float", "float"))))
+    size = a.type.size if isinstance(a.type, ListType) else None
+    if not (size and a.default is not None and _number(a.default)):
+        return text
+    return f"({', '.join([text] * size)}{',' if size == 1 else ''})"
 
 
 def _default(a: Argument, f: NativeFunction, spell: Spelling) -> str:

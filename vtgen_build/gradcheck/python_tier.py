@@ -49,9 +49,12 @@ from ..translate import MANUAL_PRELUDE_HELPERS
 from .formulas import FormulaPlaces
 from .hints import BUILTIN, Hints, load_hints
 from .schema_samples import NOTHING, OpSamples, plan_samples
+from .verdict import REASONS
 
 __all__ = ["HELPERS", "TierPlan", "entry_ops", "family_texts", "helper_names", "plan_library_tier", "plan_tier"]
 
+_DENSE_CPU = frozenset({"CPU", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"})
+_LAYOUTS = frozenset({"SparseCPU", "SparseCsrCPU", "QuantizedCPU", "NestedTensorCPU", "MkldnnCPU"})
 HELPERS = "formula_helpers"  # the child package's module of Python helpers: the translated modules' _formulas
 _FUNC = re.compile(r"^- func: ([\w.]+)\(", re.MULTILINE)
 # a translated module's use of a FunctionsManual helper its prelude spells (``_handle_r_to_c(``)
@@ -78,6 +81,7 @@ class TierPlan:
     places: dict[str, FormulaPlaces]  # every planned op's formula places
     outs: tuple[str, ...] = ()  # out= overloads: autograd refuses their calls, no formula of theirs runs
     views: frozenset[str] = frozenset()  # view ops: their kernels are installed only for their own checks
+    unsampled: tuple[NotCarried, ...] = ()  # carried ops with no schema sample (why): other checks may enter them
 
     @property
     def carried(self) -> frozenset[str]:
@@ -196,6 +200,20 @@ def _why_not(k: KernelPlan, module: AutogradModule, own_manual: bool) -> tuple[s
     return text, "", None
 
 
+def _no_dense_cpu(k: KernelPlan) -> str | None:
+    """Why a dense CPU tensor never reaches the op's Autograd kernel (None: it does).  torch registers that
+    kernel for the ``Autograd`` alias, which a ``CompositeImplicitAutograd`` kernel precedes for every backend
+    without a kernel of its own (``matmul``, ``linear``: their formulas are the nested tensors'); the tier
+    installs for ``AutogradCPU`` itself, which precedes everything, so such an op is not carried (the
+    compiled tier's reasons, ``verdict.REASONS``)."""
+    f = k.function
+    if f.structured_delegate is not None or f.dispatch_keys & _DENSE_CPU or not f.dispatch_keys:
+        return None  # no dispatch section (an op library's op): the Autograd kernel is its only one
+    if f.dispatch_keys & _LAYOUTS:
+        return f"{REASONS[1]}: its only CPU kernels take them (a dense one decomposes before autograd)"
+    return f"{REASONS[0]}: a dense CPU tensor takes its CompositeImplicitAutograd kernel, or none"
+
+
 def _kernels(
     inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[OpSelector]
 ) -> tuple[list[KernelPlan], AutogradModule]:
@@ -228,6 +246,10 @@ def _translated(
         if k not in supported:
             why = "not a functional or in-place op (the Python tier carries those)"
             missing.append(NotCarried(k.op, why, k.info.location if k.info is not None else None))
+            continue
+        dense = _no_dense_cpu(k)
+        if dense is not None:  # its formulas never run on a dense CPU tensor: installing them would change torch
+            missing.append(NotCarried(k.op, dense, k.info.location if k.info is not None else None))
             continue
         text, why, at = _why_not(k, module, own_manual)
         if text is None:
@@ -276,14 +298,14 @@ def _tier_of(chosen: list[KernelPlan], module: AutogradModule, own_manual: bool,
     modules, missing, outs = _translated(chosen, module, own_manual)
     carried = {op for op, _ in modules}
     samples = [s for s in plan_samples(chosen, hints, sorted(carried)) if s.op in carried]
-    unsampled = [s for s in samples if s.why_not not in (None, NOTHING)]
-    missing += [NotCarried(s.op, f"no schema sample: {s.why_not}", None) for s in unsampled]
-    modules = [m for m in modules if m[0] not in {s.op for s in unsampled}]  # one verdict per op: that one
+    # installed all the same: an OpInfo, ModuleInfo or captured check may enter it (as in the compiled tier)
+    unsampled = tuple(NotCarried(s.op, f"no schema sample: {s.why_not}", None) for s in samples
+                      if s.why_not not in (None, NOTHING))  # fmt: skip
     adjoint = frozenset(k.op for k in chosen if k.op in carried and _adjoint(k))
     places = {k.op: _places(k) for k in chosen}
     ready = tuple(s for s in samples if s.why_not is None)
     views = frozenset(k.op for k in chosen if k.op in carried and k.view_of is not None)
-    return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs), views)
+    return TierPlan(tuple(modules), ready, adjoint, tuple(missing), places, tuple(outs), views, unsampled)
 
 
 def request_of(

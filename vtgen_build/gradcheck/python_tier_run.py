@@ -38,6 +38,7 @@ from ..worker.client import WorkerProcess
 from .formulas import FormulaPlaces
 from .python_tier import HELPERS, NotCarried, TierPlan, plan_library_tier, plan_tier, request_of
 from .python_tier_helpers import AGREE, HelperProof, without_agree
+from .python_tier_reach import reach_targets
 from .python_tier_state import TierState
 from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows, tier_start
 
@@ -55,6 +56,10 @@ _MISMATCH = re.compile(
 # vmap refusing an in-place write into a batched tangent inside our Function's jvp (index_copy_, index_fill_):
 # a limit of the Python Function under vmap, not of the formula (torch's own kernels pass that check)
 _VMAP_REFUSED = re.compile(r"vmap: aten::\w+_\(self, \*extra_args\) is not possible")
+# forward AD refused by the translated Function of an op whose entry has no forward formula (emit.python_autograd)
+_NO_FORWARD = re.compile(
+    r"forward-mode AD of '[\w.]+' is not implemented by the Python autograd \(its entry has no forward formula"
+)
 # the batched part raised (not a batched value mismatch): the Python Function could not run under vmap
 # there (sum's batched forward AD on a 0-dim sample); a raise is no verdict
 _RAISED_UNDER_VMAP = re.compile(r"While computing batched gradients, got:")
@@ -92,6 +97,7 @@ class TierOptions:
     max_samples: int = 0  # OpInfo samples per check (0: all)
     library: LibraryTier | None = None  # an op library's yaml (else PyTorch's)
     changed: bool = False  # only the ops changed (or failed) since the last run (python_tier_state)
+    reach: bool = False  # also the checks on arguments captured from the entries reaching each op (reach map)
     versions: Versions | None = field(default=None, compare=False)  # the caller's, for the worker's staleness
 
 
@@ -180,7 +186,10 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
         proof = HelperProof.read(work, lib.library, lib.formulas, lib.helpers) if lib is not None else None
         prove = proof is not None and proof.needed(plan) and AGREE not in options.kinds
         kinds = (*options.kinds, AGREE) if prove else options.kinds  # the helpers' proof (python_tier_helpers)
-        write_atomic(request, json.dumps(_request(plan, replace(options, kinds=kinds)).to_json()))
+        payload = _request(plan, replace(options, kinds=kinds))
+        if options.reach and lib is None:
+            payload = replace(payload, targets=tuple(reach_targets(plan, out_dir, release, python, worker)))
+        write_atomic(request, json.dumps(payload.to_json()))
         _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
     finally:
         if process.poll() is None:
@@ -199,6 +208,7 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
 
 
 _NOTHING = f"vtgen-build: note: {TAG} no op changed or failed since the last run"
+_NO_CHECK = "{op}: not verified by the Python tier: no check entered its kernel"
 _UNPROVEN = "the Python equivalents of"
 
 
@@ -331,7 +341,17 @@ def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] 
     verdicts = [_verdict(op, checks[op], plan.places.get(op), alone) for op, _ in plan.modules]
     failed = {op_name(v.op).family for v in verdicts if v.status == FAILED}
     verdicts = [_stopped(v) if not checks[v.op] and op_name(v.op).family in failed else v for v in verdicts]
+    verdicts = [_unsampled(v, plan.unsampled) for v in verdicts]
     return verdicts + [_not_carried(n, plan.places.get(n.op)) for n in plan.not_carried]
+
+
+def _unsampled(v: OpVerdict, unsampled: Sequence[NotCarried]) -> OpVerdict:
+    """An op with no schema sample that no other check entered either: the sample's reason is the answer."""
+    why = next((n.why for n in unsampled if n.op == v.op), None)
+    if why is None or v.message != _NO_CHECK.format(op=v.op):
+        return v
+    return replace(v, message=f"{v.op}: not verified by the Python tier: {why} (and no other check entered its "
+                              "kernel; left to the compiled tier)")  # fmt: skip
 
 
 def _stopped(v: OpVerdict) -> OpVerdict:
@@ -351,7 +371,7 @@ def _verdict(
 ) -> OpVerdict:
     """``failed``: the ops whose own checks failed with no other kernel of ours running (``_theirs``)."""
     entry_at = place.entry if place else None
-    found = [(e, c) for e, c in found if not _VMAP_REFUSED.search(c.message)]  # that check does not apply
+    found = [(e, c) for e, c in found if not _not_applicable(c)]
     for entry, c in found:
         if (
             c.status == FAILED
@@ -373,7 +393,15 @@ def _verdict(
     if set(passed) & set(KINDS):  # "agree" alone compares values with torch's own: no check of the formula
         dtypes = sorted({c.dtype for _, c in found if c.passed_ours})
         return OpVerdict(op, PASSED, entry_at, f"{op}: passed ({', '.join(passed)}; {', '.join(dtypes)})")
-    return OpVerdict(op, NOT_VERIFIED, entry_at, f"{op}: not verified by the Python tier: no check entered its kernel")
+    return OpVerdict(op, NOT_VERIFIED, entry_at, _NO_CHECK.format(op=op))
+
+
+def _not_applicable(c: Check) -> bool:
+    """A check that tests no formula of the entry through the Python tier: vmap refusing a write into a batched
+    tangent; forward AD through an op with no forward formula (torch runs a decomposition of the op there,
+    the Python tier refuses: the entry has no forward formula to judge, its backward ones are judged apart)."""
+    text = c.message or c.why
+    return bool(_VMAP_REFUSED.search(text) or _NO_FORWARD.search(text))
 
 
 def _theirs(op: str, c: Check, failed: Set[str], entry_at: Location | None) -> OpVerdict | None:

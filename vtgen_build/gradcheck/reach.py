@@ -38,7 +38,7 @@ from .records import Entry, read_rows
 from .supervise import Child, run_to_end
 from .units import Registration
 
-__all__ = ["Reach", "ReachMap", "Target", "reach_map", "reach_rows", "targets"]
+__all__ = ["Reach", "ReachMap", "Target", "reach_map", "reach_rows", "target_of", "targets"]
 
 KIND = "gradcheck_reach"
 
@@ -179,12 +179,25 @@ def targets(
     found: list[Target] = []
     for r in regs:
         place = places.get(r.op)
-        if r.key != "Autograd" or place is None or place.out or not (place.differentiable or place.forward_ad):
+        if r.key != "Autograd" or place is None:
             continue
         op = r.op if r.namespace == "aten" else f"{r.namespace}::{r.op}"
-        entries = _entries_for(reach, op, limit, seconds)
-        if entries:
-            forward = {x.entry for x in reach.reaching(op)[0]}
-            late = tuple(e for e in entries if e not in forward)
-            found.append(Target(op, r.op, entries, place.differentiable, place.forward_ad, late, place.outputs))
+        target = target_of(reach, op, r.op, place, limit, seconds)
+        if target is not None:
+            found.append(target)
     return found
+
+
+def target_of(
+    reach: ReachMap, op: str, counter: str, place: FormulaPlaces, limit: int, seconds: Mapping[str, float]
+) -> Target | None:
+    """``op`` (its kernel counted as ``counter``) with the entries that reach it; None when it has no formula
+    a captured check runs (an out= overload, or nothing differentiable) or no entry reaches it."""
+    if place.out or not (place.differentiable or place.forward_ad):
+        return None
+    entries = _entries_for(reach, op, limit, seconds)
+    if not entries:
+        return None
+    forward = {x.entry for x in reach.reaching(op)[0]}
+    late = tuple(e for e in entries if e not in forward)
+    return Target(op, counter, entries, place.differentiable, place.forward_ad, late, place.outputs)

@@ -896,8 +896,9 @@ def _mm(a: Any, b: Any) -> Any:
     rank = max(a.dim(), b.dim()) - 2
     left, right = [1] * (rank - a.dim() + 2) + list(a.shape[:-2]), [1] * (rank - b.dim() + 2) + list(b.shape[:-2])
     batch = [x if y == 1 else y for x, y in zip(left, right, strict=True)]
-    flat_a = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
-    flat_b = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    count = math.prod(batch)  # not -1: an empty matrix leaves it ambiguous
+    flat_a = a.expand(*batch, *a.shape[-2:]).reshape(count, *a.shape[-2:])
+    flat_b = b.expand(*batch, *b.shape[-2:]).reshape(count, *b.shape[-2:])
     return flat_a.bmm(flat_b).reshape(*batch, a.shape[-2], b.shape[-1])
 
 

@@ -470,6 +470,7 @@ class TierRequest:
     batched: bool
     library: str | None = None  # an op library to load (its own Autograd kernels replaced by ours)
     formulas: str | None = None  # that library's formulas module, which the modules import
+    targets: tuple[CaptureTarget, ...] = ()  # ops checked on the arguments captured from the entries reaching them
 
     @property
     def variant_of(self) -> dict[str, list[str]]:
@@ -490,6 +491,7 @@ class TierRequest:
             "batched": self.batched,
             "library": self.library,
             "formulas": self.formulas,
+            "targets": [t.to_json() for t in self.targets],
         }
 
     @classmethod
@@ -511,6 +513,7 @@ class TierRequest:
             batched=f.flag("batched"),
             library=f.text_or_none("library"),
             formulas=f.text_or_none("formulas"),
+            targets=tuple(CaptureTarget.from_json(t) for t in f.items("targets", [])),
         )
 
 

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from . import python_tier_opinfo, schema_child
+from . import python_tier_opinfo, python_tier_reach, schema_child
 from .batching import timed
 from .child_loop import Counters, Progress, Run, describe, run_entries
 from .cpp_calls import CppTorch, scalar
@@ -431,11 +431,12 @@ def main(argv: list[str]) -> int:
         run_entries(held, chosen, request.timeout, at)
         rows = held.rows()
         opinfo = _opinfo_rows(rows, request, counters, at, scoped)
+        captured = _captured_rows(rows + opinfo, request, counters, at, scoped)
         for lib in libs:
             lib._destroy()  # torch's own kernels from here on
         if not request.library:  # an op library's own compiled autograd is no independent reference
             rows = _reference(torch, rows, items, request)
-        rows += python_tier_opinfo.reference(opinfo, request)
+        rows += python_tier_opinfo.reference(opinfo, request) + python_tier_reach.reference(captured, request)
         rows = [
             r.with_checks([*r.checks, agreement(torch, ours[r.aten], items[r.aten])]) if r.aten in ours else r
             for r in rows
@@ -482,6 +483,17 @@ def _opinfo_rows(rows: list[Entry], request: TierRequest, counters: PyCounters, 
     asked = replace(request, variants=tuple(v for v in request.variants if v[1] not in done))
     chosen = [(name, scoped.around(_family_ops(asked, name), run))
               for name, run in python_tier_opinfo.entries(asked, counters, at)]  # fmt: skip
+    run_entries(held, chosen, request.timeout, at)
+    return held.rows()
+
+
+def _captured_rows(rows: list[Entry], request: TierRequest, counters: PyCounters, at: Progress, scoped: Scoped
+                   ) -> list[Entry]:  # fmt: skip
+    """The captured checks (``python_tier_reach``) of the targets no check so far judged."""
+    chosen = [(name, scoped.around(ops, run)) for name, ops, run in python_tier_reach.entries(request, rows, counters)]
+    if not chosen:
+        return []
+    held = _Held()
     run_entries(held, chosen, request.timeout, at)
     return held.rows()
 

@@ -290,6 +290,9 @@ class _Translator:
         return f"({node.op}{inner})"
 
     def brace_list(self, node: BraceList) -> str:
+        inner = node.items[0] if len(node.items) == 1 else None
+        if node.type is None and isinstance(inner, BraceList) and inner.type is None:
+            return self.brace_list(inner)  # {{1, 1}}: an ArrayRef made from the inner list, which is the value
         items = [self.expr(i) for i in node.items]
         if node.type is not None and not _LIST_TYPE.match(node.type):
             if len(items) == 1:
