@@ -260,7 +260,7 @@ def test_an_op_dense_cpu_tensors_never_take_autograd_at_is_not_carried(real_yaml
     for every op calling them, and their formulas' backward ops have no CPU kernel (every formula calling
     matmul raised: linalg_inv_ex, linalg_pinv)."""
     ops = ["matmul", "linear", "max_pool2d", "cudnn_convolution", "linalg_inv_ex", "mm"]
-    plan = plan_tier(real_yaml.inputs, None, "2.13", ops, [], False)
+    plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(ops, "aten"), [], False)
     why = {n.op: n.why for n in plan.not_carried}
     assert {"linalg_inv_ex", "mm"} <= plan.carried, why  # a CPU kernel (mm) or a structured delegate
     assert why["matmul"].startswith("needs sparse / quantized / nested inputs"), why
@@ -272,7 +272,7 @@ def test_an_op_dense_cpu_tensors_never_take_autograd_at_is_not_carried(real_yaml
 def test_an_op_without_a_schema_sample_is_installed_for_the_other_checks(real_yaml: RealYaml) -> None:
     """lu_unpack has no schema sample (int32 pivots), but its OpInfo checks it: its kernel is installed, and
     the sample's reason is said only when no check entered it."""
-    plan = plan_tier(real_yaml.inputs, None, "2.13", ["lu_unpack"], [], False)
+    plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(["lu_unpack"], "aten"), [], False)
     assert "lu_unpack" in plan.carried and "lu_unpack" not in {s.op for s in plan.samples}
     (unsampled,) = plan.unsampled
     assert unsampled.op == "lu_unpack" and unsampled.why.startswith("no schema sample: no sample yet")
@@ -301,7 +301,7 @@ def test_a_captured_check_waits_for_no_check_that_only_entered_the_op_inside_ano
 def test_a_fixed_size_list_default_is_spelled_as_the_list(real_yaml: RealYaml) -> None:
     """Found on the whole 2.13 yaml: torch hands a Python kernel no argument left at its default, and the
     kernel passed ``stride=1`` on to slow_conv_transpose2d's own call, which takes a list there."""
-    plan = plan_tier(real_yaml.inputs, None, "2.13", ["slow_conv_transpose2d"], [], False)
+    plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(["slow_conv_transpose2d"], "aten"), [], False)
     (text,) = [t for op, t in plan.modules if op == "slow_conv_transpose2d"]
     assert "bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), dilation=(1, 1))" in text
 

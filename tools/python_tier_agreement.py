@@ -24,10 +24,11 @@ from pathlib import Path
 
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.hints import BUILTIN, load_hints
-from vtgen_build.gradcheck.python_tier import _kernels, plan_tier
+from vtgen_build.gradcheck.python_tier import _kernels, entry_ops, plan_tier
 from vtgen_build.gradcheck.schema_samples import plan_samples
 from vtgen_build.gradcheck.verdict import REASONS
 from vtgen_build.inputs.files import Inputs
+from vtgen_build.model.schema import op_selection
 
 # docs/gradcheck-coverage.md, the whole run of 481 of 505: its 24 entries "no sample yet", by an op of each.
 # The docs' "fake-quantize x4" are the four float32-only ones; the fifth, fake_quantize_per_tensor_affine_cachemask,
@@ -70,7 +71,7 @@ def _no_cpu_ops(inputs: Inputs, ops: list[str]) -> set[str]:
     """The ops the compiled run counts out: no CPU kernel a dense sample reaches, or a hint skip saying so."""
     from vtgen_build.gradcheck_child.child import uncheckable
 
-    chosen, _ = _kernels(inputs, None, "2.13", ops)
+    chosen, _ = _kernels(inputs, None, "2.13", op_selection(entry_ops(inputs), "aten"))
     found = {k.op for k in chosen if uncheckable(f"aten::{k.op}")} | set(SPARSE_RESULT)
     for s in plan_samples(chosen, load_hints([str(BUILTIN)])):
         if s.why_not and s.why_not.startswith(_NO_CPU):
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                     str(root / "ATen/native/tags.yaml"))  # fmt: skip
     data = json.loads(Path(args.coverage).read_text(encoding="utf-8"))
     ops = sorted({str(k["op"]) for row in data["entries"] for k in row["kernels"]})
-    places = plan_tier(inputs, None, "2.13", ops, [], False).places
+    places = plan_tier(inputs, None, "2.13", op_selection(entry_ops(inputs), "aten"), [], False).places
     eligible = eligible_entries(places, _no_cpu_ops(inputs, ops))
     uncovered = {line for line, mine in eligible.items() if set(mine) & set(UNCOVERED)}
     print(f"compiled rule: {len(eligible)} eligible entries (the docs: {COMPILED_ELIGIBLE}); "
