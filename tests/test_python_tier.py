@@ -289,13 +289,14 @@ def test_an_op_without_a_schema_sample_is_installed_for_the_other_checks(real_ya
 def test_a_captured_check_waits_for_no_check_that_only_entered_the_op_inside_another() -> None:
     """Found on the whole 2.13 yaml: linalg.svd's OpInfo check enters ``_linalg_svd`` inside (no verdict on it:
     not called directly), which left it out of the captured checks that would have judged it."""
+    from vtgen_build.gradcheck_child.protocol import CaptureTarget
     from vtgen_build.gradcheck_child.python_tier_reach import pending
+    from vtgen_build.gradcheck_child.rows import Check, Entry
 
-    targets = [{"op": op, "counter": op} for op in ("_linalg_svd", "linalg_svd", "sin")]
-    check = {"status": "passed", "ours_ran": True, "hit": ["linalg_svd", "_linalg_svd"]}
-    rows = [{"entry": "linalg.svd", "aten": "linalg_svd", "direct": {"function": ["linalg_svd"], "inplace": []},
-             "checks": [check]}]  # fmt: skip
-    assert [t["op"] for t in pending(targets, rows)] == ["_linalg_svd", "sin"]
+    targets = tuple(CaptureTarget(op, op, (), (), False) for op in ("_linalg_svd", "linalg_svd", "sin"))
+    check = Check("backward", "function", "passed", ours_ran=True, hit=("linalg_svd", "_linalg_svd"))
+    rows = [Entry("linalg.svd", (check,), (("function", ("linalg_svd",)), ("inplace", ())), aten="linalg_svd")]
+    assert [t.op for t in pending(targets, rows)] == ["_linalg_svd", "sin"]
 
 
 def test_a_fixed_size_list_default_is_spelled_as_the_list(real_yaml: RealYaml) -> None:
