@@ -201,7 +201,7 @@ def test_an_inplace_ops_batched_forward_part_vmap_refuses_is_a_note_not_a_silent
 
     row = {"status": "passed", "samples": 1, "ours_ran": True, "hit": ["scale_add_"], "unbatched": note}
     checks = [{"test": "schema_forward_ad", "kind": "forward", "variant": "inplace", "dtype": "float64", **row}]
-    entry = Entry.parse({"entry": "scale_add (schema samples)", "aten": "scale_add", "checks": checks,
+    entry = Entry.from_json({"entry": "scale_add (schema samples)", "aten": "scale_add", "checks": checks,
                          "direct": {"function": ["scale_add"], "inplace": ["scale_add_"]}, "schema": True})  # fmt: skip
     yaml = Location("derivatives.yaml", 13)
     place = FormulaPlaces(("self", "other"), False, ("alpha",), ((("self",), Location("derivatives.yaml", 14)),),
