@@ -481,3 +481,45 @@ def test_an_incremental_generate_plans_the_python_outputs_once(
     again = run_cli(*args)
     assert again.code == 0 and (out / "_autograd.py").is_file(), again.out + again.err
     assert seen == ["load", "plan"]
+
+
+def test_an_up_to_date_generate_plans_nothing_for_an_intact_python_autograd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: CliRunner
+) -> None:
+    """Past the no-op record (the full command line, as after a touched input), an up-to-date ``generate
+    --python-autograd`` whose module is what its last run wrote, from the same formulas module, neither loads
+    nor plans the yaml; an edited formulas module, a hand-edited module or a damaged record each does, once."""
+    from vtgen_build.engine.python_autograd import AUTOGRAD_RECORD
+
+    pkg = Path(shutil.copytree(ROOT / "tests" / "packages" / "py_autograd", tmp_path / "pkg"))
+    out, module, formulas = pkg / "pyag", pkg / "pyag" / "_autograd.py", pkg / "pyag" / "formulas.py"
+    args = ["generate", "--native-functions", str(pkg / "native_functions.yaml"), "--derivatives",
+            str(pkg / "derivatives.yaml"), "--namespace", "pyag", "--out", str(tmp_path / "out"),
+            "--python-api", str(out / "ops"), "--python-autograd", str(module), "--python-formulas", str(formulas)]  # fmt: skip
+    assert run_cli(*args).code == 0
+    written = module.read_text()
+    seen = _count_loads_and_plans(monkeypatch)
+    assert run_cli(*args).code == 0 and module.read_text() == written
+    assert seen == []  # the typed API's record and the module's both verified: no yaml read
+    record = tmp_path / "out" / AUTOGRAD_RECORD
+    for damage in (
+        lambda: formulas.write_text(formulas.read_text() + "\n\ndef an_added_helper(x):\n    return x\n"),
+        lambda: module.write_text(written + "# edited\n"),
+        lambda: record.write_bytes(record.read_bytes()[:-1] + b"!"),
+    ):
+        damage()
+        seen.clear()
+        assert run_cli(*args).code == 0 and module.read_text() == written
+        assert seen == ["load", "plan"]
+        seen.clear()
+        assert run_cli(*args).code == 0 and seen == []  # recorded again
+    old_record = record.read_bytes()  # a run that regenerates for an edited yaml and stops before the module
+    derivatives = pkg / "derivatives.yaml"
+    old = "self: handle_r_to_c(self.scalar_type(), grad)\n"
+    derivatives.write_text(derivatives.read_text().replace(old, "self: handle_r_to_c(self.scalar_type(), -grad)\n"))
+    assert run_cli(*args).code == 0 and "-grad" in module.read_text()
+    module.write_text(written)
+    record.write_bytes(old_record)
+    seen.clear()
+    assert run_cli(*args).code == 0 and "-grad" in module.read_text()  # the record was of other inputs
+    assert seen == ["load", "plan"]

@@ -437,7 +437,7 @@ def _run_generate(args: argparse.Namespace) -> int:
         if args.python_api:
             outputs += _python_api(args, request, planned, result, api_written)
         if args.python_autograd:
-            outputs += _python_autograd(args, request, planned())
+            outputs += _python_autograd(args, request, planned, result)
         stamp = os.path.abspath(args.stamp) if args.stamp else ""
         failed = noop.record(args.argv, args.out, stamp, noop.signatures(outputs) + before, generator)
         if failed:  # never wrong, only slower: the next run checks every input in full
@@ -486,13 +486,18 @@ def _python_api(
     return paths
 
 
-def _python_autograd(args: argparse.Namespace, request: BuildRequest, planned: RunPlan) -> list[str]:
-    """Write the Python autograd module (when its text changed); the paths the no-op record watches."""
-    from ..engine.python_autograd import write_python_autograd
+def _python_autograd(
+    args: argparse.Namespace, request: BuildRequest, planned: Callable[[], RunPlan], result: GenerateResult
+) -> list[str]:
+    """Write the Python autograd module when the inputs changed or the module is not what the last run wrote
+    from the formulas module as it is (``autograd_intact``); the paths the no-op record watches."""
+    from ..engine.python_autograd import autograd_intact, write_python_autograd
 
     # a stable-ABI library's Autocast kernels are Python, in this module (a classic one's are C++)
     keys = request.register_backends if request.stable is not None else ()
-    write_python_autograd(planned, args.python_autograd, args.python_formulas, autocast_backends=keys)
+    if result.mode != "up-to-date" or not autograd_intact(args.python_autograd, args.python_formulas, keys, args.out):
+        write_python_autograd(planned(), args.python_autograd, args.python_formulas, autocast_backends=keys,
+                              record_in=args.out)  # fmt: skip
     return [args.python_autograd] + ([args.python_formulas] if args.python_formulas else [])
 
 

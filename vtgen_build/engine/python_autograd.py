@@ -5,15 +5,22 @@ Autograd kernel of every op of the library that has a derivatives entry (see
 ``emit/python_autograd.py``).  ``--python-formulas FILE`` names the author's module of helper
 functions, which must sit beside it (the generated module imports it relatively); its top-level
 functions are read with ``ast``, never imported.  Written atomically and only when changed; the
-text depends on the yaml, the policy and those names only.
+text depends on the yaml, the policy, those names and the autocast keys only.  ``generate`` keeps
+``AUTOGRAD_RECORD`` in ``--out``: where it last wrote the module, the content hash of that text, of
+the inputs and settings its run's manifest recorded and of the formulas module it read, and the
+autocast keys; a run that finds the yaml up to date and the record verified (``autograd_intact``)
+neither loads nor plans the yaml for it.
 """
 
 from __future__ import annotations
 
 import ast
 import keyword
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
+from ..base import store
 from ..base.errors import Location, VtgenError
 from ..base.write import write_atomic
 from ..emit.python_autocast import python_autocast
@@ -21,9 +28,14 @@ from ..emit.python_autograd import AutogradModule, python_autograd_module
 from ..model import Model
 from ..plan.autocast import plan_autocast, registered_keys
 from ..plan.request import CLI, formulas_problem
+from .manifest import read_manifest
 from .planned import RunPlan
 
-__all__ = ["autograd_module", "formulas_functions", "write_python_autograd"]
+__all__ = ["AUTOGRAD_RECORD", "autograd_intact", "autograd_module", "formulas_functions", "write_python_autograd"]
+
+AUTOGRAD_RECORD = ".vtgen-python-autograd"  # in --out: the module's and the formulas module's place and SHA-256
+_RECORD_KIND = "python_autograd"
+_RECORD_KEYS = ("module", "sha256", "inputs", "formulas", "formulas_sha256", "autocast")
 
 
 def formulas_functions(path: str) -> frozenset[str]:
@@ -79,16 +91,84 @@ def write_python_autograd(
     *,
     beside: bool = True,
     autocast_backends: tuple[str, ...] = (),
+    record_in: str | None = None,
 ) -> bool:
     """Write the module to ``path`` (when changed) from the run's model and plan; True if it was written.
 
     ``beside``: check that ``formulas`` sits beside ``path`` (a wheel build writes the module
     elsewhere first and places it beside the formulas module in the wheel).  ``autocast_backends``:
     the backend keys a stable-ABI build registers; the module then also registers the ops' Autocast
-    kernels in Python (``emit/python_autocast.py``; a classic build has them in C++: none)."""
+    kernels in Python (``emit/python_autocast.py``; a classic build has them in C++: none).  ``record_in``: the
+    ``--out`` directory keeping AUTOGRAD_RECORD."""
     model = run.model
+    read = _formulas_sha256(formulas)  # before the read: an edit during the run reads as a change next time
     text = python_autograd_module(run.plan.kernels, autograd_module(model, formulas, path if beside else None))
     if autocast_backends:
         functions = model.native_functions
         text += python_autocast(plan_autocast(functions, registered_keys(functions, autocast_backends)))
-    return write_atomic(Path(path), text)
+    written = write_atomic(Path(path), text)
+    if record_in is not None:
+        record = _Record(os.path.abspath(path), store.sha256_hex(text.encode("utf-8")), _inputs(record_in),
+                         _place(formulas), read, autocast_backends)  # fmt: skip
+        store.write(Path(record_in) / AUTOGRAD_RECORD, _RECORD_KIND, record.to_json())
+    return written
+
+
+def autograd_intact(path: str, formulas: str | None, autocast_backends: tuple[str, ...], record_in: str) -> bool:
+    """Does ``path`` hold exactly what the run that kept ``record_in``'s record wrote there, from the same
+    formulas module (by content) and autocast keys?  A missing, damaged or foreign record reads as no."""
+    record = _Record.read(Path(record_in) / AUTOGRAD_RECORD)
+    if record is None or not record.inputs or Path(path).is_symlink():
+        return False
+    now = _Record(os.path.abspath(path), record.sha256, _inputs(record_in), _place(formulas),
+                  _formulas_sha256(formulas), autocast_backends)  # fmt: skip
+    return record == now and store.file_sha256(path) == record.sha256
+
+
+@dataclass(frozen=True)
+class _Record:
+    """What the last run wrote the module from: its place and text's SHA-256, the run's inputs and settings
+    (``_inputs``), the formulas module's place and SHA-256 (``""``: none) and the autocast keys."""
+
+    module: str
+    sha256: str
+    inputs: str
+    formulas: str
+    formulas_sha256: str
+    autocast: tuple[str, ...]
+
+    def to_json(self) -> store.JSON:
+        return {"module": self.module, "sha256": self.sha256, "inputs": self.inputs, "formulas": self.formulas,
+                "formulas_sha256": self.formulas_sha256, "autocast": list(self.autocast)}  # fmt: skip
+
+    @classmethod
+    def read(cls, path: Path) -> _Record | None:
+        try:
+            f = store.obj(store.read(path, _RECORD_KIND), _RECORD_KEYS)
+            return cls(store.text(f["module"]), store.text(f["sha256"]), store.text(f["inputs"]),
+                       store.text(f["formulas"]), store.text(f["formulas_sha256"]),
+                       store.texts(f["autocast"]))  # fmt: skip
+        except store.Malformed:
+            return None
+
+
+def _inputs(out_dir: str) -> str:
+    """The SHA-256 of the settings and input contents the manifest in ``out_dir`` records ("": none): what
+    the generator's output, this module's included, was made from.  A record made before a run that changed
+    them (even one that stopped before this module was written) no longer matches."""
+    manifest = read_manifest(Path(out_dir))
+    if manifest is None:
+        return ""
+    parts = [manifest.settings, *(f"{r.path}\0{r.sha256}" for r in manifest.inputs)]
+    return store.sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))
+
+
+def _place(formulas: str | None) -> str:
+    return os.path.abspath(formulas) if formulas is not None else ""
+
+
+def _formulas_sha256(formulas: str | None) -> str:
+    """The formulas module's content hash ("": none given, "-": unreadable)."""
+    if formulas is None:
+        return ""
+    return store.file_sha256(formulas) or "-"
