@@ -7,17 +7,44 @@ A field of the wrong type, a missing required field or a key the record does not
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import fields, is_dataclass
+from typing import Any, ClassVar, Protocol, TypeGuard, TypeVar
 
-__all__ = ["JSON", "Fields", "ProtocolError", "literal", "literal_json"]
+__all__ = ["JSON", "Fields", "ProtocolError", "Record", "literal", "plain", "record_json"]
 
 JSON = Any  # what ``json.loads`` returns: its shape is checked here, field by field
+T = TypeVar("T")
 _MISSING = object()
 
 
 class ProtocolError(ValueError):
     """A request or a result row that is not of its record's form."""
+
+
+class Record(Protocol):
+    """A record of the protocol: a dataclass (its JSON form is its fields, by ``record_json``)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+def record_json(record: Record, **written: JSON) -> dict[str, JSON]:
+    """The JSON form of a record: each field under its name, as ``plain`` writes it, but for the fields
+    ``written`` gives (those whose JSON form is not the plain one: an object of pairs)."""
+    return {f.name: written[f.name] if f.name in written else plain(getattr(record, f.name)) for f in fields(record)}
+
+
+def plain(value: object) -> JSON:
+    """A field's JSON form: a tuple as a list (of its items' forms), a record by its ``to_json`` (a dataclass
+    without one: ``record_json``), anything else as it is (a string, number, bool or None)."""
+    if isinstance(value, (tuple, list)):
+        return [plain(v) for v in value]
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    if is_dataclass(value) and not isinstance(value, type):
+        return record_json(value)
+    return value
 
 
 class Fields:
@@ -40,77 +67,92 @@ class Fields:
             raise ProtocolError(f"{self.what}: no {key!r}")
         return value
 
-    def text(self, key: str, default: object = _MISSING) -> str:
+    def _read(self, key: str, default: object, accept: Callable[[object], TypeGuard[T]], wanted: str) -> T:
+        """The field ``key`` (``default`` when absent; none: required) if ``accept`` takes it."""
         value = self._get(key, default)
-        if not isinstance(value, str):
-            raise self.fail(key, value, "a string")
+        if not accept(value):
+            raise self.fail(key, value, wanted)
         return value
+
+    def _or_none(self, key: str, read: Callable[[str], T]) -> T | None:
+        """The field read by ``read``, or None when it is absent or null."""
+        return None if self.data.get(key) is None else read(key)
+
+    def text(self, key: str, default: object = _MISSING) -> str:
+        return self._read(key, default, _is_text, "a string")
 
     def text_or_none(self, key: str) -> str | None:
-        return None if self.data.get(key) is None else self.text(key)
+        return self._or_none(key, self.text)
 
     def integer(self, key: str, default: object = _MISSING) -> int:
-        value = self._get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(key, value, "an integer")
-        return value
+        return self._read(key, default, _is_int, "an integer")
 
     def integer_or_none(self, key: str) -> int | None:
-        return None if self.data.get(key) is None else self.integer(key)
+        return self._or_none(key, self.integer)
 
     def number(self, key: str, default: object = _MISSING) -> float:
-        value = self._get(key, default)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or value < 0:
-            raise self.fail(key, value, "a duration")
-        return float(value)
+        return float(self._read(key, default, _is_duration, "a duration"))
 
     def flag(self, key: str, default: object = _MISSING) -> bool:
-        value = self._get(key, default)
-        if not isinstance(value, bool):
-            raise self.fail(key, value, "true or false")
-        return value
+        return self._read(key, default, _is_flag, "true or false")
 
     def texts(self, key: str, default: object = _MISSING) -> tuple[str, ...]:
-        value = self._get(key, default)
-        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            raise self.fail(key, value, "a list of strings")
-        return tuple(value)
+        return tuple(self._read(key, default, _is_texts, "a list of strings"))
 
     def texts_or_none(self, key: str) -> tuple[str, ...] | None:
-        return None if self.data.get(key) is None else self.texts(key)
+        return self._or_none(key, self.texts)
 
     def integers(self, key: str, default: object = _MISSING) -> tuple[int, ...]:
-        value = self._get(key, default)
-        if not isinstance(value, (list, tuple)) or not all(_is_int(v) for v in value):
-            raise self.fail(key, value, "a list of integers")
-        return tuple(value)
+        return tuple(self._read(key, default, _is_integers, "a list of integers"))
 
     def flags_or_none(self, key: str) -> tuple[bool, ...] | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, list) or not all(isinstance(v, bool) for v in value):
-            raise self.fail(key, value, "a list of true or false")
-        return tuple(value)
+        return self._or_none(key, lambda k: tuple(self._read(k, _MISSING, _is_flags, "a list of true or false")))
 
     def items(self, key: str, default: object = _MISSING) -> list[JSON]:
-        value = self._get(key, default)
-        if not isinstance(value, (list, tuple)):
-            raise self.fail(key, value, "a list")
-        return list(value)
+        return list(self._read(key, default, _is_list, "a list"))
 
     def mapping(self, key: str, default: object = _MISSING) -> dict[str, JSON]:
-        value = self._get(key, default)
-        if not isinstance(value, dict):
-            raise self.fail(key, value, "an object")
-        return value
+        return self._read(key, default, _is_mapping, "an object")
 
     def value(self, key: str) -> JSON:
         return self.data.get(key)
 
 
-def _is_int(value: object) -> bool:
+# What each reader accepts (a JSON list arrives as a list; a default may be a tuple).
+def _is_text(value: object) -> TypeGuard[str]:
+    return isinstance(value, str)
+
+
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_flag(value: object) -> TypeGuard[bool]:
+    return isinstance(value, bool)
+
+
+def _is_duration(value: object) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and value >= 0
+
+
+def _is_list(value: object) -> TypeGuard[list[JSON] | tuple[JSON, ...]]:
+    return isinstance(value, (list, tuple))
+
+
+def _is_texts(value: object) -> TypeGuard[list[str] | tuple[str, ...]]:
+    return _is_list(value) and all(isinstance(v, str) for v in value)
+
+
+def _is_integers(value: object) -> TypeGuard[list[int] | tuple[int, ...]]:
+    return _is_list(value) and all(_is_int(v) for v in value)
+
+
+def _is_flags(value: object) -> TypeGuard[list[bool]]:
+    return isinstance(value, list) and all(isinstance(v, bool) for v in value)
+
+
+def _is_mapping(value: object) -> TypeGuard[dict[str, JSON]]:
+    return isinstance(value, dict)
 
 
 def _shown(value: object) -> str:
@@ -126,7 +168,3 @@ def literal(value: JSON, what: str) -> Any:
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     raise ProtocolError(f"{what}: {_shown(value)} is not a plain value")
-
-
-def literal_json(value: Any) -> JSON:
-    return [literal_json(v) for v in value] if isinstance(value, tuple) else value

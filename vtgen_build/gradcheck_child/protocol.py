@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .fields import JSON, Fields, ProtocolError, literal, literal_json
+from .fields import JSON, Fields, ProtocolError, literal, record_json
 from .rows import FAILED, NOT_RUN, PASSED, At, Check, Entry, FuncChecks, Start
 
 __all__ = [
@@ -60,6 +60,13 @@ def _variants(fields: Fields) -> tuple[tuple[str, str, str], ...]:
     return tuple((op, v[0], v[1]) for op, v in variants.items())
 
 
+def _strings(data: JSON, error: str) -> tuple[str, ...]:
+    """A request that is a JSON list of strings (``error``: what it is not, otherwise)."""
+    if not isinstance(data, list) or not all(isinstance(p, str) for p in data):
+        raise ProtocolError(error)
+    return tuple(data)
+
+
 @dataclass(frozen=True)
 class CaptureTarget:
     """One op checked on the arguments captured from the entries that reach it (``gradcheck.reach.targets``)."""
@@ -73,15 +80,7 @@ class CaptureTarget:
     outputs: tuple[bool, ...] | None = None  # which outputs are differentiable (None: all)
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "op": self.op,
-            "counter": self.counter,
-            "entries": list(self.entries),
-            "grad": list(self.grad),
-            "forward": self.forward,
-            "through_backward": list(self.through_backward),
-            "outputs": None if self.outputs is None else list(self.outputs),
-        }
+        return record_json(self)
 
     @classmethod
     def from_json(cls, data: JSON) -> CaptureTarget:
@@ -115,28 +114,11 @@ class CheckRequest:
         return _variants_json(self.variants)
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "library": self.library,
-            "ops": None if self.ops is None else list(self.ops),
-            "out_ops": list(self.out_ops),
-            "autograd_ops": list(self.autograd_ops),
-            "variants": _variants_json(self.variants),
-            "dtypes": list(self.dtypes),
-            "max_samples": self.max_samples,
-            "timeout": self.timeout,
-            "skip": list(self.skip),
-            "targets": [t.to_json() for t in self.targets],
-            "reference_dir": self.reference_dir,
-            "batched": self.batched,
-            "first_failure": self.first_failure,
-            "whole": list(self.whole),
-        }
+        return record_json(self, variants=_variants_json(self.variants))
 
     @classmethod
     def from_json(cls, data: JSON) -> CheckRequest:
-        known = ("library", "ops", "out_ops", "autograd_ops", "variants", "dtypes", "max_samples", "timeout", "skip",
-                 "targets", "reference_dir", "batched", "first_failure", "whole")  # fmt: skip
-        f = Fields(data, "request", known)
+        f = Fields(data, "request", cls.__dataclass_fields__)
         return cls(
             library=f.text("library"),
             ops=f.texts_or_none("ops"),
@@ -163,7 +145,7 @@ class ReachRequest:
     timeout: int  # seconds per entry
 
     def to_json(self) -> dict[str, JSON]:
-        return {"skip": list(self.skip), "timeout": self.timeout}
+        return record_json(self)
 
     @classmethod
     def from_json(cls, data: JSON) -> ReachRequest:
@@ -180,7 +162,7 @@ class ReachRow:
     backward: tuple[str, ...]  # ops the backward pass of that call reaches
 
     def to_json(self) -> dict[str, JSON]:
-        return {"entry": self.entry, "forward": list(self.forward), "backward": list(self.backward)}
+        return record_json(self)
 
     @classmethod
     def from_json(cls, data: JSON) -> ReachRow:
@@ -199,9 +181,7 @@ class ReferenceRequest:
 
     @classmethod
     def from_json(cls, data: JSON) -> ReferenceRequest:
-        if not isinstance(data, list) or not all(isinstance(p, str) for p in data):
-            raise ProtocolError("reference request: not a list of paths")
-        return cls(tuple(data))
+        return cls(_strings(data, "reference request: not a list of paths"))
 
 
 @dataclass(frozen=True)
@@ -234,9 +214,7 @@ class SchemasQuery:
 
     @classmethod
     def from_json(cls, data: JSON) -> SchemasQuery:
-        if not isinstance(data, list) or not all(isinstance(p, str) for p in data):
-            raise ProtocolError("schemas query: not a list of op names")
-        return cls(tuple(data))
+        return cls(_strings(data, "schemas query: not a list of op names"))
 
 
 @dataclass(frozen=True)
@@ -298,19 +276,7 @@ class ArgSample:
     data: tuple[int, ...] | None = None  # a 1-D long tensor of exactly these values (``TensorHint.data``)
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "shape": list(self.shape),
-            "shapes": [list(s) for s in self.shapes],
-            "values": self.values,
-            "high": self.high,
-            "grad": self.grad,
-            "dtype": self.dtype,
-            "value": literal_json(self.value),
-            "through": self.through,
-            "data": None if self.data is None else list(self.data),
-        }
+        return record_json(self)
 
     @classmethod
     def from_json(cls, data: JSON) -> ArgSample:
@@ -363,25 +329,7 @@ class OpSamples:
         return next((i for n, i in self.positions if n == name), -1)
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "op": self.op,
-            "namespace": self.namespace,
-            "node": self.node,
-            "inplace": self.inplace,
-            "inplace_node": self.inplace_node,
-            "out": self.out,
-            "samples": [[a.to_json() for a in sample] for sample in self.samples],
-            "dtypes": list(self.dtypes),
-            "forward": self.forward,
-            "why_not": self.why_not,
-            "out_args": list(self.out_args),
-            "positions": dict(self.positions),
-            "outputs": list(self.outputs),
-            "writes": list(self.writes),
-            "inplace_writes": list(self.inplace_writes),
-            "forward_outputs": list(self.forward_outputs),
-            "random": self.random,
-        }
+        return record_json(self, positions=dict(self.positions))
 
     @classmethod
     def from_json(cls, data: JSON) -> OpSamples:
@@ -425,8 +373,7 @@ class SchemaRequest:
     transforms: bool  # torch.func over each op too
 
     def to_json(self) -> dict[str, JSON]:
-        return {"library": self.library, "ops": [p.to_json() for p in self.ops], "timeout": self.timeout,
-                "skip": list(self.skip), "batched": self.batched, "transforms": self.transforms}  # fmt: skip
+        return record_json(self)
 
     @classmethod
     def from_json(cls, data: JSON) -> SchemaRequest:
@@ -477,22 +424,7 @@ class TierRequest:
         return _variants_json(self.variants)
 
     def to_json(self) -> dict[str, JSON]:
-        return {
-            "first_failure": self.first_failure,
-            "opinfo": self.opinfo,
-            "variants": _variants_json(self.variants),
-            "dtypes": list(self.dtypes),
-            "max_samples": self.max_samples,
-            "modules": [{"op": m.op, "text": m.text} for m in self.modules],
-            "scoped": list(self.scoped),
-            "entries": [{"plan": e.plan.to_json(), "adjoint": e.adjoint} for e in self.entries],
-            "kinds": list(self.kinds),
-            "timeout": self.timeout,
-            "batched": self.batched,
-            "library": self.library,
-            "formulas": self.formulas,
-            "targets": [t.to_json() for t in self.targets],
-        }
+        return record_json(self, variants=_variants_json(self.variants))
 
     @classmethod
     def from_json(cls, data: JSON) -> TierRequest:

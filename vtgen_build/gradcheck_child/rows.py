@@ -12,20 +12,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 
-from .fields import JSON, Fields, ProtocolError
+from .fields import JSON, Fields, ProtocolError, Record, plain
 
 __all__ = ["FAILED", "NOT_RUN", "PASSED", "At", "Check", "Entry", "FuncChecks", "Start"]
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
 
 
-def _without_defaults(record: object, always: tuple[str, ...]) -> dict[str, JSON]:
-    """The record's fields whose values are not their defaults (and ``always``), tuples as lists."""
+def _without_defaults(record: Record, always: tuple[str, ...]) -> dict[str, JSON]:
+    """The record's fields whose values are not their defaults (and ``always``), as ``plain`` writes them."""
     found: dict[str, JSON] = {}
-    for f in fields(record):  # type: ignore[arg-type]
+    for f in fields(record):
         value = getattr(record, f.name)
         if f.name in always or value != f.default:
-            found[f.name] = list(value) if isinstance(value, tuple) else value
+            found[f.name] = plain(value)
     return found
 
 
@@ -99,8 +99,7 @@ class FuncChecks:
     case: str = ""  # that sample in a few words (its non-tensor values, its tensors' shapes)
 
     def to_json(self) -> dict[str, JSON]:
-        found = _without_defaults(self, ("op", "vmap"))
-        return {**found, "checks": [list(c) for c in self.checks]} if self.checks else found
+        return _without_defaults(self, ("op", "vmap"))
 
     @classmethod
     def from_json(cls, data: JSON) -> FuncChecks:
@@ -144,12 +143,8 @@ class Entry:
         found = _without_defaults(self, ())
         found.pop("name")
         found = {"entry": self.name, **found}
-        if self.checks:
-            found["checks"] = [c.to_json() for c in self.checks]
         if self.direct is not None:
             found["direct"] = {variant: list(ops) for variant, ops in self.direct}
-        if self.func:
-            found["func"] = [f.to_json() for f in self.func]
         return found
 
     @classmethod
