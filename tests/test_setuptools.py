@@ -495,7 +495,8 @@ def test_an_up_to_date_generate_plans_nothing_for_an_intact_python_autograd(
     out, module, formulas = pkg / "pyag", pkg / "pyag" / "_autograd.py", pkg / "pyag" / "formulas.py"
     args = ["generate", "--native-functions", str(pkg / "native_functions.yaml"), "--derivatives",
             str(pkg / "derivatives.yaml"), "--namespace", "pyag", "--out", str(tmp_path / "out"),
-            "--python-api", str(out / "ops"), "--python-autograd", str(module), "--python-formulas", str(formulas)]  # fmt: skip
+            "--python-api", str(out / "ops"), "--python-autograd", str(module),
+            "--python-formulas", str(formulas)]  # fmt: skip
     assert run_cli(*args).code == 0
     written = module.read_text()
     seen = _count_loads_and_plans(monkeypatch)
