@@ -205,19 +205,6 @@ def test_every_op_option_refuses_another_namespace_first(tmp_path: Path, run_cli
     assert not (tmp_path / "out").exists()  # refused before generating
 
 
-def test_every_options_record_holds_the_typed_op_selection() -> None:
-    """The options of ``check``, ``check --gradcheck --library`` and the Python tier hold the ``--op`` names as the
-    front end read them (``OpSelector``: namespace handled), never the text again: mypy holds their users to it."""
-    from dataclasses import fields
-
-    from vtgen_build.gradcheck.python_tier_run import TierOptions
-    from vtgen_build.gradcheck.schema_run import LibraryOptions
-
-    for options in (CheckOptions, LibraryOptions, TierOptions):
-        (ops,) = (f for f in fields(options) if f.name == "ops")
-        assert ops.type == "tuple[OpSelector, ...]", options.__name__  # as written (postponed annotations)
-
-
 def test_the_python_tier_selects_families_by_the_one_rule(tmp_path: Path) -> None:
     """The Python tier (PyTorch's yaml) resolves ``--op`` names by ``resolve_ops`` among the ops whose family has
     a derivatives.yaml entry, then checks their families: an in-place variant or a family's own name selects it;
