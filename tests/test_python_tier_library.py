@@ -9,7 +9,9 @@ conftest's ``torch_tree`` (the sample built once): a formula edit is verified wi
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -190,6 +192,31 @@ def test_a_rebuild_into_the_same_bytes_proves_an_edited_header_again(tmp_path: P
     assert not rebuilt.stale and rebuilt.needed(plan)  # provable again (the header's content is a new key)
     os.utime(header, ns=(5, 5))  # touched after that build, unchanged: still what the library was built from
     assert not HelperProof.read(tmp_path, str(library), None, [str(header)]).stale
+
+
+def test_a_library_copied_without_its_times_keeps_its_proof_and_an_edited_one_is_proven_again(
+    tmp_path: Path,
+) -> None:
+    """The record of what a library was built from is keyed on its content: the same bytes copied anew (``cp``
+    without ``-p``, a restored cache), then its helper files checked out again unchanged (newer than it), keep
+    the proof and stay provable (that copy was taken for a new build, made before its headers: every helper
+    not yet proven was "changed after the library was built"); a library of other bytes is proven again."""
+    library, header = tmp_path / "lib.so", tmp_path / "helpers.h"
+    header.write_text("at::Tensor f_backward(const at::Tensor& grad);\n")
+    library.write_bytes(b"built")
+    os.utime(header, ns=(1, 1))
+    os.utime(library, ns=(2, 2))
+    plan = _plan("x = _formulas.f_backward(grad)")
+    HelperProof.read(tmp_path, str(library), None, [str(header)]).settle(plan, {"f": "passed"})
+    shutil.copy(library, tmp_path / "copy.so")
+    os.replace(tmp_path / "copy.so", library)  # the same bytes, written now
+    os.utime(header, ns=(time.time_ns() + 10**9,) * 2)  # then the header, unchanged, newer than the copy
+    copied = HelperProof.read(tmp_path, str(library), None, [str(header)])
+    assert not copied.stale and not copied.needed(plan)
+    other = TierPlan((("g", "x = _formulas.g_backward(grad)"),), (), frozenset(), (), {})
+    assert copied.settle(other, {"g": "passed"})[1] == {}  # a helper proven since: not "changed after the build"
+    library.write_bytes(b"built from another source")
+    assert HelperProof.read(tmp_path, str(library), None, [str(header)]).needed(plan)
 
 
 def test_the_samples_equivalents_cover_its_helpers() -> None:

@@ -15,9 +15,11 @@ calling a helper not proven under the current key gets no verdict from the Pytho
 *not verified by the Python tier*, and the note says why (its formula differs from the one the library was
 built from, the equivalents differ from the compiled helpers, or a helper file changed after the library was
 built, which no run can prove until the library is rebuilt).  Which helper content a library was built from
-is recorded by content in the same file, by the first run to see that build of the library (its content
-and write time: a rebuild into the same bytes is another build): a helper file touched but unchanged keeps its
-proof, an edited one (whatever its time says) loses it until the library is built again.
+is recorded by content in the same file, keyed on the library's content, by the first run to see it: a
+library copied without its times keeps the record, a helper file touched but unchanged keeps its proof, an
+edited one (whatever its time says) loses it until the library is built again.  The library's write time
+is kept beside, not in the key: the same bytes written again since (a rebuild after a helper edit the
+compiled code does not see) were built from the helper files written before them.
 """
 
 from __future__ import annotations
@@ -66,8 +68,9 @@ class HelperProof:
     key: str
     proven: frozenset[str]
     stale: tuple[str, ...]  # helper files changed after the library was built: nothing provable
-    library: str = ""  # which build of the library: its content digest and write time ("": not a file)
+    library: str = ""  # which library: its content digest ("": not a file)
     built: tuple[tuple[str, str], ...] = ()  # the helper files the library was built from: path, content digest
+    written: int = 0  # the library's write time when last seen (ns): a later one is a rewrite of the same bytes
 
     @classmethod
     def read(cls, work: Path, library: str, formulas: str | None, helpers: Sequence[str]) -> HelperProof:
@@ -83,18 +86,25 @@ class HelperProof:
         proven = frozenset(str(n) for n in names) if isinstance(names, list) else frozenset()
         digest = _build_of(built_file, library_text)
         known = record.get("built") if digest and record.get("library") == digest else None
-        built = _recorded(known) if isinstance(known, dict) else _first_sight(built_file, files)
+        written = built_file.stat().st_mtime_ns if digest else 0
+        if not isinstance(known, dict):
+            built = _first_sight(built_file, files)
+        elif record.get("written") != written:  # these bytes, written again since (rebuilt, or copied)
+            built = _written_since(built_file, files, _recorded(known))
+        else:
+            built = _recorded(known)
         now = {str(f): _digest(f) for f in files}
         stale = tuple(name for name, value in now.items() if digest and dict(built).get(name) != value)
-        proof = cls(path, key, proven, stale, digest, built)
-        if digest and not isinstance(known, dict):
-            proof._write()  # the first run to see this library records what it was built from
+        proof = cls(path, key, proven, stale, digest, built, written)
+        if digest and (not isinstance(known, dict) or record.get("written") != written):
+            proof._write()  # what this library was built from: first seen, or seen written again
         return proof
 
     def _write(self) -> None:
         names: list[store.JSON] = list(sorted(self.proven))
         built: dict[str, store.JSON] = dict(self.built)
-        store.write(self.path, KIND, {"key": self.key, "proven": names, "library": self.library, "built": built})
+        store.write(self.path, KIND, {"key": self.key, "proven": names, "library": self.library, "built": built,
+                                      "written": self.written})  # fmt: skip
 
     def needed(self, plan: TierPlan) -> bool:
         """Does some op call a helper not proven yet (the run adds the ``agree`` check)?"""
@@ -128,13 +138,12 @@ class HelperProof:
 
 
 def _build_of(library: Path, text: str) -> str:
-    """Which build of the library this is ("": not a file): its content and its write time.  A build writes
-    the library anew even when its bytes do not change (a helper edit the compiled code does not see: a
-    comment), and such a build is from the helper files as they are then: a record made for the earlier
-    write would hold their older content, and keep them unprovable for as long as the bytes stay the same."""
+    """Which library this is ("": not a file): its content's digest.  Its write time is not: a library copied
+    without its times (``cp`` without ``-p``, a restored cache) is the same library, built from the same
+    helper files, and keeps their record."""
     if not library.is_file():
         return ""
-    return f"{store.sha256_hex(text.encode())}@{library.stat().st_mtime_ns}"
+    return store.sha256_hex(text.encode())
 
 
 def _digest(path: Path) -> str:
@@ -143,6 +152,23 @@ def _digest(path: Path) -> str:
 
 def _recorded(known: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(k), str(v)) for k, v in known.items()))
+
+
+def _written_since(
+    library: Path, files: Sequence[Path], built: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """The record of a library of known bytes written again since it was seen, with each helper file whose
+    content differs from the record but was written before the library was: a build that left the bytes
+    identical (a helper edit the compiled code does not see: a comment) wrote the library after the edit,
+    and was made from it.  A file as recorded keeps its record whatever its time (touched or copied, before
+    or after the library was copied without its times)."""
+    made = library.stat().st_mtime_ns
+    found = dict(built)
+    for f in files:
+        digest = _digest(f)
+        if found.get(str(f)) != digest and f.is_file() and f.stat().st_mtime_ns <= made:
+            found[str(f)] = digest
+    return tuple(sorted(found.items()))
 
 
 def _first_sight(library: Path, files: Sequence[Path]) -> tuple[tuple[str, str], ...]:
