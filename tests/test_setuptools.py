@@ -410,7 +410,8 @@ def _count_loads_and_plans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_a_build_loads_and_plans_the_yaml_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The kernels, the typed Python API and the Python autograd of one clean build come from one load and one
-    plan of the yaml (the generate run's); an up-to-date rebuild loads and plans once for both writers."""
+    plan of the yaml (the generate run's); an up-to-date rebuild, both Python outputs as their records say,
+    loads and plans nothing; with one of them edited, once for both writers."""
     from dataclasses import replace
 
     from setuptools.dist import Distribution
@@ -431,8 +432,13 @@ def test_a_build_loads_and_plans_the_yaml_once(tmp_path: Path, monkeypatch: pyte
     assert (project / "src" / "setuptools_ops" / "ops" / "__init__.py").is_file()
     assert seen == ["load", "plan"]
     seen.clear()
-    command.run()  # up to date: the generate run read no yaml; both writers share one load and plan
-    assert seen == ["load", "plan"]
+    command.run()  # up to date: the generate run read no yaml, and neither writer needs it
+    assert seen == []
+    module = project / "src" / "setuptools_ops" / "_py_autograd.py"
+    written = module.read_text()
+    module.write_text(written + "# edited\n")
+    command.run()  # the module is not what the last build wrote: both writers share one load and plan
+    assert seen == ["load", "plan"] and module.read_text() == written
 
 
 def test_generate_with_the_python_outputs_loads_and_plans_once(

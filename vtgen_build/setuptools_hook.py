@@ -20,11 +20,12 @@ protocol), which
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -486,41 +487,56 @@ class build_vtgen(Command):  # type: ignore[misc]
 
     def _write_python(self, inputs: Inputs, options: GenerateOptions, result: GenerateResult) -> None:
         """The typed Python API and the Python autograd, both from the run's model and plan (an up-to-date
-        run made none: one load and plan of the yaml, shared)."""
-        try:
-            planned = run_plan(inputs, options, result)
-        except VtgenError as exc:
-            print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
-            raise SetupError("vtgen_build: planning the Python outputs failed (see above)") from None
+        run made none: one load and plan of the yaml, shared, made only for an output its record does not
+        show intact)."""
+
+        @functools.cache
+        def planned() -> RunPlan:
+            try:
+                return run_plan(inputs, options, result)
+            except VtgenError as exc:
+                print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
+                raise SetupError("vtgen_build: planning the Python outputs failed (see above)") from None
+
+        current = result.mode == "up-to-date"
         if self.settings.python_api is not None:
-            self._write_api(options.request, planned)
+            self._write_api(options, planned, current)
         if self.settings.python_autograd is not None:
-            self._write_autograd(options.request, planned)
+            self._write_autograd(options, planned, current)
 
-    def _write_api(self, request: BuildRequest, planned: RunPlan) -> None:
-        from .engine.python_api import write_python_api
+    def _write_api(self, options: GenerateOptions, planned: Callable[[], RunPlan], current: bool) -> None:
+        """``current``: the yaml is as the last run found it (its record then says whether the API is too)."""
+        from .engine.python_api import api_intact, write_python_api
 
+        request, directory = options.request, str(self._api_dir())
+        if current and api_intact(directory, options.out_dir):
+            print("vtgen_build: typed Python API: up to date", flush=True)
+            return
         try:
             # the shims the library defines: an op library's (classic: AOTIShims.cpp; stable: Register<Key>.cpp)
             keys = request.register_backends if request.op_library else ()
             rules = request.stable is None  # the stable mode's batching rules are its Python autograd module's
-            written = write_python_api(planned, str(self._api_dir()), register_backends=keys, batching_rules=rules)
+            written = write_python_api(planned(), directory, record_in=options.out_dir, register_backends=keys,
+                                       batching_rules=rules)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the typed Python API failed (see above)") from None
         print(f"vtgen_build: typed Python API: {len(written)} files written", flush=True)
 
-    def _write_autograd(self, request: BuildRequest, planned: RunPlan) -> None:
-        from .engine.python_autograd import write_python_autograd
+    def _write_autograd(self, options: GenerateOptions, planned: Callable[[], RunPlan], current: bool) -> None:
+        """``current``: as for ``_write_api``."""
+        from .engine.python_autograd import autograd_intact, write_python_autograd
 
-        s = self.settings
+        s, request = self.settings, options.request
         formulas = str(self.root / s.python_formulas) if s.python_formulas else None
-        target = self._autograd_file()
+        target = str(self._autograd_file())
+        keys = request.register_backends if request.stable is not None else ()  # a stable library's Autocast
+        if current and autograd_intact(target, formulas, keys, options.out_dir):
+            print("vtgen_build: Python autograd: unchanged", flush=True)
+            return
         try:
-            # a stable library's Autocast kernels are Python
-            keys = request.register_backends if request.stable is not None else ()
-            written = write_python_autograd(planned, str(target), formulas, beside=self.editable_mode,
-                                            autocast_backends=keys)  # fmt: skip
+            written = write_python_autograd(planned(), target, formulas, beside=self.editable_mode,
+                                            autocast_backends=keys, record_in=options.out_dir)  # fmt: skip
         except VtgenError as exc:
             print(_relative(str(exc), self.root), file=sys.stderr, flush=True)
             raise SetupError("vtgen_build: generating the Python autograd failed (see above)") from None
