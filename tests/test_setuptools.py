@@ -495,6 +495,7 @@ def test_an_up_to_date_generate_plans_nothing_for_an_intact_python_autograd(
     """Past the no-op record (the full command line, as after a touched input), an up-to-date ``generate
     --python-autograd`` whose module is what its last run wrote, from the same formulas module, neither loads
     nor plans the yaml; an edited formulas module, a hand-edited module or a damaged record each does, once."""
+    from vtgen_build.engine.python_api import API_RECORD
     from vtgen_build.engine.python_autograd import AUTOGRAD_RECORD
 
     pkg = Path(shutil.copytree(ROOT / "tests" / "packages" / "py_autograd", tmp_path / "pkg"))
@@ -520,13 +521,18 @@ def test_an_up_to_date_generate_plans_nothing_for_an_intact_python_autograd(
         assert seen == ["load", "plan"]
         seen.clear()
         assert run_cli(*args).code == 0 and seen == []  # recorded again
-    old_record = record.read_bytes()  # a run that regenerates for an edited yaml and stops before the module
+    # a run that regenerates for an edited yaml and stops before the Python outputs: their records are of
+    # other inputs (what is written into --out, the manifest included, tells them apart)
+    api, api_record = out / "ops" / "__init__.py", tmp_path / "out" / API_RECORD
+    old = [(f, f.read_bytes()) for f in (module, record, api, api_record)]
     derivatives = pkg / "derivatives.yaml"
-    old = "self: handle_r_to_c(self.scalar_type(), grad)\n"
-    derivatives.write_text(derivatives.read_text().replace(old, "self: handle_r_to_c(self.scalar_type(), -grad)\n"))
-    assert run_cli(*args).code == 0 and "-grad" in module.read_text()
-    module.write_text(written)
-    record.write_bytes(old_record)
+    formula = "self: handle_r_to_c(self.scalar_type(), grad)\n"
+    derivatives.write_text(derivatives.read_text().replace(formula, "self: handle_r_to_c(self.scalar_type(), -grad)\n"))
+    with (pkg / "native_functions.yaml").open("a") as native:
+        native.write("\n- func: an_added_op(Tensor self) -> Tensor\n")
+    assert run_cli(*args).code == 0 and "-grad" in module.read_text() and "def an_added_op(" in api.read_text()
+    for path, data in old:
+        path.write_bytes(data)
     seen.clear()
-    assert run_cli(*args).code == 0 and "-grad" in module.read_text()  # the record was of other inputs
+    assert run_cli(*args).code == 0 and "-grad" in module.read_text() and "def an_added_op(" in api.read_text()
     assert seen == ["load", "plan"]

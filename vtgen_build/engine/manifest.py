@@ -18,7 +18,16 @@ from ..base import store
 from ..base.store import JSON, Malformed, integer, items, maybe_text, obj, text
 from ..base.write import is_output_name
 
-__all__ = ["MANIFEST", "FileRecord", "InputRecord", "Manifest", "file_stamp", "read_manifest", "write_manifest"]
+__all__ = [
+    "MANIFEST",
+    "FileRecord",
+    "InputRecord",
+    "Manifest",
+    "file_stamp",
+    "inputs_digest",
+    "read_manifest",
+    "write_manifest",
+]
 
 MANIFEST = ".vtgen-manifest.json"
 _KIND = "manifest"
@@ -111,6 +120,18 @@ def read_manifest(out_dir: Path) -> Manifest | None:
         return _decode(store.read(out_dir / MANIFEST, _KIND))
     except (Malformed, RecursionError):
         return None
+
+
+def inputs_digest(out_dir: Path) -> str:
+    """The SHA-256 of the settings and input contents the manifest in ``out_dir`` records ("": none): what
+    the last run's outputs were made from.  The records of the outputs written beside the directory (the
+    Python modules) hold it: one made before a run that changed them (even a run stopped before it wrote
+    those outputs) no longer matches."""
+    manifest = read_manifest(out_dir)
+    if manifest is None:
+        return ""
+    parts = [manifest.settings, *(f"{r.path}\0{r.sha256}" for r in manifest.inputs)]
+    return store.sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))
 
 
 def write_manifest(out_dir: Path, manifest: Manifest) -> None:

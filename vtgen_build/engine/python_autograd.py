@@ -28,7 +28,7 @@ from ..emit.python_autograd import AutogradModule, python_autograd_module
 from ..model import Model
 from ..plan.autocast import plan_autocast, registered_keys
 from ..plan.request import CLI, formulas_problem
-from .manifest import read_manifest
+from .manifest import inputs_digest
 from .planned import RunPlan
 
 __all__ = ["AUTOGRAD_RECORD", "autograd_intact", "autograd_module", "formulas_functions", "write_python_autograd"]
@@ -108,7 +108,7 @@ def write_python_autograd(
         text += python_autocast(plan_autocast(functions, registered_keys(functions, autocast_backends)))
     written = write_atomic(Path(path), text)
     if record_in is not None:
-        record = _Record(os.path.abspath(path), store.sha256_hex(text.encode("utf-8")), _inputs(record_in),
+        record = _Record(os.path.abspath(path), store.sha256_hex(text.encode("utf-8")), inputs_digest(Path(record_in)),
                          _place(formulas), read, autocast_backends)  # fmt: skip
         store.write(Path(record_in) / AUTOGRAD_RECORD, _RECORD_KIND, record.to_json())
     return written
@@ -120,7 +120,7 @@ def autograd_intact(path: str, formulas: str | None, autocast_backends: tuple[st
     record = _Record.read(Path(record_in) / AUTOGRAD_RECORD)
     if record is None or not record.inputs or Path(path).is_symlink():
         return False
-    now = _Record(os.path.abspath(path), record.sha256, _inputs(record_in), _place(formulas),
+    now = _Record(os.path.abspath(path), record.sha256, inputs_digest(Path(record_in)), _place(formulas),
                   _formulas_sha256(formulas), autocast_backends)  # fmt: skip
     return record == now and store.file_sha256(path) == record.sha256
 
@@ -128,7 +128,7 @@ def autograd_intact(path: str, formulas: str | None, autocast_backends: tuple[st
 @dataclass(frozen=True)
 class _Record:
     """What the last run wrote the module from: its place and text's SHA-256, the run's inputs and settings
-    (``_inputs``), the formulas module's place and SHA-256 (``""``: none) and the autocast keys."""
+    (``manifest.inputs_digest``), the formulas module's place and SHA-256 (``""``: none) and the autocast keys."""
 
     module: str
     sha256: str
@@ -150,17 +150,6 @@ class _Record:
                        store.texts(f["autocast"]))  # fmt: skip
         except store.Malformed:
             return None
-
-
-def _inputs(out_dir: str) -> str:
-    """The SHA-256 of the settings and input contents the manifest in ``out_dir`` records ("": none): what
-    the generator's output, this module's included, was made from.  A record made before a run that changed
-    them (even one that stopped before this module was written) no longer matches."""
-    manifest = read_manifest(Path(out_dir))
-    if manifest is None:
-        return ""
-    parts = [manifest.settings, *(f"{r.path}\0{r.sha256}" for r in manifest.inputs)]
-    return store.sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))
 
 
 def _place(formulas: str | None) -> str:
