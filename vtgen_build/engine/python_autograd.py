@@ -33,7 +33,7 @@ from .planned import RunPlan
 
 __all__ = ["AUTOGRAD_RECORD", "autograd_intact", "autograd_module", "formulas_functions", "write_python_autograd"]
 
-AUTOGRAD_RECORD = ".vtgen-python-autograd"  # in --out: the module's and the formulas module's place and SHA-256
+AUTOGRAD_RECORD = ".vtgen-python-autograd"  # in --out: what the module was last written from (``_Record``)
 _RECORD_KIND = "python_autograd"
 _RECORD_KEYS = ("module", "sha256", "inputs", "formulas", "formulas_sha256", "autocast")
 

@@ -173,8 +173,9 @@ def _written_since(
 
 def _first_sight(library: Path, files: Sequence[Path]) -> tuple[tuple[str, str], ...]:
     """The helper files a library no run has seen yet was built from: their content now, but for one
-    written after the library (its content then is not known: it stays unprovable until a rebuild).  The
-    only use of times, once per build; every later run compares contents with this record."""
+    written after the library (its content then is not known: it stays unprovable until a rebuild).  Times
+    are read here and when the same bytes are written again (``_written_since``); every other run compares
+    contents with this record."""
     if not library.is_file():
         return ()
     made = library.stat().st_mtime_ns
