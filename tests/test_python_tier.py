@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import RealYaml
 from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
+from vtgen_build.base import store
 from vtgen_build.base.errors import Location
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.python_tier import HELPERS, NotCarried, TierPlan, helper_names, plan_tier, request_of
@@ -25,6 +26,7 @@ from vtgen_build.gradcheck.python_tier_run import (
 from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.model.schema import op_selection
+from vtgen_build.torchlib import TorchInstall
 
 PLANTS = (
     Edit("sin", "a sign flip", "  self: grad * self.cos().conj()", "  self: -grad * self.cos().conj()"),
@@ -198,6 +200,67 @@ def test_the_python_helpers_equal_the_installed_torchs(unedited: TierReport) -> 
     proven = {"elu_backward", "deg2rad", "rad2deg", "log1p", "sinc", "silu", "mish", "clamp", "atan2", "mse_loss",
               "pow.Tensor_Scalar", "mm", "addmm", "max", "kthvalue", "masked_fill.Tensor"}  # fmt: skip
     assert proven <= {v.op for v in unedited.of("passed") if "agree" in v.message}, unedited.render()
+
+
+# an op no OpInfo is named after and no schema sample of the Python tier reaches: a ModuleInfo's calls do
+MODULE_REACHED = Edit(
+    "multilabel_margin_loss_forward",
+    "a sign flip in an op only a ModuleInfo's captured arguments check",
+    "  self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)",
+    "  self: -multilabel_margin_loss_backward(grad, self, target, reduction, is_target)",
+)
+
+
+def _no_second_probe(*args: object) -> int:
+    raise AssertionError("the Python tier's run asked a process which torch it has: its child said so")
+
+
+def _forge_reach_map(out: Path, torch: TorchInstall, rows: store.JSON) -> None:
+    """A small reach map cached in ``out`` as the compiled tier caches one (``reach.reach_map``: its key over the
+    installed torch, its record over the torch libraries and the child files), holding only ``rows``."""
+    from vtgen_build.compile.artifacts import ArtifactCache
+    from vtgen_build.gradcheck.analyses import child_files, remember, torch_key
+    from vtgen_build.gradcheck.reach import KIND
+    from vtgen_build.plan.target import supported_release
+    from vtgen_build.torchlib.build import CACHE, Session
+
+    cache = ArtifactCache.open(out / ".vtgen-gradcheck" / CACHE)
+    key = torch_key(KIND, torch, supported_release(torch.version, "the installed torch"), "")
+    remember(Session(cache, cache.digests()), key, KIND, {"key": key, "entries": rows},
+             [*torch.libraries, *child_files()])  # fmt: skip
+
+
+@pytest.mark.slow
+def test_an_op_run_uses_the_reach_map_when_cached(
+    real_yaml: RealYaml, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--op`` of an op only a ModuleInfo reaches: with no reach map cached, no check entered it (not verified,
+    and the report says the map is not cached; never computed: minutes); with the compiled tier's map cached
+    (a forged one naming module:nn.MultiLabelMarginLoss), its captured arguments fail the flip at its line.
+    The map's key is the torch the run's child imported and said: no process of the run asks again."""
+    from vtgen_build.torchlib import locate
+
+    torch = locate.locate_torch()  # the test's own question, before the runs
+    monkeypatch.setattr(locate, "_ask", _no_second_probe)
+    planted = edited_checkout(real_yaml, tmp_path / "src", (MODULE_REACHED,))
+    native = planted.root / "aten/src/ATen/native"
+    inputs = Inputs(str(native / "native_functions.yaml"), str(planted.derivatives), str(native / "tags.yaml"))
+    options = TierOptions(op_selection([MODULE_REACHED.op], "aten"), pytorch_root=str(planted.root),
+                          use_worker=False, kinds=("backward",))  # fmt: skip
+    out = tmp_path / "out"
+    cold = run_python_tier(inputs, out, "2.13", options)
+    (verdict,) = [v for v in cold.verdicts if v.op == MODULE_REACHED.op]
+    assert verdict.status == NOT_VERIFIED and "no check entered its kernel" in verdict.message, cold.render()
+    assert "no reach map of torch" in cold.render() and "is cached" in cold.render(), cold.render()
+    assert not (out / ".vtgen-gradcheck" / "cache").exists()  # nothing computed, nothing cached
+    reach: store.JSON = [["module:nn.MultiLabelMarginLoss", [MODULE_REACHED.op], ["multilabel_margin_loss_backward"]]]
+    _forge_reach_map(out, torch, reach)
+    warm = run_python_tier(inputs, out, "2.13", options)
+    (verdict,) = [v for v in warm.verdicts if v.op == MODULE_REACHED.op]
+    assert verdict.status == "failed", warm.render()
+    assert verdict.location == Location(str(planted.derivatives), planted.lines[MODULE_REACHED.op]), warm.render()
+    assert "module:nn.MultiLabelMarginLoss" in verdict.message, verdict  # where its checks came from
+    assert "by the cached reach map" in warm.render(), warm.render()
 
 
 def test_the_helpers_module_names_what_it_defines() -> None:
