@@ -398,6 +398,30 @@ def test_a_mismatch_fails_at_the_formula_of_its_input() -> None:
     assert a.status == "failed" and a.location == Location("derivatives.yaml", 12)
 
 
+def test_a_captured_failure_whose_reference_rerun_raises_stands_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed captured check is rerun with torch's own kernels; when that rerun raises, the failure stands (it
+    may be the formula's) and the report says the rerun raised, and why (the row's ``reference_error``)."""
+    from vtgen_build.gradcheck_child import python_tier_reach
+    from vtgen_build.gradcheck_child.protocol import CaptureTarget, TierRequest
+    from vtgen_build.gradcheck_child.rows import Entry
+
+    def raising(*args: object) -> list[Entry]:
+        raise RuntimeError("the module's calls need a CUDA device")
+
+    monkeypatch.setattr(python_tier_reach.sample_sources, "all_entries", lambda names: [object()])
+    monkeypatch.setattr(python_tier_reach.child, "_target_records", raising)
+    row = {**_row("failed", "backward", "Jacobian mismatch for output 0 with respect to input 1,"),
+           "entry": "f (arguments from module:nn.F)", "source": "module:nn.F"}  # fmt: skip
+    target = CaptureTarget("f", "f", ("module:nn.F",), ("self",), False)
+    request = TierRequest(True, False, (), ("float64",), 2, (), (), (), ("backward",), 60, False, targets=(target,))
+    (rerun,) = python_tier_reach.reference([Entry.from_json(row)], request)
+    assert rerun.reference_error == "RuntimeError: the module's calls need a CUDA device", rerun
+    (v,) = judge(_plan(), entries_of([rerun.to_json()]))
+    assert v.status == "failed" and v.location == Location("derivatives.yaml", 11), v
+    assert "through module:nn.F" in v.message, v
+    assert "its rerun with torch's own kernels raised: RuntimeError: the module's calls need a CUDA device" in str(v)
+
+
 def _of(op: str, status: str, kind: str, message: str = "", others: tuple[str, ...] = ()) -> dict[str, object]:
     row = _row(status, kind, message)
     check = {**row["checks"][0], "hit": [op], "others": list(others)}  # type: ignore[index]
