@@ -139,6 +139,7 @@ class TierReport:
     notes: list[str] = field(default_factory=list)
     entries: dict[str, Location] = field(default_factory=dict)  # op -> its derivatives.yaml entry
     outs: tuple[str, ...] = ()  # the out= overloads planned (no formula runs through them)
+    release: str = ""  # the release the yaml was planned for (its policy)
 
     def of(self, status: str) -> list[OpVerdict]:
         return [v for v in self.verdicts if v.status == status]
@@ -231,7 +232,7 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
     verdicts = _verdicts(plan, read_rows(results), proof, state)
     entries = {op: p.entry for op, p in plan.places.items() if p.entry is not None}
     report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified, entries=entries,
-                        outs=plan.outs, notes=notes)  # fmt: skip
+                        outs=plan.outs, notes=notes, release=release)  # fmt: skip
     if plan.outs:
         report.notes.append(
             f"vtgen-build: note: {TAG} no verdict on the out= overloads {', '.join(plan.outs)}: autograd refuses "
