@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -420,6 +421,59 @@ def test_a_captured_failure_whose_reference_rerun_raises_stands_and_says_why(mon
     assert v.status == "failed" and v.location == Location("derivatives.yaml", 11), v
     assert "through module:nn.F" in v.message, v
     assert "its rerun with torch's own kernels raised: RuntimeError: the module's calls need a CUDA device" in str(v)
+
+
+def test_a_double_backward_check_runs_only_the_samples_whose_backward_builds_a_graph_through_the_op() -> None:
+    """Found on the whole 2.13 yaml: cumprod's backward calls ``scatter_`` only when it builds no graph (a sample
+    with zeros), so its double backward never runs scatter_'s formulas, yet the check ran eight full-Jacobian
+    double backwards through the Python tier's kernels (past the 300 s limit) and called scatter_.value
+    checked.  Only samples whose backward, building its graph, calls our kernel are run; here the second."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child.child import _double_backward_reaches
+
+    calls: list[str] = []
+
+    class Helper(torch.autograd.Function):  # stands for scatter_ inside a backward
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            calls.append("op")
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g
+
+    class Op(torch.autograd.Function):  # stands for cumprod: its backward calls the op with or without a graph
+        @staticmethod
+        def forward(ctx: Any, x: Any, graph: bool) -> Any:
+            ctx.graph = graph
+            return x * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            if torch.is_grad_enabled() == ctx.graph:
+                return Helper.apply(g) * 2, None
+            return g * 2, None
+
+    class Call:
+        def __init__(self, graph: bool) -> None:
+            self.inputs = (torch.ones(3, dtype=torch.float64, requires_grad=True),)
+            self.fn = lambda x: Op.apply(x, graph)
+
+    class Entry:
+        def calls(self, dtype: Any, limit: int) -> list[Call]:
+            return [Call(False), Call(True), Call(True)][:limit]
+
+    class Counted:
+        def snapshot(self) -> list[int]:
+            return [len(calls)]
+
+        def entered(self, before: list[int]) -> set[str]:
+            return {"op"} if len(calls) > before[0] else set()
+
+    assert _double_backward_reaches(Entry(), torch.float64, "op", Counted(), 1) == frozenset({1})  # type: ignore[arg-type]
+    assert _double_backward_reaches(Entry(), torch.float64, "op", Counted(), 2) == frozenset({1, 2})  # type: ignore[arg-type]
+    assert _double_backward_reaches(Entry(), torch.float64, "other", Counted(), 2) == frozenset()  # type: ignore[arg-type]
 
 
 def _of(op: str, status: str, kind: str, message: str = "", others: tuple[str, ...] = ()) -> dict[str, object]:
