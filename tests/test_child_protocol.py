@@ -76,7 +76,7 @@ funcs = st.builds(
 entries = st.builds(
     Entry, name=names, checks=st.lists(checks, max_size=3).map(tuple), direct=st.none() | _pairs(few), aten=names,
     source=names, schema=flags, error=names, fatal=flags, unreadable=names, seconds=durations,
-    func=st.lists(funcs, max_size=2).map(tuple), cut=flags,
+    func=st.lists(funcs, max_size=2).map(tuple), cut=flags, reference_error=names,
 )  # fmt: skip
 shapes = st.lists(small, max_size=3).map(tuple)
 arg_samples = st.builds(

@@ -276,7 +276,7 @@ def test_the_python_tier_reaches_an_op_as_the_compiled_tier_does(
     native = planted.root / "aten/src/ATen/native"
     inputs = Inputs(str(native / "native_functions.yaml"), str(planted.derivatives), str(native / "tags.yaml"))
     selected = op_selection([MODULE_REACHED.op], "aten")
-    options = TierOptions(selected, pytorch_root=str(planted.root), use_worker=False, reach=True)
+    options = TierOptions(selected, pytorch_root=str(planted.root), use_worker=False, reach="compute")
     report = run_python_tier(inputs, edited_real_yaml.out, "2.13", options)
     (verdict,) = [v for v in report.verdicts if v.op == MODULE_REACHED.op]
     assert verdict.status == "failed", report.render()

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import RealYaml
 from tests.edited_checkout import Edit, EditedYaml, edited_checkout, vtgen
+from vtgen_build.base import store
 from vtgen_build.base.errors import Location
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.python_tier import HELPERS, NotCarried, TierPlan, helper_names, plan_tier, request_of
@@ -25,6 +27,7 @@ from vtgen_build.gradcheck.python_tier_run import (
 from vtgen_build.gradcheck.records import entries_of
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.model.schema import op_selection
+from vtgen_build.torchlib import TorchInstall
 
 PLANTS = (
     Edit("sin", "a sign flip", "  self: grad * self.cos().conj()", "  self: -grad * self.cos().conj()"),
@@ -200,6 +203,67 @@ def test_the_python_helpers_equal_the_installed_torchs(unedited: TierReport) -> 
     assert proven <= {v.op for v in unedited.of("passed") if "agree" in v.message}, unedited.render()
 
 
+# an op no OpInfo is named after and no schema sample of the Python tier reaches: a ModuleInfo's calls do
+MODULE_REACHED = Edit(
+    "multilabel_margin_loss_forward",
+    "a sign flip in an op only a ModuleInfo's captured arguments check",
+    "  self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)",
+    "  self: -multilabel_margin_loss_backward(grad, self, target, reduction, is_target)",
+)
+
+
+def _no_second_probe(*args: object) -> int:
+    raise AssertionError("the Python tier's run asked a process which torch it has: its child said so")
+
+
+def _forge_reach_map(out: Path, torch: TorchInstall, rows: store.JSON) -> None:
+    """A small reach map cached in ``out`` as the compiled tier caches one (``reach.reach_map``: its key over the
+    installed torch, its record over the torch libraries and the child files), holding only ``rows``."""
+    from vtgen_build.compile.artifacts import ArtifactCache
+    from vtgen_build.gradcheck.analyses import child_files, remember, torch_key
+    from vtgen_build.gradcheck.reach import KIND
+    from vtgen_build.plan.target import supported_release
+    from vtgen_build.torchlib.build import CACHE, Session
+
+    cache = ArtifactCache.open(out / ".vtgen-gradcheck" / CACHE)
+    key = torch_key(KIND, torch, supported_release(torch.version, "the installed torch"), "")
+    remember(Session(cache, cache.digests()), key, KIND, {"key": key, "entries": rows},
+             [*torch.libraries, *child_files()])  # fmt: skip
+
+
+@pytest.mark.slow
+def test_an_op_run_uses_the_reach_map_when_cached(
+    real_yaml: RealYaml, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--op`` of an op only a ModuleInfo reaches: with no reach map cached, no check entered it (not verified,
+    and the report says the map is not cached; never computed: minutes); with the compiled tier's map cached
+    (a forged one naming module:nn.MultiLabelMarginLoss), its captured arguments fail the flip at its line.
+    The map's key is the torch the run's child imported and said: no process of the run asks again."""
+    from vtgen_build.torchlib import locate
+
+    torch = locate.locate_torch()  # the test's own question, before the runs
+    monkeypatch.setattr(locate, "_ask", _no_second_probe)
+    planted = edited_checkout(real_yaml, tmp_path / "src", (MODULE_REACHED,))
+    native = planted.root / "aten/src/ATen/native"
+    inputs = Inputs(str(native / "native_functions.yaml"), str(planted.derivatives), str(native / "tags.yaml"))
+    options = TierOptions(op_selection([MODULE_REACHED.op], "aten"), pytorch_root=str(planted.root),
+                          use_worker=False, kinds=("backward",))  # fmt: skip
+    out = tmp_path / "out"
+    cold = run_python_tier(inputs, out, "2.13", options)
+    (verdict,) = [v for v in cold.verdicts if v.op == MODULE_REACHED.op]
+    assert verdict.status == NOT_VERIFIED and "no check entered its kernel" in verdict.message, cold.render()
+    assert "no reach map of torch" in cold.render() and "is cached" in cold.render(), cold.render()
+    assert not (out / ".vtgen-gradcheck" / "cache").exists()  # nothing computed, nothing cached
+    reach: store.JSON = [["module:nn.MultiLabelMarginLoss", [MODULE_REACHED.op], ["multilabel_margin_loss_backward"]]]
+    _forge_reach_map(out, torch, reach)
+    warm = run_python_tier(inputs, out, "2.13", options)
+    (verdict,) = [v for v in warm.verdicts if v.op == MODULE_REACHED.op]
+    assert verdict.status == "failed", warm.render()
+    assert verdict.location == Location(str(planted.derivatives), planted.lines[MODULE_REACHED.op]), warm.render()
+    assert "module:nn.MultiLabelMarginLoss" in verdict.message, verdict  # where its checks came from
+    assert "by the cached reach map" in warm.render(), warm.render()
+
+
 def test_the_helpers_module_names_what_it_defines() -> None:
     names = helper_names()
     assert {"elu_double_backward", "sinc_backward", "clamp_backward"} <= names
@@ -333,6 +397,83 @@ def test_a_mismatch_fails_at_the_formula_of_its_input() -> None:
     assert f.status == "failed" and f.location == Location("derivatives.yaml", 12)
     (a,) = judge(_plan(), entries_of([_row("failed", "adjoint", "adjoint mismatch: ...")]))
     assert a.status == "failed" and a.location == Location("derivatives.yaml", 12)
+
+
+def test_a_captured_failure_whose_reference_rerun_raises_stands_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed captured check is rerun with torch's own kernels; when that rerun raises, the failure stands (it
+    may be the formula's) and the report says the rerun raised, and why (the row's ``reference_error``)."""
+    from vtgen_build.gradcheck_child import python_tier_reach
+    from vtgen_build.gradcheck_child.protocol import CaptureTarget, TierRequest
+    from vtgen_build.gradcheck_child.rows import Entry
+
+    def raising(*args: object) -> list[Entry]:
+        raise RuntimeError("the module's calls need a CUDA device")
+
+    monkeypatch.setattr(python_tier_reach.sample_sources, "all_entries", lambda names: [object()])
+    monkeypatch.setattr(python_tier_reach.child, "_target_records", raising)
+    row = {**_row("failed", "backward", "Jacobian mismatch for output 0 with respect to input 1,"),
+           "entry": "f (arguments from module:nn.F)", "source": "module:nn.F"}  # fmt: skip
+    target = CaptureTarget("f", "f", ("module:nn.F",), ("self",), False)
+    request = TierRequest(True, False, (), ("float64",), 2, (), (), (), ("backward",), 60, False, targets=(target,))
+    (rerun,) = python_tier_reach.reference([Entry.from_json(row)], request)
+    assert rerun.reference_error == "RuntimeError: the module's calls need a CUDA device", rerun
+    (v,) = judge(_plan(), entries_of([rerun.to_json()]))
+    assert v.status == "failed" and v.location == Location("derivatives.yaml", 11), v
+    assert "through module:nn.F" in v.message, v
+    assert "its rerun with torch's own kernels raised: RuntimeError: the module's calls need a CUDA device" in str(v)
+
+
+def test_a_double_backward_check_runs_only_the_samples_whose_backward_builds_a_graph_through_the_op() -> None:
+    """Found on the whole 2.13 yaml: cumprod's backward calls ``scatter_`` only when it builds no graph (a sample
+    with zeros), so its double backward never runs scatter_'s formulas, yet the check ran eight full-Jacobian
+    double backwards through the Python tier's kernels (past the 300 s limit) and called scatter_.value
+    checked.  Only samples whose backward, building its graph, calls our kernel are run; here the second."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child.child import _double_backward_reaches
+
+    calls: list[str] = []
+
+    class Helper(torch.autograd.Function):  # stands for scatter_ inside a backward
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            calls.append("op")
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g
+
+    class Op(torch.autograd.Function):  # stands for cumprod: its backward calls the op with or without a graph
+        @staticmethod
+        def forward(ctx: Any, x: Any, graph: bool) -> Any:
+            ctx.graph = graph
+            return x * 2
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            if torch.is_grad_enabled() == ctx.graph:
+                return Helper.apply(g) * 2, None
+            return g * 2, None
+
+    class Call:
+        def __init__(self, graph: bool) -> None:
+            self.inputs = (torch.ones(3, dtype=torch.float64, requires_grad=True),)
+            self.fn = lambda x: Op.apply(x, graph)
+
+    class Entry:
+        def calls(self, dtype: Any, limit: int) -> list[Call]:
+            return [Call(False), Call(True), Call(True)][:limit]
+
+    class Counted:
+        def snapshot(self) -> list[int]:
+            return [len(calls)]
+
+        def entered(self, before: list[int]) -> set[str]:
+            return {"op"} if len(calls) > before[0] else set()
+
+    assert _double_backward_reaches(Entry(), torch.float64, "op", Counted(), 1) == frozenset({1})  # type: ignore[arg-type]
+    assert _double_backward_reaches(Entry(), torch.float64, "op", Counted(), 2) == frozenset({1, 2})  # type: ignore[arg-type]
+    assert _double_backward_reaches(Entry(), torch.float64, "other", Counted(), 2) == frozenset()  # type: ignore[arg-type]
 
 
 def _of(op: str, status: str, kind: str, message: str = "", others: tuple[str, ...] = ()) -> dict[str, object]:

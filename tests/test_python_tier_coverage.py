@@ -4,6 +4,7 @@ reasons the Python tier left the others, and ``--shard K/N`` of the Python tier'
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,29 @@ def test_both_tiers_write_the_python_tiers_json_beside_the_compiled_ones() -> No
 
     assert _python_json(Namespace(coverage="out/cov.json", tier="both")) == str(Path("out/cov.python.json"))
     assert _python_json(Namespace(coverage="out/cov.json", tier="python")) == str(Path("out/cov.json"))
+
+
+def _agreement_tool() -> object:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "tools" / "python_tier_agreement.py"
+    spec = importlib.util.spec_from_file_location("python_tier_agreement", path)
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = tool  # its dataclasses look their module up
+    spec.loader.exec_module(tool)
+    return tool
+
+
+def test_the_agreement_tool_plans_for_the_jsons_release_through_public_functions() -> None:
+    """The coverage JSON names the release its run planned for; the agreement tool plans the yaml for that one
+    (or ``--release``), and imports no private name of the package."""
+    report = _report()
+    report.release = "2.14"
+    assert json.loads(to_json(report, entry_tiers(report)))["release"] == "2.14"
+    tool = _agreement_tool()
+    assert tool._release(None, {"release": "2.14"}) == "2.14"  # type: ignore[attr-defined]
+    assert tool._release("2.13", {"release": "2.14"}) == "2.13"  # type: ignore[attr-defined]
+    source = (Path(__file__).resolve().parents[1] / "tools" / "python_tier_agreement.py").read_text(encoding="utf-8")
+    private = [line for line in source.splitlines() if line.startswith("from vtgen_build") and " _" in line]
+    assert not private, private

@@ -1,6 +1,6 @@
 """How many of the entries the compiled tier covers the Python tier verifies (issue 45's agreement figure).
 
-    python tools/python_tier_agreement.py PYTHON_TIER_COVERAGE.json [--yaml-dir DIR]
+    python tools/python_tier_agreement.py PYTHON_TIER_COVERAGE.json [--yaml-dir DIR] [--release X.Y]
 
 The compiled-covered set: the entries the compiled coverage counts (``gradcheck.coverage.figure``: an entry
 with a differentiable backward formula and a CPU kernel a dense sample can reach), less the 24 its last whole
@@ -8,7 +8,9 @@ run left uncovered (``UNCOVERED`` below, from docs/gradcheck-coverage.md, "The w
 balanced parts": 481 of 505).  Which entries have no CPU kernel is decided as that run decided it, in the
 installed torch: ``gradcheck_child.child.uncheckable`` of each op, and the sample hints' ``skip`` naming such a
 reason.  Against a Python-tier JSON (``check --gradcheck --coverage J --tier python``) it prints
-"Python tier verifies N of M compiled-covered entries (P%)" and the entries it leaves, by reason.
+"Python tier verifies N of M compiled-covered entries (P%)" and the entries it leaves, by reason.  The yaml is
+planned for the release the JSON names (its run's), or ``--release``; a JSON of an earlier version names none:
+then the installed torch's release (said on stderr).
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from pathlib import Path
 
 from vtgen_build.gradcheck.formulas import FormulaPlaces
 from vtgen_build.gradcheck.hints import BUILTIN, load_hints
-from vtgen_build.gradcheck.python_tier import _kernels, entry_ops, plan_tier
+from vtgen_build.gradcheck.python_tier import autograd_kernels, entry_ops, plan_tier
 from vtgen_build.gradcheck.schema_samples import plan_samples
 from vtgen_build.gradcheck.verdict import REASONS
 from vtgen_build.inputs.files import Inputs
 from vtgen_build.model.schema import op_selection
+from vtgen_build.plan.target import supported_release
 
 # docs/gradcheck-coverage.md, the whole run of 481 of 505: its 24 entries "no sample yet", by an op of each.
 # The docs' "fake-quantize x4" are the four float32-only ones; the fifth, fake_quantize_per_tensor_affine_cachemask,
@@ -67,11 +70,25 @@ def _default_yaml_dir() -> Path:
     return Path(spec.origin).parent / "packaged"
 
 
-def _no_cpu_ops(inputs: Inputs, ops: list[str]) -> set[str]:
+def _release(given: str | None, data: Mapping[str, object]) -> str:
+    """``--release``, else the JSON's, else the installed torch's (by its metadata: nothing imported)."""
+    if given:
+        return supported_release(given, "--release")
+    named = data.get("release")
+    if isinstance(named, str) and named:
+        return supported_release(named, "the coverage JSON's release")
+    import importlib.metadata
+
+    version = importlib.metadata.version("torch")
+    print(f"note: the JSON names no release: planning for the installed torch's ({version})", file=sys.stderr)
+    return supported_release(version, "the installed torch")
+
+
+def _no_cpu_ops(inputs: Inputs, release: str, ops: list[str]) -> set[str]:
     """The ops the compiled run counts out: no CPU kernel a dense sample reaches, or a hint skip saying so."""
     from vtgen_build.gradcheck_child.child import uncheckable
 
-    chosen, _ = _kernels(inputs, None, "2.13", op_selection(entry_ops(inputs), "aten"))
+    chosen = autograd_kernels(inputs, None, release, op_selection(entry_ops(inputs), "aten"))
     found = {k.op for k in chosen if uncheckable(f"aten::{k.op}")} | set(SPARSE_RESULT)
     for s in plan_samples(chosen, load_hints([str(BUILTIN)])):
         if s.why_not and s.why_not.startswith(_NO_CPU):
@@ -120,14 +137,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("coverage", help="a Python-tier coverage JSON (--coverage J --tier python)")
     parser.add_argument("--yaml-dir", type=Path, default=None, help="torchgen/packaged (default: the installed)")
+    parser.add_argument("--release", default=None, help="the release to plan the yaml for (default: the JSON's)")
     args = parser.parse_args(argv)
     root = args.yaml_dir or _default_yaml_dir()
     inputs = Inputs(str(root / "ATen/native/native_functions.yaml"), str(root / "autograd/derivatives.yaml"),
                     str(root / "ATen/native/tags.yaml"))  # fmt: skip
     data = json.loads(Path(args.coverage).read_text(encoding="utf-8"))
     ops = sorted({str(k["op"]) for row in data["entries"] for k in row["kernels"]})
-    places = plan_tier(inputs, None, "2.13", op_selection(entry_ops(inputs), "aten"), [], False).places
-    eligible = eligible_entries(places, _no_cpu_ops(inputs, ops))
+    release = _release(args.release, data)
+    places = plan_tier(inputs, None, release, op_selection(entry_ops(inputs), "aten"), [], False).places
+    eligible = eligible_entries(places, _no_cpu_ops(inputs, release, ops))
     uncovered = {line for line, mine in eligible.items() if set(mine) & set(UNCOVERED)}
     print(f"compiled rule: {len(eligible)} eligible entries (the docs: {COMPILED_ELIGIBLE}); "
           f"{len(uncovered)} of them named uncovered (the docs: {DOCS_UNCOVERED})")  # fmt: skip

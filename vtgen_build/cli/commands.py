@@ -754,7 +754,7 @@ def _run_check(args: argparse.Namespace) -> int:
 def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions) -> TierReport | None:
     """The Python tier's verdict, printed first (None: ``--tier compiled``); asked for where it cannot run
     (an op library, a run selecting ops by neither ``--op`` nor ``--coverage``), an error."""
-    from ..gradcheck.python_tier_run import TierOptions, run_python_tier
+    from ..gradcheck.python_tier_run import CACHED, COMPUTE, TierOptions, run_python_tier
 
     if args.tier_formulas and not (args.library and args.tier != "compiled"):
         raise VtgenError("--python-formulas applies to the Python tier of an op library: --library with --tier "
@@ -780,7 +780,9 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
         allow_unverified=args.allow_unverified, all_checks=args.all_checks or coverage, use_worker=args.use_worker,
         max_samples=(PYTHON_COVERAGE_SAMPLES if coverage else 0) if args.max_samples is None else args.max_samples,
         library=library, changed=args.changed, versions=args.versions,
-        reach=coverage and library is None and not args.op,  # the whole yaml: the reach map's minutes pay off
+        # the whole yaml: the reach map's minutes pay off; --op: a cached map only (the compiled tier's limits)
+        reach=("" if library is not None else COMPUTE if coverage and not args.op else CACHED),
+        reach_limit=1 if coverage else 2,
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.request.target.release, options)

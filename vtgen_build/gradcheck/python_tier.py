@@ -51,7 +51,16 @@ from .hints import BUILTIN, Hints, load_hints
 from .schema_samples import NOTHING, OpSamples, plan_samples
 from .verdict import REASONS
 
-__all__ = ["HELPERS", "TierPlan", "entry_ops", "family_texts", "helper_names", "plan_library_tier", "plan_tier"]
+__all__ = [
+    "HELPERS",
+    "TierPlan",
+    "autograd_kernels",
+    "entry_ops",
+    "family_texts",
+    "helper_names",
+    "plan_library_tier",
+    "plan_tier",
+]
 
 _DENSE_CPU = frozenset({"CPU", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"})
 _LAYOUTS = frozenset({"SparseCPU", "SparseCsrCPU", "QuantizedCPU", "NestedTensorCPU", "MkldnnCPU"})
@@ -229,6 +238,14 @@ def _kernels(
     kernels = build_plan(model, policy_for(policy_root, release)).kernels
     module = AutogradModule("aten", aten_names(native), model.derivatives, HELPERS, helper_names(), list_returns=True)
     return [k for k in kernels if k.kind == "kernel" and k.dispatch_key == "Autograd" and k.info is not None], module
+
+
+def autograd_kernels(
+    inputs: Inputs, policy_root: str | None, release: str, ops: Sequence[OpSelector]
+) -> list[KernelPlan]:
+    """The Autograd kernels with formulas of the families of the ops ``ops`` selects, planned as the tier plans
+    them (carried or not): what a tool counting the tier's coverage decides over."""
+    return _kernels(inputs, policy_root, release, ops)[0]
 
 
 def _translated(

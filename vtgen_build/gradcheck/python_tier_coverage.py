@@ -111,6 +111,7 @@ def to_json(report: TierReport, entries: Sequence[EntryTier]) -> str:
              "kernels": [_verdict_row(v) for v in e.verdicts]} for e in entries]  # fmt: skip
     data = {
         "tier": PYTHON,
+        "release": report.release,  # the release the yaml was planned for (tools/python_tier_agreement.py reads it)
         "summary": {
             "entries": {k: by_entry[k] for k in (PYTHON, FAILED, COMPILED)},
             "kernels": {k: by_kernel[k] for k in (PYTHON, FAILED, COMPILED)},

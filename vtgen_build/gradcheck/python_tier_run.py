@@ -32,6 +32,7 @@ from ..check import CHECK_LOCK, files_text
 from ..gradcheck_child.protocol import TierRequest
 from ..inputs.files import Inputs
 from ..model.schema import OpSelector, op_name
+from ..torchlib import TorchInstall, torch_of_answer
 from ..worker import Versions, Worker
 from ..worker import find as find_worker
 from ..worker.client import WorkerProcess
@@ -42,10 +43,23 @@ from .python_tier_reach import reach_targets
 from .python_tier_state import TierState
 from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows, tier_start
 
-__all__ = ["KINDS", "LibraryTier", "OpVerdict", "TierOptions", "TierReport", "disagreements", "run_python_tier"]
+__all__ = [
+    "CACHED",
+    "COMPUTE",
+    "KINDS",
+    "LibraryTier",
+    "OpVerdict",
+    "TierOptions",
+    "TierReport",
+    "disagreements",
+    "run_python_tier",
+]
 
 KINDS = ("backward", "gradgrad", "forward", "adjoint")
+COMPUTE, CACHED = "compute", "cached"  # TierOptions.reach
 WORK = "python-tier"
+TORCH_SAID = "torch.json"  # the child's word on the torch it imported (torchlib/probe.py's fields)
+_LOOK = 0.02  # seconds between looks for it
 TAG = "[python tier]"
 NOT_VERIFIED = "not verified"
 _MISMATCH = re.compile(
@@ -97,7 +111,10 @@ class TierOptions:
     max_samples: int = 0  # OpInfo samples per check (0: all)
     library: LibraryTier | None = None  # an op library's yaml (else PyTorch's)
     changed: bool = False  # only the ops changed (or failed) since the last run (python_tier_state)
-    reach: bool = False  # also the checks on arguments captured from the entries reaching each op (reach map)
+    # the checks on arguments captured from the entries reaching each op (python_tier_reach): the reach map
+    # computed when not cached (COMPUTE: --coverage of the whole yaml), only a cached one (CACHED), none ("")
+    reach: str = "cached"
+    reach_limit: int = 2  # entries per op (the compiled tier's rule: 2 for --op, 1 for --coverage)
     versions: Versions | None = field(default=None, compare=False)  # the caller's, for the worker's staleness
 
 
@@ -122,6 +139,7 @@ class TierReport:
     notes: list[str] = field(default_factory=list)
     entries: dict[str, Location] = field(default_factory=dict)  # op -> its derivatives.yaml entry
     outs: tuple[str, ...] = ()  # the out= overloads planned (no formula runs through them)
+    release: str = ""  # the release the yaml was planned for (its policy)
 
     def of(self, status: str) -> list[OpVerdict]:
         return [v for v in self.verdicts if v.status == status]
@@ -140,18 +158,30 @@ class TierReport:
 
 
 def _start(python: str, work: Path, worker: Worker | None) -> tuple[Process, Path, Path]:
-    """The child, started before its request exists (it imports torch meanwhile); forked by ``worker``
-    when one is up (torch already imported)."""
+    """The child, started before its request exists (it imports torch meanwhile, and says which torch in
+    ``TORCH_SAID``); forked by ``worker`` when one is up (torch already imported)."""
     work.mkdir(parents=True, exist_ok=True)
     request, results, said = work / "request.json", work / "results.jsonl", work / "stderr.txt"
-    for p in (request, results):
+    for p in (request, results, work / TORCH_SAID):
         p.unlink(missing_ok=True)
-    argv = child_package.command("python_tier", str(request), str(results))
+    argv = child_package.command("python_tier", str(request), str(results), str(work / TORCH_SAID))
     if worker is not None:
         return worker.spawn(argv, said, {**os.environ, "PYTHONWARNINGS": "ignore"}), request, results
     with open(said, "wb") as err:
         process = subprocess.Popen([python, *argv], stdout=subprocess.DEVNULL, stderr=err)
     return process, request, results
+
+
+def _torch_of(process: Process, python: str, work: Path, timeout: float) -> TorchInstall:
+    """The torch the child imported, as it said (``TORCH_SAID``): no process of ours asks again."""
+    path, end = work / TORCH_SAID, time.monotonic() + timeout
+    while not path.exists():
+        if process.poll() is not None:
+            _wait(process, 0.0, work / "stderr.txt")  # its failure, said
+        if process.poll() is not None or time.monotonic() > end:
+            raise VtgenError(f"{TAG} the checking process did not say which torch it imported")
+        time.sleep(_LOOK)
+    return torch_of_answer(python, path.read_text(encoding="utf-8", errors="replace").strip())
 
 
 def _wait(process: Process, timeout: float, said: Path) -> None:
@@ -178,6 +208,7 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
     python = options.python or sys.executable
     worker = find_worker(out_dir, python, options.versions) if options.use_worker else None
     process, request, results = _start(python, work, worker)
+    notes: list[str] = []
     try:
         plan, state = _planned(inputs, work, release, options)
         if not plan.modules and not plan.not_carried:
@@ -188,7 +219,10 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
         kinds = (*options.kinds, AGREE) if prove else options.kinds  # the helpers' proof (python_tier_helpers)
         payload = _request(plan, replace(options, kinds=kinds))
         if options.reach and lib is None:
-            payload = replace(payload, targets=tuple(reach_targets(plan, out_dir, release, python, worker)))
+            reached = reach_targets(plan, out_dir, _torch_of(process, python, work, options.timeout), worker,
+                                    options.reach == COMPUTE, options.reach_limit)  # fmt: skip
+            payload = replace(payload, targets=reached.targets)
+            notes.append(f"vtgen-build: note: {TAG} {reached.said}")
         write_atomic(request, json.dumps(payload.to_json()))
         _wait(process, options.timeout * max(1, len(plan.samples)) + 120, work / "stderr.txt")
     finally:
@@ -198,7 +232,7 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
     verdicts = _verdicts(plan, read_rows(results), proof, state)
     entries = {op: p.entry for op, p in plan.places.items() if p.entry is not None}
     report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified, entries=entries,
-                        outs=plan.outs)  # fmt: skip
+                        outs=plan.outs, notes=notes, release=release)  # fmt: skip
     if plan.outs:
         report.notes.append(
             f"vtgen-build: note: {TAG} no verdict on the out= overloads {', '.join(plan.outs)}: autograd refuses "
@@ -433,7 +467,11 @@ def _failure_at(entry: Entry, c: Check, place: FormulaPlaces | None) -> Location
 def _failure_text(op: str, entry: Entry, c: Check) -> str:
     variant = " (in-place)" if c.variant == "inplace" else ""
     what = _WHAT.get(c.kind, c.kind)
-    return f"gradcheck failed for {op}{variant} ({c.dtype} sample {c.sample}): {what} check: {c.message[:300]}"
+    through = f" through {entry.source}" if entry.source else ""  # an OpInfo's, or a reaching entry's arguments
+    said = f"gradcheck failed for {op}{variant} ({c.dtype} sample {c.sample}){through}: {what} check: {c.message[:300]}"
+    if entry.reference_error:  # whether torch's own kernels fail it too is unknown: the failure stands
+        said += f" (its rerun with torch's own kernels raised: {entry.reference_error})"
+    return said
 
 
 def disagreements(python: TierReport, passed: Sequence[str], failed: Sequence[str]) -> list[str]:

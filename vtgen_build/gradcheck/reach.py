@@ -38,7 +38,7 @@ from .records import Entry, read_rows
 from .supervise import Child, run_to_end
 from .units import Registration
 
-__all__ = ["Reach", "ReachMap", "Target", "reach_map", "reach_rows", "target_of", "targets"]
+__all__ = ["Reach", "ReachMap", "Target", "cached_reach_map", "reach_map", "reach_rows", "target_of", "targets"]
 
 KIND = "gradcheck_reach"
 
@@ -127,10 +127,10 @@ def reach_map(
 ) -> ReachMap:
     """Every entry's reach for this torch (kept in ``session``'s artifact cache; computed in ``work``, in
     children ``worker`` forks, if given).  ``release``: the target release (a part of the key)."""
-    key = torch_key(KIND, torch, release, "")
-    cached = _decode(recall(session, key, KIND), key)
+    cached = cached_reach_map(torch, session, release)
     if cached is not None:
         return cached
+    key = torch_key(KIND, torch, release, "")
     remove_legacy(work, ("reach.json",))  # earlier versions' record, keyed by version strings
     data: store.JSON = {"key": key, "entries": list(_compute(torch, work, worker))}
     remember(session, key, KIND, data, [*torch.libraries, *child_files()])
@@ -138,6 +138,13 @@ def reach_map(
     if found is None:
         raise VtgenError("internal error: the reach map just computed does not read back")
     return found
+
+
+def cached_reach_map(torch: TorchInstall, session: Session, release: str) -> ReachMap | None:
+    """The reach map ``reach_map`` keeps for this torch and release, when it is in ``session``'s cache and
+    what it was computed from is unchanged (None: it would have to be computed: minutes)."""
+    key = torch_key(KIND, torch, release, "")
+    return _decode(recall(session, key, KIND), key)
 
 
 def _rank(op: str, reach: Reach, forward: bool, seconds: Mapping[str, float]) -> tuple[int, int, int, float, str]:

@@ -178,17 +178,19 @@ def _inplace_takes(opinfo: Any, sample: Any) -> bool:
 def _check(
     opinfo: Any, kind: str, variant: str, dtype: Any, limit: int, counters: Counters | capture._NoCounters,
     hit: set[str],
-    batched: bool = False, at: Progress | None = None,
+    batched: bool = False, at: Progress | None = None, only: frozenset[int] | None = None,
 ) -> Check:  # fmt: skip
     """One check over an OpInfo's samples: passed, failed (which sample, why) or not applicable.
 
+    ``only``: the samples it runs (their indices), not the first ``limit``;
     ``hit`` collects the ops whose kernels gradcheck entered (not the making of the samples);
     ``batched``: with the batched (vmap) part where the OpInfo enables it (``batching.py``); ``at``
     hears of each sample before it runs (a crash or a hang in it is reported there).
     """
     ran, named = 0, str(dtype).removeprefix("torch.")
     found = Check(kind, variant, NOT_RUN, dtype=named)
-    for i, sample in enumerate(_samples(opinfo, dtype, variant, limit)):
+    chosen = enumerate(_samples(opinfo, dtype, variant, limit if only is None else max(only, default=-1) + 1))
+    for i, sample in ((i, s) for i, s in chosen if only is None or i in only):
         if at is not None:
             at(f"sample {i} ({named}) of the {kind} check of {_name(opinfo)} ({variant})")
         if variant == "inplace" and not _inplace_takes(opinfo, sample):
@@ -442,12 +444,42 @@ def _captured(
     whole = max(limit, capture.REACH_CALLS)
     if entry.name in t.through_backward and hasattr(entry, "opinfo") and not entry.inplace:
         names = [a.name for a in sets[0].func._schema.arguments] if sets else None
-        rows += _through_backward(entry.opinfo, dtype, whole, counters, names, batched)
+        reaching = _double_backward_reaches(entry, dtype, t.counter, counters, limit)
+        rows += _through_backward(entry.opinfo, dtype, whole, counters, names, batched, reaching)
     else:
         rows += _through_call(entry, rows, dtype, whole, counters, batched)
     if request.reference_dir:
         rows = [_keep_whole_call(entry, row, whole, batched, request.reference_dir) for row in rows]
     return rows
+
+
+def _double_backward_reaches(entry: Any, dtype: Any, counter: str, counters: Counters, limit: int) -> frozenset[int]:
+    """The first ``limit`` of the samples the reach map read whose backward, run as a double backward runs it
+    (building its graph), calls our kernel of the op (``counter``): the samples whose double backward can run
+    its formulas.  The others check nothing of it, and may cost much: cumprod's OpInfo asks for full Jacobians,
+    and a sample with zeros takes the twice-differentiable path of its backward, ~90,000 aten calls per sample,
+    each a Python Function in the Python tier; its other samples never call ``scatter_`` there.  (The reach map
+    is read under a dispatch mode, where cumprod's backward takes its tensor-subclass path, which does.)"""
+    import torch
+
+    found: list[int] = []
+    for at, call in enumerate(entry.calls(dtype, capture.REACH_CALLS)):
+        before = counters.snapshot()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                outs = capture._outputs(call.fn(*call.inputs))
+                wrt = [x for x in call.inputs if isinstance(x, torch.Tensor) and x.requires_grad]
+                if outs and wrt:
+                    grads = [torch.randn_like(o) for o in outs]
+                    torch.autograd.grad(outs, wrt, grads, allow_unused=True, create_graph=True)
+        except Exception:
+            continue
+        if counter in counters.entered(before):
+            found.append(at)
+        if len(found) >= limit:
+            break
+    return frozenset(found)
 
 
 def _keep_whole_call(entry: Any, row: Check, whole: int, batched: bool, folder: str) -> Check:
@@ -576,19 +608,23 @@ def _allowed(entry: Any, kind: str, dtype: Any) -> bool:
 
 
 def _through_backward(
-    opinfo: Any, dtype: Any, limit: int, counters: Counters, arguments: list[str] | None = None, batched: bool = False
-) -> list[Check]:
+    opinfo: Any, dtype: Any, limit: int, counters: Counters, arguments: list[str] | None = None, batched: bool = False,
+    only: frozenset[int] | None = None,
+) -> list[Check]:  # fmt: skip
     """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them.
 
-    ``arguments``: the backward op's argument names, to say which of its formulas a failure is at.
+    ``arguments``: the backward op's argument names, to say which of its formulas a failure is at; ``only``: the
+    samples to run them on (``_check``).
     """
     rows: list[Check] = []
+    if only is not None and not only:  # no sample's double backward reaches the op
+        return rows
     for test, classes, kind in THROUGH_BACKWARD:
         why = _supports(opinfo, kind, "function") or _skipped(opinfo, test, classes, dtype)
         if why or dtype not in opinfo.supported_backward_dtypes("cpu"):
             continue
         hit: set[str] = set()
-        result = _check(opinfo, kind, "function", dtype, limit, counters, hit, batched)
+        result = _check(opinfo, kind, "function", dtype, limit, counters, hit, batched, only=only)
         # the forward op's inputs, not the backward op's arguments
         mapped = _backward_positions(result.positions, arguments or [])
         rows.append(replace(result, test=test, hit=tuple(sorted(hit)), positions=mapped))

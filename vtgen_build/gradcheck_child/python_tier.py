@@ -1,6 +1,6 @@
 """The Python tier of ``check --gradcheck``, child side; standalone (stdlib and torch only).
 
-    python launch.py python_tier REQUEST.json RESULTS.jsonl
+    python launch.py python_tier REQUEST.json RESULTS.jsonl [TORCH.json]
 
 The parent translates PyTorch's own formulas of the selected entries to Python (one module text per
 aten overload, the op library's Python autograd form: an ``autograd.Function`` whose forward runs the
@@ -16,7 +16,9 @@ mismatch unless the request says otherwise.  A failed check is run again with to
 removed): a failure they share is the sample's, not the formula's.
 
 The process is started before the request exists, so that importing torch overlaps the parent's
-planning: it waits for REQUEST.json (written atomically) and ends if the parent goes away.
+planning: it waits for REQUEST.json (written atomically) and ends if the parent goes away.  Once torch is
+imported it says which torch that is in TORCH.json (the fields of ``torchlib/probe.py``): the parent keys the
+compiled tier's cached reach map by it, with no process of its own to ask.
 """
 
 from __future__ import annotations
@@ -405,10 +407,24 @@ def _prewarm(request: str) -> None:
             continue
 
 
+def _say_torch(torch: Any, path: str) -> None:
+    """Which torch this process imported, as the parent's torch probe describes one (written atomically)."""
+    root = os.path.dirname(torch.__file__)
+    include = os.path.join(root, "include")
+    said = {"version": torch.__version__, "root": root, "lib_dir": os.path.join(root, "lib"),
+            "include_dirs": [include, os.path.join(include, "torch", "csrc", "api", "include")],
+            "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI)}  # fmt: skip
+    with open(f"{path}.tmp", "w", encoding="utf-8") as f:
+        f.write(json.dumps(said) + "\n")
+    os.replace(f"{path}.tmp", path)
+
+
 def main(argv: list[str]) -> int:
     import torch
 
     warnings.filterwarnings("ignore")
+    if len(argv) > 3:
+        _say_torch(torch, argv[3])
     _prewarm(argv[1])
     request = _wait_for(argv[1])
     counters = PyCounters()

@@ -101,8 +101,8 @@ def _against_theirs(row: Entry, request: TierRequest) -> Entry:
         return row
     try:
         theirs = child._target_records(entry, [target], _asked(request, [target]), _Told(target.counter))
-    except Exception:  # their calls cannot be made again: ours stands as it is
-        return row
+    except Exception as exc:  # their calls cannot be made again: ours stands, and says why
+        return replace(row, reference_error=f"{type(exc).__name__}: {exc}"[:300])
     failing = {(c.test, c.kind, c.dtype): c for r in theirs for c in r.checks if c.status == FAILED}
     checks = []
     for c in row.checks:

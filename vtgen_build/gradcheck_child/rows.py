@@ -119,7 +119,7 @@ class FuncChecks:
 
 
 _ENTRY_KEYS = ("entry", "checks", "direct", "aten", "source", "schema", "error", "fatal", "unreadable", "seconds",
-               "func", "cut")  # fmt: skip
+               "func", "cut", "reference_error")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,7 @@ class Entry:
     seconds: float = 0.0  # how long its checks took (its share of the child's entry)
     func: tuple[FuncChecks, ...] = ()  # torch.func over the op and its in-place variant (--library runs)
     cut: bool = False  # the child stopped it at its first failed check (``first_failure``)
+    reference_error: str = ""  # its failed checks' rerun with torch's own kernels raised (why): they stand
 
     def to_json(self) -> dict[str, JSON]:
         found = _without_defaults(self, ())
@@ -166,6 +167,7 @@ class Entry:
             seconds=f.number("seconds", 0.0),
             func=tuple(FuncChecks.from_json(x) for x in f.items("func", [])),
             cut=f.flag("cut", False),
+            reference_error=f.text("reference_error", ""),
         )
 
     def ops(self, variant: str) -> tuple[str, ...]:

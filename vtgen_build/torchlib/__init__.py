@@ -18,7 +18,7 @@ May import: ``base``, ``inputs``, ``model``, ``plan``, ``emit``, ``stubs``, ``en
 from __future__ import annotations
 
 from .build import BuildSettings, compile_objects, link_library
-from .locate import TorchInstall, locate_torch
+from .locate import TorchInstall, locate_torch, torch_of_answer
 from .symbols import Excluded, exported_symbols, unlinkable_roots
 
 __all__ = [
@@ -29,5 +29,6 @@ __all__ = [
     "exported_symbols",
     "link_library",
     "locate_torch",
+    "torch_of_answer",
     "unlinkable_roots",
 ]

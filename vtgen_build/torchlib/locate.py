@@ -12,7 +12,7 @@ from pathlib import Path
 from ..base.errors import VtgenError
 from ..worker import Worker, run_python
 
-__all__ = ["TorchInstall", "locate_torch"]
+__all__ = ["TorchInstall", "locate_torch", "torch_of_answer"]
 
 PROBE = Path(__file__).resolve().with_name("probe.py")  # run by the Python asked: prints one JSON line
 
@@ -56,25 +56,31 @@ def locate_torch(python: str | None = None, worker: Worker | None = None) -> Tor
     if code != 0:
         last = (text.strip().splitlines() or ["(no output)"])[-1]
         raise VtgenError(f"--python {exe}: torch cannot be imported there: {last}")
-    try:
-        data = json.loads(text.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        raise VtgenError(f"--python {exe}: unexpected answer from the torch probe: {text[:200]!r}") from None
-    install = TorchInstall(
-        exe,
-        str(data["version"]),
-        Path(data["root"]),
-        tuple(Path(d) for d in data["include_dirs"]),
-        Path(data["lib_dir"]),
-        bool(data["cxx11_abi"]),
-        tuple(str(m) for m in data.get("missing", [])),
-    )
+    install = torch_of_answer(exe, text.strip().splitlines()[-1] if text.strip() else "")
     if not (install.include_dirs[0] / "ATen").is_dir():
         raise VtgenError(f"torch {install.version} at {install.root} has no C++ headers (include/ATen)")
     missing = [str(p) for p in install.libraries if not p.is_file()]
     if missing:
         raise VtgenError(f"torch {install.version} at {install.root} lacks {', '.join(missing)}")
     return install
+
+
+def torch_of_answer(python: str, line: str) -> TorchInstall:
+    """The torch a probe's JSON line describes (``probe.probe``'s fields): what ``python`` answered, whoever
+    asked it (this module's probe, or a child that imported torch anyway and said so)."""
+    try:
+        data = json.loads(line)
+        return TorchInstall(
+            python,
+            str(data["version"]),
+            Path(data["root"]),
+            tuple(Path(d) for d in data["include_dirs"]),
+            Path(data["lib_dir"]),
+            bool(data["cxx11_abi"]),
+            tuple(str(m) for m in data.get("missing", [])),
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise VtgenError(f"--python {python}: unexpected answer from the torch probe: {line[:200]!r}") from None
 
 
 def _ask(python: str, worker: Worker | None, said: Path, cwd: str) -> int:
