@@ -16,14 +16,23 @@ user's would: bytecode written (``PYTHON*`` variables dropped).
 --python-autograd``, then a new process gradchecking ``scale_add``).
 
 ``backward --classic-library SO``: the classic sample's shared library (its C++ forward kernels
-and C++ Nodes, e.g. ``build/_vtsample_ops.so`` of sample_project); the backward of
-``scale_add`` per call (and its forward+backward), through its C++ Node, then through the generated Python autograd
-registered over the same library (same forward kernel), and through a hand-written
-``autograd.Function`` with the same backward (the floor of any Python autograd), at 8 and 262,144
-elements.  ``--threads`` (default 1) sets torch's intra-op threads in all three: at 262,144
-elements the multiply runs on the OpenMP pool, whose waits on a shared machine swamp the figures.
-Printed per call: the CPU time of the calling thread (the engine runs a CPU backward there; other
-processes' load barely moves it) and the wall time, each the best of 7 batches in 3 rotations.
+and C++ Nodes, e.g. ``build/_vtsample_ops.so`` of sample_project); ``scale_add``'s backward per call
+and its forward+backward, through its C++ Node, through the generated Python autograd (the
+generated module's kernel registered over the same library: same forward kernel), and through a
+hand-written ``autograd.Function`` with the same backward (the floor of any Python autograd), at 8
+and 262,144 elements.  The three run in one process, in turn, nine rounds (the op's Autograd kernel
+swapped by ``torch.library`` registrations), so load drift hits them alike; ``--repeats`` processes
+(default 3), medians printed.  Fair per call on both sides, and why:
+- one intra-op thread in all three (``--threads``, default 1): the figure is the CPU time of the
+  calling thread, and at 262,144 elements ATen runs element-wise ops on its OpenMP pool, whose
+  share of the work that clock does not count (nor the pool's waits, which on a shared machine
+  swamp the figures); with one thread all of a call's work is the calling thread's;
+- freed memory kept (``GLIBC_TUNABLES``; ``--allocator-defaults`` turns it off): by default glibc
+  gives a freed 1 MiB tensor's pages back, so every 262,144-element call faults its tensors' pages in
+  again, a number of minor faults that differs by the order of frees (measured 29-91 per call
+  between the modes in one run, up to 480 in a fresh process) and whose kernel time made the
+  per-process ratio range 0.75-1.58x; minor faults per call are printed;
+- the wall time is printed too.
 
 ``call --site DIR``: forward+backward of the stable sample's ``softsign`` per call (DIR holds an
 installed ``vtstable`` with its generated ``_autograd.py``), through the generated Function, through
@@ -34,6 +43,7 @@ time of the calling thread, the best of 7 batches in 3 rotations, the load avera
 Usage: python bench/bench_python_autograd.py edit [--rounds N]
        python bench/bench_python_autograd.py edit-cli [--rounds N]
        python bench/bench_python_autograd.py backward --classic-library SO [--calls N] [--threads N]
+           [--repeats N] [--allocator-defaults]
        python bench/bench_python_autograd.py call --site DIR [--calls N]
 """
 
@@ -190,61 +200,84 @@ def edit(rounds: int) -> None:
 
 
 TIMING = """
-import json, sys, time, warnings, torch
+import json, resource, statistics, sys, time, warnings, torch
 torch.ops.load_library(sys.argv[1])
-torch.set_num_threads(int(sys.argv[5]))
+sys.path.insert(0, sys.argv[2])
+calls, threads, rounds = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+torch.set_num_threads(threads)
 warnings.simplefilter("ignore")  # the override of the C++ Autograd kernel is the point here
-if sys.argv[2] == "python":
-    sys.path.insert(0, sys.argv[3])
-    import vtsample_autograd
-elif sys.argv[2] == "handwritten":  # the same backward, written by hand: the floor of a Python autograd
-    class ScaleAdd(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, self, other, alpha):
-            ctx.alpha = alpha
-            with torch._C._AutoDispatchBelowAutograd():
-                return torch.ops.vtsample.scale_add.default(self, other, alpha=alpha)
+import vtsample_autograd as generated
 
-        @staticmethod
-        def backward(ctx, grad):
-            return grad, grad * ctx.alpha, None
+generated._lib._destroy()  # its kernels are registered per mode below: the C++ Node's is the library's own
 
-    lib = torch.library.Library("vtsample", "IMPL")
-    lib.impl("scale_add", lambda self, other, *, alpha=1: ScaleAdd.apply(self, other, alpha), "Autograd")
-calls = int(sys.argv[4])
+
+class ScaleAdd(torch.autograd.Function):  # the same backward, written by hand: the floor of a Python autograd
+    @staticmethod
+    def forward(ctx, self, other, alpha):
+        ctx.alpha = alpha
+        with torch._C._AutoDispatchBelowAutograd():
+            return torch.ops.vtsample.scale_add.default(self, other, alpha=alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad * ctx.alpha, None
+
+
+KERNELS = {
+    "classic": None,
+    "python": generated._scale_add_autograd,
+    "handwritten": lambda self, other, *, alpha=1: ScaleAdd.apply(self, other, alpha),
+}
+registered = []
+
+
+def use(mode):
+    while registered:
+        registered.pop()._destroy()
+    if KERNELS[mode] is not None:
+        lib = torch.library.Library("vtsample", "IMPL")
+        lib.impl("scale_add", KERNELS[mode], "Autograd")
+        registered.append(lib)
+
+
+def faults():
+    return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+
+
+op = torch.ops.vtsample.scale_add
 found = {}
 for n in (8, 262144):
-    x = torch.randn(n, requires_grad=True)
-    y = torch.randn(n, requires_grad=True)
-    g = torch.ones(n)
-    for _ in range(20):
-        torch.autograd.grad(torch.ops.vtsample.scale_add(x, y, alpha=2.0), (x, y), g)
-    wall, cpu = [], []
-    for _ in range(7):
-        outs = [torch.ops.vtsample.scale_add(x, y, alpha=2.0) for _ in range(calls)]
-        start, start_cpu = time.perf_counter(), time.thread_time()
-        for o in outs:
-            torch.autograd.grad(o, (x, y), g)
-        cpu.append((time.thread_time() - start_cpu) / calls)
-        wall.append((time.perf_counter() - start) / calls)
-    found[n], found[f"wall {n}"] = min(cpu), min(wall)
-    both = []  # forward+backward per call: what a training step pays for the op
-    for _ in range(7):
-        start_cpu = time.thread_time()
-        for _ in range(calls):
-            torch.autograd.grad(torch.ops.vtsample.scale_add(x, y, alpha=2.0), (x, y), g)
-        both.append((time.thread_time() - start_cpu) / calls)
-    found[f"both {n}"] = min(both)
-    node = torch.ops.vtsample.scale_add(x, y, alpha=2.0).grad_fn
-found["node"] = type(node).__name__ + " " + node.name()
-print(json.dumps(found))
+    x, y, g = torch.randn(n, requires_grad=True), torch.randn(n, requires_grad=True), torch.ones(n)
+    for _ in range(rounds):  # the modes in turn: load drifts over a run
+        for mode in KERNELS:
+            use(mode)
+            found.setdefault(f"node {mode}", type(op(x, y, alpha=2.0).grad_fn).__name__)
+            for _ in range(20):
+                torch.autograd.grad(op(x, y, alpha=2.0), (x, y), g)
+            outs = [op(x, y, alpha=2.0) for _ in range(calls)]
+            start = time.thread_time()
+            for o in outs:
+                torch.autograd.grad(o, (x, y), g)
+            found.setdefault(f"{mode} backward {n}", []).append((time.thread_time() - start) / calls)
+            del outs, o
+            flt, start, wall = faults(), time.thread_time(), time.perf_counter()
+            for _ in range(calls):  # forward+backward: what a training step pays for the op
+                torch.autograd.grad(op(x, y, alpha=2.0), (x, y), g)
+            found.setdefault(f"{mode} both {n}", []).append((time.thread_time() - start) / calls)
+            found.setdefault(f"{mode} wall {n}", []).append((time.perf_counter() - wall) / calls)
+            found.setdefault(f"{mode} faults {n}", []).append((faults() - flt) / calls)
+print(json.dumps({k: v if isinstance(v, str) else statistics.median(v) for k, v in found.items()}))
 """
 
 MODES = ("classic", "python", "handwritten")
-ROTATIONS = 3
+ROTATIONS = 3  # call: the modes in turn (new processes), the best of each
+# The children's allocator keeps the memory it frees (glibc's trim and mmap thresholds raised): otherwise
+# each 262,144-element call takes its 1 MiB tensors from fresh pages, about 480 minor faults per call on
+# every side, and the kernel's page-fault time (noisy under load) swamps the op's cost per call.
+ALLOCATOR = "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=1073741824"
 
 
-def backward(library: str, calls: int, threads: int) -> None:
+def backward(library: str, calls: int, threads: int, repeats: int, keep_pages: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         mod = Path(tmp) / "vtsample_autograd"
         mod.mkdir()
@@ -256,31 +289,45 @@ def backward(library: str, calls: int, threads: int) -> None:
         cmd += ["--namespace", "vtsample", "--out", str(Path(tmp) / "out")]
         cmd += ["--python-autograd", str(mod / "__init__.py")]
         subprocess.run(cmd, check=True, capture_output=True)
-        results: dict[str, dict[str, float | str]] = {}
+        env = {**os.environ, "GLIBC_TUNABLES": ALLOCATOR} if keep_pages else None
         load = os.getloadavg()[0]
-        for _ in range(ROTATIONS):  # the modes in turn, the best of each: load drifts over a run
-            for mode in MODES:
-                done = subprocess.run(
-                    [sys.executable, "-c", TIMING, library, mode, tmp, str(calls), str(threads)],
-                    check=True, capture_output=True, text=True,
-                )  # fmt: skip
-                found = json.loads(done.stdout.splitlines()[-1])
-                best = results.setdefault(mode, found)
-                best.update({n: min(best[n], found[n]) for n in found if n != "node"})
-        print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}; intra-op threads {threads}")
-        for what, key in (
-            ("CPU time of the calling thread per backward call", ""),
-            ("wall time per backward call", "wall "),
-            ("CPU time of the calling thread per forward+backward call", "both "),
-        ):
-            print(f"{what} (best of 7 x {calls} calls, {ROTATIONS} rotations):")
-            for n in ("8", "262144"):
-                c, p, h = (float(results[m][key + n]) for m in MODES)
-                print(
-                    f"  {n:>7} elements: classic C++ Node {c * 1e6:8.1f} us, generated Python {p * 1e6:8.1f} us "
-                    f"({p / c:.2f}x), hand-written Function {h * 1e6:8.1f} us ({h / c:.2f}x)"
-                )
-        print(f"nodes: classic {results['classic']['node']}; python {results['python']['node']}")
+        runs = [
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", TIMING, library, tmp, str(calls), str(threads), "9"],
+                    check=True, capture_output=True, text=True, env=env,
+                ).stdout.splitlines()[-1]
+            )
+            for _ in range(repeats)
+        ]  # fmt: skip
+        _report(runs, calls, threads, load, keep_pages)
+
+
+def _report(runs: list[dict[str, float | str]], calls: int, threads: int, load: float, keep_pages: bool) -> None:
+    def median(key: str) -> float:
+        return statistics.median(float(r[key]) for r in runs)
+
+    pages = "freed memory kept (GLIBC_TUNABLES)" if keep_pages else "the allocator's defaults"
+    print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}; intra-op threads {threads}; {pages}")
+    print(f"medians of {len(runs)} process(es), each the median of 9 rounds of {calls} calls, modes in turn:")
+    for what, key in (
+        ("CPU time of the calling thread per backward call", "backward"),
+        ("CPU time of the calling thread per forward+backward call", "both"),
+        ("wall time per forward+backward call", "wall"),
+    ):
+        print(f"{what}:")
+        for n in ("8", "262144"):
+            c, p, h = (median(f"{m} {key} {n}") for m in MODES)
+            print(
+                f"  {n:>7} elements: classic C++ Node {c * 1e6:8.1f} us, generated Python {p * 1e6:8.1f} us "
+                f"({p / c:.2f}x), hand-written Function {h * 1e6:8.1f} us ({h / c:.2f}x)"
+            )
+    ratios = sorted(float(r["python both 262144"]) / float(r["classic both 262144"]) for r in runs)
+    print(f"generated / C++ Node, forward+backward at 262,144, per process: {', '.join(f'{q:.2f}' for q in ratios)}")
+    for n in ("8", "262144"):
+        print(f"minor page faults per forward+backward call, {n} elements: " + ", ".join(
+            f"{m} {median(f'{m} faults {n}'):.1f}" for m in MODES))  # fmt: skip
+    print("nodes: " + "; ".join(f"{m} {runs[0][f'node {m}']}" for m in MODES))
 
 
 CALL = """
@@ -374,6 +421,8 @@ def main() -> int:
     b.add_argument("--classic-library", required=True, metavar="SO")
     b.add_argument("--calls", type=int, default=200)
     b.add_argument("--threads", type=int, default=1, help="torch's intra-op threads (default 1)")
+    b.add_argument("--repeats", type=int, default=3, help="processes (medians printed)")
+    b.add_argument("--allocator-defaults", action="store_true", help="no GLIBC_TUNABLES: freed pages go back")
     c = sub.add_parser("call")
     c.add_argument("--site", required=True, metavar="DIR")
     c.add_argument("--calls", type=int, default=300)
@@ -385,7 +434,7 @@ def main() -> int:
     elif opts.what == "call":
         call(opts.site, opts.calls)
     else:
-        backward(opts.classic_library, opts.calls, opts.threads)
+        backward(opts.classic_library, opts.calls, opts.threads, opts.repeats, not opts.allocator_defaults)
     return 0
 
 

@@ -68,6 +68,26 @@ def forward_values() -> None:
 
 
 @check
+def softsign_kernel_one_pass() -> None:
+    """softsign on a float32 contiguous input (its batching rule's one call on a vmap batch too) runs
+    one pass of the sample's kernel: no ATen op but its output's allocation (three ATen ops, a
+    temporary and a tensor of the scalar 1 made vmap of it dearer than vmap of the aten expression)."""
+    x = rand(64, 256, grad=False, dtype=torch.float32)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        y = ops().softsign(x)
+        batched = torch.vmap(ops().softsign)(x)
+    called = [e.name for e in prof.events() if e.name.startswith("aten::")]
+    assert called == ["aten::empty", "aten::empty"], called
+    for got in (y, batched):
+        torch.testing.assert_close(got, x / (1 + x.abs()))
+    for dtype in (torch.float64, torch.bfloat16):  # the pass in float64; another dtype through ATen
+        z = rand(7, grad=False, dtype=dtype)
+        torch.testing.assert_close(ops().softsign(z), z / (1 + z.abs()))
+    t = rand(6, 4, grad=False).t()  # a non-contiguous self
+    torch.testing.assert_close(ops().softsign(t), t / (1 + t.abs()))
+
+
+@check
 def softsign_gradients() -> None:  # forward formula: auto_element_wise
     all_grad_checks(ops().softsign, (rand(6),))
 

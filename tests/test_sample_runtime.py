@@ -50,6 +50,7 @@ OPCHECKED = (
 )
 NAMES = (
     "forward_values",
+    "softsign_kernel_one_pass",
     "softsign_gradients",
     "scale_add_gradients",
     "topk_abs_gradients",
