@@ -40,6 +40,7 @@ from ..translate import (
     comment,
     formula_scope,
     forward_python,
+    integer_arguments,
     op_identifiers,
     prelude,
     private_name_error,
@@ -396,7 +397,7 @@ def _forward_python(k: KernelPlan, fw: Forward, values: frozenset[str], module: 
         return f"{_op_ref(k.function)}({', '.join(parts)})"
     where = fw.derived.location if fw.derived is not None else fw.location
     original = fw.derived.original if fw.derived is not None else fw.formula
-    return forward_python(fw.formula, values, where, original, module)
+    return forward_python(fw.formula, values, where, original, module, integer_arguments(k.function))
 
 
 def _signature(f: NativeFunction) -> str:

@@ -175,6 +175,13 @@ _WHEN_USED = {
         return torch.ops.aten.slice.Tensor(value, *args)
     start = args[0]
     return tuple(value)[start:] if len(args) == 1 else tuple(value)[start : start + args[1]]''',
+    "_cpp_div": '''def _cpp_div(a, b):
+    """C++'s ``/`` of two integers: the quotient rounded toward zero (Python's ``/`` gives a float, ``//``
+    rounds down); a float or tensor operand at run time divides as Python does."""
+    if isinstance(a, int) and isinstance(b, int):
+        quotient = abs(a) // abs(b)
+        return quotient if (a < 0) == (b < 0) else -quotient
+    return a / b''',
     "_on_device": '''def _on_device(value, kind):
     """C++'s ``is_cpu()`` / ``is_xpu()``: of a device, or of a tensor."""
     return (value if isinstance(value, torch.device) else value.device).type == kind''',
