@@ -108,7 +108,12 @@ def test_integer_division_rounds_toward_zero_as_cpp() -> None:
     helpers: dict[str, object] = {}
     exec(prelude("_cpp_div(1, 1)"), {"torch": SimpleNamespace()}, helpers)
     grad = SimpleNamespace(size=lambda d: (4, 6)[d])
-    for cpp, value in [("grad.sym_size(1) / groups", 2), ("-7 / 2", -3), ("7 / -groups", -2), ("(groups * 2 + 1) / 2", 3)]:
+    for cpp, value in [
+        ("grad.sym_size(1) / groups", 2),
+        ("-7 / 2", -3),
+        ("7 / -groups", -2),
+        ("(groups * 2 + 1) / 2", 3),
+    ]:
         found = eval(translate_formula(cpp, scope), {**helpers, "grad": grad, "groups": 3})
         assert found == value and isinstance(found, int), (cpp, found)
 
