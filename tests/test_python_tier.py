@@ -447,6 +447,24 @@ def test_formulas_calls_bind_as_cpp_binds_them() -> None:
     )
 
 
+def test_a_none_argument_binds_the_overload_the_call_fills() -> None:
+    """Found on the whole 2.13 yaml: sum's forward formula at::sum(self_t, dtype) with no dtype bound
+    sum.dim_IntList(self_t, dim=None) (the first overload taking it), which raises under gradcheck's batched
+    forward-AD check on a 0-dim sample; C++ calls sum(self, *, dtype), which runs there."""
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    from torch._vmap_internals import vmap  # the vmap gradcheck's batched checks use
+
+    from vtgen_build.gradcheck_child.cpp_calls import CppTorch
+
+    cpp, t = CppTorch(torch), torch.arange(3.0, dtype=torch.float64)
+    with warnings.catch_warnings():  # it is deprecated for torch.vmap, but gradcheck's is this one
+        warnings.simplefilter("ignore", FutureWarning)
+        assert torch.equal(vmap(lambda x: cpp.sum(x, None))(t), t)
+    assert cpp.sum(t.reshape(3, 1), [1], True).shape == (3, 1)  # a dim list still binds the dim overload
+
+
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # forward AD's first use
 def test_the_adjoint_test_keeps_its_u_from_a_forward_formula_writing_its_tangent() -> None:
     """``at::_index_put_impl_(self_t, ...)`` writes the input's tangent: the inner product still uses the u
