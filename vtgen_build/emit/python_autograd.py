@@ -290,11 +290,15 @@ def _forward(k: KernelPlan, info: DerivativeInfo) -> list[str]:
     f = k.function
     lines = [f"{''.join(py_name(a) + ', ' for a in _applied(k, info))}= _unflatten(layout, flat)"]
     lines = lines if _has_lists(k) else []  # no list: the arguments are the forward's parameters
+    # the C++ kernel's guard: a view or mutating op stays above its ADInplaceOrView kernel
+    below = (
+        "_below_autograd(inplace_or_view=True)" if k.guard == "at::AutoDispatchBelowAutograd" else "_below_autograd()"
+    )
     if not _written(k):
         call = f"tuple({_call(f)})" if _list_return(k) else _call(f)
-        return [*lines, "with _below_autograd():", f"    return {call}"]
+        return [*lines, f"with {below}:", f"    return {call}"]
     written = "".join(py_name(n) + ", " for n in _written(k))
-    lines += [f"_versions = _versions_of(({written}))", "with _below_autograd():"]
+    lines += [f"_versions = _versions_of(({written}))", f"with {below}:"]
     lines += [f"    {_call(f)}", f"_bump(({written}), _versions)"]
     return [*lines, f"return {written.rstrip(', ')}"]
 
