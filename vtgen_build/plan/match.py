@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from ..base.errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import Argument, FunctionSchema, ListType, SchemaKind
-from .formulas import SavedValue, ident_re
+from .formulas import SavedValue, backward_spelling, ident_re
 from .infos import Backward, DerivativeInfo, Forward
 from .mutating import mutated_arguments
 from .policy import Policy
@@ -214,10 +214,10 @@ _STRING = re.compile(r'("(?:[^"\\]|\\.)*")')  # a C++ string literal, kept as re
 
 def _foreach_element(expr: str, to_foreach: dict[str, Argument]) -> tuple[str, list[Argument]]:
     """A per-tensor op's saved expression (``self.sym_sizes()``, ``strides_or_error(mat2, "mat2")``) for element
-    ``i`` of the lists (``self[i].sym_sizes()``, ``strides_or_error(mat2[i], "mat2")``: string literals kept),
-    and the ``_foreach_`` op's arguments it names."""
+    ``i`` of the lists, as the backward formula spells it (``self[i].sym_sizes()``, ``mat2[i].sym_strides()``;
+    string literals kept), and the ``_foreach_`` op's arguments it names."""
     named: list[Argument] = []
-    pieces = _STRING.split(expr)
+    pieces = _STRING.split(backward_spelling(expr))
     for k in range(0, len(pieces), 2):  # the code between string literals
         for ref_name, arg in to_foreach.items():
             element = arg.name + "[i]" if isinstance(arg.type, ListType) else arg.name
