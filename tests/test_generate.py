@@ -154,3 +154,37 @@ def test_depfile_lists_the_generators_own_modules(tmp_path: Path) -> None:
     assert set(modules) <= set(deps), sorted(set(modules) - set(deps))[:5]
     assert str(package / "templates" / "VariableType.cpp") in deps
     assert str((SAMPLE / "derivatives.yaml").resolve()) in deps
+
+
+def test_a_foreach_op_without_its_entry_applies_a_saved_call_element_by_element(real_yaml, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Found deleting 2.13's _foreach_mm entry: mm's saved value strides_or_error(mat2, "mat2") was looked up as
+    an argument named by the text before its first dot, and generate crashed with a KeyError traceback.  Each
+    argument the saved value names is its element, spelled as a backward formula spells it (strides_or_error is
+    declared only where the forward kernels are); a saved value naming none of the _foreach_ op's arguments is
+    an error at the per-tensor formula's line."""
+    from vtgen_build.base.errors import Location, VtgenError
+    from vtgen_build.engine.planned import plan_inputs
+    from vtgen_build.plan.formulas import SavedValue
+    from vtgen_build.plan.infos import Backward
+    from vtgen_build.plan.match import _foreach_backward
+    from vtgen_build.plan.policy import load_policy
+
+    inputs = _copy_inputs(real_yaml, tmp_path)
+    deriv = Path(inputs.derivatives)
+    lines = deriv.read_text().splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("- name: _foreach_mm("))
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("- name:")), len(lines))
+    deriv.write_text("".join(lines[:start] + lines[end:]))
+    plan = plan_inputs(inputs, load_policy()).plan
+    (info,) = [i for i in plan.infos if str(i.func.name) == "_foreach_mm"]
+    formulas = " ".join(b.formula for b in info.backward)
+    assert "mat2[i].sym_strides()" in formulas and "self[i].sym_strides()" in formulas and "strides_or" not in formulas
+    assert {v.name for b in info.backward for v in b.saved_inputs} == {"self", "mat2"}
+
+    saved = SavedValue("x_strides", "std::vector<int64_t>", 'strides_or_error(x, "x")')
+    orphan = Backward(("self",), "f(grad, x_strides)", "f(grad, x.strides())", (saved,), (), frozenset(),
+                      Location("derivatives.yaml", 7))  # fmt: skip
+    with pytest.raises(VtgenError) as caught:
+        _foreach_backward(orphan, {"self": info.func.func.arguments.non_out[0]}, info.func)
+    assert caught.value.location == Location("derivatives.yaml", 7) and "'x'" not in str(caught.value)
+    assert "names none of its arguments" in str(caught.value)

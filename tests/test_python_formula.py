@@ -95,6 +95,29 @@ def test_spelling(cpp: str, python: str) -> None:
     assert translate_formula(cpp, SCOPE) == python
 
 
+def test_integer_division_rounds_toward_zero_as_cpp() -> None:
+    """Found on the whole 2.13 yaml: channel_shuffle's ``grad.sym_size(1) / groups`` divided two integers with
+    Python's ``/``, and the float reached the op's ``SymInt groups``.  C++ divides integers (sizes, ``int``
+    and ``SymInt`` arguments, integer literals) rounding toward zero; a tensor or a float divides as before."""
+    from vtgen_build.translate.python_prelude import prelude
+
+    scope = Scope(frozenset(("grad", "groups", "p")), "aten", integers=frozenset(("groups",)))
+    assert translate_formula("grad.sym_size(1) / groups", scope) == "(_cpp_div(grad.size(1), groups))"
+    assert translate_formula("grad / groups", scope) == "(grad / groups)"
+    assert translate_formula("1 / (1.0 - p)", scope) == "(1 / (1.0 - p))"
+    helpers: dict[str, object] = {}
+    exec(prelude("_cpp_div(1, 1)"), {"torch": SimpleNamespace()}, helpers)
+    grad = SimpleNamespace(size=lambda d: (4, 6)[d])
+    for cpp, value in [
+        ("grad.sym_size(1) / groups", 2),
+        ("-7 / 2", -3),
+        ("7 / -groups", -2),
+        ("(groups * 2 + 1) / 2", 3),
+    ]:
+        found = eval(translate_formula(cpp, scope), {**helpers, "grad": grad, "groups": 3})
+        assert found == value and isinstance(found, int), (cpp, found)
+
+
 def test_tangent_reading_helpers_get_the_tangents() -> None:
     """cat_jvp(tensors, dim) reads its tensors' forward gradients in C++: the Python passes their tangents, at
     any depth of the formula; another helper, or a name with no tangent bound, keeps its argument."""

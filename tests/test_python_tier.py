@@ -588,6 +588,24 @@ def test_formulas_calls_bind_as_cpp_binds_them() -> None:
     )
 
 
+def test_a_none_argument_binds_the_overload_the_call_fills() -> None:
+    """Found on the whole 2.13 yaml: sum's forward formula at::sum(self_t, dtype) with no dtype bound
+    sum.dim_IntList(self_t, dim=None) (the first overload taking it), which raises under gradcheck's batched
+    forward-AD check on a 0-dim sample; C++ calls sum(self, *, dtype), which runs there."""
+    torch = pytest.importorskip("torch")
+    import warnings
+
+    from torch._vmap_internals import vmap  # the vmap gradcheck's batched checks use
+
+    from vtgen_build.gradcheck_child.cpp_calls import CppTorch
+
+    cpp, t = CppTorch(torch), torch.arange(3.0, dtype=torch.float64)
+    with warnings.catch_warnings():  # it is deprecated for torch.vmap, but gradcheck's is this one
+        warnings.simplefilter("ignore", FutureWarning)
+        assert torch.equal(vmap(lambda x: cpp.sum(x, None))(t), t)
+    assert cpp.sum(t.reshape(3, 1), [1], True).shape == (3, 1)  # a dim list still binds the dim overload
+
+
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # forward AD's first use
 def test_the_adjoint_test_keeps_its_u_from_a_forward_formula_writing_its_tangent() -> None:
     """``at::_index_put_impl_(self_t, ...)`` writes the input's tangent: the inner product still uses the u
@@ -666,3 +684,29 @@ def test_a_view_kernel_is_installed_only_around_its_own_checks(real_yaml: RealYa
     assert counters.hits["t"] == 1 and inside.grad_fn.name() == "TBackward0"  # type: ignore[attr-defined]
     outside.select(0, 0).mul_(2)  # torch's own view kernel: an in-place write to its view is allowed
     assert counters.hits["t"] == 1
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # forward AD's first use
+def test_a_view_inside_the_ops_kernel_of_an_input_with_a_tangent_is_no_forward_ad_view(real_yaml: RealYaml) -> None:
+    """Found on the whole 2.13 yaml: vdot's OpInfo forward-AD check (complex, a conjugate view input) raised
+    torch's internal assert on forward-AD views: the Function's forward ran the op above ADInplaceOrView, so
+    the view its CPU kernel takes of the input was made a forward-AD view.  A C++ kernel runs it below
+    (a view or in-place op's own ADInplaceOrView kernel still runs: ``t`` stays above)."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child import python_tier as child
+
+    plan = plan_tier(real_yaml.inputs, None, "2.13", op_selection(["vdot", "t"], "aten"), [], False)
+    modules = {m.op: m for m in request_of(plan, ["forward"], 60, False, True, False, 2).modules}
+    assert "_below_autograd(inplace_or_view=True)" in modules["t"].text
+    libs, failed = child.install(torch, [modules["vdot"]], child.PyCounters(), "vtgen_build.gradcheck_child")
+    fwad = torch.autograd.forward_ad
+    try:
+        assert not failed
+        a, b = torch.randn(4, dtype=torch.complex128), torch.randn(4, dtype=torch.complex128).conj()
+        u = torch.randn(4, dtype=torch.complex128)
+        with fwad.dual_level():
+            tangent = fwad.unpack_dual(torch.vdot(fwad.make_dual(a, u), b)).tangent
+    finally:
+        for lib in libs:
+            lib._destroy()
+    assert torch.allclose(tangent, torch.vdot(u, b))

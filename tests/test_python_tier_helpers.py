@@ -681,6 +681,34 @@ def test_batchnorm_double_backward(train: bool, affine: bool) -> None:
         _close(ours[1], theirs[2])
 
 
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_batchnorm_double_backward_runs_under_gradchecks_vmap(affine: bool) -> None:
+    """Found on the whole 2.13 yaml: gradcheck's batched double backward vmaps (its own vmap) the gradients
+    this helper is given, and differentiating a value they are part of raised (autograd refuses a vmapped
+    output); batched, it equals the helper's value per gradient."""
+    from torch._vmap_internals import vmap  # the vmap gradcheck's batched checks use
+
+    gen = torch.Generator().manual_seed(29)
+    x, go = torch.randn(4, 3, 5, dtype=F64, generator=gen), torch.randn(4, 3, 5, dtype=F64, generator=gen)
+    w = torch.randn(3, dtype=F64, generator=gen) if affine else None
+    ggI = torch.randn(2, 4, 3, 5, dtype=F64, generator=gen)  # two gradients of each, batched
+    ggG, ggB = torch.randn(2, 3, dtype=F64, generator=gen), torch.randn(2, 3, dtype=F64, generator=gen)
+    mask = [True, affine, True]
+    _, saved_mean, saved_invstd = torch.ops.aten.native_batch_norm(x, w, None, None, None, True, 0.1, 1e-5)
+
+    def one(i: Any, g: Any, b: Any) -> tuple[Any, ...]:
+        found = h.batchnorm_double_backward(x, w, i, g if affine else None, b, go, None, None, True, 1e-5,
+                                            saved_mean, saved_invstd, mask)  # fmt: skip
+        return tuple(f for f in found if f is not None)
+
+    with warnings.catch_warnings():  # it is deprecated for torch.vmap, but gradcheck's is this one
+        warnings.simplefilter("ignore", FutureWarning)
+        batched = vmap(one)(ggI, ggG, ggB)
+    for k in range(2):
+        for ours, theirs in zip(batched, one(ggI[k], ggG[k], ggB[k]), strict=True):
+            _close(ours[k], theirs)
+
+
 def test_trilinear_backward() -> None:
     """As nn.functional.bilinear calls _trilinear, and forms with and without a summed dimension; inputs a gradient is
     not asked of may be undefined (``wrap_opt_if``)."""

@@ -40,6 +40,7 @@ from ..translate import (
     comment,
     formula_scope,
     forward_python,
+    integer_arguments,
     op_identifiers,
     prelude,
     private_name_error,
@@ -289,11 +290,15 @@ def _forward(k: KernelPlan, info: DerivativeInfo) -> list[str]:
     f = k.function
     lines = [f"{''.join(py_name(a) + ', ' for a in _applied(k, info))}= _unflatten(layout, flat)"]
     lines = lines if _has_lists(k) else []  # no list: the arguments are the forward's parameters
+    # the C++ kernel's guard: a view or mutating op stays above its ADInplaceOrView kernel
+    below = (
+        "_below_autograd(inplace_or_view=True)" if k.guard == "at::AutoDispatchBelowAutograd" else "_below_autograd()"
+    )
     if not _written(k):
         call = f"tuple({_call(f)})" if _list_return(k) else _call(f)
-        return [*lines, "with _below_autograd():", f"    return {call}"]
+        return [*lines, f"with {below}:", f"    return {call}"]
     written = "".join(py_name(n) + ", " for n in _written(k))
-    lines += [f"_versions = _versions_of(({written}))", "with _below_autograd():"]
+    lines += [f"_versions = _versions_of(({written}))", f"with {below}:"]
     lines += [f"    {_call(f)}", f"_bump(({written}), _versions)"]
     return [*lines, f"return {written.rstrip(', ')}"]
 
@@ -396,7 +401,7 @@ def _forward_python(k: KernelPlan, fw: Forward, values: frozenset[str], module: 
         return f"{_op_ref(k.function)}({', '.join(parts)})"
     where = fw.derived.location if fw.derived is not None else fw.location
     original = fw.derived.original if fw.derived is not None else fw.formula
-    return forward_python(fw.formula, values, where, original, module)
+    return forward_python(fw.formula, values, where, original, module, integer_arguments(k.function))
 
 
 def _signature(f: NativeFunction) -> str:

@@ -74,10 +74,17 @@ def _rejected(exc: Exception) -> bool:
 
 
 def _by_position(packet: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """The first overload of ``packet`` whose schema, bound by position (as C++ does), takes the call."""
+    """The first overload of ``packet`` whose schema, bound by position (as C++ does), takes the call; those
+    leaving fewer of their parameters to defaults first.
+
+    C++ picks the overload by the arguments' static types; a Python ``None`` fits any optional parameter, so
+    ``at::sum(self_t, dtype)`` with no dtype would also bind ``sum.dim_IntList(self_t, dim=None)`` (registered
+    first): the same sum, but not under gradcheck's vmap, which fails on that overload's 0-dim samples.  The
+    overload the call fills (``sum(self, *, dtype)``) is the one C++ calls."""
     last: Exception | None = None
-    for name in packet.overloads():
-        overload = getattr(packet, name)
+    overloads = [getattr(packet, name) for name in packet.overloads()]
+    given = len(args) + len(kwargs)
+    for overload in sorted(overloads, key=lambda o: abs(len(o._schema.arguments) - given)):
         params = overload._schema.arguments
         if len(args) > len(params):
             continue

@@ -1920,27 +1920,32 @@ def batchnorm_double_backward(
     input: Any, gamma: Any, ggI: Any, ggG: Any, ggB: Any, gO: Any, running_mean: Any, running_var: Any, train: bool,
     eps: float, save_mean: Any, save_invstd: Any, output_mask: Any,
 ) -> tuple[Any, ...]:  # fmt: skip
-    """Batch norm's backward differentiated in (input, weight, grad_out): <its backward at gO, (ggI, ggG, ggB)>
-    differentiated, the backward being the composite's (``_batch_norm_composite``) vector-Jacobian product."""
+    """Batch norm's backward differentiated in (input, weight, grad_out) at (ggI, ggG, ggB): the vector-Jacobian
+    product of that backward (the composite's, ``_batch_norm_composite``, and the bias's channel sums of gO).
+
+    The gradients given are the cotangents of one ``torch.autograd.grad`` of the backward's (unbatched) values:
+    gradcheck's batched double backward vmaps them, and autograd refuses an output batched by a vmap."""
     stats = None if train or running_mean is None else (running_mean, running_var)
     dims = [0, *range(2, input.dim())]
 
-    def paired(x: Any, g: Any, go: Any) -> tuple[Any]:
-        leaves = (x,) if g is None else (x, g)
-        grads = torch.autograd.grad(_batch_norm_composite(x, g, stats, eps), leaves, go, create_graph=True)
-        total = go.sum(dims).mul(ggB).sum() if ggB is not None else torch.zeros((), dtype=x.dtype)
-        for grad, gg in zip(grads, (ggI, ggG), strict=False):
-            if gg is not None:
-                total = total + (grad * gg).sum()
-        return (total,)
+    def backward(x: Any, g: Any, go: Any) -> tuple[Any, Any, Any]:
+        if g is None:
+            (gI,) = _vjp_of(lambda a: (_batch_norm_composite(a, None, stats, eps),), (x,), (go,))
+            return gI, None, go.sum(dims)
+        gI, gG = _vjp_of(lambda a, b: (_batch_norm_composite(a, b, stats, eps),), (x, g), (go,))
+        return gI, gG, go.sum(dims)
 
-    one = torch.ones((), dtype=input.dtype, device=input.device)
     if gamma is None:
-        gI, ggO = _vjp_of(lambda x, go: paired(x, None, go), (input, gO), (one,))
+        gI, ggO = _vjp_of(lambda x, go: _no_weight(backward(x, None, go)), (input, gO), (ggI, ggB))
         found = (gI, None, ggO)
     else:
-        found = _vjp_of(paired, (input, gamma, gO), (one,))
+        found = _vjp_of(backward, (input, gamma, gO), (ggI, ggG, ggB))
     return tuple(g if wanted else None for g, wanted in zip(found, output_mask, strict=True))
+
+
+def _no_weight(grads: tuple[Any, Any, Any]) -> tuple[Any, Any]:
+    """A weightless batch norm's backward values: the input's and the bias's (there is no weight's)."""
+    return grads[0], grads[2]
 
 
 # -- _trilinear (bilinear's kernel) ----------------------------------------------------------------------------

@@ -109,6 +109,15 @@ _RULES = (
     _Rule(r"{}.is_conj\(\)", "_conjugate", "bool"),
 )
 
+_STRIDES_OR_ERROR = re.compile(r'strides_or_error\((\w+), "\1"\)')
+
+
+def backward_spelling(expr: str) -> str:
+    """A saved value's forward-time expression as a backward formula spells it: ``strides_or_error(x, "x")``
+    (the forward's check that the strides exist, declared only where the kernels are) is ``x.sym_strides()``."""
+    return _STRIDES_OR_ERROR.sub(lambda m: f"{m.group(1)}.sym_strides()", expr)
+
+
 # The C++ API's concrete spellings, and the symbolic ones a formula's saved sizes take: the Python autograd
 # accepts both (a size is a SymInt there either way); the C++ autograd refuses the concrete ones, whose
 # int64_t would throw on a tensor with symbolic sizes (``concrete_sizes``).

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from ..base.errors import VtgenError
 from ..model.native import NativeFunction
 from ..model.schema import Argument, FunctionSchema, ListType, SchemaKind
-from .formulas import SavedValue, ident_re
+from .formulas import SavedValue, backward_spelling, ident_re
 from .infos import Backward, DerivativeInfo, Forward
 from .mutating import mutated_arguments
 from .policy import Policy
@@ -166,7 +166,7 @@ def _adapt_to_foreach(f: NativeFunction, ref: DerivativeInfo, policy: Policy) ->
     """The per-tensor op's formulas, applied element by element over the lists."""
     pairs = list(zip(_flat_non_out(f.func), _flat_non_out(ref.func.func), strict=False))
     to_foreach = {r.name: a for a, r in pairs}
-    backward = tuple(_foreach_backward(b, to_foreach) for b in ref.backward)
+    backward = tuple(_foreach_backward(b, to_foreach, f) for b in ref.backward)
     var_names = {n for b in backward for n in b.var_names}
     with_derivs = tuple(
         CppValue(a.name, value_type(a.type), a.type) for a in _flat_non_out(f.func) if a.name in var_names
@@ -188,20 +188,42 @@ def _adapt_to_foreach(f: NativeFunction, ref: DerivativeInfo, policy: Policy) ->
     )
 
 
-def _foreach_backward(b: Backward, to_foreach: dict[str, Argument]) -> Backward:
+def _foreach_backward(b: Backward, to_foreach: dict[str, Argument], f: NativeFunction) -> Backward:
     text = b.formula.replace("grad", "grads[i]").replace("result", "result[i]")
-    saved_in = []
+    saved_in: dict[str, SavedValue] = {}
     for value in b.saved_inputs:
-        ref_name = value.expr.split(".")[0]
-        arg = to_foreach[ref_name]
-        element = arg.name + "[i]" if isinstance(arg.type, ListType) else arg.name
-        text = text.replace(value.name, value.expr.replace(ref_name, element))
-        saved_in.append(SavedValue(arg.name, value_type(arg.type), arg.name))
+        element, named = _foreach_element(value.expr, to_foreach)
+        if not named:
+            raise VtgenError(
+                f"'{f.name}' has no derivatives entry, and this formula of its per-tensor op saves "
+                f"'{value.expr}', which names none of its arguments: it cannot be applied element by element; "
+                f"give '{f.name}' an entry of its own",
+                b.location,
+            )
+        text = text.replace(value.name, element)
+        saved_in.update((a.name, SavedValue(a.name, value_type(a.type), a.name)) for a in named)
     saved_out = tuple(
         SavedValue("result", "at::TensorList", "result", True) for v in b.saved_outputs if v.name == "result"
     )
     names = tuple(to_foreach[n].name for n in b.var_names)
-    return Backward(names, text, b.original, tuple(saved_in), saved_out, frozenset(), b.location)
+    return Backward(names, text, b.original, tuple(saved_in.values()), saved_out, frozenset(), b.location)
+
+
+_STRING = re.compile(r'("(?:[^"\\]|\\.)*")')  # a C++ string literal, kept as re.split's odd pieces
+
+
+def _foreach_element(expr: str, to_foreach: dict[str, Argument]) -> tuple[str, list[Argument]]:
+    """A per-tensor op's saved expression (``self.sym_sizes()``, ``strides_or_error(mat2, "mat2")``) for element
+    ``i`` of the lists, as the backward formula spells it (``self[i].sym_sizes()``, ``mat2[i].sym_strides()``;
+    string literals kept), and the ``_foreach_`` op's arguments it names."""
+    named: list[Argument] = []
+    pieces = _STRING.split(backward_spelling(expr))
+    for k in range(0, len(pieces), 2):  # the code between string literals
+        for ref_name, arg in to_foreach.items():
+            element = arg.name + "[i]" if isinstance(arg.type, ListType) else arg.name
+            pieces[k], count = re.subn(rf"(?<!\w){re.escape(ref_name)}(?!\w)", element, pieces[k])
+            named += [arg] if count and arg not in named else []
+    return "".join(pieces), named
 
 
 def _foreach_rename(text: str, arg: Argument, ref: Argument, *, tensors: bool) -> str:

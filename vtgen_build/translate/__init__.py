@@ -21,7 +21,7 @@ May import: ``base``, ``inputs``, ``model``, ``plan``.
 from __future__ import annotations
 
 from .cpp_expr import ExprError, parse_expression
-from .formulas import Vocabulary, formula_error, formula_scope, forward_python, python_formulas
+from .formulas import Vocabulary, formula_error, formula_scope, forward_python, integer_arguments, python_formulas
 from .python_formula import MANUAL_PRELUDE_HELPERS, PRELUDE_HELPERS, Scope, translate, translate_formula
 from .python_names import (
     AUTOCAST_GLOBALS,
@@ -52,6 +52,7 @@ __all__ = [
     "formula_error",
     "formula_scope",
     "forward_python",
+    "integer_arguments",
     "op_identifiers",
     "parse_expression",
     "prelude",

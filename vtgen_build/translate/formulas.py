@@ -17,7 +17,7 @@ from ..plan.infos import Backward, DerivativeInfo
 from .cpp_expr import Call, ExprError, Name, Node, parse_expression
 from .python_formula import Scope, translate
 
-__all__ = ["Vocabulary", "formula_error", "formula_scope", "forward_python", "python_formulas"]
+__all__ = ["Vocabulary", "formula_error", "formula_scope", "forward_python", "integer_arguments", "python_formulas"]
 
 
 class Vocabulary(Protocol):
@@ -53,14 +53,23 @@ def _yaml_line(entries: tuple[DerivativeEntry, ...], where: Location) -> str:
     return ""
 
 
-def formula_scope(values: set[str] | frozenset[str], module: Vocabulary) -> Scope:
-    """The scope of a formula evaluated where ``values`` are bound as Python locals."""
-    return Scope(frozenset(values), module.namespace, module.library_ops, module.user_functions)
+def formula_scope(
+    values: set[str] | frozenset[str], module: Vocabulary, integers: frozenset[str] = frozenset()
+) -> Scope:
+    """The scope of a formula evaluated where ``values`` are bound as Python locals (``integers``: those of
+    them that are integers)."""
+    return Scope(frozenset(values), module.namespace, module.library_ops, module.user_functions, integers)
 
 
-def _translate(text: str, values: frozenset[str], b: Backward, module: Vocabulary) -> str:
+def integer_arguments(f: NativeFunction) -> frozenset[str]:
+    """The arguments of ``f`` that are integers (``int``, ``SymInt``, optional or not): C++ divides them
+    rounding toward zero."""
+    return frozenset(a.name for a in f.func.arguments.all if str(a.type).removesuffix("?") in ("int", "SymInt"))
+
+
+def _translate(text: str, values: frozenset[str], b: Backward, module: Vocabulary, integers: frozenset[str]) -> str:
     try:
-        return _compiled(translate(parse_expression(text), formula_scope(values, module)))
+        return _compiled(translate(parse_expression(text), formula_scope(values, module, integers)))
     except ExprError as exc:
         raise formula_error(exc, b.location, b.original, module) from None
 
@@ -84,9 +93,10 @@ def python_formulas(info: DerivativeInfo, module: Vocabulary) -> tuple[tuple[Bac
     originals = _original_names(f, info)
     rewritten = _backward_names(info)
     found = []
+    integers = integer_arguments(f)
     for b in info.backward:
-        _translate(b.original, originals, b, module)
-        found.append((b, _translate(b.formula, rewritten, b, module)))
+        _translate(b.original, originals, b, module, integers)
+        found.append((b, _translate(b.formula, rewritten, b, module, integers)))
     return tuple(found)
 
 
@@ -111,11 +121,15 @@ def _with_tangents(node: Node, values: frozenset[str]) -> Node:
     return replace(node, **changes) if changes else node
 
 
-def forward_python(formula: str, values: frozenset[str], where: Location, original: str, module: Vocabulary) -> str:
-    """A forward-mode formula's Python; an error at the start of its ``original`` yaml text."""
+def forward_python(
+    formula: str, values: frozenset[str], where: Location, original: str, module: Vocabulary,
+    integers: frozenset[str] = frozenset(),
+) -> str:  # fmt: skip
+    """A forward-mode formula's Python; an error at the start of its ``original`` yaml text (``integers``:
+    the values that are integers)."""
     try:
         expression = _with_tangents(parse_expression(formula), values)
-        return _compiled(translate(expression, formula_scope(values, module)))
+        return _compiled(translate(expression, formula_scope(values, module, integers)))
     except ExprError as exc:
         raise formula_error(ExprError(exc.message, 0), where, original, module) from None
 

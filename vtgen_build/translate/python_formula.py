@@ -167,13 +167,16 @@ class Scope:
 
     ``values``: names bound as Python locals (arguments, saved members, outputs, ``grad``...);
     ``library_ops``: operator names of the library (``torch.ops.<namespace>.<name>``);
-    ``user_functions``: functions of the author's formulas module (called as ``_formulas.<name>``).
+    ``user_functions``: functions of the author's formulas module (called as ``_formulas.<name>``);
+    ``integers``: those of ``values`` that are integers (``int``/``SymInt`` arguments), which C++ divides
+    rounding toward zero.
     """
 
     values: frozenset[str]
     namespace: str
     library_ops: frozenset[str] = frozenset()
     user_functions: frozenset[str] = frozenset()
+    integers: frozenset[str] = frozenset()
 
 
 def translate_formula(text: str, scope: Scope) -> str:
@@ -272,8 +275,30 @@ class _Translator:
         first, rest = _chain(node)
         operand = self.boolean if node.op in ("&&", "||") else self.expr
         spelled = {"&&": "and", "||": "or"}
-        text = operand(first) + "".join(f" {spelled.get(op, op)} {operand(right)}" for op, right in rest)
+        text, left = operand(first), first
+        for op, right in rest:
+            if op == "/" and self.integral(left) and self.integral(right):  # C++ rounds toward zero, Python's / not
+                text = f"_cpp_div({text}, {operand(right)})"
+            else:
+                text += f" {spelled.get(op, op)} {operand(right)}"
+            left = Binary(op, left, right, right.offset)
         return f"({text})"
+
+    def integral(self, node: Node) -> bool:
+        """Is ``node`` an integer in C++ (an integer literal, an ``int``/``SymInt`` argument, a size, a
+        number of elements or of dimensions, or arithmetic of those)?"""
+        if isinstance(node, Literal):
+            return node.kind == "int"
+        if isinstance(node, Name):
+            return node.text in self.scope.integers
+        if isinstance(node, Unary):
+            return node.op in ("-", "+") and self.integral(node.operand)
+        if isinstance(node, Binary):
+            return node.op in ("+", "-", "*", "/", "%") and self.integral(node.left) and self.integral(node.right)
+        if isinstance(node, Index):  # an element of a size list
+            obj = node.obj
+            return isinstance(obj, Call) and isinstance(obj.func, Member) and obj.func.name in _SIZE_LISTS
+        return isinstance(node, Call) and isinstance(node.func, Member) and node.func.name in _INTEGER_MEMBERS
 
     def boolean(self, node: Node) -> str:
         """An operand of ``&&``/``||``: C++ converts it to bool (Python's ``or`` would return it)."""
@@ -417,6 +442,9 @@ class _Translator:
         return f"{_attribute(obj, python)}({self.arguments(args)})"
 
 
+# members whose value is an integer, or a list of them (``Scope.integers``' C++ division)
+_INTEGER_MEMBERS = frozenset(("size", "sym_size", "numel", "sym_numel", "dim", "stride", "sym_stride"))
+_SIZE_LISTS = frozenset(("sizes", "sym_sizes", "strides", "sym_strides"))
 _BOOLEAN_OPS = frozenset(("&&", "||", "==", "!=", "<", ">", "<=", ">="))
 _BOOLEAN_METHODS = frozenset(("defined", "has_value", "is_complex", "is_conj", "requires_grad", "is_same_size"))
 

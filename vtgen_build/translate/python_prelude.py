@@ -55,11 +55,13 @@ _ALWAYS = (
             functorch.set_single_level_autograd_function_allowed(allowed)
 
     return run''',
-    '''def _below_autograd():
+    '''def _below_autograd(inplace_or_view=False):
     """The op below autograd, from a Function's forward.  Inside torch.func transforms, with grad modes
     on again for the levels below (``apply`` turned them off for this one): there the op's result must
-    get its history, as under a C++ autograd kernel."""
-    below = torch._C._AutoDispatchBelowAutograd()
+    get its history, as under a C++ autograd kernel.  Below ADInplaceOrView too unless the op is a view
+    or writes an input (``inplace_or_view``: its own kernel there must run), as C++ kernels go: a view
+    the op's kernel takes inside of an input carrying a tangent is no forward-AD view."""
+    below = torch._C._AutoDispatchBelowAutograd() if inplace_or_view else torch._C._AutoDispatchBelowADInplaceOrView()
     if not torch._C._are_functorch_transforms_active():
         return below
     stack = contextlib.ExitStack()
@@ -175,6 +177,13 @@ _WHEN_USED = {
         return torch.ops.aten.slice.Tensor(value, *args)
     start = args[0]
     return tuple(value)[start:] if len(args) == 1 else tuple(value)[start : start + args[1]]''',
+    "_cpp_div": '''def _cpp_div(a, b):
+    """C++'s ``/`` of two integers: the quotient rounded toward zero (Python's ``/`` gives a float, ``//``
+    rounds down); a float or tensor operand at run time divides as Python does."""
+    if isinstance(a, int) and isinstance(b, int):
+        quotient = abs(a) // abs(b)
+        return quotient if (a < 0) == (b < 0) else -quotient
+    return a / b''',
     "_on_device": '''def _on_device(value, kind):
     """C++'s ``is_cpu()`` / ``is_xpu()``: of a device, or of a tensor."""
     return (value if isinstance(value, torch.device) else value.device).type == kind''',
