@@ -5,10 +5,9 @@ own name (nn.functional ops, linalg ops, the double-backward ``*_backward`` entr
 target formula, forward formulas) go into ONE copy of the real yaml (the one the formulas and
 norm-samples tests edit too: ``edited_real_yaml``, tests/conftest.py; its one plain ``check``
 passes them all: tests/test_gradcheck_formulas.py).  Session fixtures run one ``check
---gradcheck --op ... --coverage`` of all of them in one library (each fails at its edited line, and the
-coverage report never counts a wrong formula), ``--op`` of an op nothing here can check (exit 3, ``not
-verified`` with the reason), then, in the same directory, one more edit and ``--changed`` (it catches the
-new edit).
+--gradcheck --op ...`` of all of them in one library (each fails at its edited line), ``--op`` of
+an op nothing here can check (exit 3, ``not verified`` with the reason), ``--coverage`` of a few,
+then, in the same directory, one more edit and ``--changed`` (it catches the new edit).
 """
 
 from __future__ import annotations
@@ -182,11 +181,12 @@ def reach_yaml(edited_real_yaml: SharedEdits) -> EditedYaml:
 
 @dataclass(frozen=True)
 class Runs:
-    first: subprocess.CompletedProcess[str]  # --coverage, --op every edited op, LATER's op and UNCHECKABLE
-    coverage_json: Path  # the first run's coverage report
-    uncheckable: subprocess.CompletedProcess[str]  # --op UNCHECKABLE alone
-    changed: subprocess.CompletedProcess[str]  # after `uncheckable`, LATER edited, then --changed
+    first: subprocess.CompletedProcess[str]  # --op every edited op, LATER's op and UNCHECKABLE
+    changed: subprocess.CompletedProcess[str]  # after `coverage`, LATER edited, then --changed
     changed_line: int
+    uncheckable: subprocess.CompletedProcess[str]  # --op UNCHECKABLE alone
+    coverage: subprocess.CompletedProcess[str]  # --coverage of an edited op, UNCHECKABLE and LATER's (no new compile)
+    coverage_json: Path
 
 
 @pytest.fixture(scope="session")
@@ -196,17 +196,19 @@ def runs(edited_real_yaml: SharedEdits) -> Runs:
     base = ("check", "--pytorch-root", str(reach_yaml.root), "--out", str(out), "--shards", "1", "--gradcheck")
     base = (*base, "--all-checks")  # each edit's failure, not only the first confirmed one
     ops = [a for op in [*(e.op for e in EDITS), LATER.op, UNCHECKABLE] for a in ("--op", op)]
-    report = out / "coverage.json"
-    first = vtgen(*base, "--max-samples", "2", "--coverage", str(report), *ops)
-    # --changed checks again every op that failed in this --out (here and in the other edit tests' runs):
-    # its record (state.json) is forgotten, so that it follows the run of UNCHECKABLE alone (which records
-    # every other op as it is), not the twenty failures above
-    (out / WORK / "state.json").unlink(missing_ok=True)
+    first = vtgen(*base, "--max-samples", "2", *ops)
     alone = vtgen(*base, "--op", UNCHECKABLE)
+    # --changed checks again every op that failed in this --out (here and in the other edit tests' runs):
+    # its record (state.json) is forgotten, so that it follows the coverage run alone (one op failed in
+    # it, LATER's passed), not the twenty failures above
+    (out / WORK / "state.json").unlink(missing_ok=True)
+    report = out / "coverage.json"
+    covered_ops = [a for op in (EDITS[0].op, UNCHECKABLE, LATER.op) for a in ("--op", op)]
+    covered = vtgen(*base, "--max-samples", "2", "--coverage", str(report), *covered_ops)
     text, line = edit_formula(reach_yaml.derivatives.read_text(encoding="utf-8"), LATER)
     reach_yaml.derivatives.write_text(text, encoding="utf-8")
     changed = vtgen(*base, "--max-samples", "2", "--changed")
-    return Runs(first, report, alone, changed, line)
+    return Runs(first, changed, line, alone, covered, report)
 
 
 @pytest.mark.parametrize("edit", EDITS, ids=[e.op for e in EDITS])
@@ -239,7 +241,7 @@ def test_an_op_nothing_can_check_is_not_verified(runs: Runs) -> None:
 def test_coverage_never_counts_a_wrong_formula_and_names_why_an_entry_is_not_covered(
     reach_yaml: EditedYaml, runs: Runs
 ) -> None:
-    done = runs.first
+    done = runs.coverage
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # the edited formula fails
     assert "formula coverage: " in done.stderr and "not covered:" in done.stderr
     data = json.loads(runs.coverage_json.read_text(encoding="utf-8"))
