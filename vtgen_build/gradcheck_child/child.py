@@ -444,7 +444,7 @@ def _captured(
     whole = max(limit, capture.REACH_CALLS)
     if entry.name in t.through_backward and hasattr(entry, "opinfo") and not entry.inplace:
         names = [a.name for a in sets[0].func._schema.arguments] if sets else None
-        reaching = _double_backward_reaches(entry, dtype, t.counter, counters, limit)
+        reaching = _double_backward_reaches(entry, dtype, t.counter, counters, whole)
         rows += _through_backward(entry.opinfo, dtype, whole, counters, names, batched, reaching)
     else:
         rows += _through_call(entry, rows, dtype, whole, counters, batched)
