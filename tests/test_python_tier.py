@@ -475,6 +475,19 @@ def test_a_double_backward_check_runs_only_the_samples_whose_backward_builds_a_g
     assert _double_backward_reaches(Entry(), torch.float64, "op", Counted(), 2) == frozenset({1, 2})  # type: ignore[arg-type]
     assert _double_backward_reaches(Entry(), torch.float64, "other", Counted(), 2) == frozenset()  # type: ignore[arg-type]
 
+    class Raising:  # a sample whose graph-building backward raises is run by the check (it fails there)
+        inputs = (torch.ones(3, dtype=torch.float64, requires_grad=True),)
+
+        @staticmethod
+        def fn(x: Any) -> Any:
+            raise RuntimeError("a formula that raises")
+
+    class WithRaising:
+        def calls(self, dtype: Any, limit: int) -> list[Any]:
+            return [Call(False), Raising()][:limit]
+
+    assert _double_backward_reaches(WithRaising(), torch.float64, "op", Counted(), 2) == frozenset({1})  # type: ignore[arg-type]
+
 
 def _of(op: str, status: str, kind: str, message: str = "", others: tuple[str, ...] = ()) -> dict[str, object]:
     row = _row(status, kind, message)

@@ -464,7 +464,7 @@ def _double_backward_reaches(entry: Any, dtype: Any, counter: str, counters: Cou
 
     found: list[int] = []
     for at, call in enumerate(entry.calls(dtype, capture.REACH_CALLS)):
-        before = counters.snapshot()
+        before, raised = counters.snapshot(), False
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -473,9 +473,9 @@ def _double_backward_reaches(entry: Any, dtype: Any, counter: str, counters: Cou
                 if outs and wrt:
                     grads = [torch.randn_like(o) for o in outs]
                     torch.autograd.grad(outs, wrt, grads, allow_unused=True, create_graph=True)
-        except Exception:
-            continue
-        if counter in counters.entered(before):
+        except Exception:  # run by the check, which says why: a raising formula fails, never goes unchecked
+            raised = True
+        if raised or counter in counters.entered(before):
             found.append(at)
         if len(found) >= limit:
             break
