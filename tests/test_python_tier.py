@@ -4,6 +4,7 @@ installed torch, nothing compiled (real torch processes; no C++ compile)."""
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,33 @@ def test_an_op_run_uses_the_reach_map_when_cached(
     assert verdict.location == Location(str(planted.derivatives), planted.lines[MODULE_REACHED.op]), warm.render()
     assert "module:nn.MultiLabelMarginLoss" in verdict.message, verdict  # where its checks came from
     assert "by the cached reach map" in warm.render(), warm.render()
+
+
+_SIN_FLIP = Edit("sin", "a sign flip", "  self: grad * self.cos().conj()", "  self: -grad * self.cos().conj()")
+
+
+@pytest.mark.slow
+def test_a_failed_family_runs_no_captured_checks(real_yaml: RealYaml, tmp_path: Path) -> None:
+    """A wrong sin with the reach map cached: sin's own check fails and its family's checks end there, the
+    captured ones of ``sin_`` too (they would say it again, seconds later: the first verdict of an edit is the
+    one waited for); ``all_checks`` runs every check of the family: ``sin_``'s own fails at the same line."""
+    from vtgen_build.torchlib import locate
+
+    planted = edited_checkout(real_yaml, tmp_path / "src", (_SIN_FLIP,))
+    native = planted.root / "aten/src/ATen/native"
+    inputs = Inputs(str(native / "native_functions.yaml"), str(planted.derivatives), str(native / "tags.yaml"))
+    out = tmp_path / "out"
+    _forge_reach_map(out, locate.locate_torch(), [["sin", ["sin"], []], ["sin (inplace)", ["sin_"], []]])
+    options = TierOptions(op_selection(["sin"], "aten"), pytorch_root=str(planted.root), use_worker=False,
+                          kinds=("backward",))  # fmt: skip
+    first = {v.op: v for v in run_python_tier(inputs, out, "2.13", options).verdicts}
+    assert first["sin"].status == "failed" and first["sin_"].status == NOT_VERIFIED, first
+    assert "not reached" in first["sin_"].message, first["sin_"]
+    rows = (out / ".vtgen-gradcheck" / "python-tier" / "results.jsonl").read_text(encoding="utf-8")
+    assert "arguments from" not in rows, rows[-2000:]  # no captured check ran
+    every = {v.op: v for v in run_python_tier(inputs, out, "2.13", replace(options, all_checks=True)).verdicts}
+    assert every["sin_"].status == "failed", every["sin_"]
+    assert every["sin_"].location == Location(str(planted.derivatives), planted.lines["sin"]), every["sin_"]
 
 
 def test_the_helpers_module_names_what_it_defines() -> None:

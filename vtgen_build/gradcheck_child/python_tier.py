@@ -490,8 +490,7 @@ def _opinfo_rows(rows: list[Entry], request: TierRequest, counters: PyCounters, 
                  ) -> list[Entry]:  # fmt: skip
     """The OpInfo checks (``python_tier_opinfo``) of the families whose schema samples did not already fail
     (``first_failure``: their verdict is in); none failed otherwise: PyTorch's test suite is not imported."""
-    failed = {r.aten for r in rows if any(_mismatch(c) for c in r.checks)}
-    done = {family for op, family, _ in request.variants if op in failed} if request.first_failure else set()
+    done = _failed_families(rows, request)
     families = {family for _, family, _ in request.variants}
     if not request.opinfo or families <= done:
         return []
@@ -505,13 +504,26 @@ def _opinfo_rows(rows: list[Entry], request: TierRequest, counters: PyCounters, 
 
 def _captured_rows(rows: list[Entry], request: TierRequest, counters: PyCounters, at: Progress, scoped: Scoped
                    ) -> list[Entry]:  # fmt: skip
-    """The captured checks (``python_tier_reach``) of the targets no check so far judged."""
-    chosen = [(name, scoped.around(ops, run)) for name, ops, run in python_tier_reach.entries(request, rows, counters)]
+    """The captured checks (``python_tier_reach``) of the targets no check so far judged, but for the families
+    whose checks already failed (``first_failure``: their verdict is in, as for the OpInfo checks; a captured
+    check of ``sin_`` after ``sin``'s failed would cost seconds to say it again)."""
+    done = _failed_families(rows, request)
+    family = {op: fam for op, fam, _ in request.variants}
+    asked = replace(request, targets=tuple(t for t in request.targets if family.get(t.op) not in done))
+    chosen = [(name, scoped.around(ops, run)) for name, ops, run in python_tier_reach.entries(asked, rows, counters)]
     if not chosen:
         return []
     held = _Held()
     run_entries(held, chosen, request.timeout, at)
     return held.rows()
+
+
+def _failed_families(rows: list[Entry], request: TierRequest) -> set[str]:
+    """With ``first_failure``, the families of the ops a check of ``rows`` found a gradient mismatch in."""
+    if not request.first_failure:
+        return set()
+    failed = {r.aten for r in rows if any(_mismatch(c) for c in r.checks)}
+    return {family for op, family, _ in request.variants if op in failed}
 
 
 class _Held(io.StringIO):
