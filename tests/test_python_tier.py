@@ -517,6 +517,89 @@ def test_a_double_backward_check_runs_only_the_samples_whose_backward_builds_a_g
     assert _double_backward_reaches(WithRaising(), torch.float64, "op", Counted(), 2) == frozenset({1})  # type: ignore[arg-type]
 
 
+class _Uncounted:
+    def snapshot(self) -> list[int]:
+        return []
+
+    def entered(self, before: list[int]) -> set[str]:
+        return set()
+
+
+def _timed_out(run: Any) -> tuple[list[dict[str, Any]], list[str]]:
+    """``run`` as the child runs an entry, with a one-second limit: its rows, and the places it said."""
+    import io
+    import json
+
+    from vtgen_build.gradcheck_child.child_loop import Progress, run_entries
+
+    out = io.StringIO()
+    at = Progress(out)
+    run_entries(out, [("via planted", lambda: run(at))], 1, at)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    return [x for x in lines if "entry" in x], [x["at"] for x in lines if "at" in x]
+
+
+def test_a_hang_in_the_double_backward_probe_is_reported_at_its_sample() -> None:
+    """The probe choosing a double backward's samples runs formulas (a backward building its graph): a hang
+    there said no place, and its ``except Exception`` took the alarm's ``Timeout`` for a sample that raised,
+    went on with no time limit left (the next sample ran its two seconds) and the entry ended with no error."""
+    torch = pytest.importorskip("torch")
+    import time
+
+    from vtgen_build.gradcheck_child.child import _double_backward_reaches
+
+    class Hanging:
+        name = "planted"
+        inputs = (torch.ones(2, dtype=torch.float64, requires_grad=True),)
+
+        @staticmethod
+        def fn(x: Any) -> Any:
+            time.sleep(2)
+            return x * 2
+
+    class Entry:
+        name = "planted"
+
+        def calls(self, dtype: Any, limit: int) -> list[Any]:
+            return [Hanging(), Hanging()]
+
+    def probe(at: Any) -> list[Any]:
+        _double_backward_reaches(Entry(), torch.float64, "op", _Uncounted(), 2, at)  # type: ignore[arg-type]
+        return []  # ran to its end: no row of a timeout
+
+    rows, said = _timed_out(probe)
+    where = "sample 0 (float64) of the probe of planted's double backward for op"
+    assert said == [where]
+    assert len(rows) == 1 and rows[0]["error"] == f"timed out after 1s in {where} (the per-entry limit)", rows
+
+
+def test_a_hang_in_a_captured_check_is_reported_at_its_argument_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A captured check's gradcheck hanging: its ``except Exception`` made the alarm's ``Timeout`` a failed check
+    (message ``Timeout``: a wrong formula, said of a hang) and said no place."""
+    torch = pytest.importorskip("torch")
+    import time
+
+    from vtgen_build.gradcheck_child import capture, sample_sources
+
+    class Sin:
+        name = "sin"
+
+        def calls(self, dtype: Any, limit: int) -> list[Any]:
+            return [sample_sources.Call(torch.sin, (torch.randn(3, dtype=dtype, requires_grad=True),))]
+
+    sets = capture.capture(Sin(), torch.float64, {"sin"}, 1)["sin"]
+    monkeypatch.setattr(capture, "_gradcheck", lambda *args: time.sleep(2))
+
+    def check(at: Any) -> list[Any]:
+        capture.captured_checks(sets, {"self"}, ["backward"], _Uncounted(), at=at)
+        return []  # ran to its end: no row of a timeout
+
+    rows, said = _timed_out(check)
+    where = "argument set 0 of the captured backward check of sin"
+    assert said == [where]
+    assert len(rows) == 1 and rows[0]["error"] == f"timed out after 1s in {where} (the per-entry limit)", rows
+
+
 def _of(op: str, status: str, kind: str, message: str = "", others: tuple[str, ...] = ()) -> dict[str, object]:
     row = _row(status, kind, message)
     check = {**row["checks"][0], "hit": [op], "others": list(others)}  # type: ignore[index]

@@ -319,11 +319,13 @@ def captured_checks(
     counters: Any,
     outputs: Sequence[bool] | None = None,
     batched: set[str] | frozenset[str] = frozenset(),
+    at: Callable[[str], None] | None = None,
 ) -> list[Check]:
     """Per kind, one check over the captured argument sets: passed, failed (where, why) or not run.
 
     ``counters`` (``child.Counters``) tells which of our kernels each gradcheck entered; ``batched``:
-    the kinds whose checks run their batched (vmap) part too.
+    the kinds whose checks run their batched (vmap) part too; ``at`` hears of each set before it is
+    checked (``child_loop.Progress``: a hang in it is reported there).
     """
 
     rows: list[Check] = []
@@ -337,6 +339,8 @@ def captured_checks(
             prepared = prepare(captured, grad_names, outputs)
             if prepared is None or not _double(prepared):
                 continue
+            if at is not None:
+                at(f"argument set {n} of the captured {kind} check of {op_name(captured.func)}")
             before = counters.snapshot()
             try:
                 _gradcheck(prepared, kind, vmap)

@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import batching, capture, opinfo_import, sample_sources
-from .child_loop import Counters, Progress, Run, Timeout, describe, hidden_status, load_library, run_entries
+from .child_loop import Counters, Progress, Run, describe, hidden_status, load_library, run_entries
 from .protocol import (
     FAILED,
     NOT_RUN,
@@ -198,8 +198,6 @@ def _check(
         before = counters.snapshot()
         try:
             _run_sample(opinfo, kind, variant, sample, batched)
-        except Timeout:
-            raise
         except Exception as exc:
             hit |= counters.entered(before)
             message = " ".join(str(exc).split())[:600] or type(exc).__name__
@@ -399,8 +397,11 @@ def reach_all(results: str, skip: set[str], timeout: int) -> None:
         run_entries(out, ((e.name, reached(e)) for e in sources.all_entries() if e.name not in skip), timeout)
 
 
-def _target_records(entry: Any, targets: list[CaptureTarget], request: CheckRequest, counters: Counters) -> list[Any]:
-    """Each target op gradchecked on the arguments it received in the entry's calls, per dtype."""
+def _target_records(
+    entry: Any, targets: list[CaptureTarget], request: CheckRequest, counters: Counters, at: Progress | None = None
+) -> list[Any]:
+    """Each target op gradchecked on the arguments it received in the entry's calls, per dtype; ``at`` hears of
+    each sample before it runs (``_check``)."""
     import torch
 
     limit = request.max_samples or 2
@@ -409,7 +410,7 @@ def _target_records(entry: Any, targets: list[CaptureTarget], request: CheckRequ
         dtype = getattr(torch, dtype_name)
         found = capture.capture(entry, dtype, {t.op for t in targets}, limit)
         for t in targets:
-            rows = _captured(entry, t, found.get(t.op, []), dtype_name, counters, request)
+            rows = _captured(entry, t, found.get(t.op, []), dtype_name, counters, request, at)
             checks[t.op] += [_attributed(row, t, dtype_name) for row in rows]
     return [
         Entry(
@@ -424,8 +425,9 @@ def _target_records(entry: Any, targets: list[CaptureTarget], request: CheckRequ
 
 
 def _captured(
-    entry: Any, t: CaptureTarget, sets: list[Any], dtype_name: str, counters: Counters, request: CheckRequest
-) -> list[Check]:
+    entry: Any, t: CaptureTarget, sets: list[Any], dtype_name: str, counters: Counters, request: CheckRequest,
+    at: Progress | None = None,
+) -> list[Check]:  # fmt: skip
     """The target's checks on the argument sets captured from ``entry`` (``sets``), then the entry's own check of
     its whole call (through a backward op's forward, or after a captured failure)."""
     import torch
@@ -434,7 +436,7 @@ def _captured(
     kinds = [k for k in ["backward"] + (["forward"] if t.forward else []) if _allowed(entry, k, dtype)]
     vmap = {k for k in kinds if _vmap_ok(entry, k, request)}
     rows = []
-    for row in capture.captured_checks(sets, set(t.grad), kinds, counters, t.outputs, vmap):
+    for row in capture.captured_checks(sets, set(t.grad), kinds, counters, t.outputs, vmap, at):
         row = replace(row, test="captured_grad" if row.kind == "backward" else "captured_forward_ad")
         if row.status == FAILED and request.reference_dir:
             row = replace(row, reference=_keep_for_reference(request.reference_dir, entry.name, t, dtype_name, row))
@@ -444,26 +446,32 @@ def _captured(
     whole = max(limit, capture.REACH_CALLS)
     if entry.name in t.through_backward and hasattr(entry, "opinfo") and not entry.inplace:
         names = [a.name for a in sets[0].func._schema.arguments] if sets else None
-        reaching = _double_backward_reaches(entry, dtype, t.counter, counters, whole)
-        rows += _through_backward(entry.opinfo, dtype, whole, counters, names, batched, reaching)
+        reaching = _double_backward_reaches(entry, dtype, t.counter, counters, whole, at)
+        rows += _through_backward(entry.opinfo, dtype, whole, counters, names, batched, reaching, at)
     else:
-        rows += _through_call(entry, rows, dtype, whole, counters, batched)
+        rows += _through_call(entry, rows, dtype, whole, counters, batched, at)
     if request.reference_dir:
         rows = [_keep_whole_call(entry, row, whole, batched, request.reference_dir) for row in rows]
     return rows
 
 
-def _double_backward_reaches(entry: Any, dtype: Any, counter: str, counters: Counters, limit: int) -> frozenset[int]:
+def _double_backward_reaches(
+    entry: Any, dtype: Any, counter: str, counters: Counters, limit: int, at: Progress | None = None
+) -> frozenset[int]:
     """The first ``limit`` of the samples the reach map read whose backward, run as a double backward runs it
     (building its graph), calls our kernel of the op (``counter``): the samples whose double backward can run
     its formulas.  The others check nothing of it, and may cost much: cumprod's OpInfo asks for full Jacobians,
     and a sample with zeros takes the twice-differentiable path of its backward, ~90,000 aten calls per sample,
     each a Python Function in the Python tier; its other samples never call ``scatter_`` there.  (The reach map
-    is read under a dispatch mode, where cumprod's backward takes its tensor-subclass path, which does.)"""
+    is read under a dispatch mode, where cumprod's backward takes its tensor-subclass path, which does.)
+    ``at`` hears of each sample before its backward runs (a hang in it is reported there)."""
     import torch
 
     found: list[int] = []
-    for at, call in enumerate(entry.calls(dtype, capture.REACH_CALLS)):
+    named = str(dtype).removeprefix("torch.")
+    for i, call in enumerate(entry.calls(dtype, capture.REACH_CALLS)):
+        if at is not None:
+            at(f"sample {i} ({named}) of the probe of {entry.name}'s double backward for {counter}")
         before, raised = counters.snapshot(), False
         try:
             with warnings.catch_warnings():
@@ -476,7 +484,7 @@ def _double_backward_reaches(entry: Any, dtype: Any, counter: str, counters: Cou
         except Exception:  # run by the check, which says why: a raising formula fails, never goes unchecked
             raised = True
         if raised or counter in counters.entered(before):
-            found.append(at)
+            found.append(i)
         if len(found) >= limit:
             break
     return frozenset(found)
@@ -513,7 +521,7 @@ _WHOLE_CALL = ("through_grad", "through_forward_ad", "test_fn_gradgrad", "test_f
 
 
 def _through_call(
-    entry: Any, rows: list[Check], dtype: Any, limit: int, counters: Counters, batched: bool
+    entry: Any, rows: list[Check], dtype: Any, limit: int, counters: Counters, batched: bool, at: Progress | None = None
 ) -> list[Check]:
     """For each failed captured check, the OpInfo's own check of the whole call (its gradcheck wrapper
     keeps the inputs' invariants: a symmetric matrix stays symmetric), which enters our kernel too.
@@ -528,9 +536,7 @@ def _through_call(
             continue
         hit: set[str] = set()
         try:
-            result = _check(entry.opinfo, kind, "function", dtype, limit, counters, hit, batched)
-        except Timeout:
-            raise
+            result = _check(entry.opinfo, kind, "function", dtype, limit, counters, hit, batched, at)
         except Exception as exc:  # its samples cannot be made here (a sparse-only sample)
             result = Check(kind, "function", NOT_RUN, dtype=str(dtype).removeprefix("torch."), why=describe(exc, 200))
         test = "through_grad" if kind == "backward" else "through_forward_ad"
@@ -609,7 +615,7 @@ def _allowed(entry: Any, kind: str, dtype: Any) -> bool:
 
 def _through_backward(
     opinfo: Any, dtype: Any, limit: int, counters: Counters, arguments: list[str] | None = None, batched: bool = False,
-    only: frozenset[int] | None = None,
+    only: frozenset[int] | None = None, at: Progress | None = None,
 ) -> list[Check]:  # fmt: skip
     """The OpInfo's double backward and forward-over-reverse checks, where PyTorch's tests run them.
 
@@ -624,7 +630,7 @@ def _through_backward(
         if why or dtype not in opinfo.supported_backward_dtypes("cpu"):
             continue
         hit: set[str] = set()
-        result = _check(opinfo, kind, "function", dtype, limit, counters, hit, batched, only=only)
+        result = _check(opinfo, kind, "function", dtype, limit, counters, hit, batched, at, only)
         # the forward op's inputs, not the backward op's arguments
         mapped = _backward_positions(result.positions, arguments or [])
         rows.append(replace(result, test=test, hit=tuple(sorted(hit)), positions=mapped))
@@ -648,14 +654,16 @@ def run_targets(request: CheckRequest, counters: Counters, out: Any) -> None:
             by_entry.setdefault(name, []).append(t)
     skip = set(request.skip)
 
+    at = Progress(out)
+
     def checked(entry: Any) -> Run:
         ran = Entry(f"via {entry.name}")  # the entry's own row (the target rows name the ops)
-        run: Run = batching.timed(lambda: [*_target_records(entry, by_entry[entry.name], request, counters), ran])
+        run: Run = batching.timed(lambda: [*_target_records(entry, by_entry[entry.name], request, counters, at), ran])
         return run
 
     entries = sample_sources.all_entries(set(by_entry))
     chosen = ((f"via {e.name}", checked(e)) for e in entries if f"via {e.name}" not in skip)
-    run_entries(out, chosen, request.timeout)
+    run_entries(out, chosen, request.timeout, at)
 
 
 def main(argv: list[str]) -> int:

@@ -30,8 +30,10 @@ Row = Entry | ReachRow
 Run = Callable[[], Sequence[Row]]
 
 
-class Timeout(Exception):
-    """An entry ran past its time limit (raised by the alarm, inside whatever it was running)."""
+class Timeout(BaseException):
+    """An entry ran past its time limit (raised by the alarm, inside whatever it was running).  Not an
+    ``Exception``: the ``except Exception`` of a check (a sample that raised, an op refusing its arguments)
+    never takes a hang for a verdict and goes on with no time limit left."""
 
 
 def _on_alarm(signum: int, frame: Any) -> None:

@@ -510,7 +510,8 @@ def _captured_rows(rows: list[Entry], request: TierRequest, counters: PyCounters
     done = _failed_families(rows, request)
     family = {op: fam for op, fam, _ in request.variants}
     asked = replace(request, targets=tuple(t for t in request.targets if family.get(t.op) not in done))
-    chosen = [(name, scoped.around(ops, run)) for name, ops, run in python_tier_reach.entries(asked, rows, counters)]
+    reaching = python_tier_reach.entries(asked, rows, counters, at)
+    chosen = [(name, scoped.around(ops, run)) for name, ops, run in reaching]
     if not chosen:
         return []
     held = _Held()

@@ -54,7 +54,7 @@ def entries(request: TierRequest, counters: Counters, at: Progress) -> list[tupl
         found.append((_name(opinfo), run))
     for op in sorted(op for op, _, _ in request.variants if op.split(".")[0].endswith("_backward")):
         forward = op.split(".")[0].removesuffix("_backward")
-        found += [(f"{op}{_THROUGH}{_name(o)})", _through(op, o, counters, request))
+        found += [(f"{op}{_THROUGH}{_name(o)})", _through(op, o, counters, request, at))
                   for o in op_db if _name(o).split(".")[-1] == forward]  # fmt: skip
     return found
 
@@ -63,7 +63,7 @@ def _own(opinfo: Any, counters: Counters, asked: CheckRequest, candidates: list[
     return lambda: [child._run_entry(opinfo, counters, asked, candidates, at)]
 
 
-def _through(op: str, opinfo: Any, counters: Counters, request: TierRequest) -> Run:
+def _through(op: str, opinfo: Any, counters: Counters, request: TierRequest, at: Progress) -> Run:
     """``op``'s row of the OpInfo's double-backward and forward-over-reverse checks (``_through_backward``),
     each check attributed to it when it entered its kernel."""
 
@@ -74,7 +74,8 @@ def _through(op: str, opinfo: Any, counters: Counters, request: TierRequest) -> 
         checks: list[Check] = []
         for name in request.dtypes:
             limit = request.max_samples or 2
-            found = child._through_backward(opinfo, getattr(torch, name), limit, counters, args, request.batched)
+            dtype = getattr(torch, name)
+            found = child._through_backward(opinfo, dtype, limit, counters, args, request.batched, at=at)
             checks += [replace(c, variant="function", dtype=name, ours_ran=op in c.hit) for c in found]
         direct = (("function", (op,)), ("inplace", ()))
         return [Entry(f"{op}{_THROUGH}{_name(opinfo)})", tuple(checks), direct, aten=op, source=_name(opinfo))]

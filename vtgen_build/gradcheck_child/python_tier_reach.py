@@ -16,7 +16,7 @@ from typing import Any
 
 from . import child, sample_sources
 from .batching import timed
-from .child_loop import Counters
+from .child_loop import Counters, Progress
 from .protocol import CaptureTarget, CheckRequest, TierRequest
 from .rows import FAILED, NOT_RUN, Entry
 
@@ -43,8 +43,9 @@ def _asked(request: TierRequest, targets: list[CaptureTarget]) -> CheckRequest:
                         tuple(targets), None, request.batched, False, ())  # fmt: skip
 
 
-def entries(request: TierRequest, rows: list[Entry], counters: Any) -> list[tuple[str, list[str], Any]]:
-    """(name, the ops it checks, run) per sample entry reaching a pending target."""
+def entries(request: TierRequest, rows: list[Entry], counters: Any, at: Progress) -> list[tuple[str, list[str], Any]]:
+    """(name, the ops it checks, run) per sample entry reaching a pending target; ``at`` hears of each sample
+    before it runs."""
     by_entry: dict[str, list[CaptureTarget]] = {}
     for t in pending(request.targets, rows):
         for name in t.entries:
@@ -52,17 +53,17 @@ def entries(request: TierRequest, rows: list[Entry], counters: Any) -> list[tupl
     found = []
     for entry in sample_sources.all_entries(set(by_entry)):
         targets = by_entry[entry.name]
-        run = _run(entry, targets, _asked(request, targets), counters)
+        run = _run(entry, targets, _asked(request, targets), counters, at)
         found.append((f"via {entry.name} (python tier)", [t.counter for t in targets], run))
     return found
 
 
-def _run(entry: Any, targets: list[CaptureTarget], asked: CheckRequest, counters: Any) -> Any:
+def _run(entry: Any, targets: list[CaptureTarget], asked: CheckRequest, counters: Any, at: Progress) -> Any:
     """The entry's captured checks; a failed one names the other kernels of ours whose formulas ran in it."""
 
     def run() -> list[Entry]:
         before = counters.live_snapshot()
-        rows: list[Entry] = child._target_records(entry, targets, asked, counters)
+        rows: list[Entry] = child._target_records(entry, targets, asked, counters, at)
         ran = counters.live_entered(before)
         return [r.with_checks([_with_others(c, ran - {r.aten}) for c in r.checks]) for r in rows]
 
