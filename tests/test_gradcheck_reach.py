@@ -268,7 +268,7 @@ def test_the_python_tier_reaches_an_op_as_the_compiled_tier_does(
 ) -> None:
     """The Python tier asks the compiled tier's reach map (cached in the shared --out by ``runs``: no new
     computation) and checks the op on the arguments the ModuleInfo's calls gave it: the flip fails at its line."""
-    from vtgen_build.gradcheck.python_tier_run import TierOptions, run_python_tier
+    from vtgen_build.gradcheck.python_tier_run import Reach, TierOptions, run_python_tier
     from vtgen_build.inputs.files import Inputs
     from vtgen_build.model.schema import op_selection
 
@@ -276,7 +276,7 @@ def test_the_python_tier_reaches_an_op_as_the_compiled_tier_does(
     native = planted.root / "aten/src/ATen/native"
     inputs = Inputs(str(native / "native_functions.yaml"), str(planted.derivatives), str(native / "tags.yaml"))
     selected = op_selection([MODULE_REACHED.op], "aten")
-    options = TierOptions(selected, pytorch_root=str(planted.root), use_worker=False, reach="compute")
+    options = TierOptions(selected, pytorch_root=str(planted.root), use_worker=False, reach=Reach.COMPUTE)
     report = run_python_tier(inputs, edited_real_yaml.out, "2.13", options)
     (verdict,) = [v for v in report.verdicts if v.op == MODULE_REACHED.op]
     assert verdict.status == "failed", report.render()

@@ -292,6 +292,20 @@ def test_a_failed_family_runs_no_captured_checks(real_yaml: RealYaml, tmp_path: 
     assert every["sin_"].location == Location(str(planted.derivatives), planted.lines["sin"]), every["sin_"]
 
 
+def test_the_reach_map_a_run_reads_is_one_typed_choice_made_at_the_command_line() -> None:
+    """``TierOptions.reach`` was a string ("compute", "cached" or "") compared against constants: a misspelt one
+    ran as "cached".  It is a ``Reach``, chosen in one place: none for an op library, computed for --coverage of
+    the whole yaml, a cached one for --op runs."""
+    from vtgen_build.cli.commands import _tier_reach
+    from vtgen_build.gradcheck.python_tier_run import Reach
+
+    assert _tier_reach(library=True, coverage=True, op=False) is Reach.NONE
+    assert _tier_reach(library=False, coverage=True, op=False) is Reach.COMPUTE
+    assert _tier_reach(library=False, coverage=True, op=True) is Reach.CACHED
+    assert _tier_reach(library=False, coverage=False, op=True) is Reach.CACHED
+    assert TierOptions(()).reach is Reach.CACHED
+
+
 def test_the_helpers_module_names_what_it_defines() -> None:
     names = helper_names()
     assert {"elu_double_backward", "sinc_backward", "clamp_backward"} <= names

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..check import CheckOptions
     from ..engine.planned import RunPlan
     from ..gradcheck import GradcheckOptions, LibraryOptions, Report
-    from ..gradcheck.python_tier_run import LibraryTier, TierReport
+    from ..gradcheck.python_tier_run import LibraryTier, Reach, TierReport
     from ..model import Model
     from ..model.schema import OpSelector
     from ..plan.kernel import KernelPlan, Plan
@@ -751,10 +751,19 @@ def _run_check(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _tier_reach(library: bool, coverage: bool, op: bool) -> Reach:
+    """The reach map the Python tier's captured checks read (the compiled tier's entries per op go with it):
+    none for an op library's yaml; computed when not cached for ``--coverage`` of the whole yaml (its minutes
+    pay off); a cached one only for ``--op`` runs."""
+    from ..gradcheck.python_tier_run import Reach
+
+    return Reach.NONE if library else Reach.COMPUTE if coverage and not op else Reach.CACHED
+
+
 def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: GenerateOptions) -> TierReport | None:
     """The Python tier's verdict, printed first (None: ``--tier compiled``); asked for where it cannot run
     (an op library, a run selecting ops by neither ``--op`` nor ``--coverage``), an error."""
-    from ..gradcheck.python_tier_run import CACHED, COMPUTE, TierOptions, run_python_tier
+    from ..gradcheck.python_tier_run import TierOptions, run_python_tier
 
     if args.tier_formulas and not (args.library and args.tier != "compiled"):
         raise VtgenError("--python-formulas applies to the Python tier of an op library: --library with --tier "
@@ -780,9 +789,7 @@ def _python_tier(args: argparse.Namespace, inputs: Inputs, gen_options: Generate
         allow_unverified=args.allow_unverified, all_checks=args.all_checks or coverage, use_worker=args.use_worker,
         max_samples=(PYTHON_COVERAGE_SAMPLES if coverage else 0) if args.max_samples is None else args.max_samples,
         library=library, changed=args.changed, versions=args.versions,
-        # the whole yaml: the reach map's minutes pay off; --op: a cached map only (the compiled tier's limits)
-        reach=("" if library is not None else COMPUTE if coverage and not args.op else CACHED),
-        reach_limit=1 if coverage else 2,
+        reach=_tier_reach(library is not None, coverage, bool(args.op)), reach_limit=1 if coverage else 2,
     )  # fmt: skip
     try:
         tier = run_python_tier(inputs, Path(gen_options.out_dir).resolve(), gen_options.request.target.release, options)

@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Sequence, Set
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 
 from .. import gradcheck_child as child_package
@@ -44,11 +45,10 @@ from .python_tier_state import TierState
 from .records import FAILED, PASSED, Check, Entry, entries_of, read_rows, tier_start
 
 __all__ = [
-    "CACHED",
-    "COMPUTE",
     "KINDS",
     "LibraryTier",
     "OpVerdict",
+    "Reach",
     "TierOptions",
     "TierReport",
     "disagreements",
@@ -56,7 +56,6 @@ __all__ = [
 ]
 
 KINDS = ("backward", "gradgrad", "forward", "adjoint")
-COMPUTE, CACHED = "compute", "cached"  # TierOptions.reach
 WORK = "python-tier"
 TORCH_SAID = "torch.json"  # the child's word on the torch it imported (torchlib/probe.py's fields)
 _LOOK = 0.02  # seconds between looks for it
@@ -95,6 +94,15 @@ class LibraryTier:
     policy_root: str | None = None
 
 
+class Reach(Enum):
+    """Which reach map the checks on arguments captured from the entries reaching each op read
+    (``python_tier_reach``): those checks need one."""
+
+    NONE = "none"  # no such checks (an op library's yaml: no entry of PyTorch's reaches its ops)
+    CACHED = "cached"  # only a cached map (--op runs: none cached, none run, said)
+    COMPUTE = "compute"  # computed when not cached (--coverage of the whole yaml: minutes, once)
+
+
 @dataclass(frozen=True)
 class TierOptions:
     ops: tuple[OpSelector, ...]  # the ops (with their families) to check (``op_selection``)
@@ -111,9 +119,7 @@ class TierOptions:
     max_samples: int = 0  # OpInfo samples per check (0: all)
     library: LibraryTier | None = None  # an op library's yaml (else PyTorch's)
     changed: bool = False  # only the ops changed (or failed) since the last run (python_tier_state)
-    # the checks on arguments captured from the entries reaching each op (python_tier_reach): the reach map
-    # computed when not cached (COMPUTE: --coverage of the whole yaml), only a cached one (CACHED), none ("")
-    reach: str = "cached"
+    reach: Reach = Reach.CACHED  # the checks on arguments captured from the entries reaching each op
     reach_limit: int = 2  # entries per op (the compiled tier's rule: 2 for --op, 1 for --coverage)
     versions: Versions | None = field(default=None, compare=False)  # the caller's, for the worker's staleness
 
@@ -218,9 +224,9 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
         prove = proof is not None and proof.needed(plan) and AGREE not in options.kinds
         kinds = (*options.kinds, AGREE) if prove else options.kinds  # the helpers' proof (python_tier_helpers)
         payload = _request(plan, replace(options, kinds=kinds))
-        if options.reach and lib is None:
+        if options.reach is not Reach.NONE and lib is None:
             reached = reach_targets(plan, out_dir, _torch_of(process, python, work, options.timeout), worker,
-                                    options.reach == COMPUTE, options.reach_limit)  # fmt: skip
+                                    options.reach is Reach.COMPUTE, options.reach_limit)  # fmt: skip
             payload = replace(payload, targets=reached.targets)
             notes.append(f"vtgen-build: note: {TAG} {reached.said}")
         write_atomic(request, json.dumps(payload.to_json()))
