@@ -429,6 +429,21 @@ def _row(status: str, kind: str, message: str = "", why: str = "") -> dict[str, 
     return {"entry": "f (schema samples)", "aten": "f", "direct": {"function": ["f"]}, "checks": [check]}
 
 
+def test_an_entry_named_after_no_op_that_hung_or_raised_is_said() -> None:
+    """``judge`` keys an entry's error by the entry's name: an op's own entry gives its op no verdict and says
+    why, but an OpInfo's or the captured checks' (``via ...``) named no op and their errors (a hang in a
+    formula) were dropped unsaid, the ops they checked left "not verified: no check entered its kernel"."""
+    from vtgen_build.gradcheck.python_tier_run import _unjudged
+
+    hung = {"entry": "via nn.functional.g (python tier)", "error": "timed out after 1s in argument set 0 of the "
+            "captured backward check of f (the per-entry limit)", "fatal": True}  # fmt: skip
+    raised = {"entry": "f (python tier)", "error": "RuntimeError: boom"}
+    (v,) = judge(_plan(), entries_of([hung, raised]))
+    assert v.status == NOT_VERIFIED and "the check itself: RuntimeError: boom" in v.message, v
+    (note,) = _unjudged(_plan(), entries_of([hung, raised]))
+    assert "checks of via nn.functional.g gave no verdict: timed out after 1s in argument set 0" in note, note
+
+
 def test_a_mismatch_fails_at_the_formula_of_its_input() -> None:
     text = "Jacobian mismatch for output 0 with respect to input 1,"
     (v,) = judge(_plan(), entries_of([_row("failed", "backward", text)]))

@@ -235,7 +235,9 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
         if process.poll() is None:
             process.kill()
             process.wait()
-    verdicts = _verdicts(plan, read_rows(results), proof, state)
+    rows = read_rows(results)
+    verdicts = _verdicts(plan, rows, proof, state)
+    notes += _unjudged(plan, entries_of(rows))
     entries = {op: p.entry for op, p in plan.places.items() if p.entry is not None}
     report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified, entries=entries,
                         outs=plan.outs, notes=notes, release=release)  # fmt: skip
@@ -383,6 +385,18 @@ def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] 
     verdicts = [_stopped(v) if not checks[v.op] and op_name(v.op).family in failed else v for v in verdicts]
     verdicts = [_unsampled(v, plan.unsampled) for v in verdicts]
     return verdicts + [_not_carried(n, plan.places.get(n.op)) for n in plan.not_carried]
+
+
+def _unjudged(plan: TierPlan, records: Sequence[Entry]) -> list[str]:
+    """Notes of the entries that raised, hung or whose row is damaged and are named after no carried op (an
+    OpInfo's, the captured checks' ``via ...``): ``judge`` gives no op their failure, and the ops they would
+    have checked may have no other check; said, never dropped."""
+    return [
+        f"vtgen-build: note: {TAG} the checks of {e.name.removesuffix(' (python tier)')} gave no verdict: "
+        f"{(e.error or e.unreadable)[:300]}"
+        for e in records
+        if (e.error or e.unreadable) and e.name.removesuffix(" (python tier)") not in plan.carried
+    ]
 
 
 def _unsampled(v: OpVerdict, unsampled: Sequence[NotCarried]) -> OpVerdict:
