@@ -171,7 +171,7 @@ def unedited(real_yaml: RealYaml, tmp_path_factory: pytest.TempPathFactory) -> T
     """The installed torch's own yaml: the revert of every plant, and the helpers against torch's own."""
     ops = ("sin", "elu_backward", "mul.Tensor", "tanh_backward", "celu", "deg2rad", "rad2deg", "log1p", "sinc", "silu",
            "mish", "clamp", "atan2", "copysign.Tensor", "mse_loss", "pow.Tensor_Scalar", "add.Tensor", "clone",
-           "gelu", "mm", "addmm", "max", "kthvalue", "masked_fill")  # fmt: skip
+           "gelu", "mm", "addmm", "max", "kthvalue", "masked_fill", "avg_pool2d", "slice_scatter")  # fmt: skip
     options = TierOptions(op_selection(ops, "aten"), kinds=("backward", "gradgrad", "forward", "adjoint", "agree"))
     return run_python_tier(real_yaml.inputs, tmp_path_factory.mktemp("unedited"), "2.13", options)
 
@@ -184,6 +184,8 @@ def test_the_revert_passes(unedited: TierReport) -> None:
     # C++ calls and Scalars: alpha.conj() (add), at::clone(t, memory_format) (in-place forward AD, clone),
     # gelu_backward(grad, self, approximate) with a keyword-only argument by position (gelu)
     assert {"add.Tensor", "add_.Tensor", "clone", "gelu", "mul.Scalar"} <= passed
+    # at::zeros(size, options) in their formulas binds zeros(size, *, dtype, ...), never zeros.out
+    assert {"avg_pool2d", "slice_scatter"} <= passed, unedited.render()
     # reach by OpInfo: elu_backward's formulas run by the double backward of nn.functional.elu (its OpInfo)
     (elu_backward,) = [v for v in unedited.verdicts if v.op == "elu_backward"]
     assert "fwd_over_rev" in elu_backward.message, elu_backward
@@ -757,6 +759,22 @@ def test_a_none_argument_binds_the_overload_the_call_fills() -> None:
         warnings.simplefilter("ignore", FutureWarning)
         assert torch.equal(vmap(lambda x: cpp.sum(x, None))(t), t)
     assert cpp.sum(t.reshape(3, 1), [1], True).shape == (3, 1)  # a dim list still binds the dim overload
+
+
+def test_an_overload_with_a_parameter_the_call_leaves_out_takes_no_call() -> None:
+    """Found on the whole 2.13 yaml (57 entries raised, the pooling and padding ops, the scatters, the in-place
+    comparisons): ``at::zeros(size, options)``, spelt with three arguments, is nearer ``zeros.out(size, *, out)``
+    by count than ``zeros(size, *, dtype, layout, device, pin_memory)``, and the out overload refused it with an
+    error no other overload was tried after. C++ never considers an overload whose parameter without a default the
+    call leaves out."""
+    torch = pytest.importorskip("torch")
+    from vtgen_build.gradcheck_child.cpp_calls import CppTorch
+
+    cpp = CppTorch(torch)
+    made = cpp.zeros([2, 3], dtype=torch.float64, device="cpu")
+    assert made.shape == (2, 3) and made.dtype == torch.float64 and not made.any()
+    out = torch.ones(2)
+    assert cpp.zeros([2], out=out) is out and not out.any()  # the out overload when the call gives out
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # forward AD's first use

@@ -86,11 +86,9 @@ def _by_position(packet: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     given = len(args) + len(kwargs)
     for overload in sorted(overloads, key=lambda o: abs(len(o._schema.arguments) - given)):
         params = overload._schema.arguments
-        if len(args) > len(params):
+        if not _takes(params, args, kwargs):
             continue
         bound = {p.name: a for p, a in zip(params, args, strict=False)}
-        if set(bound) & set(kwargs):
-            continue
         try:
             return overload(**bound, **kwargs)
         except Exception as exc:  # the next overload, as C++ overload resolution would have chosen it
@@ -98,6 +96,19 @@ def _by_position(packet: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
                 raise
             last = exc
     raise last or TypeError(f"no overload of aten::{packet.__name__} takes these arguments")
+
+
+def _takes(params: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether a schema's ``params`` take the call as C++ would bind it: no more arguments than parameters,
+    none given twice or by a name no parameter has, and every parameter without a default given
+    (``zeros.out(size, *, out)`` does not take ``at::zeros(size, options)``, however close its count)."""
+    if len(args) > len(params):
+        return False
+    filled = {p.name for p, _ in zip(params, args, strict=False)}
+    if filled & set(kwargs) or not set(kwargs) <= {p.name for p in params}:
+        return False
+    filled |= set(kwargs)
+    return all(p.name in filled or p.has_default_value() for p in params)
 
 
 def _plain(value: Any) -> Any:
