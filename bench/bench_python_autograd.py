@@ -21,8 +21,9 @@ and its forward+backward, through its C++ Node, through the generated Python aut
 generated module's kernel registered over the same library: same forward kernel), and through a
 hand-written ``autograd.Function`` with the same backward (the floor of any Python autograd), at 8
 and 262,144 elements.  The three run in one process, in turn, nine rounds (the op's Autograd kernel
-swapped by ``torch.library`` registrations), so load drift hits them alike; ``--repeats`` processes
-(default 3), medians printed.  Fair per call on both sides, and why:
+swapped by ``torch.library`` registrations), so load drift hits them alike, each round starting at the
+next form, so none always runs right after the C++ Node; ``--repeats`` processes (default 3), medians
+printed.  Fair per call on both sides, and why:
 - one intra-op thread in all three (``--threads``, default 1): the figure is the CPU time of the
   calling thread, and at 262,144 elements ATen runs element-wise ops on its OpenMP pool, whose
   share of the work that clock does not count (nor the pool's waits, which on a shared machine
@@ -255,8 +256,8 @@ op = torch.ops.vtsample.scale_add
 found = {}
 for n in (8, 262144):
     x, y, g = torch.randn(n, requires_grad=True), torch.randn(n, requires_grad=True), torch.ones(n)
-    for _ in range(rounds):  # the modes in turn: load drifts over a run
-        for mode in KERNELS:
+    for r in range(rounds):  # the modes in turn (load drifts over a run), each round starting one later:
+        for mode in [*KERNELS][r % 3 :] + [*KERNELS][: r % 3]:  # none always follows the C++ Node
             use(mode)
             found.setdefault(f"node {mode}", type(op(x, y, alpha=2.0).grad_fn).__name__)
             for _ in range(20):
