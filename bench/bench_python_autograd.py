@@ -21,8 +21,9 @@ and its forward+backward, through its C++ Node, through the generated Python aut
 generated module's kernel registered over the same library: same forward kernel), and through a
 hand-written ``autograd.Function`` with the same backward (the floor of any Python autograd), at 8
 and 262,144 elements.  The three run in one process, in turn, nine rounds (the op's Autograd kernel
-swapped by ``torch.library`` registrations), so load drift hits them alike; ``--repeats`` processes
-(default 3), medians printed.  Fair per call on both sides, and why:
+swapped by ``torch.library`` registrations), so load drift hits them alike, each round starting at the
+next form, so none always runs right after the C++ Node; ``--repeats`` processes (default 3), medians
+printed.  Fair per call on both sides, and why:
 - one intra-op thread in all three (``--threads``, default 1): the figure is the CPU time of the
   calling thread, and at 262,144 elements ATen runs element-wise ops on its OpenMP pool, whose
   share of the work that clock does not count (nor the pool's waits, which on a shared machine
@@ -32,7 +33,14 @@ swapped by ``torch.library`` registrations), so load drift hits them alike; ``--
   again, a number of minor faults that differs by the order of frees (measured 29-91 per call
   between the modes in one run, up to 480 in a fresh process) and whose kernel time made the
   per-process ratio range 0.75-1.58x; minor faults per call are printed;
-- the wall time is printed too.
+- the wall time is printed too, and each Python form's difference from the C++ Node in us per call
+  at both sizes: the 8-element one is the fixed cost of a Python Function per call, and what the
+  262,144-element one adds is not more work (the three run the same ATen calls, allocate the same,
+  fault no page in) but where glibc's allocator places the 1 MiB blocks, which differs by process and
+  path;
+- ``--preload LIB`` runs the children with LIB preloaded (``LD_PRELOAD``), e.g. jemalloc
+  (``/usr/lib/x86_64-linux-gnu/libjemalloc.so.2``), the allocator PyTorch's CPU performance guide
+  recommends: the same comparison without glibc's placement of the blocks.
 
 ``call --site DIR``: forward+backward of the stable sample's ``softsign`` per call (DIR holds an
 installed ``vtstable`` with its generated ``_autograd.py``), through the generated Function, through
@@ -43,7 +51,7 @@ time of the calling thread, the best of 7 batches in 3 rotations, the load avera
 Usage: python bench/bench_python_autograd.py edit [--rounds N]
        python bench/bench_python_autograd.py edit-cli [--rounds N]
        python bench/bench_python_autograd.py backward --classic-library SO [--calls N] [--threads N]
-           [--repeats N] [--allocator-defaults]
+           [--repeats N] [--allocator-defaults] [--preload LIB]
        python bench/bench_python_autograd.py call --site DIR [--calls N]
 """
 
@@ -248,8 +256,8 @@ op = torch.ops.vtsample.scale_add
 found = {}
 for n in (8, 262144):
     x, y, g = torch.randn(n, requires_grad=True), torch.randn(n, requires_grad=True), torch.ones(n)
-    for _ in range(rounds):  # the modes in turn: load drifts over a run
-        for mode in KERNELS:
+    for r in range(rounds):  # the modes in turn (load drifts over a run), each round starting one later:
+        for mode in [*KERNELS][r % 3 :] + [*KERNELS][: r % 3]:  # none always follows the C++ Node
             use(mode)
             found.setdefault(f"node {mode}", type(op(x, y, alpha=2.0).grad_fn).__name__)
             for _ in range(20):
@@ -277,7 +285,7 @@ ROTATIONS = 3  # call: the modes in turn (new processes), the best of each
 ALLOCATOR = "glibc.malloc.trim_threshold=1073741824:glibc.malloc.mmap_threshold=1073741824"
 
 
-def backward(library: str, calls: int, threads: int, repeats: int, keep_pages: bool) -> None:
+def backward(library: str, calls: int, threads: int, repeats: int, keep_pages: bool, preload: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         mod = Path(tmp) / "vtsample_autograd"
         mod.mkdir()
@@ -289,7 +297,9 @@ def backward(library: str, calls: int, threads: int, repeats: int, keep_pages: b
         cmd += ["--namespace", "vtsample", "--out", str(Path(tmp) / "out")]
         cmd += ["--python-autograd", str(mod / "__init__.py")]
         subprocess.run(cmd, check=True, capture_output=True)
-        env = {**os.environ, "GLIBC_TUNABLES": ALLOCATOR} if keep_pages else None
+        env = {**os.environ, **({"GLIBC_TUNABLES": ALLOCATOR} if keep_pages else {})}
+        if preload:
+            env["LD_PRELOAD"] = preload
         load = os.getloadavg()[0]
         runs = [
             json.loads(
@@ -300,14 +310,14 @@ def backward(library: str, calls: int, threads: int, repeats: int, keep_pages: b
             )
             for _ in range(repeats)
         ]  # fmt: skip
-        _report(runs, calls, threads, load, keep_pages)
+        pages = "freed memory kept (GLIBC_TUNABLES)" if keep_pages else "glibc's allocator defaults"
+        _report(runs, calls, threads, load, f"preloaded {preload}" if preload else pages)
 
 
-def _report(runs: list[dict[str, float | str]], calls: int, threads: int, load: float, keep_pages: bool) -> None:
+def _report(runs: list[dict[str, float | str]], calls: int, threads: int, load: float, pages: str) -> None:
     def median(key: str) -> float:
         return statistics.median(float(r[key]) for r in runs)
 
-    pages = "freed memory kept (GLIBC_TUNABLES)" if keep_pages else "the allocator's defaults"
     print(f"load average {load:.2f} -> {os.getloadavg()[0]:.2f}; intra-op threads {threads}; {pages}")
     print(f"medians of {len(runs)} process(es), each the median of 9 rounds of {calls} calls, modes in turn:")
     for what, key in (
@@ -322,6 +332,13 @@ def _report(runs: list[dict[str, float | str]], calls: int, threads: int, load: 
                 f"  {n:>7} elements: classic C++ Node {c * 1e6:8.1f} us, generated Python {p * 1e6:8.1f} us "
                 f"({p / c:.2f}x), hand-written Function {h * 1e6:8.1f} us ({h / c:.2f}x)"
             )
+    print("forward+backward beyond the C++ Node (CPU time of the calling thread):")
+    for n in ("8", "262144"):
+        c, p, h = (median(f"{m} both {n}") for m in MODES)
+        print(
+            f"  {n:>7} elements: generated - C++ Node {(p - c) * 1e6:+6.1f} us, hand-written - C++ Node "
+            f"{(h - c) * 1e6:+6.1f} us, generated - hand-written {(p - h) * 1e6:+6.1f} us"
+        )
     ratios = sorted(float(r["python both 262144"]) / float(r["classic both 262144"]) for r in runs)
     print(f"generated / C++ Node, forward+backward at 262,144, per process: {', '.join(f'{q:.2f}' for q in ratios)}")
     for n in ("8", "262144"):
@@ -423,6 +440,7 @@ def main() -> int:
     b.add_argument("--threads", type=int, default=1, help="torch's intra-op threads (default 1)")
     b.add_argument("--repeats", type=int, default=3, help="processes (medians printed)")
     b.add_argument("--allocator-defaults", action="store_true", help="no GLIBC_TUNABLES: freed pages go back")
+    b.add_argument("--preload", metavar="LIB", help="the children's LD_PRELOAD, e.g. jemalloc's shared library")
     c = sub.add_parser("call")
     c.add_argument("--site", required=True, metavar="DIR")
     c.add_argument("--calls", type=int, default=300)
@@ -434,7 +452,8 @@ def main() -> int:
     elif opts.what == "call":
         call(opts.site, opts.calls)
     else:
-        backward(opts.classic_library, opts.calls, opts.threads, opts.repeats, not opts.allocator_defaults)
+        keep_pages = not opts.allocator_defaults
+        backward(opts.classic_library, opts.calls, opts.threads, opts.repeats, keep_pages, opts.preload)
     return 0
 
 
