@@ -442,8 +442,12 @@ def test_an_entry_named_after_no_op_that_hung_or_raised_is_said() -> None:
     raised = {"entry": "f (python tier)", "error": "RuntimeError: boom"}
     (v,) = judge(_plan(), entries_of([hung, raised]))
     assert v.status == NOT_VERIFIED and "the check itself: RuntimeError: boom" in v.message, v
-    (note,) = _unjudged(_plan(), entries_of([hung, raised]))
-    assert "checks of via nn.functional.g gave no verdict: timed out after 1s in argument set 0" in note, note
+    (error,) = _unjudged(_plan(), entries_of([hung, raised]), fatal=True)
+    assert "checks of via nn.functional.g gave no verdict: timed out after 1s in argument set 0" in error, error
+    assert error.startswith("vtgen-build: error: ") and TierReport([], errors=[error]).status == 1  # a hang fails
+    other = {"entry": "nn.functional.h (python tier)", "error": "RuntimeError: no sample"}
+    (note,) = _unjudged(_plan(), entries_of([hung, other]), fatal=False)
+    assert note.startswith("vtgen-build: note: ") and "nn.functional.h gave no verdict" in note, note
 
 
 def test_a_mismatch_fails_at_the_formula_of_its_input() -> None:

@@ -146,6 +146,7 @@ class TierReport:
     entries: dict[str, Location] = field(default_factory=dict)  # op -> its derivatives.yaml entry
     outs: tuple[str, ...] = ()  # the out= overloads planned (no formula runs through them)
     release: str = ""  # the release the yaml was planned for (its policy)
+    errors: list[str] = field(default_factory=list)  # entries named after no op that hung or crashed (``_unjudged``)
 
     def of(self, status: str) -> list[OpVerdict]:
         return [v for v in self.verdicts if v.status == status]
@@ -153,13 +154,13 @@ class TierReport:
     @property
     def status(self) -> int:
         """The exit status when the Python tier alone answers: 1 a failure, 3 an op it did not verify."""
-        if self.of(FAILED):
+        if self.of(FAILED) or self.errors:
             return 1
         return 3 if self.of(NOT_VERIFIED) and not self.allow_unverified else 0
 
     def render(self) -> str:
         counts = ", ".join(f"{len(self.of(s))} {s}" for s in (PASSED, FAILED, NOT_VERIFIED))
-        lines = [str(v) for v in self.verdicts] + self.notes
+        lines = [str(v) for v in self.verdicts] + self.errors + self.notes
         return "\n".join([*lines, f"vtgen-build: {TAG} {counts} in {self.seconds:.1f} s (nothing compiled)"])
 
 
@@ -237,10 +238,12 @@ def _run_locked(inputs: Inputs, out_dir: Path, release: str, options: TierOption
             process.wait()
     rows = read_rows(results)
     verdicts = _verdicts(plan, rows, proof, state)
-    notes += _unjudged(plan, entries_of(rows))
+    records = entries_of(rows)
+    notes += _unjudged(plan, records, fatal=False)
+    errors = _unjudged(plan, records, fatal=True)
     entries = {op: p.entry for op, p in plan.places.items() if p.entry is not None}
     report = TierReport(verdicts, time.perf_counter() - start, options.allow_unverified, entries=entries,
-                        outs=plan.outs, notes=notes, release=release)  # fmt: skip
+                        outs=plan.outs, notes=notes, release=release, errors=errors)  # fmt: skip
     if plan.outs:
         report.notes.append(
             f"vtgen-build: note: {TAG} no verdict on the out= overloads {', '.join(plan.outs)}: autograd refuses "
@@ -387,15 +390,17 @@ def judge(plan: TierPlan, records: Sequence[Entry], uninstalled: dict[str, str] 
     return verdicts + [_not_carried(n, plan.places.get(n.op)) for n in plan.not_carried]
 
 
-def _unjudged(plan: TierPlan, records: Sequence[Entry]) -> list[str]:
-    """Notes of the entries that raised, hung or whose row is damaged and are named after no carried op (an
-    OpInfo's, the captured checks' ``via ...``): ``judge`` gives no op their failure, and the ops they would
-    have checked may have no other check; said, never dropped."""
+def _unjudged(plan: TierPlan, records: Sequence[Entry], fatal: bool) -> list[str]:
+    """The entries that raised, hung or whose row is damaged and are named after no carried op (an OpInfo's,
+    the captured checks' ``via ...``): ``judge`` gives no op their failure, and the ops they would have checked
+    may have no other check; said, never dropped.  ``fatal``: those that hung or crashed, in a formula of ours
+    as likely as anywhere: errors, the run's failure (as the compiled tier's); else those that raised: notes."""
+    level = "error" if fatal else "note"
     return [
-        f"vtgen-build: note: {TAG} the checks of {e.name.removesuffix(' (python tier)')} gave no verdict: "
+        f"vtgen-build: {level}: {TAG} the checks of {e.name.removesuffix(' (python tier)')} gave no verdict: "
         f"{(e.error or e.unreadable)[:300]}"
         for e in records
-        if (e.error or e.unreadable) and e.name.removesuffix(" (python tier)") not in plan.carried
+        if (e.error or e.unreadable) and e.fatal == fatal and e.name.removesuffix(" (python tier)") not in plan.carried
     ]
 
 
